@@ -1,0 +1,50 @@
+// Policy configuration: the values Katalyst's flags set (spec section 10). Filled by the app from
+// the command line; the core only reads it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/constants.h"
+#include "core/types.h"
+
+namespace netqos::core {
+
+struct QosConfig {
+  // Extra selector pairs per QoS level (--pod-annotation-qos-level-<level>-selector k=v,...).
+  // The default selector {katalyst.kubewharf.io/qos_level: <level>} is always present.
+  std::map<std::string, StringMap> extra_selectors;
+  // --pod-annotation-qos-enhancements default=expanded: expanded keys accepted for an
+  // enhancement annotation; the default key wins when both are present.
+  StringMap enhancement_aliases;
+  // --qos-enhancement-default-values: flattened keys filled in when absent.
+  StringMap enhancement_defaults;
+  // --pod-annotation-kept-keys / --pod-label-kept-keys (Katalyst HEAD): kept verbatim.
+  std::vector<std::string> annotation_kept_keys;
+  std::vector<std::string> label_kept_keys;
+};
+
+struct AllocationAnnotationKeys {
+  std::string ipv4 = kDefaultIpv4AnnotationKey;
+  std::string ipv6 = kDefaultIpv6AnnotationKey;
+  std::string netns_path = kDefaultNetnsPathAnnotationKey;
+  std::string nic_name = kDefaultNicNameAnnotationKey;
+  std::string net_class_id = kDefaultNetClassIdAnnotationKey;
+  std::string bandwidth = kDefaultBandwidthAnnotationKey;
+};
+
+struct PolicyConfig {
+  float egress_capacity_rate = 0.94f;
+  float ingress_capacity_rate = 0.9f;
+  uint32_t reserved_bandwidth = 0;  // Mbps, on the first NIC (sorted by name, then netns)
+  // QoS level -> net class id. Katalyst's flags default every level to 0.
+  std::map<std::string, uint32_t> qos_class_ids = {
+      {kReclaimedCores, 0}, {kSharedCores, 0}, {kDedicatedCores, 0}, {kSystemCores, 0}};
+  std::string pod_net_class_annotation_key = kDefaultNetClassAnnotationKey;
+  AllocationAnnotationKeys annotation_keys;
+  QosConfig qos;
+};
+
+}  // namespace netqos::core

@@ -1,0 +1,42 @@
+// StateStore: the port through which the allocation state is made durable (implemented by the
+// checkpoint adapter). Append() journals one change; snapshots are written in two steps so that
+// the O(pods) file write happens outside the caller's lock.
+#pragma once
+
+#include <cstdint>
+
+#include "common/status.h"
+#include "core/types.h"
+
+namespace netqos::core {
+
+struct LoadedState {
+  bool found = false;          // false: no checkpoint existed (fresh node)
+  bool corruption_skipped = false;  // a checksum mismatch was ignored (skip flag)
+  PodEntries pod_entries;
+};
+
+// What a snapshot file records. nics gives each machine-state key its resource identifier.
+struct Snapshot {
+  PodEntries pod_entries;
+  MachineState machine_state;
+};
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+  // Reads the snapshot and replays the journal. Errors name the file.
+  virtual Result<LoadedState> Load() = 0;
+  // Makes one change durable (fsync) before returning OK.
+  virtual Status Append(const StateChange& change) = 0;
+  // True when the journal has grown enough that a new snapshot is worth writing.
+  virtual bool SnapshotDue() const = 0;
+  // Called under the caller's lock: seals the journal so far and returns the sequence number the
+  // next snapshot covers. Changes appended afterwards go to a new journal segment.
+  virtual Result<uint64_t> BeginSnapshot() = 0;
+  // Called outside the caller's lock with the state as of `seq`: writes the snapshot atomically
+  // (temp file, fsync, rename, fsync dir) and then removes the journal it covers.
+  virtual Status FinishSnapshot(uint64_t seq, const Snapshot& snapshot) = 0;
+};
+
+}  // namespace netqos::core

@@ -1,0 +1,1 @@
+// Placeholder so the layer library has a source; delete once the layer has real files.

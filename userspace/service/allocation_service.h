@@ -1,0 +1,75 @@
+// AllocationService: the thread-safe use-case layer between the RPC adapters and the core.
+// One mutex guards the policy; every state change is made durable through the StateStore before
+// it is applied, so an acknowledged Allocate or RemovePod survives a crash and a failed write
+// leaves the state exactly as it was.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+#include "core/nic_chooser.h"
+#include "core/policy.h"
+#include "core/state_store.h"
+
+namespace netqos::service {
+
+class AllocationService {
+ public:
+  // Restores the state from the store (Load), recomputes the machine state, writes a fresh
+  // snapshot and starts the background snapshot writer.
+  static Result<std::unique_ptr<AllocationService>> Create(
+      core::StaticPolicy policy, std::unique_ptr<core::StateStore> store,
+      std::unique_ptr<core::NicChooser> chooser);
+  ~AllocationService();
+
+  AllocationService(const AllocationService&) = delete;
+  AllocationService& operator=(const AllocationService&) = delete;
+
+  Result<core::HintsResponse> GetTopologyHints(const core::ContainerRequest& req);
+  Result<core::HintsResponse> GetPodTopologyHints(const core::PodRequest& req);
+  Result<core::AllocationResponse> Allocate(const core::ContainerRequest& req);
+  Result<core::AllocationResponse> AllocateForPod(const core::PodRequest& req);
+  Status RemovePod(const std::string& pod_uid);
+  Result<core::TopologyAwareResources> GetTopologyAwareResources(const std::string& pod_uid,
+                                                                const std::string& container);
+  Result<core::AllocatableResources> GetTopologyAwareAllocatableResources();
+  core::PluginOptions Options();
+  Status UpdateTopology(core::Topology topology);
+
+  // Consistent copies for operators and metrics.
+  struct View {
+    std::vector<core::Nic> nics;
+    std::vector<core::NumaNode> numa_nodes;
+    core::PodEntries pod_entries;
+    core::MachineState machine_state;
+  };
+  View Snapshot();
+
+ private:
+  AllocationService(core::StaticPolicy policy, std::unique_ptr<core::StateStore> store,
+                    std::unique_ptr<core::NicChooser> chooser);
+  // Journals and applies one change; caller holds mu_.
+  Status CommitLocked(const core::StateChange& change);
+  void MaybeScheduleSnapshotLocked();
+  void SnapshotLoop();
+  Status WriteSnapshotNow();
+
+  std::mutex mu_;
+  core::StaticPolicy policy_;
+  std::unique_ptr<core::StateStore> store_;
+  std::unique_ptr<core::NicChooser> chooser_;
+
+  std::mutex snap_mu_;
+  std::condition_variable snap_cv_;
+  bool snap_requested_ = false;
+  bool stopping_ = false;
+  std::thread snap_thread_;
+};
+
+}  // namespace netqos::service
