@@ -1,0 +1,65 @@
+// DaemonConfig: every netqosd flag. Katalyst's flag names and defaults are kept so existing
+// DaemonSet arguments work unchanged; flags netqos adds are marked "netqos".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "core/config.h"
+
+namespace netqos::app {
+
+struct DaemonConfig {
+  core::PolicyConfig policy;
+
+  // Generic QRM flags.
+  std::vector<std::string> qrm_socket_dirs{"/var/lib/kubelet/plugins_registry"};
+  std::string qrm_state_dir = "/var/lib/katalyst/qrm_advisor";
+  std::string qrm_state_dir_in_memory = "/dev/shm/qrm/state";
+  bool qrm_enable_in_memory_state = false;
+  bool skip_network_state_corruption = false;
+  std::string policy_name = "static";
+
+  // Machine-info flags.
+  bool machine_net_multi_ns = false;
+  std::string machine_net_ns_dir;  // Katalyst has no default; netqos falls back to /var/run/netns
+  std::vector<std::string> machine_net_allocatable_ns{"*"};
+  std::string cgroup_type = "cgroupfs";
+  std::vector<std::string> addition_cgroup_paths;
+  std::vector<std::string> net_attributes_keys;
+  std::vector<std::string> nic_health_checkers{"*"};
+  bool enable_nic_allocation_reactor = true;
+
+  // netqos flags.
+  std::string topology_file;
+  std::string enforcement = "none";
+  std::string kubelet_register_socket;
+  std::string nic_selection = "random";
+  std::string log_level = "info";
+  bool print_config = false;
+
+  // The directory the checkpoint lives in, after --qrm-enable-in-memory-state.
+  std::string EffectiveStateDir() const {
+    return qrm_enable_in_memory_state ? qrm_state_dir_in_memory : qrm_state_dir;
+  }
+  std::string NetnsDir() const {
+    return machine_net_ns_dir.empty() ? "/var/run/netns" : machine_net_ns_dir;
+  }
+};
+
+// Result of parsing the command line: either a config to run with, or an exit code (help,
+// version, or a rejected flag whose message has already been printed to stderr).
+struct ParsedFlags {
+  std::optional<DaemonConfig> config;
+  int exit_code = 0;
+};
+
+ParsedFlags ParseDaemonFlags(int argc, const char* const* argv);
+
+// Checks values the parser cannot (enumerations, selectors, rates) with messages naming the flag.
+Status ValidateDaemonConfig(const DaemonConfig& config);
+
+}  // namespace netqos::app

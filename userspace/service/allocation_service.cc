@@ -1,0 +1,163 @@
+#include "service/allocation_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+namespace netqos::service {
+
+Result<std::unique_ptr<AllocationService>> AllocationService::Create(
+    core::StaticPolicy policy, std::unique_ptr<core::StateStore> store,
+    std::unique_ptr<core::NicChooser> chooser) {
+  auto loaded = store->Load();
+  if (!loaded.ok()) return loaded.status();
+  if (loaded->found) {
+    // Pod entries are trusted; the machine state is always recomputed from them and the current
+    // NICs and configuration, so capacity or reservation changes take effect on restart.
+    policy.Restore(std::move(loaded->pod_entries));
+  }
+  std::unique_ptr<AllocationService> svc(
+      new AllocationService(std::move(policy), std::move(store), std::move(chooser)));
+  size_t containers = 0;
+  for (const auto& [uid, entries] : svc->policy_.pod_entries()) containers += entries.size();
+  spdlog::info("state restored found={} corruption_skipped={} pods={} containers={}",
+               loaded->found, loaded->corruption_skipped, svc->policy_.pod_entries().size(),
+               containers);
+  // A fresh snapshot on every start folds the journal in and rewrites the checksum (also after a
+  // skipped corruption), so the next start reads one small file.
+  NETQOS_RETURN_IF_ERROR(svc->WriteSnapshotNow());
+  svc->snap_thread_ = std::thread([s = svc.get()] { s->SnapshotLoop(); });
+  return svc;
+}
+
+AllocationService::AllocationService(core::StaticPolicy policy,
+                                     std::unique_ptr<core::StateStore> store,
+                                     std::unique_ptr<core::NicChooser> chooser)
+    : policy_(std::move(policy)), store_(std::move(store)), chooser_(std::move(chooser)) {}
+
+AllocationService::~AllocationService() {
+  {
+    std::lock_guard lk(snap_mu_);
+    stopping_ = true;
+  }
+  snap_cv_.notify_all();
+  if (snap_thread_.joinable()) snap_thread_.join();
+}
+
+Result<core::HintsResponse> AllocationService::GetTopologyHints(const core::ContainerRequest& req) {
+  std::lock_guard lk(mu_);
+  return policy_.GetTopologyHints(req);
+}
+
+Result<core::HintsResponse> AllocationService::GetPodTopologyHints(const core::PodRequest& req) {
+  std::lock_guard lk(mu_);
+  return policy_.GetPodTopologyHints(req);
+}
+
+Result<core::AllocationResponse> AllocationService::Allocate(const core::ContainerRequest& req) {
+  std::lock_guard lk(mu_);
+  auto plan = policy_.PlanAllocate(req, *chooser_);
+  if (!plan.ok()) return plan.status();
+  if (plan->change) NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
+  return std::move(plan->response);
+}
+
+Result<core::AllocationResponse> AllocationService::AllocateForPod(const core::PodRequest& req) {
+  std::lock_guard lk(mu_);
+  auto plan = policy_.PlanAllocateForPod(req, *chooser_);
+  if (!plan.ok()) return plan.status();
+  if (plan->change) NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
+  return std::move(plan->response);
+}
+
+Status AllocationService::RemovePod(const std::string& pod_uid) {
+  std::lock_guard lk(mu_);
+  auto plan = policy_.PlanRemovePod(pod_uid);
+  if (!plan.ok()) return plan.status();
+  if (plan->change) NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
+  return Status::Ok();
+}
+
+Result<core::TopologyAwareResources> AllocationService::GetTopologyAwareResources(
+    const std::string& pod_uid, const std::string& container) {
+  std::lock_guard lk(mu_);
+  return policy_.GetTopologyAwareResources(pod_uid, container);
+}
+
+Result<core::AllocatableResources> AllocationService::GetTopologyAwareAllocatableResources() {
+  std::lock_guard lk(mu_);
+  return policy_.GetTopologyAwareAllocatableResources();
+}
+
+core::PluginOptions AllocationService::Options() {
+  std::lock_guard lk(mu_);
+  return policy_.Options();
+}
+
+Status AllocationService::UpdateTopology(core::Topology topology) {
+  std::lock_guard lk(mu_);
+  return policy_.UpdateTopology(std::move(topology));
+}
+
+AllocationService::View AllocationService::Snapshot() {
+  std::lock_guard lk(mu_);
+  return View{policy_.nics(), policy_.topology().numa_nodes, policy_.pod_entries(),
+              policy_.machine_state()};
+}
+
+Status AllocationService::CommitLocked(const core::StateChange& change) {
+  // Durable first: if the journal write fails the in-memory state is untouched and the kubelet
+  // sees the error, so nothing is acknowledged that a restart would forget.
+  Status st = store_->Append(change);
+  if (!st.ok()) {
+    spdlog::error("checkpoint append failed, state unchanged: {}", st.message());
+    return Status(StatusCode::kUnavailable, "persist allocation state: " + st.message());
+  }
+  policy_.Apply(change);
+  MaybeScheduleSnapshotLocked();
+  return Status::Ok();
+}
+
+void AllocationService::MaybeScheduleSnapshotLocked() {
+  if (!store_->SnapshotDue()) return;
+  {
+    std::lock_guard lk(snap_mu_);
+    snap_requested_ = true;
+  }
+  snap_cv_.notify_one();
+}
+
+void AllocationService::SnapshotLoop() {
+  for (;;) {
+    {
+      std::unique_lock lk(snap_mu_);
+      snap_cv_.wait(lk, [this] { return snap_requested_ || stopping_; });
+      if (stopping_) return;
+      snap_requested_ = false;
+    }
+    try {
+      Status st = WriteSnapshotNow();
+      if (!st.ok()) spdlog::error("checkpoint snapshot failed (journal kept): {}", st.message());
+    } catch (const std::exception& e) {
+      spdlog::error("checkpoint snapshot threw: {}", e.what());
+    }
+  }
+}
+
+Status AllocationService::WriteSnapshotNow() {
+  uint64_t seq = 0;
+  core::Snapshot snap;
+  {
+    // The copy is O(pods) but happens once per thousands of changes; the file write that
+    // follows runs without the policy lock so RPCs are not blocked by it.
+    std::lock_guard lk(mu_);
+    auto begun = store_->BeginSnapshot();
+    if (!begun.ok()) return begun.status();
+    seq = *begun;
+    snap.pod_entries = policy_.pod_entries();
+    snap.machine_state = policy_.machine_state();
+  }
+  return store_->FinishSnapshot(seq, snap);
+}
+
+}  // namespace netqos::service
