@@ -1,1 +1,22 @@
-int main() { return 0; }
+// netqosd: the netqos node daemon.
+#include <signal.h>
+
+#include <exception>
+#include <iostream>
+
+#include "app/daemon.h"
+#include "app/daemon_config.h"
+
+int main(int argc, char** argv) {
+  try {
+    auto parsed = netqos::app::ParseDaemonFlags(argc, argv);
+    if (!parsed.config) return parsed.exit_code;
+    return netqos::app::RunDaemon(*parsed.config);
+  } catch (const std::exception& e) {
+    std::cerr << "netqosd: fatal: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "netqosd: fatal: unknown exception\n";
+    return 1;
+  }
+}

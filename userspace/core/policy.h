@@ -4,6 +4,7 @@
 // the caller makes the change durable and then Apply()s it. No I/O, no locking, no logging.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,7 +12,10 @@
 
 #include "common/status.h"
 #include "core/config.h"
+#include "core/machine_state.h"
 #include "core/nic_chooser.h"
+#include "core/nic_filters.h"
+#include "core/numa_topology.h"
 #include "core/types.h"
 
 namespace netqos::core {
@@ -27,16 +31,17 @@ struct RemovePlan {
 
 class StaticPolicy {
  public:
-  // Validates the configuration and topology (rates, reservation, NUMA ids, IP strings) and
-  // computes the machine state with no allocations.
+  // Validates the configuration and topology (rates, NUMA ids, NIC identities, speeds and NUMA
+  // nodes, IP strings, the reservation) and computes the machine state with no allocations.
+  // IPs are stored in Go's printed form; an empty NUMA list becomes NUMA 0 on socket 0.
   static Result<StaticPolicy> Create(PolicyConfig config, Topology topology);
 
   // Replaces the pod entries (from a checkpoint) and recomputes the machine state from them.
-  // Entries naming NICs that no longer exist are kept and counted nowhere.
+  // Entries naming NICs that are not managed are kept and counted nowhere (until they are).
   void Restore(PodEntries entries);
 
   // Replaces the topology (NICs appeared, vanished or changed health) and recomputes the machine
-  // state from the current pod entries.
+  // state, in O(NICs). Validation as in Create; on error nothing changes.
   Status UpdateTopology(Topology topology);
 
   Result<HintsResponse> GetTopologyHints(const ContainerRequest& req) const;
@@ -47,13 +52,15 @@ class StaticPolicy {
   void Apply(const StateChange& change);
 
   Result<TopologyAwareResources> GetTopologyAwareResources(std::string_view pod_uid,
-                                                          std::string_view container) const;
+                                                           std::string_view container) const;
   Result<AllocatableResources> GetTopologyAwareAllocatableResources() const;
   PluginOptions Options() const { return PluginOptions{}; }
 
   const PolicyConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }
-  // NICs the policy manages (enabled, with at least one IP), sorted by (name, netns).
+  // NICs the policy manages, sorted by (name, netns): every NIC that was available (enabled,
+  // with an IP, healthy) at Create or became available later and is still present. One that is
+  // no longer available stays listed with healthy=false, keeps its allocations and takes none.
   const std::vector<Nic>& nics() const { return nics_; }
   const PodEntries& pod_entries() const { return pod_entries_; }
   const MachineState& machine_state() const { return machine_state_; }
@@ -61,13 +68,31 @@ class StaticPolicy {
 
  private:
   StaticPolicy() = default;
-  // Implementation detail members live in policy.cc helpers; see policy.cc.
+  // Validates `topology`, derives the managed NICs and their static state from it, and commits
+  // all of it only on success. Shared by Create and UpdateTopology.
+  Status SetTopology(Topology topology);
+  // Re-derives allocated/allocatable/free of every managed NIC from usage_ (O(NICs)).
   void RecomputeMachineState();
+  // Adds (sign +1) or removes (-1) one allocation's bandwidth and refreshes only its NIC.
+  void AccountAllocation(const AllocationInfo& info, int sign);
+  const Nic* FindManagedNic(const NicId& id) const;
+  const Nic* FindTopologyNic(const NicId& id) const;
+  uint64_t SocketOfNicOrAllocation(const AllocationInfo& info) const;
+  // The managed NICs as filter input; `release` (if any) is counted as already freed.
+  std::vector<NicCandidate> Candidates(const AllocationInfo* release) const;
+  Result<HintsResponse> ComputeHints(const ContainerRequest& req, bool pod_level) const;
+  Result<AllocatePlan> PlanAllocateImpl(const ContainerRequest& req, bool pod_level,
+                                        NicChooser& chooser) const;
 
   PolicyConfig config_;
   Topology topology_;
+  NumaTopology numa_;
   std::vector<Nic> nics_;
+  std::optional<NicId> reservation_nic_;  // the first managed NIC ever seen (FirstNIC policy)
   PodEntries pod_entries_;
+  // Bandwidth held per NIC by pod entries, including NICs not currently managed, so topology
+  // changes and Apply() never need a pass over all pods.
+  std::map<NicId, BandwidthUsage> usage_;
   MachineState machine_state_;
 };
 

@@ -42,6 +42,9 @@ class AllocationService {
   core::PluginOptions Options();
   Status UpdateTopology(core::Topology topology);
 
+  // Writes a full snapshot now (graceful shutdown), so the next start reads a single file.
+  Status Flush() { return WriteSnapshotNow(); }
+
   // Consistent copies for operators and metrics.
   struct View {
     std::vector<core::Nic> nics;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages netqos needs to build, test and demo, skipping what is present.
+# Everything comes from Debian's own repositories.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  g++ cmake ninja-build pkg-config
+  # gRPC, protobuf and the libraries the daemon and CLI link
+  protobuf-compiler protobuf-compiler-grpc libgrpc++-dev libprotobuf-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+  # tests
+  catch2 iproute2 procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: need root to apt-get install: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+fi

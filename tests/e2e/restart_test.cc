@@ -1,0 +1,127 @@
+// Durability: every acknowledged Allocate/RemovePod survives SIGKILL; corrupt and malformed
+// checkpoints stop the daemon with a message naming the file.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/kubelet_harness.h"
+
+using namespace netqos::e2e;
+
+namespace {
+
+grpc::Status AllocateHost(Harness& h, const std::string& uid, const std::string& container,
+                          double mbps) {
+  auto req = Req::Container(uid, rp::MAIN, "shared_cores", mbps);
+  req.set_container_name(container);
+  Req::NamespaceType(&req, "host_ns");  // eth0 only: its ingress allocatable is 17250
+  grpc::ClientContext ctx;
+  rp::ResourceAllocationResponse resp;
+  return h.Plugin()->Allocate(&ctx, req, &resp);
+}
+
+double AllocatedQuantity(Harness& h, const std::string& uid, const std::string& container) {
+  grpc::ClientContext ctx;
+  rp::GetTopologyAwareResourcesRequest q;
+  q.set_pod_uid(uid);
+  q.set_container_name(container);
+  rp::GetTopologyAwareResourcesResponse tr;
+  auto st = h.Plugin()->GetTopologyAwareResources(&ctx, q, &tr);
+  if (!st.ok() || !tr.has_container_topology_aware_resources()) return -1;
+  return tr.container_topology_aware_resources().allocated_resources().at(kResource)
+      .aggregated_quantity();
+}
+
+}  // namespace
+
+TEST_CASE("e2e: acknowledged allocations survive SIGKILL and the machine state is recomputed") {
+  Harness h;
+  h.Start();
+  REQUIRE(AllocateHost(h, "p1", "c1", 5000).ok());
+  REQUIRE(AllocateHost(h, "p1", "c2", 3000).ok());
+  REQUIRE(AllocateHost(h, "p2", "c1", 4000).ok());
+  {
+    grpc::ClientContext ctx;
+    rp::RemovePodRequest rm;
+    rm.set_pod_uid("p2");
+    rp::RemovePodResponse rr;
+    REQUIRE(h.Plugin()->RemovePod(&ctx, rm, &rr).ok());
+  }
+  CHECK(h.daemon().Stop(SIGKILL) == 128 + SIGKILL);
+
+  h.Start();
+  CHECK(AllocatedQuantity(h, "p1", "c1") == 5000);
+  CHECK(AllocatedQuantity(h, "p1", "c2") == 3000);
+  CHECK(AllocatedQuantity(h, "p2", "c1") == -1);
+  // eth0 ingress: 17250 allocatable, 8000 held, so 9250 are free after the restart.
+  CHECK_FALSE(AllocateHost(h, "p3", "c1", 9251).ok());
+  CHECK(AllocateHost(h, "p3", "c1", 9250).ok());
+  CHECK_FALSE(AllocateHost(h, "p4", "c1", 1).ok());
+
+  // A graceful stop removes the socket.
+  CHECK(h.daemon().Stop(SIGTERM) == 0);
+  CHECK_FALSE(std::filesystem::exists(h.socket_path()));
+
+  h.Start();
+  CHECK(AllocatedQuantity(h, "p3", "c1") == 9250);
+}
+
+TEST_CASE("e2e: a checkpoint failing its checksum needs --skip-network-state-corruption") {
+  Harness h;
+  h.Start();
+  REQUIRE(AllocateHost(h, "p1", "c1", 5000).ok());
+  CHECK(h.daemon().Stop(SIGTERM) == 0);
+
+  // Edit a value without breaking the JSON: the checksum no longer matches.
+  std::string text = netqos::testing::ReadFile(h.checkpoint_path());
+  auto doc = nlohmann::json::parse(text);
+  doc["pod_entries"]["p1"]["c1"]["egress"] = 4000;
+  std::ofstream(h.checkpoint_path(), std::ios::trunc) << doc.dump();
+
+  netqos::testing::DaemonProcess refused(h.DaemonArgv(FixtureFlags()), h.log_path());
+  CHECK(refused.WaitExit() != 0);
+  CHECK_THAT(refused.Log(), Catch::Contains(h.checkpoint_path()));
+
+  auto flags = FixtureFlags();
+  flags.push_back("--skip-network-state-corruption");
+  h.Start(flags);
+  CHECK(AllocatedQuantity(h, "p1", "c1") == 4000);
+}
+
+TEST_CASE("e2e: a malformed checkpoint is never loaded and is left for the operator") {
+  Harness h;
+  h.Start();
+  REQUIRE(AllocateHost(h, "p1", "c1", 5000).ok());
+  CHECK(h.daemon().Stop(SIGTERM) == 0);
+  std::string text = netqos::testing::ReadFile(h.checkpoint_path());
+  std::string truncated = text.substr(0, text.size() / 2);
+  std::ofstream(h.checkpoint_path(), std::ios::trunc) << truncated;
+
+  for (bool skip : {false, true}) {
+    auto argv = h.DaemonArgv(FixtureFlags());
+    if (skip) argv.push_back("--skip-network-state-corruption");
+    netqos::testing::DaemonProcess refused(argv, h.log_path());
+    CHECK(refused.WaitExit() != 0);
+    CHECK_THAT(refused.Log(), Catch::Contains(h.checkpoint_path()));
+    CHECK(netqos::testing::ReadFile(h.checkpoint_path()) == truncated);
+  }
+}
+
+TEST_CASE("e2e: bad topology file or flags stop the daemon with a clear message") {
+  Harness h(R"({"nics": [{"name": "eth0", "speed_mbps": "fast"}]})");
+  netqos::testing::DaemonProcess bad_topo(h.DaemonArgv({}), h.log_path());
+  CHECK(bad_topo.WaitExit() != 0);
+  CHECK_THAT(bad_topo.Log(), Catch::Contains("speed_mbps"));
+
+  Harness h2;
+  netqos::testing::DaemonProcess bad_flag(h2.DaemonArgv({"--network-resource-plugin-egress-capacity-rate=x"}),
+                                          h2.log_path());
+  CHECK(bad_flag.WaitExit() != 0);
+  CHECK_THAT(bad_flag.Log(), Catch::Contains("egress-capacity-rate"));
+
+  Harness h3;
+  netqos::testing::DaemonProcess bad_rsv(
+      h3.DaemonArgv({"--network-resource-plugin-reserved-bandwidth=30000"}), h3.log_path());
+  CHECK(bad_rsv.WaitExit() != 0);
+  CHECK_THAT(bad_rsv.Log(), Catch::Contains("reservation"));
+}

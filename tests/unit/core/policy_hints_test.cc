@@ -1,0 +1,138 @@
+// Hint details beyond the upstream cases: preference OR-ed per socket, restrictions, the
+// request's own hint, deterministic order and NIC choice among several candidates.
+#include <catch2/catch.hpp>
+
+#include "core/constants.h"
+#include "core/policy.h"
+#include "unit/core/policy_fixture.h"
+
+namespace netqos::core {
+namespace {
+
+using testing::Hint;
+using testing::kHp;
+using testing::MakeRequest;
+
+// eth0 (host, NUMA 0), eth3 (ns3, NUMA 1), eth2 (ns2, NUMA 2); all 25G, no reservation.
+StaticPolicy ThreeNicPolicy() {
+  Topology t = testing::FixtureTopology();
+  Nic eth3 = t.nics[2];
+  eth3.id = {"ns3", "eth3"};
+  eth3.numa_node = 1;
+  eth3.ipv6 = {"2001:db8::3"};
+  t.nics.push_back(eth3);
+  PolicyConfig c = testing::FixtureConfig();
+  c.reserved_bandwidth = 0;
+  auto p = StaticPolicy::Create(c, t);
+  REQUIRE(p.ok());
+  return std::move(p).value();
+}
+
+std::vector<TopologyHint> HintsFor(const StaticPolicy& policy, const ContainerRequest& req) {
+  auto resp = policy.GetTopologyHints(req);
+  INFO(resp.status().message());
+  REQUIRE(resp.ok());
+  REQUIRE(resp->hints.has_value());
+  return *resp->hints;
+}
+
+TEST_CASE("hints: preference is OR-ed per socket, order is stable", "[policy][hints]") {
+  StaticPolicy policy = ThreeNicPolicy();
+  REQUIRE(policy.nics().size() == 3);
+  CHECK(HintsFor(policy, MakeRequest({kSharedCores, 100, kHp})) ==
+        std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, false),
+                                  Hint({0, 1, 2, 3}, false)});
+  CHECK(
+      HintsFor(policy, MakeRequest({kSharedCores, 100})) ==
+      std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, true), Hint({0, 1, 2, 3}, false)});
+}
+
+TEST_CASE("hints: restrictions drop the all-NUMA hint", "[policy][hints]") {
+  StaticPolicy policy = testing::MakePolicy();
+  CHECK(HintsFor(policy,
+                 MakeRequest({kSharedCores, 100, R"({"topology_affinity_restricted": "true"})"})) ==
+        std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, true)});
+  CHECK(
+      HintsFor(policy,
+               MakeRequest({kSharedCores, 100, R"({"topology_affinity_restricted": "false"})"})) ==
+      std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, true), Hint({0, 1, 2, 3}, false)});
+  CHECK(
+      HintsFor(policy, MakeRequest({kSharedCores, 100, R"({"namespace_type": "anti_host_ns"})"})) ==
+      std::vector<TopologyHint>{Hint({2, 3}, true)});
+}
+
+TEST_CASE("hints: a request hint filters NICs", "[policy][hints]") {
+  StaticPolicy policy = testing::MakePolicy();
+  CHECK(HintsFor(policy, MakeRequest({kSharedCores, 100, "", "", Hint({2, 3}, false)})) ==
+        std::vector<TopologyHint>{Hint({2, 3}, true), Hint({0, 1, 2, 3}, false)});
+  // A hint covering everything: no exact match, both NICs are subsets.
+  CHECK(
+      HintsFor(policy, MakeRequest({kSharedCores, 100, "", "", Hint({0, 1, 2, 3}, false)})) ==
+      std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, true), Hint({0, 1, 2, 3}, false)});
+  // A hint node beyond int range filters out everything.
+  CHECK(HintsFor(policy, MakeRequest({kSharedCores, 100, "", "", Hint({1ULL << 40}, false)})) ==
+        std::vector<TopologyHint>{Hint({0, 1, 2, 3}, false)});
+}
+
+TEST_CASE("hints: 0 Mbps passes every healthy NIC, even a full one", "[policy][hints]") {
+  StaticPolicy policy = testing::MakePolicy();
+  testing::AllocateAndApply(policy, MakeRequest({kSharedCores, 17250, "", "", Hint({0, 1}, true)}));
+  CHECK(policy.machine_state().at(NicId{"", "eth0"}).ingress.free == 0);
+  CHECK(HintsFor(policy, MakeRequest({kSharedCores, 0, kHp, "", std::nullopt, ContainerType::kMain,
+                                      "other"})) ==
+        std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, false),
+                                  Hint({0, 1, 2, 3}, false)});
+  CHECK(HintsFor(policy, MakeRequest({kSharedCores, 1, kHp, "", std::nullopt, ContainerType::kMain,
+                                      "other"})) ==
+        std::vector<TopologyHint>{Hint({2, 3}, false), Hint({0, 1, 2, 3}, false)});
+}
+
+TEST_CASE("hints: SIDECAR has no preference", "[policy][hints]") {
+  StaticPolicy policy = testing::MakePolicy();
+  auto resp = policy.GetTopologyHints(
+      MakeRequest({kSharedCores, 100, "", "", std::nullopt, ContainerType::kSidecar}));
+  REQUIRE(resp.ok());
+  CHECK_FALSE(resp->hints.has_value());
+}
+
+TEST_CASE("the chooser picks among candidates in managed order", "[policy][choose]") {
+  StaticPolicy policy = ThreeNicPolicy();
+  // Hint {0,1,2,3}: all three NICs are subsets, none is exact.
+  ContainerRequest req = MakeRequest({kSharedCores, 100, "", "", Hint({0, 1, 2, 3}, false)});
+  FirstNicChooser first;
+  LastNicChooser last;
+  auto a = policy.PlanAllocate(req, first);
+  auto b = policy.PlanAllocate(req, last);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(std::get<SetAllocation>(*a->change).info.nic() == NicId{"", "eth0"});
+  CHECK(std::get<SetAllocation>(*b->change).info.nic() == NicId{"ns3", "eth3"});
+  CHECK(b->response.allocation_result == "0-1");
+  CHECK(b->response.hint == Hint({0, 1}, true));
+  CHECK(b->response.allocation_annotations->at(kDefaultIpv6AnnotationKey) == "2001:db8::3");
+  CHECK(b->response.allocation_annotations->at(kDefaultNetnsPathAnnotationKey) == "/var/run/ns2");
+}
+
+TEST_CASE("an unknown NUMA without NUMA 0 aligns with nothing", "[policy][hints]") {
+  Topology t;
+  t.numa_nodes = {{1, 0}, {2, 1}};
+  Nic nic;
+  nic.id = {"", "eth0"};
+  nic.speed_mbps = 10000;
+  nic.numa_node = -1;
+  nic.enabled = true;
+  nic.ipv4 = {"10.0.0.1"};
+  t.nics = {nic};
+  auto p = StaticPolicy::Create(testing::FixtureConfig(), t);
+  REQUIRE(p.ok());
+  CHECK(HintsFor(*p, MakeRequest({kSharedCores, 100})) ==
+        std::vector<TopologyHint>{Hint({1, 2}, false)});
+  FirstNicChooser chooser;
+  auto plan = p->PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({1}, true)}), chooser);
+  REQUIRE(plan.ok());  // the empty NUMA set is a subset of any hint (upstream item 34)
+  CHECK(plan->response.allocation_result == "");
+  CHECK(plan->response.hint == Hint({}, true));
+}
+
+}  // namespace
+}  // namespace netqos::core

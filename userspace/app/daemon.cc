@@ -1,0 +1,155 @@
+#include "app/daemon.h"
+
+#include <signal.h>
+
+#include <filesystem>
+#include <memory>
+#include <spdlog/spdlog.h>
+#include <system_error>
+#include <vector>
+
+#include "app/logging.h"
+#include "app/random_nic_chooser.h"
+#include "checkpoint/file_state_store.h"
+#include "core/constants.h"
+#include "core/policy.h"
+#include "grpc/admin_service.h"
+#include "grpc/kubelet_registrar.h"
+#include "grpc/plugin_server.h"
+#include "grpc/registration_service.h"
+#include "grpc/resource_plugin_service.h"
+#include "service/allocation_service.h"
+#include "topology/topology_file_source.h"
+
+namespace netqos::app {
+namespace {
+
+std::unique_ptr<core::NicChooser> MakeChooser(const std::string& mode) {
+  if (mode == "first") return std::make_unique<core::FirstNicChooser>();
+  if (mode == "last") return std::make_unique<core::LastNicChooser>();
+  return std::make_unique<RandomNicChooser>();
+}
+
+// --qrm-enable-in-memory-state moves the checkpoint to a tmpfs directory. On the first start in
+// that mode, carry the on-disk checkpoint over so that no allocation is forgotten.
+Status MigrateToInMemoryState(const DaemonConfig& c) {
+  namespace fs = std::filesystem;
+  if (!c.qrm_enable_in_memory_state) return Status::Ok();
+  const fs::path from(c.qrm_state_dir), to(c.qrm_state_dir_in_memory);
+  std::error_code ec;
+  if (fs::exists(to / core::kCheckpointFileName, ec) || !fs::exists(from / core::kCheckpointFileName, ec))
+    return Status::Ok();
+  fs::create_directories(to, ec);
+  for (const auto& entry : fs::directory_iterator(from, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(core::kCheckpointFileName, 0) != 0) continue;
+    fs::copy_file(entry.path(), to / name, fs::copy_options::overwrite_existing, ec);
+    if (ec) return Internal("copy checkpoint " + entry.path().string() + " to " + to.string() +
+                            ": " + ec.message());
+  }
+  spdlog::info("checkpoint migrated to in-memory state dir from={} to={}", from.string(),
+               to.string());
+  return Status::Ok();
+}
+
+int Fail(const Status& st) {
+  spdlog::critical("netqosd cannot start: {}", st.message());
+  return 1;
+}
+
+}  // namespace
+
+int RunDaemon(const DaemonConfig& config) {
+  // Signals are taken synchronously by this thread; block them before any thread starts so
+  // that no worker thread is picked to run a handler.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  SetupLogging(config.log_level);
+  spdlog::info("netqosd starting enforcement={} state_dir={} topology_file={}",
+               config.enforcement, config.EffectiveStateDir(), config.topology_file);
+
+  auto source = topology::TopologyFileSource::Create(config.topology_file, config.NetnsDir());
+  if (!source.ok()) return Fail(source.status());
+  auto topo = (*source)->Read();
+  if (!topo.ok()) return Fail(topo.status());
+
+  auto policy = core::StaticPolicy::Create(config.policy, std::move(*topo));
+  if (!policy.ok()) return Fail(policy.status());
+  for (const auto& nic : policy->nics()) {
+    const auto& st = policy->machine_state().at(nic.id);
+    spdlog::info("nic nic={} speed_mbps={} numa={} egress_capacity={} ingress_capacity={} "
+                 "reservation={} healthy={}",
+                 nic.id.Identifier(), nic.speed_mbps, nic.numa_node, st.egress.capacity,
+                 st.ingress.capacity, st.egress.reservation, nic.healthy);
+  }
+  if (policy->nics().empty()) spdlog::warn("no valid NICs on this node: every request gets no hint");
+
+  if (Status st = MigrateToInMemoryState(config); !st.ok()) return Fail(st);
+  checkpoint::FileStateStore::Options store_opts;
+  store_opts.dir = config.EffectiveStateDir();
+  store_opts.skip_corruption = config.skip_network_state_corruption;
+  auto store = checkpoint::FileStateStore::Create(store_opts);
+  if (!store.ok()) return Fail(store.status());
+
+  auto svc = service::AllocationService::Create(std::move(*policy), std::move(*store),
+                                                MakeChooser(config.nic_selection));
+  if (!svc.ok()) {
+    return Fail(svc.status().Wrap(
+        "could not restore state from checkpoint; fix or move the file aside (after draining "
+        "the node) before restarting"));
+  }
+
+  grpcadapter::ResourcePluginService::Options rp_opts;
+  rp_opts.nic_name_annotation_key = config.policy.annotation_keys.nic_name;
+  grpcadapter::ResourcePluginService resource_plugin(**svc, rp_opts);
+  grpcadapter::RegistrationService registration;
+  grpcadapter::AdminService admin(**svc);
+
+  auto server = grpcadapter::PluginServer::Create(config.qrm_socket_dirs,
+                                                  {&resource_plugin, &registration, &admin});
+  if (!server.ok()) return Fail(server.status());
+
+  std::unique_ptr<grpcadapter::KubeletRegistrar> registrar;
+  if (!config.kubelet_register_socket.empty()) {
+    registrar = std::make_unique<grpcadapter::KubeletRegistrar>(config.kubelet_register_socket,
+                                                                (**svc).Options());
+  }
+
+  service::AllocationService* service_ptr = svc->get();
+  if (Status st = (*source)->Watch([service_ptr](core::Topology t) {
+        Status u = service_ptr->UpdateTopology(std::move(t));
+        if (!u.ok()) spdlog::error("topology update rejected, keeping the previous one: {}", u.message());
+      });
+      !st.ok()) {
+    spdlog::warn("topology changes will not be followed: {}", st.message());
+  }
+
+  spdlog::info("netqosd serving sockets={}", fmt::join((*server)->SocketPaths(), ","));
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      auto t = (*source)->Read();
+      Status st = t.ok() ? service_ptr->UpdateTopology(std::move(*t)) : t.status();
+      if (st.ok()) spdlog::info("topology reloaded on SIGHUP");
+      else spdlog::error("topology reload on SIGHUP failed, keeping the previous one: {}", st.message());
+      continue;
+    }
+    spdlog::info("netqosd stopping signal={}", sig);
+    break;
+  }
+  registrar.reset();
+  (*server)->Stop();
+  if (Status st = service_ptr->Flush(); !st.ok())
+    spdlog::warn("final snapshot failed; the journal still holds every change: {}", st.message());
+  spdlog::info("netqosd stopped");
+  return 0;
+}
+
+}  // namespace netqos::app

@@ -1,0 +1,648 @@
+#include "checkpoint/file_state_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
+
+#include "checkpoint/allocation_json.h"
+#include "core/constants.h"
+
+namespace netqos::checkpoint {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kSnapshotFormat = 1;
+constexpr char kSkipHint[] = " (start with --skip-network-state-corruption to load it anyway)";
+
+std::string SegmentPrefix() { return std::string(core::kCheckpointFileName) + ".wal."; }
+std::string TempPrefix() { return "." + std::string(core::kCheckpointFileName) + ".tmp-"; }
+
+std::string SysError(const char* call, const std::string& path, int err) {
+  return std::string(call) + "(" + path + "): " + std::strerror(err);
+}
+
+Status IoError(const char* call, const std::string& path, int err) {
+  return Internal(SysError(call, path, err));
+}
+
+uint64_t Fnv1a64(std::string_view data) {
+  uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// Compact, key-sorted; invalid UTF-8 (which the kubelet should never send) is replaced rather
+// than thrown on, so the written bytes and the checksum always agree.
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void CloseFd(int fd) {
+  if (fd >= 0) ::close(fd);
+}
+
+Status WriteAll(int fd, std::string_view data, const std::string& path) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return IoError("write", path, errno);
+    }
+    off += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("open", path, errno);
+  std::string out;
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return IoError("read", path, err);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+Status FsyncDir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return IoError("open", dir, errno);
+  if (::fsync(fd) != 0) {
+    int err = errno;
+    ::close(fd);
+    return IoError("fsync", dir, err);
+  }
+  ::close(fd);
+  return Status::Ok();
+}
+
+Status MkdirAll(const std::string& dir) {
+  // Create each missing prefix in turn; EEXIST is fine as long as the end result is a directory.
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    std::string prefix = dir.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return IoError("mkdir", prefix, errno);
+    }
+  }
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return IoError("stat", dir, errno);
+  if (!S_ISDIR(st.st_mode))
+    return FailedPrecondition("checkpoint directory " + dir + " is not a directory");
+  return Status::Ok();
+}
+
+bool ParseSegmentName(const std::string& name, uint64_t* first_seq) {
+  const std::string prefix = SegmentPrefix();
+  if (name.size() != prefix.size() + 20 || name.compare(0, prefix.size(), prefix) != 0) {
+    return false;
+  }
+  uint64_t v = 0;
+  for (size_t i = prefix.size(); i < name.size(); ++i) {
+    char c = name[i];
+    if (c < '0' || c > '9') return false;
+    uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (v > (UINT64_MAX - digit) / 10) return false;
+    v = v * 10 + digit;
+  }
+  *first_seq = v;
+  return true;
+}
+
+// --- journal records ---
+
+std::string EncodeRecord(uint64_t seq, const core::StateChange& change) {
+  json j;
+  j["seq"] = seq;
+  if (const auto* set = std::get_if<core::SetAllocation>(&change)) {
+    j["op"] = "set";
+    j["alloc"] = AllocationToJson(set->info);
+  } else {
+    j["op"] = "remove_pod";
+    j["pod_uid"] = std::get<core::RemovePodEntries>(change).pod_uid;
+  }
+  j["crc"] = Fnv1a64(Dump(j));
+  return Dump(j) + "\n";
+}
+
+struct Record {
+  uint64_t seq = 0;
+  core::StateChange change;
+};
+
+// `j` is a parsed line; it is consumed (the crc member is removed to check it).
+Result<Record> DecodeRecord(json j) {
+  if (!j.is_object())
+    return InvalidArgument(std::string("expected an object, got ") + j.type_name());
+  auto crc_it = j.find("crc");
+  if (crc_it == j.end() || !crc_it->is_number_unsigned()) {
+    return InvalidArgument("missing or malformed crc");
+  }
+  uint64_t crc = crc_it->get<uint64_t>();
+  j.erase(crc_it);
+  uint64_t computed = Fnv1a64(Dump(j));
+  if (crc != computed) {
+    return InvalidArgument("crc mismatch (stored " + std::to_string(crc) + ", computed " +
+                           std::to_string(computed) + ")");
+  }
+  Record rec;
+  auto seq_it = j.find("seq");
+  if (seq_it == j.end() || !seq_it->is_number_unsigned() || seq_it->get<uint64_t>() == 0) {
+    return InvalidArgument("missing or malformed seq");
+  }
+  rec.seq = seq_it->get<uint64_t>();
+  auto op_it = j.find("op");
+  std::string op = op_it != j.end() && op_it->is_string() ? op_it->get<std::string>() : "";
+  if (op == "set") {
+    auto alloc_it = j.find("alloc");
+    if (alloc_it == j.end()) return InvalidArgument("set record without alloc");
+    NETQOS_ASSIGN_OR_RETURN(core::AllocationInfo info, AllocationFromJson(*alloc_it, "alloc"));
+    rec.change = core::SetAllocation{std::move(info)};
+  } else if (op == "remove_pod") {
+    auto uid_it = j.find("pod_uid");
+    if (uid_it == j.end() || !uid_it->is_string()) {
+      return InvalidArgument("remove_pod record without a string pod_uid");
+    }
+    rec.change = core::RemovePodEntries{uid_it->get<std::string>()};
+  } else {
+    return InvalidArgument("unknown op \"" + op + "\"");
+  }
+  return rec;
+}
+
+void ApplyChange(const core::StateChange& change, core::PodEntries* entries) {
+  if (const auto* set = std::get_if<core::SetAllocation>(&change)) {
+    (*entries)[set->info.pod_uid][set->info.container_name] = set->info;
+  } else {
+    entries->erase(std::get<core::RemovePodEntries>(change).pod_uid);
+  }
+}
+
+// Best-effort highest sequence number in a segment that is being given up after a skipped
+// corruption, so that new records are numbered after everything on disk.
+uint64_t HighestSeqIn(std::string_view contents, uint64_t first_seq) {
+  uint64_t high = first_seq;
+  size_t pos = 0;
+  while (pos < contents.size()) {
+    size_t nl = contents.find('\n', pos);
+    std::string_view line = contents.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
+    json j = json::parse(line, nullptr, false);
+    if (j.is_object()) {
+      auto it = j.find("seq");
+      if (it != j.end() && it->is_number_unsigned()) high = std::max(high, it->get<uint64_t>());
+    }
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  return high;
+}
+
+// --- snapshot ---
+
+struct ParsedSnapshot {
+  core::PodEntries pod_entries;
+  uint64_t seq = 0;
+  bool corruption_skipped = false;
+};
+
+Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string& contents,
+                                     bool skip) {
+  // Malformed JSON is never skippable (spec 14.12): the file is left untouched for inspection.
+  const std::string malformed = "checkpoint " + path + " is malformed and was left in place: ";
+  json doc;
+  try {
+    doc = json::parse(contents);
+  } catch (const json::exception& e) {
+    return DataLoss(malformed + e.what());
+  }
+  if (!doc.is_object()) return DataLoss(malformed + "expected an object, got " + doc.type_name());
+
+  ParsedSnapshot out;
+  uint64_t stored_checksum = 0;
+  if (auto it = doc.find("checksum"); it != doc.end() && !it->is_null()) {
+    if (!it->is_number_unsigned()) {
+      return DataLoss(malformed + "checksum: expected an unsigned integer, got " + it->type_name());
+    }
+    stored_checksum = it->get<uint64_t>();
+  }
+  std::string policy;
+  if (auto it = doc.find("policyName"); it != doc.end() && !it->is_null()) {
+    if (!it->is_string()) {
+      return DataLoss(malformed + "policyName: expected a string, got " + it->type_name());
+    }
+    policy = it->get<std::string>();
+  }
+  auto entries = PodEntriesFromJson(doc.contains("pod_entries") ? doc["pod_entries"] : json());
+  if (!entries.ok()) return DataLoss(malformed + entries.status().message());
+  out.pod_entries = std::move(entries).value();
+  if (auto it = doc.find("machineState"); it != doc.end()) {
+    Status st = ValidateMachineStateJson(*it);
+    if (!st.ok()) return DataLoss(malformed + st.message());
+  }
+  bool ours = false;
+  if (auto it = doc.find("netqos"); it != doc.end() && !it->is_null()) {
+    ours = true;
+    if (!it->is_object()) return DataLoss(malformed + "netqos: expected an object");
+    auto format = it->find("format");
+    auto seq = it->find("seq");
+    if (format == it->end() || !format->is_number_unsigned() || seq == it->end() ||
+        !seq->is_number_unsigned()) {
+      return DataLoss(malformed + "netqos: expected unsigned integers format and seq");
+    }
+    if (format->get<uint64_t>() != kSnapshotFormat) {
+      return FailedPrecondition("checkpoint " + path + " has format " +
+                                std::to_string(format->get<uint64_t>()) +
+                                ", this netqos reads format " + std::to_string(kSnapshotFormat));
+    }
+    out.seq = seq->get<uint64_t>();
+  }
+
+  std::string mismatch;
+  if (!ours) {
+    mismatch = "checkpoint " + path +
+               " was written by Katalyst; its checksum (go-spew based) cannot be verified";
+  } else {
+    doc.erase("checksum");
+    uint64_t computed = Fnv1a64(Dump(doc));
+    if (computed != stored_checksum) {
+      mismatch = "checkpoint " + path + " failed its checksum (stored " +
+                 std::to_string(stored_checksum) + ", computed " + std::to_string(computed) + ")";
+    }
+  }
+  if (!mismatch.empty()) {
+    if (!skip) return DataLoss(mismatch + kSkipHint);
+    spdlog::warn("checkpoint: loading despite checksum mismatch path={} reason=\"{}\"", path,
+                 mismatch);
+    out.corruption_skipped = true;
+  }
+  if (policy != core::kPolicyName) {
+    if (!skip) {
+      return FailedPrecondition("checkpoint " + path + " was written by policy \"" + policy +
+                                "\" but the configured policy is \"" + core::kPolicyName + "\"");
+    }
+    spdlog::warn("checkpoint: ignoring policy mismatch path={} checkpoint_policy=\"{}\" policy={}",
+                 path, policy, core::kPolicyName);
+  }
+  return out;
+}
+
+}  // namespace
+
+// --- FileStateStore ---
+
+Result<std::unique_ptr<FileStateStore>> FileStateStore::Create(Options options) {
+  if (options.dir.empty()) return InvalidArgument("checkpoint directory is empty");
+  while (options.dir.size() > 1 && options.dir.back() == '/') options.dir.pop_back();
+  Status st = MkdirAll(options.dir);
+  if (!st.ok()) return st.Wrap("cannot create checkpoint directory " + options.dir);
+  return std::unique_ptr<FileStateStore>(new FileStateStore(std::move(options)));
+}
+
+FileStateStore::FileStateStore(Options options)
+    : options_(std::move(options)),
+      snapshot_path_(options_.dir + "/" + core::kCheckpointFileName) {}
+
+FileStateStore::~FileStateStore() { CloseFd(segment_fd_); }
+
+std::string FileStateStore::SegmentPath(uint64_t first_seq) const {
+  std::string digits = std::to_string(first_seq);
+  return options_.dir + "/" + SegmentPrefix() + std::string(20 - digits.size(), '0') + digits;
+}
+
+Result<core::LoadedState> FileStateStore::Load() {
+  // Nothing below is expected to throw (JSON is parsed without exceptions or inside a try); this
+  // keeps an unexpected one (bad_alloc on a huge file) from crossing the module boundary.
+  try {
+    return LoadImpl();
+  } catch (const std::exception& e) {
+    return Internal("loading checkpoint from " + options_.dir + ": " + e.what());
+  }
+}
+
+Result<core::LoadedState> FileStateStore::LoadImpl() {
+  std::lock_guard snap_lock(snapshot_mu_);
+  std::lock_guard lock(mu_);
+  if (loaded_) return FailedPrecondition("checkpoint store " + options_.dir + " already loaded");
+
+  // 1. Inventory: segments, and temp files left by a crash between write and rename.
+  std::vector<std::pair<uint64_t, std::string>> segments;
+  DIR* d = ::opendir(options_.dir.c_str());
+  if (d == nullptr) return IoError("opendir", options_.dir, errno);
+  const std::string temp_prefix = TempPrefix();
+  while (dirent* ent = ::readdir(d)) {
+    std::string name = ent->d_name;
+    uint64_t first = 0;
+    if (name.compare(0, temp_prefix.size(), temp_prefix) == 0) {
+      std::string path = options_.dir + "/" + name;
+      if (::unlink(path.c_str()) == 0) {
+        spdlog::warn("checkpoint: removed unfinished snapshot path={}", path);
+      } else {
+        spdlog::warn("checkpoint: cannot remove unfinished snapshot error=\"{}\"",
+                     SysError("unlink", path, errno));
+      }
+    } else if (ParseSegmentName(name, &first)) {
+      segments.emplace_back(first, options_.dir + "/" + name);
+    }
+  }
+  ::closedir(d);
+  std::sort(segments.begin(), segments.end());
+
+  core::LoadedState out;
+  uint64_t snapshot_seq = 0;
+
+  // 2. The snapshot.
+  struct stat st {};
+  if (::stat(snapshot_path_.c_str(), &st) == 0) {
+    out.found = true;
+    NETQOS_ASSIGN_OR_RETURN(std::string contents, ReadWholeFile(snapshot_path_));
+    NETQOS_ASSIGN_OR_RETURN(ParsedSnapshot parsed,
+                            ParseSnapshot(snapshot_path_, contents, options_.skip_corruption));
+    out.pod_entries = std::move(parsed.pod_entries);
+    out.corruption_skipped = parsed.corruption_skipped;
+    snapshot_seq = parsed.seq;
+  } else if (errno != ENOENT) {
+    return IoError("stat", snapshot_path_, errno);
+  }
+  if (!segments.empty()) out.found = true;
+
+  // 3. The journal, in sequence order.
+  uint64_t prev = 0;     // sequence number of the previous record
+  uint64_t high = 0;     // highest sequence number anywhere on disk (for next_seq_)
+  bool stopped = false;  // a corruption was skipped: later records are given up
+  uint64_t replayed = 0;
+  uint64_t replayed_bytes = 0;
+  std::vector<Segment> sealed;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const auto& [first_seq, path] = segments[i];
+    const bool last_segment = i + 1 == segments.size();
+    NETQOS_ASSIGN_OR_RETURN(std::string contents, ReadWholeFile(path));
+    if (stopped) {
+      high = std::max(high, HighestSeqIn(contents, first_seq));
+      sealed.push_back({path, 0});
+      continue;
+    }
+    uint64_t seg_last = 0;
+    size_t pos = 0;
+    uint64_t line_no = 0;
+    while (pos < contents.size()) {
+      ++line_no;
+      size_t nl = contents.find('\n', pos);
+      const bool complete = nl != std::string::npos;
+      std::string_view line(contents.data() + pos, (complete ? nl : contents.size()) - pos);
+      json j = json::parse(line, nullptr, false);
+      const bool last_line = !complete || nl + 1 == contents.size();
+      if (last_segment && last_line && (!complete || j.is_discarded())) {
+        // A write that never returned: it was not acknowledged, so dropping it loses nothing.
+        spdlog::warn("checkpoint: dropping torn journal tail path={} line={} bytes={}", path,
+                     line_no, line.size());
+        int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) return IoError("open", path, errno);
+        const char* failed_call = nullptr;
+        if (::ftruncate(fd, static_cast<off_t>(pos)) != 0) {
+          failed_call = "ftruncate";
+        } else if (::fsync(fd) != 0) {
+          failed_call = "fsync";
+        }
+        int err = errno;
+        ::close(fd);
+        if (failed_call != nullptr) return IoError(failed_call, path, err);
+        contents.resize(pos);
+        break;
+      }
+      Status bad;
+      Result<Record> rec = j.is_discarded() ? Result<Record>(InvalidArgument("not valid JSON"))
+                                            : DecodeRecord(std::move(j));
+      if (!rec.ok()) {
+        bad = rec.status();
+      } else if (rec->seq <= prev) {
+        bad = InvalidArgument("sequence number " + std::to_string(rec->seq) + " does not follow " +
+                              std::to_string(prev));
+      } else if (rec->seq > snapshot_seq && rec->seq != std::max(prev, snapshot_seq) + 1) {
+        bad = InvalidArgument("records " + std::to_string(std::max(prev, snapshot_seq) + 1) +
+                              " to " + std::to_string(rec->seq - 1) + " are missing");
+      }
+      if (!bad.ok()) {
+        std::string msg = "journal " + path + ":" + std::to_string(line_no) + ": " + bad.message();
+        if (!options_.skip_corruption) return DataLoss(msg + kSkipHint);
+        spdlog::warn("checkpoint: stopping journal replay at corruption error=\"{}\"", msg);
+        out.corruption_skipped = true;
+        stopped = true;
+        break;
+      }
+      if (rec->seq > snapshot_seq) {
+        ApplyChange(rec->change, &out.pod_entries);
+        ++replayed;
+        replayed_bytes += line.size() + 1;
+      }
+      prev = seg_last = rec->seq;
+      pos = nl + 1;
+    }
+    if (stopped) {
+      // Given up with the rest; dropped by the next snapshot, which covers what was loaded.
+      high = std::max(high, HighestSeqIn(contents, first_seq));
+      sealed.push_back({path, 0});
+    } else if (seg_last == 0) {
+      // Empty (created just before a crash, or emptied by the torn-tail truncation).
+      if (::unlink(path.c_str()) != 0) return IoError("unlink", path, errno);
+    } else {
+      sealed.push_back({path, seg_last});
+    }
+  }
+
+  next_seq_ = std::max({snapshot_seq, prev, high}) + 1;
+  written_snapshot_seq_ = snapshot_seq;
+  // The journal not yet folded into the snapshot counts towards the next one.
+  records_since_snapshot_ = replayed;
+  bytes_since_snapshot_ = replayed_bytes;
+  sealed_ = std::move(sealed);
+  loaded_ = true;
+  spdlog::info(
+      "checkpoint: loaded dir={} found={} pods={} snapshot_seq={} next_seq={} segments={} "
+      "corruption_skipped={}",
+      options_.dir, out.found, out.pod_entries.size(), snapshot_seq, next_seq_, sealed_.size(),
+      out.corruption_skipped);
+  return out;
+}
+
+Status FileStateStore::OpenSegmentLocked() {
+  std::string path = SegmentPath(next_seq_);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("open", path, errno);
+  // The new name must be durable too, or a crash could lose the whole segment.
+  Status st = FsyncDir(options_.dir);
+  if (!st.ok()) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    return st;
+  }
+  segment_fd_ = fd;
+  current_ = Segment{path, 0};
+  current_bytes_ = 0;
+  return Status::Ok();
+}
+
+Status FileStateStore::Append(const core::StateChange& change) {
+  std::lock_guard lock(mu_);
+  if (!loaded_)
+    return FailedPrecondition("checkpoint store " + options_.dir + ": Append before Load");
+  if (!failed_.ok()) return failed_;
+  const uint64_t seq = next_seq_;
+  const std::string line = EncodeRecord(seq, change);
+  if (segment_fd_ < 0) NETQOS_RETURN_IF_ERROR(OpenSegmentLocked());
+
+  Status st = WriteAll(segment_fd_, line, current_.path);
+  if (!st.ok()) {
+    // Cut the partial line off so later records do not follow garbage.
+    if (::ftruncate(segment_fd_, static_cast<off_t>(current_bytes_)) != 0) {
+      failed_ = Status(StatusCode::kInternal,
+                       "journal disabled: " + SysError("ftruncate", current_.path, errno) +
+                           " after " + st.message());
+      return failed_;
+    }
+    return st;
+  }
+  if (::fdatasync(segment_fd_) != 0) {
+    // After a failed fdatasync the kernel may have dropped the dirty pages and a retry can
+    // report success without the data: refuse further appends until a restart reloads.
+    failed_ = IoError("fdatasync", current_.path, errno);
+    return failed_;
+  }
+  current_bytes_ += line.size();
+  current_.last_seq = seq;
+  next_seq_ = seq + 1;
+  ++records_since_snapshot_;
+  bytes_since_snapshot_ += line.size();
+  return Status::Ok();
+}
+
+bool FileStateStore::SnapshotDue() const {
+  std::lock_guard lock(mu_);
+  return records_since_snapshot_ >= options_.snapshot_every_records ||
+         bytes_since_snapshot_ >= options_.snapshot_every_bytes;
+}
+
+Result<uint64_t> FileStateStore::BeginSnapshot() {
+  std::lock_guard lock(mu_);
+  if (!loaded_) {
+    return FailedPrecondition("checkpoint store " + options_.dir + ": BeginSnapshot before Load");
+  }
+  if (segment_fd_ >= 0) {
+    ::close(segment_fd_);  // every record in it was fdatasync'd already
+    segment_fd_ = -1;
+    sealed_.push_back(current_);
+  }
+  records_since_snapshot_ = 0;
+  bytes_since_snapshot_ = 0;
+  return next_seq_ - 1;
+}
+
+Status FileStateStore::WriteSnapshotFile(const std::string& contents) {
+  const std::string tmp = options_.dir + "/" + TempPrefix() + std::to_string(::getpid()) + "-" +
+                          std::to_string(++tmp_counter_);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("open", tmp, errno);
+  Status st = WriteAll(fd, contents, tmp);
+  if (st.ok() && ::fsync(fd) != 0) st = IoError("fsync", tmp, errno);
+  if (::close(fd) != 0 && st.ok()) st = IoError("close", tmp, errno);
+  if (st.ok() && ::rename(tmp.c_str(), snapshot_path_.c_str()) != 0) {
+    st = Internal("rename(" + tmp + ", " + snapshot_path_ + "): " + std::strerror(errno));
+  }
+  if (!st.ok()) {
+    ::unlink(tmp.c_str());
+    return st;
+  }
+  return FsyncDir(options_.dir);
+}
+
+Status FileStateStore::FinishSnapshot(uint64_t seq, const core::Snapshot& snapshot) {
+  try {
+    return FinishSnapshotImpl(seq, snapshot);
+  } catch (const std::exception& e) {
+    return Internal("writing snapshot " + snapshot_path_ + ": " + e.what());
+  }
+}
+
+Status FileStateStore::FinishSnapshotImpl(uint64_t seq, const core::Snapshot& snapshot) {
+  {
+    std::lock_guard lock(mu_);
+    if (!loaded_) {
+      return FailedPrecondition("checkpoint store " + options_.dir +
+                                ": FinishSnapshot before Load");
+    }
+    if (seq >= next_seq_) {
+      return InvalidArgument("snapshot seq " + std::to_string(seq) + " is beyond the journal (" +
+                             std::to_string(next_seq_ - 1) + ")");
+    }
+  }
+  std::lock_guard snap_lock(snapshot_mu_);
+  if (seq < written_snapshot_seq_) {
+    // Writing it would lose the changes between seq and the newer snapshot, whose journal is gone.
+    return FailedPrecondition("snapshot seq " + std::to_string(seq) +
+                              " is older than the snapshot on disk (" +
+                              std::to_string(written_snapshot_seq_) + ")");
+  }
+
+  // Built and written without mu_: Append keeps journaling into the new segment meanwhile.
+  json doc = json::object();
+  doc["policyName"] = core::kPolicyName;
+  doc["pod_entries"] = PodEntriesToJson(snapshot.pod_entries);
+  doc["machineState"] = MachineStateToJson(snapshot.machine_state, snapshot.pod_entries);
+  doc["netqos"] = json{{"format", kSnapshotFormat}, {"seq", seq}};
+  doc["checksum"] = Fnv1a64(Dump(doc));
+  NETQOS_RETURN_IF_ERROR(WriteSnapshotFile(Dump(doc)));
+  written_snapshot_seq_ = seq;
+
+  // The snapshot is durable: the sealed segments it covers can go.
+  std::vector<Segment> covered;
+  {
+    std::lock_guard lock(mu_);
+    auto keep = std::stable_partition(sealed_.begin(), sealed_.end(),
+                                      [seq](const Segment& s) { return s.last_seq > seq; });
+    covered.assign(keep, sealed_.end());
+    sealed_.erase(keep, sealed_.end());
+  }
+  Status result;
+  std::vector<Segment> failed;
+  for (const Segment& s : covered) {
+    if (::unlink(s.path.c_str()) != 0 && errno != ENOENT) {
+      if (result.ok()) result = IoError("unlink", s.path, errno);
+      failed.push_back(s);  // retried after the next snapshot
+    }
+  }
+  if (!failed.empty()) {
+    std::lock_guard lock(mu_);
+    sealed_.insert(sealed_.begin(), failed.begin(), failed.end());
+  }
+  // Not strictly needed (a resurrected segment only holds records <= seq, which replay skips),
+  // but it keeps a given-up corrupt segment from coming back after a crash.
+  if (failed.size() != covered.size()) {
+    Status st = FsyncDir(options_.dir);
+    if (result.ok()) result = st;
+  }
+  return result;
+}
+
+}  // namespace netqos::checkpoint

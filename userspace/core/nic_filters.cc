@@ -1,0 +1,100 @@
+#include "core/nic_filters.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "core/constants.h"
+#include "core/numa_set.h"
+
+namespace netqos::core {
+namespace {
+
+std::string Get(const StringMap& m, const char* key) {
+  auto it = m.find(key);
+  return it == m.end() ? std::string() : it->second;
+}
+
+bool InHostNs(const Nic& nic) { return nic.id.netns.empty(); }
+
+}  // namespace
+
+bool NamespaceAllows(const Nic& nic, const StringMap& annotations) {
+  std::string t = Get(annotations, kNamespaceTypeKey);
+  if (t == kHostNs) return InHostNs(nic);
+  if (t == kAntiHostNs) return !InHostNs(nic);
+  return true;
+}
+
+bool NicPreferred(const Nic& nic, const StringMap& annotations) {
+  std::string t = Get(annotations, kNamespaceTypeKey);
+  // host_ns / anti_host_ns mismatches are errors upstream, but the namespace filter has already
+  // removed such NICs, so "not preferred" is equivalent here.
+  if (t == kHostNs || t == kHostNsPreferred) return InHostNs(nic);
+  if (t == kAntiHostNs || t == kAntiHostNsPreferred) return !InHostNs(nic);
+  return true;
+}
+
+bool AffinityRestricted(const StringMap& annotations) {
+  return Get(annotations, kTopologyAffinityRestrictedKey) == "true";
+}
+
+bool NamespaceRestricted(const StringMap& annotations) {
+  std::string t = Get(annotations, kNamespaceTypeKey);
+  return t == kHostNs || t == kAntiHostNs;
+}
+
+FilterOutcome FilterNics(const std::vector<NicCandidate>& nics, uint32_t request_mbps,
+                         const StringMap& annotations, const std::optional<TopologyHint>& hint) {
+  FilterOutcome out;
+  std::vector<const NicCandidate*> passed;
+  for (const NicCandidate& c : nics) {
+    std::string id = c.nic->id.Identifier();
+    if (!c.nic->healthy) {
+      out.reasons.push_back(id + ": unhealthy (" + c.nic->unhealthy_reason + ")");
+    } else if (c.free_egress < request_mbps || c.free_ingress < request_mbps) {
+      out.reasons.push_back(id + ": free egress " + std::to_string(c.free_egress) + " / ingress " +
+                            std::to_string(c.free_ingress) + " Mbps");
+    } else if (!NamespaceAllows(*c.nic, annotations)) {
+      out.reasons.push_back(id + ": " + kNamespaceTypeKey + " " +
+                            Get(annotations, kNamespaceTypeKey) + " excludes it");
+    } else {
+      passed.push_back(&c);
+    }
+  }
+  if (!hint) {
+    out.selected = std::move(passed);
+    return out;
+  }
+  // Upstream builds a set of ints from the hint; an id that does not fit filters out everything.
+  NumaSet hint_set;
+  bool representable = true;
+  for (uint64_t n : hint->nodes) {
+    if (n > static_cast<uint64_t>(INT_MAX)) {
+      representable = false;
+      break;
+    }
+    hint_set.insert(static_cast<int>(n));
+  }
+  std::string hint_text = representable ? FormatNumaList(hint_set) : "(out of range)";
+  const NicCandidate* exact = nullptr;
+  std::vector<const NicCandidate*> subsets;
+  for (const NicCandidate* c : passed) {
+    if (representable && c->siblings == hint_set) {
+      if (exact == nullptr) exact = c;
+    } else if (representable && std::includes(hint_set.begin(), hint_set.end(), c->siblings.begin(),
+                                              c->siblings.end())) {
+      subsets.push_back(c);
+    } else {
+      out.reasons.push_back(c->nic->id.Identifier() + ": NUMA nodes " +
+                            FormatNumaList(c->siblings) + " do not fit hint " + hint_text);
+    }
+  }
+  if (exact != nullptr) {
+    out.selected = {exact};
+  } else {
+    out.selected = std::move(subsets);
+  }
+  return out;
+}
+
+}  // namespace netqos::core

@@ -1,0 +1,38 @@
+// The NIC filter chain of spec 4.1 (health, bandwidth, namespace type, hint) and the namespace
+// preference of 4.3. Each excluded NIC gets a reason, so a failed allocation can say why.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+
+namespace netqos::core {
+
+// What the filters need to know about one managed NIC.
+struct NicCandidate {
+  const Nic* nic = nullptr;
+  uint32_t free_egress = 0;
+  uint32_t free_ingress = 0;
+  NumaSet siblings;  // NUMA nodes of the socket holding the NIC
+};
+
+struct FilterOutcome {
+  std::vector<const NicCandidate*> selected;  // in input order
+  std::vector<std::string> reasons;           // "<identifier>: <why>", one per excluded NIC
+};
+
+// The flattened network enhancement values that steer selection.
+bool NamespaceAllows(const Nic& nic, const StringMap& annotations);
+bool NicPreferred(const Nic& nic, const StringMap& annotations);
+bool AffinityRestricted(const StringMap& annotations);
+bool NamespaceRestricted(const StringMap& annotations);
+
+// healthy -> free >= request in both directions -> namespace_type -> hint (when set: the first
+// NIC whose sibling set equals the hint, else every NIC whose sibling set is a subset of it).
+FilterOutcome FilterNics(const std::vector<NicCandidate>& nics, uint32_t request_mbps,
+                         const StringMap& annotations, const std::optional<TopologyHint>& hint);
+
+}  // namespace netqos::core

@@ -1,0 +1,230 @@
+// The operator subcommands (allocations, capacity) and the plugin-watcher ones (plugin-info,
+// notify-registered).
+#include "core/constants.h"
+#include "ctl/commands.h"
+#include "ctl/ctl.h"
+#include "ctl/render.h"
+#include "ctl/table.h"
+#include "netqos/admin/v1/admin.grpc.pb.h"
+#include "pluginregistration/v1/api.grpc.pb.h"
+#include "resourceplugin/v1alpha1/api.grpc.pb.h"
+
+namespace netqos::ctl {
+namespace {
+
+using Json = nlohmann::json;
+namespace admin = ::netqos::admin::v1;
+namespace reg = ::pluginregistration;
+
+std::string Or(const std::string& s, const char* dash = "-") { return s.empty() ? dash : s; }
+
+Json BandwidthJson(const admin::Bandwidth& b) {
+  return {{"capacity", b.capacity()},
+          {"reservation", b.reservation()},
+          {"allocatable", b.allocatable()},
+          {"allocated", b.allocated()},
+          {"free", b.free()}};
+}
+
+std::string Pair(uint32_t egress, uint32_t ingress) {
+  return std::to_string(egress) + "/" + std::to_string(ingress);
+}
+
+}  // namespace
+
+int CmdAllocations(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
+  auto conn = Connection::Open(g, err);
+  if (!conn) return kExitRpcError;
+  auto stub = admin::Admin::NewStub(conn->channel());
+  grpc::ClientContext ctx;
+  conn->Prepare(&ctx);
+  admin::ListAllocationsResponse resp;
+  auto s = stub->ListAllocations(&ctx, admin::ListAllocationsRequest{}, &resp);
+  if (!s.ok()) return ReportRpcError("ListAllocations", s, err);
+  if (g.json) {
+    Json list = Json::array();
+    for (const auto& a : resp.allocations()) {
+      list.push_back({{"pod_uid", a.pod_uid()},
+                      {"pod_namespace", a.pod_namespace()},
+                      {"pod_name", a.pod_name()},
+                      {"container_name", a.container_name()},
+                      {"container_type", a.container_type()},
+                      {"qos_level", a.qos_level()},
+                      {"nic", a.nic()},
+                      {"netns", a.netns()},
+                      {"if_name", a.if_name()},
+                      {"egress_mbps", a.egress_mbps()},
+                      {"ingress_mbps", a.ingress_mbps()},
+                      {"numa_nodes", a.numa_nodes()},
+                      {"net_class_id", a.net_class_id()}});
+    }
+    out << Json{{"allocations", list}}.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (resp.allocations().empty()) {
+    out << "no allocations\n";
+    return kExitOk;
+  }
+  Table t(
+      {"POD", "UID", "CONTAINER", "TYPE", "QOS", "NIC", "EGRESS", "INGRESS", "NUMA", "CLASSID"});
+  for (const auto& a : resp.allocations()) {
+    t.AddRow({a.pod_namespace() + "/" + a.pod_name(), a.pod_uid(), Or(a.container_name(), "<pod>"),
+              a.container_type(), Or(a.qos_level()), Or(a.nic()), std::to_string(a.egress_mbps()),
+              std::to_string(a.ingress_mbps()), Or(a.numa_nodes()), Or(a.net_class_id())});
+  }
+  t.Print(out);
+  return kExitOk;
+}
+
+int CmdCapacity(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
+  auto conn = Connection::Open(g, err);
+  if (!conn) return kExitRpcError;
+  admin::GetCapacityResponse cap;
+  {
+    auto stub = admin::Admin::NewStub(conn->channel());
+    grpc::ClientContext ctx;
+    conn->Prepare(&ctx);
+    auto s = stub->GetCapacity(&ctx, admin::GetCapacityRequest{}, &cap);
+    if (!s.ok()) return ReportRpcError("GetCapacity", s, err);
+  }
+  rp::GetTopologyAwareAllocatableResourcesResponse alloc;
+  {
+    auto stub = rp::ResourcePlugin::NewStub(conn->channel());
+    grpc::ClientContext ctx;
+    conn->Prepare(&ctx);
+    auto s = stub->GetTopologyAwareAllocatableResources(
+        &ctx, rp::GetTopologyAwareAllocatableResourcesRequest{}, &alloc);
+    if (!s.ok()) return ReportRpcError("GetTopologyAwareAllocatableResources", s, err);
+  }
+  const auto it = alloc.allocatable_resources().find(core::kResourceName);
+  const rp::AllocatableTopologyAwareResource* kubelet =
+      it == alloc.allocatable_resources().end() ? nullptr : &it->second;
+
+  if (g.json) {
+    Json nics = Json::array();
+    for (const auto& n : cap.nics()) {
+      nics.push_back({{"nic", n.nic()},
+                      {"netns", n.netns()},
+                      {"name", n.name()},
+                      {"speed_mbps", n.speed_mbps()},
+                      {"numa_node", n.numa_node()},
+                      {"socket", n.socket()},
+                      {"healthy", n.healthy()},
+                      {"unhealthy_reason", n.unhealthy_reason()},
+                      {"egress", BandwidthJson(n.egress())},
+                      {"ingress", BandwidthJson(n.ingress())},
+                      {"containers", n.containers()}});
+    }
+    Json view = nullptr;
+    if (kubelet) {
+      Json a = Json::array();
+      Json c = Json::array();
+      for (const auto& q : kubelet->topology_aware_allocatable_quantity_list()) {
+        a.push_back(ToJson(q));
+      }
+      for (const auto& q : kubelet->topology_aware_capacity_quantity_list()) {
+        c.push_back(ToJson(q));
+      }
+      view = {{"aggregated_allocatable_quantity", kubelet->aggregated_allocatable_quantity()},
+              {"aggregated_capacity_quantity", kubelet->aggregated_capacity_quantity()},
+              {"topology_aware_allocatable_quantity_list", a},
+              {"topology_aware_capacity_quantity_list", c}};
+    }
+    out << Json{{"nics", nics}, {"kubelet_allocatable", view}}.dump(2) << "\n";
+    return kExitOk;
+  }
+
+  Table t({"NIC", "SPEED", "NUMA", "SOCKET", "HEALTHY", "CAPACITY", "RESERVED", "ALLOCATABLE",
+           "ALLOCATED", "FREE", "CONTAINERS"});
+  for (const auto& n : cap.nics()) {
+    const auto& e = n.egress();
+    const auto& i = n.ingress();
+    t.AddRow({n.nic(), std::to_string(n.speed_mbps()), std::to_string(n.numa_node()),
+              std::to_string(n.socket()),
+              n.healthy() ? "yes" : "no (" + Or(n.unhealthy_reason(), "unknown") + ")",
+              Pair(e.capacity(), i.capacity()), Pair(e.reservation(), i.reservation()),
+              Pair(e.allocatable(), i.allocatable()), Pair(e.allocated(), i.allocated()),
+              Pair(e.free(), i.free()), std::to_string(n.containers())});
+  }
+  out << "NICs (Mbps, egress/ingress):\n";
+  if (t.empty()) {
+    out << "no NICs\n";
+  } else {
+    t.Print(out);
+  }
+  if (kubelet) {
+    out << "\nreported to the kubelet: allocatable "
+        << NumberText(kubelet->aggregated_allocatable_quantity()) << " / capacity "
+        << NumberText(kubelet->aggregated_capacity_quantity()) << " Mbps\n";
+    Table k({"NIC", "SOCKET", "ALLOCATABLE", "CAPACITY"});
+    const auto& a = kubelet->topology_aware_allocatable_quantity_list();
+    const auto& c = kubelet->topology_aware_capacity_quantity_list();
+    for (int idx = 0; idx < a.size(); ++idx) {
+      const std::string capacity = idx < c.size() ? NumberText(c[idx].resource_value()) : "-";
+      // The resource identifier ("<netns>-<name>") tells same-named NICs in two namespaces apart.
+      const auto id = a[idx].annotations().find(core::kResourceIdentifierKey);
+      const std::string nic = id == a[idx].annotations().end() ? a[idx].name() : id->second;
+      k.AddRow({nic, std::to_string(a[idx].node()), NumberText(a[idx].resource_value()), capacity});
+    }
+    if (!k.empty()) k.Print(out);
+  }
+  return kExitOk;
+}
+
+int CmdPluginInfo(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
+  auto conn = Connection::Open(g, err);
+  if (!conn) return kExitRpcError;
+  auto stub = reg::Registration::NewStub(conn->channel());
+  grpc::ClientContext ctx;
+  conn->Prepare(&ctx);
+  reg::PluginInfo info;
+  auto s = stub->GetInfo(&ctx, reg::InfoRequest{}, &info);
+  if (!s.ok()) return ReportRpcError("GetInfo", s, err);
+  Json versions = Json::array();
+  std::string versions_text;
+  for (const auto& v : info.supported_versions()) {
+    versions.push_back(v);
+    versions_text += (versions_text.empty() ? "" : ",") + v;
+  }
+  if (g.json) {
+    out << Json{{"type", info.type()},
+                {"name", info.name()},
+                {"endpoint", info.endpoint()},
+                {"supported_versions", versions}}
+               .dump(2)
+        << "\n";
+    return kExitOk;
+  }
+  PrintKeyValues({{"type", info.type()},
+                  {"name", info.name()},
+                  {"endpoint", Or(info.endpoint(), "(empty: the socket itself)")},
+                  {"supported_versions", Or(versions_text)}},
+                 out);
+  return kExitOk;
+}
+
+int CmdNotifyRegistered(const GlobalOptions& g, const std::optional<std::string>& error,
+                        std::ostream& out, std::ostream& err) {
+  auto conn = Connection::Open(g, err);
+  if (!conn) return kExitRpcError;
+  auto stub = reg::Registration::NewStub(conn->channel());
+  grpc::ClientContext ctx;
+  conn->Prepare(&ctx);
+  reg::RegistrationStatus req;
+  req.set_plugin_registered(!error.has_value());
+  if (error) req.set_error(*error);
+  reg::RegistrationStatusResponse resp;
+  auto s = stub->NotifyRegistrationStatus(&ctx, req, &resp);
+  if (!s.ok()) return ReportRpcError("NotifyRegistrationStatus", s, err);
+  if (g.json) {
+    out << Json{{"plugin_registered", req.plugin_registered()}, {"error", req.error()}}.dump(2)
+        << "\n";
+  } else {
+    out << "notified plugin_registered=" << (req.plugin_registered() ? "true" : "false");
+    if (error) out << " error=\"" << *error << "\"";
+    out << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace netqos::ctl

@@ -1,0 +1,115 @@
+// Command-line surface of netqosctl (CLI11) and dispatch to the subcommands.
+#include "ctl/ctl.h"
+
+#include <CLI/CLI.hpp>
+#include <exception>
+
+#include "ctl/commands.h"
+
+namespace netqos::ctl {
+namespace {
+
+void AddRequestFlags(CLI::App* cmd, RequestFlags* f) {
+  cmd->add_option("--pod-uid", f->pod_uid, "pod UID")->required();
+  cmd->add_option("--pod-namespace", f->pod_namespace, "pod namespace")->capture_default_str();
+  cmd->add_option("--pod-name", f->pod_name, "pod name");
+  cmd->add_option("--container", f->container, "container name (not with --pod)");
+  cmd->add_option("--container-type", f->container_type, "MAIN, INIT, SIDECAR or EPHEMERAL")
+      ->capture_default_str();
+  cmd->add_option("--container-index", f->container_index, "container index");
+  cmd->add_option("--mbps", f->mbps, "requested bandwidth in Mbps")->capture_default_str();
+  cmd->add_option("--qos", f->qos,
+                  "QoS level (sets the katalyst.kubewharf.io/qos_level annotation and label)");
+  cmd->add_option("--annotation", f->annotations, "pod annotation key=value (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--label", f->labels, "pod label key=value (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--hint", f->hint, "request hint: NUMA nodes, e.g. 0,1 or 0-3");
+  cmd->add_flag("--preferred", f->preferred, "mark the request hint preferred");
+  cmd->add_flag("--pod", f->pod_level,
+                "use the pod-level RPCs (GetPodTopologyHints/AllocateForPod)");
+}
+
+int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"netqosctl: talk to netqosd (the Katalyst-compatible network QRM plugin)",
+               "netqosctl"};
+  app.require_subcommand(1);
+  app.fallthrough();  // global flags may follow the subcommand
+
+  GlobalOptions g;
+  g.socket = kDefaultSocket;
+  app.add_option("--socket", g.socket, "netqosd's unix socket")->capture_default_str();
+  app.add_flag("--json", g.json, "print a JSON document instead of tables");
+  app.add_option("--timeout", g.timeout_seconds, "RPC deadline in seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+
+  RequestFlags hints_flags;
+  auto* hints = app.add_subcommand("hints", "ask for topology hints (GetTopologyHints)");
+  AddRequestFlags(hints, &hints_flags);
+
+  RequestFlags alloc_flags;
+  auto* allocate = app.add_subcommand("allocate", "allocate bandwidth (Allocate)");
+  AddRequestFlags(allocate, &alloc_flags);
+
+  std::string remove_uid;
+  auto* remove = app.add_subcommand("remove", "release a pod's bandwidth (RemovePod)");
+  remove->add_option("--pod-uid", remove_uid, "pod UID")->required();
+
+  auto* allocations = app.add_subcommand("allocations", "list what the daemon holds");
+  auto* capacity = app.add_subcommand("capacity", "per-NIC capacity and what the kubelet sees");
+
+  std::string ta_uid;
+  std::string ta_container;
+  auto* topo = app.add_subcommand("topology-aware",
+                                  "one container's allocation (GetTopologyAwareResources)");
+  topo->add_option("--pod-uid", ta_uid, "pod UID")->required();
+  topo->add_option("--container", ta_container, "container name")->required();
+
+  auto* options = app.add_subcommand("options", "plugin options (GetResourcePluginOptions)");
+  auto* info = app.add_subcommand("plugin-info", "plugin watcher identity (GetInfo)");
+
+  std::string notify_error;
+  auto* notify = app.add_subcommand("notify-registered",
+                                    "tell the plugin it was registered (NotifyRegistrationStatus)");
+  auto* error_opt =
+      notify->add_option("--error", notify_error, "report a failed registration with this error");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e, out, err);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  if (hints->parsed()) return CmdHints(g, hints_flags, out, err);
+  if (allocate->parsed()) return CmdAllocate(g, alloc_flags, out, err);
+  if (remove->parsed()) return CmdRemove(g, remove_uid, out, err);
+  if (allocations->parsed()) return CmdAllocations(g, out, err);
+  if (capacity->parsed()) return CmdCapacity(g, out, err);
+  if (topo->parsed()) return CmdTopologyAware(g, ta_uid, ta_container, out, err);
+  if (options->parsed()) return CmdOptions(g, out, err);
+  if (info->parsed()) return CmdPluginInfo(g, out, err);
+  if (notify->parsed()) {
+    std::optional<std::string> error;
+    if (error_opt->count() > 0) error = notify_error;
+    return CmdNotifyRegistered(g, error, out, err);
+  }
+  err << "netqosctl: no subcommand\n";
+  return kExitUsage;
+}
+
+}  // namespace
+
+int RunCtl(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  try {
+    return Dispatch(argc, argv, out, err);
+  } catch (const std::exception& e) {
+    err << "netqosctl: " << e.what() << "\n";
+    return kExitRpcError;
+  }
+}
+
+}  // namespace netqos::ctl

@@ -1,0 +1,38 @@
+#include "ctl/table.h"
+
+#include <algorithm>
+
+namespace netqos::ctl {
+
+void Table::Print(std::ostream& out) const {
+  std::vector<size_t> widths(header_.size(), 0);
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  };
+  measure(header_);
+  for (const auto& row : rows_) measure(row);
+  auto print = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t i = 0; i < widths.size(); ++i) {
+      const std::string cell = i < row.size() ? row[i] : "";
+      line += cell;
+      if (i + 1 < widths.size()) line += std::string(widths[i] - cell.size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  };
+  print(header_);
+  for (const auto& row : rows_) print(row);
+}
+
+void PrintKeyValues(const std::vector<std::pair<std::string, std::string>>& kv, std::ostream& out) {
+  size_t width = 0;
+  for (const auto& [k, v] : kv) width = std::max(width, k.size());
+  for (const auto& [k, v] : kv) {
+    out << k << ":" << std::string(width - k.size() + 1, ' ') << v << "\n";
+  }
+}
+
+}  // namespace netqos::ctl

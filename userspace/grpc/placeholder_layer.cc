@@ -1,1 +1,0 @@
-// Placeholder so the layer library has a source; delete once the layer has real files.

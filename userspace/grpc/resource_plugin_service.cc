@@ -1,0 +1,192 @@
+#include "grpc/resource_plugin_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "grpc/grpc_status.h"
+#include "grpc/rpc_guard.h"
+#include "grpc/translate.h"
+
+namespace netqos::grpcadapter {
+namespace {
+
+// "ns/name" as the log lines print a pod.
+std::string PodRef(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+
+grpc::Status Failed(const char* rpc, const std::string& pod, const std::string& uid,
+                    const std::string& container, const Status& status) {
+  spdlog::warn("rpc failed rpc={} pod={} uid={} container={} code={} error=\"{}\"", rpc, pod, uid,
+               container, StatusCodeName(status.code()), status.message());
+  return ToGrpcStatus(status);
+}
+
+double RequestedMbps(const google::protobuf::Map<std::string, double>& requests) {
+  auto it = requests.find(core::kResourceName);
+  return it == requests.end() ? 0 : it->second;
+}
+
+std::string HintsSummary(const core::HintsResponse& resp) {
+  if (!resp.hints) return "nil";
+  return std::to_string(resp.hints->size());
+}
+
+}  // namespace
+
+ResourcePluginService::ResourcePluginService(service::AllocationService& service)
+    : ResourcePluginService(service, Options{}) {}
+
+ResourcePluginService::ResourcePluginService(service::AllocationService& service, Options options)
+    : service_(service), options_(std::move(options)) {}
+
+grpc::Status ResourcePluginService::GetTopologyHints(Ctx*, const pb::ResourceRequest* req,
+                                                     pb::ResourceHintsResponse* resp) {
+  return RunGuarded("GetTopologyHints", [&] {
+    const auto pod = PodRef(req->pod_namespace(), req->pod_name());
+    spdlog::debug("rpc called rpc=GetTopologyHints pod={} uid={} container={} type={} mbps={}", pod,
+                  req->pod_uid(), req->container_name(),
+                  pb::ContainerType_Name(req->container_type()),
+                  RequestedMbps(req->resource_requests()));
+    auto hints = service_.GetTopologyHints(ToCore(*req));
+    if (!hints.ok()) {
+      return Failed("GetTopologyHints", pod, req->pod_uid(), req->container_name(), hints.status());
+    }
+    spdlog::debug("hints computed pod={} uid={} container={} hints={}", pod, req->pod_uid(),
+                  req->container_name(), HintsSummary(*hints));
+    ToProto(*req, *hints, resp);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status ResourcePluginService::GetPodTopologyHints(Ctx*, const pb::PodResourceRequest* req,
+                                                        pb::PodResourceHintsResponse* resp) {
+  return RunGuarded("GetPodTopologyHints", [&] {
+    const auto pod = PodRef(req->pod_namespace(), req->pod_name());
+    spdlog::debug("rpc called rpc=GetPodTopologyHints pod={} uid={} mbps={}", pod, req->pod_uid(),
+                  RequestedMbps(req->resource_requests()));
+    auto hints = service_.GetPodTopologyHints(ToCore(*req));
+    if (!hints.ok()) return Failed("GetPodTopologyHints", pod, req->pod_uid(), "", hints.status());
+    spdlog::debug("hints computed pod={} uid={} hints={}", pod, req->pod_uid(),
+                  HintsSummary(*hints));
+    ToProto(*req, *hints, resp);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status ResourcePluginService::Allocate(Ctx*, const pb::ResourceRequest* req,
+                                             pb::ResourceAllocationResponse* resp) {
+  return RunGuarded("Allocate", [&] {
+    const auto pod = PodRef(req->pod_namespace(), req->pod_name());
+    spdlog::debug("rpc called rpc=Allocate pod={} uid={} container={} type={} mbps={}", pod,
+                  req->pod_uid(), req->container_name(),
+                  pb::ContainerType_Name(req->container_type()),
+                  RequestedMbps(req->resource_requests()));
+    auto alloc = service_.Allocate(ToCore(*req));
+    if (!alloc.ok()) {
+      return Failed("Allocate", pod, req->pod_uid(), req->container_name(), alloc.status());
+    }
+    std::string nic = "-";
+    if (alloc->allocation_annotations) {
+      auto it = alloc->allocation_annotations->find(options_.nic_name_annotation_key);
+      if (it != alloc->allocation_annotations->end()) nic = it->second;
+    }
+    spdlog::info("allocated pod={} uid={} container={} type={} nic={} mbps={} result=\"{}\"", pod,
+                 req->pod_uid(), req->container_name(),
+                 pb::ContainerType_Name(req->container_type()), nic, alloc->allocated_quantity,
+                 alloc->has_allocation ? alloc->allocation_result : "<none>");
+    ToProto(*req, *alloc, resp);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status ResourcePluginService::AllocateForPod(Ctx*, const pb::PodResourceRequest* req,
+                                                   pb::PodResourceAllocationResponse* resp) {
+  return RunGuarded("AllocateForPod", [&] {
+    const auto pod = PodRef(req->pod_namespace(), req->pod_name());
+    spdlog::debug("rpc called rpc=AllocateForPod pod={} uid={} mbps={}", pod, req->pod_uid(),
+                  RequestedMbps(req->resource_requests()));
+    auto alloc = service_.AllocateForPod(ToCore(*req));
+    if (!alloc.ok()) return Failed("AllocateForPod", pod, req->pod_uid(), "", alloc.status());
+    std::string nic = "-";
+    if (alloc->allocation_annotations) {
+      auto it = alloc->allocation_annotations->find(options_.nic_name_annotation_key);
+      if (it != alloc->allocation_annotations->end()) nic = it->second;
+    }
+    spdlog::info("allocated pod={} uid={} container=<pod> nic={} mbps={} result=\"{}\"", pod,
+                 req->pod_uid(), nic, alloc->allocated_quantity,
+                 alloc->has_allocation ? alloc->allocation_result : "<none>");
+    ToProto(*req, *alloc, resp);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status ResourcePluginService::RemovePod(Ctx*, const pb::RemovePodRequest* req,
+                                              pb::RemovePodResponse*) {
+  return RunGuarded("RemovePod", [&] {
+    spdlog::debug("rpc called rpc=RemovePod uid={}", req->pod_uid());
+    Status status = service_.RemovePod(req->pod_uid());
+    if (!status.ok()) return Failed("RemovePod", "-", req->pod_uid(), "", status);
+    spdlog::info("pod removed uid={}", req->pod_uid());
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status ResourcePluginService::GetResourcesAllocation(Ctx*,
+                                                           const pb::GetResourcesAllocationRequest*,
+                                                           pb::GetResourcesAllocationResponse*) {
+  // Empty by design: need_reconcile is false, so the kubelet never relies on this view.
+  return RunGuarded("GetResourcesAllocation", [] {
+    spdlog::debug("rpc called rpc=GetResourcesAllocation");
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status ResourcePluginService::GetTopologyAwareResources(
+    Ctx*, const pb::GetTopologyAwareResourcesRequest* req,
+    pb::GetTopologyAwareResourcesResponse* resp) {
+  return RunGuarded("GetTopologyAwareResources", [&] {
+    spdlog::debug("rpc called rpc=GetTopologyAwareResources uid={} container={}", req->pod_uid(),
+                  req->container_name());
+    auto res = service_.GetTopologyAwareResources(req->pod_uid(), req->container_name());
+    if (!res.ok()) {
+      return Failed("GetTopologyAwareResources", "-", req->pod_uid(), req->container_name(),
+                    res.status());
+    }
+    ToProto(*res, resp);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status ResourcePluginService::GetTopologyAwareAllocatableResources(
+    Ctx*, const pb::GetTopologyAwareAllocatableResourcesRequest*,
+    pb::GetTopologyAwareAllocatableResourcesResponse* resp) {
+  return RunGuarded("GetTopologyAwareAllocatableResources", [&] {
+    spdlog::debug("rpc called rpc=GetTopologyAwareAllocatableResources");
+    auto res = service_.GetTopologyAwareAllocatableResources();
+    if (!res.ok())
+      return Failed("GetTopologyAwareAllocatableResources", "-", "-", "", res.status());
+    ToProto(*res, resp);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status ResourcePluginService::GetResourcePluginOptions(Ctx*, const pb::Empty*,
+                                                             pb::ResourcePluginOptions* resp) {
+  return RunGuarded("GetResourcePluginOptions", [&] {
+    spdlog::debug("rpc called rpc=GetResourcePluginOptions");
+    ToProto(service_.Options(), resp);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status ResourcePluginService::PreStartContainer(Ctx*, const pb::PreStartContainerRequest* req,
+                                                      pb::PreStartContainerResponse*) {
+  return RunGuarded("PreStartContainer", [&] {
+    spdlog::debug("rpc called rpc=PreStartContainer pod={} uid={} container={}",
+                  PodRef(req->pod_namespace(), req->pod_name()), req->pod_uid(),
+                  req->container_name());
+    return grpc::Status::OK;
+  });
+}
+
+}  // namespace netqos::grpcadapter

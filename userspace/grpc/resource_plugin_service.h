@@ -1,0 +1,59 @@
+// ResourcePluginService: the kubelet-facing resourceplugin.v1alpha1.ResourcePlugin service.
+// Each handler translates the request, calls the AllocationService and translates the result
+// back; no policy lives here. Handlers never throw: any exception becomes INTERNAL.
+#pragma once
+
+#include <string>
+
+#include "core/constants.h"
+#include "resourceplugin/v1alpha1/api.grpc.pb.h"
+#include "service/allocation_service.h"
+
+namespace netqos::grpcadapter {
+
+class ResourcePluginService final : public ::resourceplugin::v1alpha1::ResourcePlugin::Service {
+ public:
+  struct Options {
+    // Allocation annotation that names the chosen NIC; only used for the decision log line.
+    std::string nic_name_annotation_key = core::kDefaultNicNameAnnotationKey;
+  };
+
+  explicit ResourcePluginService(service::AllocationService& service);
+  ResourcePluginService(service::AllocationService& service, Options options);
+
+  using Ctx = grpc::ServerContext;
+
+  grpc::Status GetTopologyHints(Ctx* ctx, const ::resourceplugin::v1alpha1::ResourceRequest* req,
+                                ::resourceplugin::v1alpha1::ResourceHintsResponse* resp) override;
+  grpc::Status GetPodTopologyHints(
+      Ctx* ctx, const ::resourceplugin::v1alpha1::PodResourceRequest* req,
+      ::resourceplugin::v1alpha1::PodResourceHintsResponse* resp) override;
+  grpc::Status RemovePod(Ctx* ctx, const ::resourceplugin::v1alpha1::RemovePodRequest* req,
+                         ::resourceplugin::v1alpha1::RemovePodResponse* resp) override;
+  grpc::Status GetResourcesAllocation(
+      Ctx* ctx, const ::resourceplugin::v1alpha1::GetResourcesAllocationRequest* req,
+      ::resourceplugin::v1alpha1::GetResourcesAllocationResponse* resp) override;
+  grpc::Status GetTopologyAwareResources(
+      Ctx* ctx, const ::resourceplugin::v1alpha1::GetTopologyAwareResourcesRequest* req,
+      ::resourceplugin::v1alpha1::GetTopologyAwareResourcesResponse* resp) override;
+  grpc::Status GetTopologyAwareAllocatableResources(
+      Ctx* ctx, const ::resourceplugin::v1alpha1::GetTopologyAwareAllocatableResourcesRequest* req,
+      ::resourceplugin::v1alpha1::GetTopologyAwareAllocatableResourcesResponse* resp) override;
+  grpc::Status GetResourcePluginOptions(
+      Ctx* ctx, const ::resourceplugin::v1alpha1::Empty* req,
+      ::resourceplugin::v1alpha1::ResourcePluginOptions* resp) override;
+  grpc::Status Allocate(Ctx* ctx, const ::resourceplugin::v1alpha1::ResourceRequest* req,
+                        ::resourceplugin::v1alpha1::ResourceAllocationResponse* resp) override;
+  grpc::Status AllocateForPod(
+      Ctx* ctx, const ::resourceplugin::v1alpha1::PodResourceRequest* req,
+      ::resourceplugin::v1alpha1::PodResourceAllocationResponse* resp) override;
+  grpc::Status PreStartContainer(
+      Ctx* ctx, const ::resourceplugin::v1alpha1::PreStartContainerRequest* req,
+      ::resourceplugin::v1alpha1::PreStartContainerResponse* resp) override;
+
+ private:
+  service::AllocationService& service_;
+  Options options_;
+};
+
+}  // namespace netqos::grpcadapter
