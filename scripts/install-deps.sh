@@ -9,6 +9,8 @@ PACKAGES=(
   # gRPC, protobuf and the libraries the daemon and CLI link
   protobuf-compiler protobuf-compiler-grpc libgrpc++-dev libprotobuf-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+  # kernel topology: netlink (links, addresses, live notifications)
+  libnl-3-dev libnl-route-3-dev
   # tests
   catch2 iproute2 procps
 )
