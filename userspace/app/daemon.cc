@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <iostream>
+#include <optional>
 #include <memory>
 #include <spdlog/spdlog.h>
 #include <system_error>
@@ -19,7 +21,8 @@
 #include "grpc/registration_service.h"
 #include "grpc/resource_plugin_service.h"
 #include "service/allocation_service.h"
-#include "topology/topology_file_source.h"
+#include "app/allocatable_namespaces.h"
+#include "app/topology_setup.h"
 
 namespace netqos::app {
 namespace {
@@ -71,15 +74,19 @@ int RunDaemon(const DaemonConfig& config) {
   ::signal(SIGPIPE, SIG_IGN);
 
   SetupLogging(config.log_level);
-  spdlog::info("netqosd starting enforcement={} state_dir={} topology_file={}",
-               config.enforcement, config.EffectiveStateDir(), config.topology_file);
+  spdlog::info("netqosd starting enforcement={} state_dir={} topology={}", config.enforcement,
+               config.EffectiveStateDir(),
+               config.topology_file.empty() ? std::string("kernel") : config.topology_file);
 
-  auto source = topology::TopologyFileSource::Create(config.topology_file, config.NetnsDir());
-  if (!source.ok()) return Fail(source.status());
-  auto topo = (*source)->Read();
+  auto choice = MakeTopologySource(config);
+  if (!choice.ok()) return Fail(choice.status());
+  core::TopologySource* source = choice->source.get();
+  auto topo = source->Read();
   if (!topo.ok()) return Fail(topo.status());
+  const std::vector<std::string> allocatable_ns = config.machine_net_allocatable_ns;
 
-  auto policy = core::StaticPolicy::Create(config.policy, std::move(*topo));
+  auto policy = core::StaticPolicy::Create(
+      config.policy, FilterAllocatableNamespaces(std::move(*topo), allocatable_ns));
   if (!policy.ok()) return Fail(policy.status());
   for (const auto& nic : policy->nics()) {
     const auto& st = policy->machine_state().at(nic.id);
@@ -109,7 +116,7 @@ int RunDaemon(const DaemonConfig& config) {
   rp_opts.nic_name_annotation_key = config.policy.annotation_keys.nic_name;
   grpcadapter::ResourcePluginService resource_plugin(**svc, rp_opts);
   grpcadapter::RegistrationService registration;
-  grpcadapter::AdminService admin(**svc);
+  grpcadapter::AdminService admin(**svc, choice->description);
 
   auto server = grpcadapter::PluginServer::Create(config.qrm_socket_dirs,
                                                   {&resource_plugin, &registration, &admin});
@@ -122,8 +129,9 @@ int RunDaemon(const DaemonConfig& config) {
   }
 
   service::AllocationService* service_ptr = svc->get();
-  if (Status st = (*source)->Watch([service_ptr](core::Topology t) {
-        Status u = service_ptr->UpdateTopology(std::move(t));
+  if (Status st = source->Watch([service_ptr, allocatable_ns](core::Topology t) {
+        Status u = service_ptr->UpdateTopology(
+            FilterAllocatableNamespaces(std::move(t), allocatable_ns));
         if (!u.ok()) spdlog::error("topology update rejected, keeping the previous one: {}", u.message());
       });
       !st.ok()) {
@@ -135,8 +143,10 @@ int RunDaemon(const DaemonConfig& config) {
     int sig = 0;
     if (sigwait(&signals, &sig) != 0) continue;
     if (sig == SIGHUP) {
-      auto t = (*source)->Read();
-      Status st = t.ok() ? service_ptr->UpdateTopology(std::move(*t)) : t.status();
+      auto t = source->Read();
+      Status st = t.ok() ? service_ptr->UpdateTopology(
+                               FilterAllocatableNamespaces(std::move(*t), allocatable_ns))
+                         : t.status();
       if (st.ok()) spdlog::info("topology reloaded on SIGHUP");
       else spdlog::error("topology reload on SIGHUP failed, keeping the previous one: {}", st.message());
       continue;

@@ -9,4 +9,7 @@ namespace netqos::app {
 // Returns the process exit code.
 int RunDaemon(const DaemonConfig& config);
 
+// --print-topology: discovers once with the same flags, prints what the daemon would see, exits.
+int PrintTopology(const DaemonConfig& config);
+
 }  // namespace netqos::app

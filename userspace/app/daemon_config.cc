@@ -142,6 +142,20 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   // netqos.
   app.add_option("--topology-file", c.topology_file,
                  "netqos: read NUMA nodes and NICs from this JSON file instead of the kernel");
+  app.add_option("--nic-allow", c.nic_allow,
+                 "netqos: also count links whose name matches these shell globs as NICs "
+                 "(default: PCI devices and bonds only), e.g. 'veth*,eth1'")
+      ->delimiter(',');
+  app.add_option("--nic-deny", c.nic_deny,
+                 "netqos: never count links whose name matches these shell globs (wins over "
+                 "--nic-allow)")
+      ->delimiter(',');
+  app.add_option("--nic-speed-override", c.nic_speed_overrides,
+                 "netqos: NAME=MBPS speed for a link whose speed the kernel does not know "
+                 "(repeatable)");
+  app.add_flag("--print-topology", c.print_topology,
+               "netqos: discover the topology once with these flags, print it and exit");
+  app.add_flag("--json", c.json, "netqos: with --print-topology, print JSON");
   app.add_option("--enforcement", c.enforcement,
                  "netqos: enforcement mode: none (allocation only) or bpf");
   app.add_option("--kubelet-register-socket", c.kubelet_register_socket,
@@ -221,9 +235,12 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
     if (d.empty()) return InvalidArgument("--qrm-socket-dirs contains an empty directory name");
   if (c.EffectiveStateDir().empty())
     return InvalidArgument("--qrm-state-dir must not be empty");
-  if (c.topology_file.empty())
-    return InvalidArgument("--topology-file is required: kernel topology discovery is not "
-                           "available in this build yet");
+  if (!c.topology_file.empty() &&
+      (!c.nic_allow.empty() || !c.nic_deny.empty() || !c.nic_speed_overrides.empty()))
+    return InvalidArgument("--nic-allow, --nic-deny and --nic-speed-override apply to kernel "
+                           "discovery; they cannot be combined with --topology-file");
+  if (c.json && !c.print_topology)
+    return InvalidArgument("--json only applies to --print-topology");
   return Status::Ok();
 }
 

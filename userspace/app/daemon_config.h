@@ -34,7 +34,12 @@ struct DaemonConfig {
   bool enable_nic_allocation_reactor = true;
 
   // netqos flags.
-  std::string topology_file;
+  std::string topology_file;  // "" = discover from the kernel (netlink + sysfs)
+  std::vector<std::string> nic_allow;
+  std::vector<std::string> nic_deny;
+  std::vector<std::string> nic_speed_overrides;  // NAME=MBPS
+  bool print_topology = false;
+  bool json = false;
   std::string enforcement = "none";
   std::string kubelet_register_socket;
   std::string nic_selection = "random";
@@ -47,6 +52,12 @@ struct DaemonConfig {
   }
   std::string NetnsDir() const {
     return machine_net_ns_dir.empty() ? "/var/run/netns" : machine_net_ns_dir;
+  }
+  // Where named namespaces are looked for: the flag, or both common locations (/var/run is a
+  // symlink to /run on most hosts; duplicates are dropped by the topology source).
+  std::vector<std::string> NetnsDirs() const {
+    if (!machine_net_ns_dir.empty()) return {machine_net_ns_dir};
+    return {"/var/run/netns", "/run/netns"};
   }
 };
 

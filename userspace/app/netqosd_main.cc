@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   try {
     auto parsed = netqos::app::ParseDaemonFlags(argc, argv);
     if (!parsed.config) return parsed.exit_code;
+    if (parsed.config->print_topology) return netqos::app::PrintTopology(*parsed.config);
     return netqos::app::RunDaemon(*parsed.config);
   } catch (const std::exception& e) {
     std::cerr << "netqosd: fatal: " << e.what() << "\n";

@@ -40,6 +40,7 @@ int CmdOptions(const GlobalOptions& g, std::ostream& out, std::ostream& err);
 
 int CmdAllocations(const GlobalOptions& g, std::ostream& out, std::ostream& err);
 int CmdCapacity(const GlobalOptions& g, std::ostream& out, std::ostream& err);
+int CmdTopology(const GlobalOptions& g, std::ostream& out, std::ostream& err);
 int CmdPluginInfo(const GlobalOptions& g, std::ostream& out, std::ostream& err);
 int CmdNotifyRegistered(const GlobalOptions& g, const std::optional<std::string>& error,
                         std::ostream& out, std::ostream& err);

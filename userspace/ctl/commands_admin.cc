@@ -1,10 +1,11 @@
-// The operator subcommands (allocations, capacity) and the plugin-watcher ones (plugin-info,
+// The operator subcommands (allocations, capacity, topology) and the plugin-watcher ones (plugin-info,
 // notify-registered).
 #include "core/constants.h"
 #include "ctl/commands.h"
 #include "ctl/ctl.h"
 #include "ctl/render.h"
 #include "ctl/table.h"
+#include "ctl/topology_view.h"
 #include "netqos/admin/v1/admin.grpc.pb.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
 #include "resourceplugin/v1alpha1/api.grpc.pb.h"
@@ -73,6 +74,19 @@ int CmdAllocations(const GlobalOptions& g, std::ostream& out, std::ostream& err)
               std::to_string(a.ingress_mbps()), Or(a.numa_nodes()), Or(a.net_class_id())});
   }
   t.Print(out);
+  return kExitOk;
+}
+
+int CmdTopology(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
+  auto conn = Connection::Open(g, err);
+  if (!conn) return kExitRpcError;
+  auto stub = admin::Admin::NewStub(conn->channel());
+  grpc::ClientContext ctx;
+  conn->Prepare(&ctx);
+  admin::GetTopologyResponse resp;
+  auto s = stub->GetTopology(&ctx, admin::GetTopologyRequest{}, &resp);
+  if (!s.ok()) return ReportRpcError("GetTopology", s, err);
+  PrintTopology(resp, g.json, out);
   return kExitOk;
 }
 

@@ -60,6 +60,8 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
 
   auto* allocations = app.add_subcommand("allocations", "list what the daemon holds");
   auto* capacity = app.add_subcommand("capacity", "per-NIC capacity and what the kubelet sees");
+  auto* topology = app.add_subcommand(
+      "topology", "the NICs the daemon sees: namespace, ifindex, speed, NUMA, IPs, health");
 
   std::string ta_uid;
   std::string ta_container;
@@ -89,6 +91,7 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
   if (remove->parsed()) return CmdRemove(g, remove_uid, out, err);
   if (allocations->parsed()) return CmdAllocations(g, out, err);
   if (capacity->parsed()) return CmdCapacity(g, out, err);
+  if (topology->parsed()) return CmdTopology(g, out, err);
   if (topo->parsed()) return CmdTopologyAware(g, ta_uid, ta_container, out, err);
   if (options->parsed()) return CmdOptions(g, out, err);
   if (info->parsed()) return CmdPluginInfo(g, out, err);

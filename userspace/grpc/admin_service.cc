@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "core/numa_set.h"
 #include "grpc/rpc_guard.h"
 
@@ -75,6 +77,51 @@ void FillCapacity(const service::AllocationService::View& view, admin::GetCapaci
     }
     c->set_containers(containers);
   }
+}
+
+void FillTopology(const service::AllocationService::View& view, admin::GetTopologyResponse* out) {
+  for (const auto& node : view.numa_nodes) {
+    auto* n = out->add_numa_nodes();
+    n->set_id(node.id);
+    n->set_socket(node.socket);
+  }
+  for (const auto& nic : view.topology_nics) {
+    auto* t = out->add_nics();
+    t->set_nic(nic.id.Identifier());
+    t->set_netns(nic.id.netns);
+    t->set_name(nic.id.name);
+    t->set_ifindex(nic.ifindex);
+    t->set_speed_mbps(nic.speed_mbps);
+    t->set_numa_node(nic.numa_node);
+    t->set_socket(SocketOf(nic, view.numa_nodes));
+    for (const auto& ip : nic.ipv4) t->add_ipv4(ip);
+    for (const auto& ip : nic.ipv6) t->add_ipv6(ip);
+    t->set_netns_path(nic.netns_path);
+    t->set_pci_address(nic.pci_address);
+    // Health is the policy's verdict for managed NICs; a NIC it never managed was never usable.
+    auto managed = std::find_if(view.nics.begin(), view.nics.end(),
+                                [&](const core::Nic& m) { return m.id == nic.id; });
+    t->set_managed(managed != view.nics.end());
+    if (managed != view.nics.end()) {
+      t->set_healthy(managed->healthy);
+      t->set_unhealthy_reason(managed->unhealthy_reason);
+    } else {
+      t->set_healthy(false);
+      t->set_unhealthy_reason(!nic.enabled ? "link disabled since start"
+                              : (nic.ipv4.empty() && nic.ipv6.empty()) ? "no IP address since start"
+                                                                       : nic.unhealthy_reason);
+    }
+  }
+}
+
+grpc::Status AdminService::GetTopology(grpc::ServerContext*, const admin::GetTopologyRequest*,
+                                       admin::GetTopologyResponse* resp) {
+  return RunGuarded("GetTopology", [&] {
+    spdlog::debug("rpc called rpc=GetTopology");
+    resp->set_source(topology_source_);
+    FillTopology(service_.Snapshot(), resp);
+    return grpc::Status::OK;
+  });
 }
 
 grpc::Status AdminService::ListAllocations(grpc::ServerContext*,

@@ -101,8 +101,8 @@ Status AllocationService::UpdateTopology(core::Topology topology) {
 
 AllocationService::View AllocationService::Snapshot() {
   std::lock_guard lk(mu_);
-  return View{policy_.nics(), policy_.topology().numa_nodes, policy_.pod_entries(),
-              policy_.machine_state()};
+  return View{policy_.nics(), policy_.topology().nics, policy_.topology().numa_nodes,
+              policy_.pod_entries(), policy_.machine_state()};
 }
 
 Status AllocationService::CommitLocked(const core::StateChange& change) {

@@ -47,7 +47,8 @@ class AllocationService {
 
   // Consistent copies for operators and metrics.
   struct View {
-    std::vector<core::Nic> nics;
+    std::vector<core::Nic> nics;           // managed NICs, with the policy's health verdict
+    std::vector<core::Nic> topology_nics;  // every NIC the topology source reported
     std::vector<core::NumaNode> numa_nodes;
     core::PodEntries pod_entries;
     core::MachineState machine_state;

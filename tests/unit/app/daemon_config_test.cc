@@ -95,7 +95,8 @@ TEST_CASE("bad flags and values are rejected") {
       {kTopo, "--pod-annotation-qos-level-shared-selector=novalue"},
       {kTopo, "--qos-enhancement-default-values==x"},
       {kTopo, "--skip-network-state-corruption=maybe"},
-      {},  // no topology source in this build
+      {kTopo, "--nic-allow=veth*"},
+      {"--json"},
   };
   for (const auto& args : bad) {
     const std::string last = args.empty() ? std::string("<none>") : args.back();
@@ -106,7 +107,7 @@ TEST_CASE("bad flags and values are rejected") {
   }
 }
 
-TEST_CASE("--help and --version exit 0 without a config") {
+TEST_CASE("help and version exit 0 without a config") {
   for (const char* f : {"--help", "--version"}) {
     auto r = Parse({f});
     CHECK_FALSE(r.config);

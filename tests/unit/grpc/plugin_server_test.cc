@@ -140,7 +140,7 @@ TEST_CASE("a wiped socket directory is recreated and served within a second", "[
   CHECK(Answers(path));
 }
 
-TEST_CASE("two directories are served; the same directory twice is served once", "[grpc][server]") {
+TEST_CASE("two directories are served, the same directory twice is served once", "[grpc][server]") {
   TempDir tmp;
   RegistrationService reg;
   const std::string d1 = tmp.path() + "/one";

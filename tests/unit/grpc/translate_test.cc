@@ -87,7 +87,7 @@ TEST_CASE("an unset hint is nullopt, an empty one is not", "[grpc][translate]") 
   CHECK(ToCore(req).hint->nodes.empty());
 }
 
-TEST_CASE("container types map one to one; unknown values act as MAIN", "[grpc][translate]") {
+TEST_CASE("container types map one to one, unknown values act as MAIN", "[grpc][translate]") {
   pb::ResourceRequest req;
   req.set_container_type(pb::INIT);
   CHECK(ToCore(req).container_type == core::ContainerType::kInit);
@@ -207,7 +207,7 @@ TEST_CASE("allocation response follows packAllocationResponse", "[grpc][translat
   REQUIRE(pod_out.allocation_result().resource_allocation().count(core::kResourceName) == 1);
 }
 
-TEST_CASE("INIT allocation leaves allocation_result unset; sidecar has no annotations",
+TEST_CASE("INIT allocation leaves allocation_result unset, sidecar has no annotations",
           "[grpc][translate]") {
   core::AllocationResponse init;
   init.resource_name = core::kResourceName;

@@ -1,0 +1,65 @@
+#include "ctl/topology_view.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "ctl/table.h"
+
+namespace netqos::ctl {
+namespace {
+
+std::string Join(const google::protobuf::RepeatedPtrField<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
+  return out.empty() ? "-" : out;
+}
+
+std::string Known(int64_t v) { return v < 0 ? "?" : std::to_string(v); }
+
+}  // namespace
+
+void PrintTopology(const ::netqos::admin::v1::GetTopologyResponse& topo, bool json,
+                   std::ostream& out) {
+  if (json) {
+    nlohmann::json numa = nlohmann::json::array();
+    for (const auto& n : topo.numa_nodes()) numa.push_back({{"id", n.id()}, {"socket", n.socket()}});
+    nlohmann::json nics = nlohmann::json::array();
+    for (const auto& n : topo.nics()) {
+      nics.push_back({{"nic", n.nic()},
+                      {"netns", n.netns()},
+                      {"name", n.name()},
+                      {"ifindex", n.ifindex()},
+                      {"speed_mbps", n.speed_mbps()},
+                      {"numa_node", n.numa_node()},
+                      {"socket", n.socket()},
+                      {"ipv4", std::vector<std::string>(n.ipv4().begin(), n.ipv4().end())},
+                      {"ipv6", std::vector<std::string>(n.ipv6().begin(), n.ipv6().end())},
+                      {"healthy", n.healthy()},
+                      {"unhealthy_reason", n.unhealthy_reason()},
+                      {"managed", n.managed()},
+                      {"netns_path", n.netns_path()},
+                      {"pci_address", n.pci_address()}});
+    }
+    out << nlohmann::json{{"source", topo.source()}, {"numa_nodes", numa}, {"nics", nics}}.dump(2)
+        << "\n";
+    return;
+  }
+  out << "source: " << topo.source() << "\nNUMA nodes (socket):";
+  for (const auto& n : topo.numa_nodes()) out << " " << n.id() << "(" << n.socket() << ")";
+  out << "\n";
+  if (topo.nics().empty()) {
+    out << "no NICs\n";
+    return;
+  }
+  Table t({"NETNS", "NIC", "IFINDEX", "SPEED", "NUMA", "SOCKET", "IPV4", "IPV6", "HEALTH", "WHY"});
+  for (const auto& n : topo.nics()) {
+    t.AddRow({n.netns().empty() ? "<host>" : n.netns(), n.name(), std::to_string(n.ifindex()),
+              Known(n.speed_mbps()), Known(n.numa_node()), std::to_string(n.socket()),
+              Join(n.ipv4()), Join(n.ipv6()), n.healthy() ? "healthy" : "unhealthy",
+              n.healthy() ? "-" : n.unhealthy_reason()});
+  }
+  t.Print(out);
+}
+
+}  // namespace netqos::ctl
