@@ -125,3 +125,24 @@ TEST_CASE("e2e: bad topology file or flags stop the daemon with a clear message"
   CHECK(bad_rsv.WaitExit() != 0);
   CHECK_THAT(bad_rsv.Log(), Catch::Contains("reservation"));
 }
+
+TEST_CASE("e2e: --qrm-enable-in-memory-state carries the on-disk checkpoint over") {
+  Harness h;
+  h.Start();
+  REQUIRE(AllocateHost(h, "p1", "c1", 5000).ok());
+  CHECK(h.daemon().Stop(SIGKILL) == 128 + SIGKILL);
+
+  const std::string in_memory = h.root() + "/shm-state";
+  auto flags = FixtureFlags();
+  flags.push_back("--qrm-enable-in-memory-state");
+  flags.push_back("--qrm-state-dir-in-memory=" + in_memory);
+  h.Start(flags);
+  CHECK(AllocatedQuantity(h, "p1", "c1") == 5000);
+  REQUIRE(AllocateHost(h, "p2", "c1", 1000).ok());
+  CHECK(h.daemon().Stop(SIGTERM) == 0);
+  CHECK(std::filesystem::exists(in_memory + "/network_plugin_state"));
+
+  // The in-memory checkpoint is now the current one: it holds p2, the on-disk one does not.
+  h.Start(flags);
+  CHECK(AllocatedQuantity(h, "p2", "c1") == 1000);
+}

@@ -2,16 +2,17 @@
 
 #include <signal.h>
 
-#include <filesystem>
-#include <iostream>
-#include <optional>
-#include <memory>
 #include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <memory>
 #include <system_error>
 #include <vector>
 
+#include "app/allocatable_namespaces.h"
 #include "app/logging.h"
 #include "app/random_nic_chooser.h"
+#include "app/topology_setup.h"
 #include "checkpoint/file_state_store.h"
 #include "core/constants.h"
 #include "core/policy.h"
@@ -21,8 +22,6 @@
 #include "grpc/registration_service.h"
 #include "grpc/resource_plugin_service.h"
 #include "service/allocation_service.h"
-#include "app/allocatable_namespaces.h"
-#include "app/topology_setup.h"
 
 namespace netqos::app {
 namespace {
