@@ -11,8 +11,12 @@ PACKAGES=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   # kernel topology: netlink (links, addresses, live notifications)
   libnl-3-dev libnl-route-3-dev
+  # eBPF dataplane: BPF compiler, skeleton generator, loader library
+  libbpf-dev bpftool clang llvm
+  # kubelet /pods client (http and https)
+  libcpp-httplib-dev libssl-dev
   # tests
-  catch2 iproute2 procps
+  catch2 iproute2 procps iperf3
 )
 
 missing=()

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The one ABI shared by the BPF programs (the .bpf.c files) and userspace (userspace/bpf/): map names,
+ * keys and values. Plain __u32/__u64 with explicit padding; a layout change needs a new _vN name.
+ */
+#ifndef NETQOS_ABI_H
+#define NETQOS_ABI_H
+
+#include <linux/types.h>
+
+/* QoS level of a container (Katalyst). */
+enum netqos_qos_level {
+	NETQOS_QOS_SYSTEM = 0,
+	NETQOS_QOS_DEDICATED = 1,
+	NETQOS_QOS_SHARED = 2,
+	NETQOS_QOS_RECLAIMED = 3,
+	NETQOS_QOS_UNKNOWN = 255,
+};
+
+/* Map names: used as C identifiers in the BPF objects and as pin file names. At most 15
+ * characters (the kernel keeps 16 bytes with the NUL); bump the suffix when a layout changes.
+ */
+#define NETQOS_MAP_CLASS netqos_cls_v1		/* hash: __u64 cgroup id -> netqos_class */
+#define NETQOS_MAP_CG_STATS netqos_cgst_v1	/* percpu hash: __u64 cgroup id -> netqos_counters */
+#define NETQOS_MAP_CLASS_STATS netqos_clst_v1	/* percpu hash: __u32 class id -> netqos_counters */
+#define NETQOS_MAP_SOCK_TAG netqos_sktag_v1	/* sk storage: socket -> netqos_sock_tag */
+
+#define NETQOS_STR_INNER(x) #x
+#define NETQOS_STR(x) NETQOS_STR_INNER(x)
+
+#define NETQOS_MAX_ENTRIES 65536
+
+/* Value of NETQOS_MAP_CLASS, keyed by the cgroup v2 id (== the cgroup directory's inode). */
+struct netqos_class {
+	__u32 priority;	    /* skb->priority = HTB class handle major:minor; 0 = leave untouched */
+	__u32 net_class_id; /* Katalyst class id; keys NETQOS_MAP_CLASS_STATS */
+	__u8 qos_level;	    /* enum netqos_qos_level */
+	__u8 pad[3];
+	__u32 flags; /* reserved, 0 */
+};
+
+/* Value of both counter maps (per CPU; userspace sums). */
+struct netqos_counters {
+	__u64 tx_bytes;
+	__u64 tx_packets;
+	__u64 rx_bytes;
+	__u64 rx_packets;
+	__u64 drops;
+};
+
+/* Value of NETQOS_MAP_SOCK_TAG: the cgroup a socket sent from, for the ingress path. */
+struct netqos_sock_tag {
+	__u64 cgroup_id;
+};
+
+#endif /* NETQOS_ABI_H */

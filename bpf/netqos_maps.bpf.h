@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Map definitions shared by every netqos BPF object. All are pinned by name under the daemon's
+ * pin directory, so the egress and ingress objects (and daemon restarts) share one instance.
+ */
+#ifndef NETQOS_MAPS_BPF_H
+#define NETQOS_MAPS_BPF_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "netqos_abi.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NETQOS_MAX_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct netqos_class);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} NETQOS_MAP_CLASS SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, NETQOS_MAX_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct netqos_counters);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} NETQOS_MAP_CG_STATS SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, NETQOS_MAX_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct netqos_counters);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} NETQOS_MAP_CLASS_STATS SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct netqos_sock_tag);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} NETQOS_MAP_SOCK_TAG SEC(".maps");
+
+/* Returns the counters for key in map, creating a zeroed entry on first use. NULL only when the
+ * map is full (the packet then goes uncounted; it is never dropped for that).
+ */
+static __always_inline struct netqos_counters *netqos_counters_get(void *map, const void *key)
+{
+	struct netqos_counters *c = bpf_map_lookup_elem(map, key);
+
+	if (c)
+		return c;
+	struct netqos_counters zero = {};
+
+	bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
+/* Adds one skb to the tx or rx side of the container and class counters (per CPU: no atomics). */
+static __always_inline void netqos_count(__u64 cgroup_id, __u32 class_id, __u64 bytes,
+					 __u64 packets, int rx)
+{
+	struct netqos_counters *c = netqos_counters_get(&NETQOS_MAP_CG_STATS, &cgroup_id);
+
+	if (c) {
+		if (rx) {
+			c->rx_bytes += bytes;
+			c->rx_packets += packets;
+		} else {
+			c->tx_bytes += bytes;
+			c->tx_packets += packets;
+		}
+	}
+	c = netqos_counters_get(&NETQOS_MAP_CLASS_STATS, &class_id);
+	if (c) {
+		if (rx) {
+			c->rx_bytes += bytes;
+			c->rx_packets += packets;
+		} else {
+			c->tx_bytes += bytes;
+			c->tx_packets += packets;
+		}
+	}
+}
+
+#endif /* NETQOS_MAPS_BPF_H */

@@ -1,0 +1,541 @@
+// The eBPF dataplane against the real kernel: programs loaded and attached to a temporary cgroup
+// tree, maps and links pinned in a temporary bpffs directory, BPF_PROG_TEST_RUN and real loopback
+// traffic from processes placed in the cgroups. Root only; everything is removed at the end.
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/magic.h>
+#include <linux/pkt_cls.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <netinet/in.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bpf/dataplane.h"
+
+namespace {
+
+using netqos::bpf::CgroupIdOf;
+using netqos::bpf::Dataplane;
+
+std::string Cgroup2Mount() {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // "<id> <parent> <dev> <root> <mount point> <opts> [optional...] - <fstype> <source> <opts>"
+    const size_t sep = line.find(" - ");
+    if (sep == std::string::npos) continue;
+    std::istringstream tail(line.substr(sep + 3));
+    std::string fstype;
+    tail >> fstype;
+    if (fstype != "cgroup2") continue;
+    std::istringstream head(line.substr(0, sep));
+    std::string id, parent, dev, root, mount_point;
+    head >> id >> parent >> dev >> root >> mount_point;
+    return mount_point;
+  }
+  return "";
+}
+
+bool IsBpffs(const std::string& path) {
+  struct statfs fs {};
+  return ::statfs(path.c_str(), &fs) == 0 && static_cast<unsigned long>(fs.f_type) == BPF_FS_MAGIC;
+}
+
+void RmdirRetry(const std::string& dir) {
+  // A reaped child leaves its cgroup asynchronously; rmdir may see EBUSY for a moment.
+  for (int i = 0; i < 100; ++i) {
+    if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// Temporary cgroups <cgroup2>/netqos-test-<pid>/{a,b} and a pin dir on a bpffs (under /sys/fs/bpf
+// when that is a bpffs, else on a private bpffs mounted for the test). Removed in the destructor.
+class BpfFixture {
+ public:
+  BpfFixture() {
+    const std::string tag = "netqos-test-" + std::to_string(::getpid());
+    const std::string mount = Cgroup2Mount();
+    if (mount.empty()) throw std::runtime_error("no cgroup2 mount in /proc/self/mountinfo");
+    cg_root_ = mount + "/" + tag;
+    MkdirOrThrow(cg_root_);
+    MkdirOrThrow(cg_a());
+    MkdirOrThrow(cg_b());
+    if (IsBpffs("/sys/fs/bpf")) {
+      pin_dir_ = "/sys/fs/bpf/" + tag;
+    } else {
+      own_bpffs_ = "/tmp/" + tag + "-bpffs";
+      MkdirOrThrow(own_bpffs_);
+      if (::mount("bpf", own_bpffs_.c_str(), "bpf", 0, "mode=0700") != 0) {
+        throw std::runtime_error("mount bpffs at " + own_bpffs_ + ": " + std::strerror(errno));
+      }
+      mounted_ = true;
+      pin_dir_ = own_bpffs_ + "/" + tag;
+    }
+  }
+  ~BpfFixture() {
+    (void)Dataplane::Uninstall(pin_dir_);
+    RmdirRetry(cg_a());
+    RmdirRetry(cg_b());
+    RmdirRetry(cg_root_);
+    if (mounted_) ::umount2(own_bpffs_.c_str(), MNT_DETACH);
+    if (!own_bpffs_.empty()) ::rmdir(own_bpffs_.c_str());
+  }
+  BpfFixture(const BpfFixture&) = delete;
+  BpfFixture& operator=(const BpfFixture&) = delete;
+
+  const std::string& pin_dir() const { return pin_dir_; }
+  const std::string& cg_root() const { return cg_root_; }
+  std::string cg_a() const { return cg_root_ + "/a"; }
+  std::string cg_b() const { return cg_root_ + "/b"; }
+  Dataplane::Options options() const {
+    Dataplane::Options o;
+    o.pin_dir = pin_dir_;
+    o.cgroup_path = cg_root_;
+    return o;
+  }
+
+ private:
+  static void MkdirOrThrow(const std::string& dir) {
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      throw std::runtime_error("mkdir " + dir + ": " + std::strerror(errno));
+    }
+  }
+  std::string cg_root_;
+  std::string pin_dir_;
+  std::string own_bpffs_;
+  bool mounted_ = false;
+};
+
+// Runs fn in a forked child that first joins cgroup_dir (if not empty); fn fills *out, which is
+// sent back through a pipe. Returns the child's exit code (0 = fn returned 0), or -1.
+template <typename T>
+int RunInChild(const std::string& cgroup_dir, const std::function<int(T*)>& fn, T* out) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    ::close(fds[0]);
+    int code = 0;
+    if (!cgroup_dir.empty()) {
+      std::ofstream procs(cgroup_dir + "/cgroup.procs");
+      procs << "0" << std::flush;  // "0" = the writing process
+      if (!procs) code = 100;
+    }
+    T result{};
+    if (code == 0) code = fn(&result);
+    if (::write(fds[1], &result, sizeof(result)) != static_cast<ssize_t>(sizeof(result))) code = 101;
+    ::_exit(code);
+  }
+  ::close(fds[1]);
+  T result{};
+  const ssize_t n = ::read(fds[0], &result, sizeof(result));
+  ::close(fds[0]);
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  if (n == static_cast<ssize_t>(sizeof(result)) && out != nullptr) *out = result;
+  return WEXITSTATUS(status);
+}
+
+// Ethernet + IPv4 + TCP/UDP header, ports in host order.
+std::vector<uint8_t> Packet(uint8_t proto, uint32_t saddr, uint16_t sport, uint32_t daddr,
+                            uint16_t dport) {
+  const size_t l4 = proto == IPPROTO_TCP ? sizeof(tcphdr) : sizeof(udphdr);
+  std::vector<uint8_t> pkt(sizeof(ethhdr) + sizeof(iphdr) + l4, 0);
+  ethhdr eth{};
+  eth.h_proto = htons(ETH_P_IP);
+  std::memcpy(pkt.data(), &eth, sizeof(eth));
+  iphdr ip{};
+  ip.version = 4;
+  ip.ihl = 5;
+  ip.ttl = 64;
+  ip.protocol = proto;
+  ip.tot_len = htons(static_cast<uint16_t>(sizeof(iphdr) + l4));
+  ip.saddr = htonl(saddr);
+  ip.daddr = htonl(daddr);
+  std::memcpy(pkt.data() + sizeof(eth), &ip, sizeof(ip));
+  uint8_t* l4p = pkt.data() + sizeof(eth) + sizeof(ip);
+  if (proto == IPPROTO_TCP) {
+    tcphdr tcp{};
+    tcp.source = htons(sport);
+    tcp.dest = htons(dport);
+    tcp.doff = 5;
+    tcp.ack = 1;
+    std::memcpy(l4p, &tcp, sizeof(tcp));
+  } else {
+    udphdr udp{};
+    udp.source = htons(sport);
+    udp.dest = htons(dport);
+    udp.len = htons(static_cast<uint16_t>(l4));
+    std::memcpy(l4p, &udp, sizeof(udp));
+  }
+  return pkt;
+}
+
+struct TestRunResult {
+  int err;
+  uint32_t retval;
+  uint32_t priority;
+};
+
+// BPF_PROG_TEST_RUN with ctx priority in_priority; the kernel runs it in the calling task.
+int TestRun(int prog_fd, std::vector<uint8_t> pkt, uint32_t in_priority, TestRunResult* r) {
+  __sk_buff ctx_in{};
+  ctx_in.priority = in_priority;
+  __sk_buff ctx_out{};
+  bpf_test_run_opts opts{};
+  opts.sz = sizeof(opts);
+  opts.data_in = pkt.data();
+  opts.data_size_in = static_cast<uint32_t>(pkt.size());
+  opts.ctx_in = &ctx_in;
+  opts.ctx_size_in = sizeof(ctx_in);
+  opts.ctx_out = &ctx_out;
+  opts.ctx_size_out = sizeof(ctx_out);
+  opts.repeat = 1;
+  r->err = bpf_prog_test_run_opts(prog_fd, &opts);
+  r->retval = opts.retval;
+  r->priority = ctx_out.priority;
+  return r->err == 0 ? 0 : 1;
+}
+
+std::string Sh(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r"); p != nullptr) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bpf_link_info LinkInfo(const std::string& path) {
+  bpf_link_info info{};
+  int fd = bpf_obj_get(path.c_str());
+  if (fd < 0) return info;
+  uint32_t len = sizeof(info);
+  (void)bpf_obj_get_info_by_fd(fd, &info, &len);
+  ::close(fd);
+  return info;
+}
+
+uint32_t ProgId(int prog_fd) {
+  bpf_prog_info info{};
+  uint32_t len = sizeof(info);
+  (void)bpf_obj_get_info_by_fd(prog_fd, &info, &len);
+  return info.id;
+}
+
+netqos_class Class(uint32_t priority, uint32_t net_class_id) {
+  netqos_class c{};
+  c.priority = priority;
+  c.net_class_id = net_class_id;
+  c.qos_level = NETQOS_QOS_SHARED;
+  return c;
+}
+
+constexpr uint32_t kLoopback = 0x7f000001;
+
+}  // namespace
+
+TEST_CASE("egress test-run sets priority and counts only classified cgroups", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto id_a = CgroupIdOf(fx.cg_a());
+  auto id_b = CgroupIdOf(fx.cg_b());
+  REQUIRE(id_a.ok());
+  REQUIRE(id_b.ok());
+  REQUIRE((*dp)->SetClass(*id_a, Class(0x10010, 7)).ok());
+
+  const int prog = (*dp)->EgressProgramFd();
+  const auto pkt = Packet(IPPROTO_TCP, kLoopback, 40000, kLoopback, 80);
+  std::function<int(TestRunResult*)> run = [&](TestRunResult* r) { return TestRun(prog, pkt, 5, r); };
+
+  TestRunResult hit{};
+  REQUIRE(RunInChild(fx.cg_a(), run, &hit) == 0);
+  CHECK(hit.retval == 1);
+  CHECK(hit.priority == 0x10010u);
+  auto ca = (*dp)->ContainerCounters(*id_a);
+  REQUIRE(ca.ok());
+  CHECK(ca->tx_packets == 1);
+  CHECK(ca->tx_bytes > 0);
+  CHECK(ca->rx_packets == 0);
+  auto cls = (*dp)->ClassCounters(7);
+  REQUIRE(cls.ok());
+  CHECK(cls->tx_packets == 1);
+
+  TestRunResult miss{};
+  REQUIRE(RunInChild(fx.cg_b(), run, &miss) == 0);
+  CHECK(miss.retval == 1);
+  CHECK(miss.priority == 5u);  // untouched
+  auto cb = (*dp)->ContainerCounters(*id_b);
+  REQUIRE(cb.ok());
+  CHECK(cb->tx_packets == 0);
+
+  // A class with priority 0 is counted but leaves skb->priority alone.
+  REQUIRE((*dp)->SetClass(*id_b, Class(0, 8)).ok());
+  REQUIRE(RunInChild(fx.cg_b(), run, &miss) == 0);
+  CHECK(miss.priority == 5u);
+  cb = (*dp)->ContainerCounters(*id_b);
+  REQUIRE(cb.ok());
+  CHECK(cb->tx_packets == 1);
+}
+
+TEST_CASE("class map API: set, list, clear, missing clear is OK", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  REQUIRE((*dp)->SetClass(11, Class(0x10001, 1)).ok());
+  REQUIRE((*dp)->SetClass(12, Class(0x10002, 2)).ok());
+  REQUIRE((*dp)->SetClass(11, Class(0x10003, 3)).ok());  // overwrite
+  auto list = (*dp)->ListClasses();
+  REQUIRE(list.ok());
+  REQUIRE(list->size() == 2);
+  for (const auto& [id, c] : *list) {
+    if (id == 11) CHECK(c.priority == 0x10003u);
+    if (id == 12) CHECK(c.net_class_id == 2u);
+  }
+  REQUIRE((*dp)->ClearClass(11).ok());
+  REQUIRE((*dp)->ClearClass(11).ok());
+  list = (*dp)->ListClasses();
+  REQUIRE(list.ok());
+  CHECK(list->size() == 1);
+  auto none = (*dp)->ContainerCounters(999999);
+  REQUIRE(none.ok());
+  CHECK(none->tx_packets == 0);
+}
+
+TEST_CASE("pins are visible to bpftool, reused by a second Open, and survive the loader", "[bpf]") {
+  BpfFixture fx;
+  const std::string cls_pin = fx.pin_dir() + "/" + netqos::bpf::kClassMapName;
+  const std::string link_pin = fx.pin_dir() + "/" + netqos::bpf::kEgressLinkPin;
+  auto root_id = CgroupIdOf(fx.cg_root());
+  REQUIRE(root_id.ok());
+
+  // The first loader is a process that exits: the link and the entry must outlive it.
+  int dummy = 0;
+  std::function<int(int*)> loader = [&](int*) {
+    auto dp = Dataplane::Open(fx.options());
+    if (!dp.ok()) return 2;
+    if (!(*dp)->SetClass(4242, Class(0x10020, 20)).ok()) return 3;
+    return 0;
+  };
+  REQUIRE(RunInChild(std::string(), loader, &dummy) == 0);
+
+  for (const char* name : {netqos::bpf::kClassMapName, netqos::bpf::kCgroupStatsMapName,
+                           netqos::bpf::kClassStatsMapName, netqos::bpf::kSockTagMapName,
+                           netqos::bpf::kEgressLinkPin}) {
+    INFO(name);
+    CHECK(Exists(fx.pin_dir() + "/" + name));
+  }
+  const bpf_link_info before = LinkInfo(link_pin);
+  CHECK(before.type == BPF_LINK_TYPE_CGROUP);
+  CHECK(before.cgroup.cgroup_id == *root_id);  // still attached, not defunct
+  CHECK(before.cgroup.attach_type == BPF_CGROUP_INET_EGRESS);
+
+  const std::string dump = Sh("bpftool map dump pinned " + cls_pin + " 2>&1");
+  INFO(dump);
+  CHECK(dump.find("priority") != std::string::npos);
+  CHECK(dump.find("net_class_id") != std::string::npos);
+
+  // Second Open: same maps (entry still there), same link, new program swapped in.
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto list = (*dp)->ListClasses();
+  REQUIRE(list.ok());
+  REQUIRE(list->size() == 1);
+  CHECK(list->front().first == 4242u);
+  CHECK(list->front().second.priority == 0x10020u);
+  const bpf_link_info after = LinkInfo(link_pin);
+  CHECK(after.id == before.id);
+  CHECK(after.prog_id != before.prog_id);
+  CHECK(after.prog_id == ProgId((*dp)->EgressProgramFd()));
+
+  // Uninstall removes everything and is idempotent.
+  dp->reset();
+  REQUIRE(Dataplane::Uninstall(fx.pin_dir()).ok());
+  CHECK(!Exists(fx.pin_dir()));
+  REQUIRE(Dataplane::Uninstall(fx.pin_dir()).ok());
+}
+
+TEST_CASE("Open refuses a pinned map with another layout, naming it", "[bpf]") {
+  BpfFixture fx;
+  REQUIRE(::mkdir(fx.pin_dir().c_str(), 0700) == 0);
+  const std::string cls_pin = fx.pin_dir() + "/" + netqos::bpf::kClassMapName;
+  // An "old build" class map: same name, smaller value.
+  const int fd = bpf_map_create(BPF_MAP_TYPE_HASH, netqos::bpf::kClassMapName, 8, 4, 1024, nullptr);
+  REQUIRE(fd >= 0);
+  REQUIRE(bpf_obj_pin(fd, cls_pin.c_str()) == 0);
+  ::close(fd);
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(!dp.ok());
+  CHECK(dp.status().code() == netqos::StatusCode::kFailedPrecondition);
+  CHECK(dp.status().message().find(netqos::bpf::kClassMapName) != std::string::npos);
+  CHECK(dp.status().message().find("--uninstall") != std::string::npos);
+}
+
+TEST_CASE("real UDP traffic is counted per container cgroup", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto id_a = CgroupIdOf(fx.cg_a());
+  auto id_b = CgroupIdOf(fx.cg_b());
+  REQUIRE(id_a.ok());
+  REQUIRE(id_b.ok());
+  REQUIRE((*dp)->SetClass(*id_a, Class(0x10010, 31)).ok());
+  REQUIRE((*dp)->SetClass(*id_b, Class(0x10020, 32)).ok());
+
+  // The receiver stays in the test's own cgroup, outside the attach point.
+  const int rx = ::socket(AF_INET, SOCK_DGRAM, 0);
+  REQUIRE(rx >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(kLoopback);
+  REQUIRE(::bind(rx, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  socklen_t alen = sizeof(addr);
+  REQUIRE(::getsockname(rx, reinterpret_cast<sockaddr*>(&addr), &alen) == 0);
+
+  constexpr int kDatagrams = 5;
+  int dummy = 0;
+  std::function<int(int*)> sender = [&](int*) {
+    const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
+    if (s < 0) return 2;
+    const char payload[100] = {};
+    for (int i = 0; i < kDatagrams; ++i) {
+      if (::sendto(s, payload, sizeof(payload), 0, reinterpret_cast<sockaddr*>(&addr),
+                   sizeof(addr)) != static_cast<ssize_t>(sizeof(payload))) {
+        return 3;
+      }
+    }
+    ::close(s);
+    return 0;
+  };
+  REQUIRE(RunInChild(fx.cg_a(), sender, &dummy) == 0);
+  ::close(rx);
+
+  auto ca = (*dp)->ContainerCounters(*id_a);
+  auto cb = (*dp)->ContainerCounters(*id_b);
+  REQUIRE(ca.ok());
+  REQUIRE(cb.ok());
+  CHECK(ca->tx_packets >= static_cast<uint64_t>(kDatagrams));
+  CHECK(ca->tx_bytes >= static_cast<uint64_t>(kDatagrams) * 100);
+  CHECK(cb->tx_packets == 0);
+  auto c31 = (*dp)->ClassCounters(31);
+  REQUIRE(c31.ok());
+  CHECK(c31->tx_packets >= static_cast<uint64_t>(kDatagrams));
+}
+
+TEST_CASE("ingress test-run finds the local socket's container via the egress tag", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto id_a = CgroupIdOf(fx.cg_a());
+  REQUIRE(id_a.ok());
+  REQUIRE((*dp)->SetClass(*id_a, Class(0x10030, 41)).ok());
+  const int ingress = (*dp)->IngressProgramFd();
+  REQUIRE(ingress >= 0);
+
+  // No socket for the packet: passes untouched.
+  TestRunResult none{};
+  REQUIRE(TestRun(ingress, Packet(IPPROTO_UDP, kLoopback, 1, kLoopback, 9), 3, &none) == 0);
+  CHECK(none.retval == static_cast<uint32_t>(TC_ACT_OK));
+  CHECK(none.priority == 3u);
+
+  // A socket in cgroup a, tagged by its first egress packet, then a packet "arriving" for it.
+  TestRunResult hit{};
+  std::function<int(TestRunResult*)> child = [&](TestRunResult* r) {
+    const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(kLoopback);
+    if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return 2;
+    socklen_t alen = sizeof(addr);
+    if (::getsockname(s, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) return 3;
+    const char byte = 0;
+    if (::sendto(s, &byte, 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 1) return 4;
+    const int rc = TestRun(ingress, Packet(IPPROTO_UDP, kLoopback, 5555, kLoopback,
+                                           ntohs(addr.sin_port)), 3, r);
+    ::close(s);
+    return rc;
+  };
+  REQUIRE(RunInChild(fx.cg_a(), child, &hit) == 0);
+  CHECK(hit.retval == static_cast<uint32_t>(TC_ACT_OK));
+  CHECK(hit.priority == 0x10030u);
+  auto ca = (*dp)->ContainerCounters(*id_a);
+  REQUIRE(ca.ok());
+  CHECK(ca->rx_packets == 1);  // the test-run packet (ingress is not attached to lo here)
+}
+
+TEST_CASE("a full class map is ResourceExhausted, naming the map", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  netqos::Status st;
+  uint64_t id = 1;
+  for (; id <= NETQOS_MAX_ENTRIES + 1; ++id) {
+    st = (*dp)->SetClass(id, Class(0x10001, 1));
+    if (!st.ok()) break;
+  }
+  CHECK(id == NETQOS_MAX_ENTRIES + 1);
+  CHECK(st.code() == netqos::StatusCode::kResourceExhausted);
+  CHECK(st.message().find(netqos::bpf::kClassMapName) != std::string::npos);
+  // Overwriting an existing entry still works when full.
+  CHECK((*dp)->SetClass(1, Class(0x10002, 2)).ok());
+}
+
+TEST_CASE("a pinned link left defunct by a removed cgroup is replaced on Open", "[bpf]") {
+  BpfFixture fx;
+  const std::string gone = fx.cg_root() + "/gone";
+  REQUIRE(::mkdir(gone.c_str(), 0755) == 0);
+  Dataplane::Options first = fx.options();
+  first.cgroup_path = gone;
+  {
+    auto dp = Dataplane::Open(first);
+    REQUIRE(dp.ok());
+  }
+  const std::string link_pin = fx.pin_dir() + "/" + netqos::bpf::kEgressLinkPin;
+  const bpf_link_info old_link = LinkInfo(link_pin);
+  REQUIRE(::rmdir(gone.c_str()) == 0);
+  // The kernel releases the cgroup's BPF state asynchronously after rmdir; then the link is
+  // defunct (cgroup_id 0) but still pinned.
+  for (int i = 0; i < 300 && LinkInfo(link_pin).cgroup.cgroup_id != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(LinkInfo(link_pin).cgroup.cgroup_id == 0u);
+  CHECK(Exists(link_pin));
+
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto root_id = CgroupIdOf(fx.cg_root());
+  REQUIRE(root_id.ok());
+  const bpf_link_info now = LinkInfo(link_pin);
+  CHECK(now.id != old_link.id);
+  CHECK(now.cgroup.cgroup_id == *root_id);
+}

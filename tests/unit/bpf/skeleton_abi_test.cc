@@ -1,0 +1,73 @@
+// Skeleton ABI: opens (never loads, so no privilege) each BPF skeleton and checks that the maps the
+// programs see have the names and key/value sizes of bpf/netqos_abi.h, which userspace uses.
+#include <bpf/libbpf.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
+
+#include "bpf/dataplane.h"
+#include "netqos_abi.h"
+#include "netqos_egress.skel.h"
+#include "netqos_ingress.skel.h"
+
+namespace {
+
+struct ExpectedMap {
+  const char* name;
+  uint32_t key_size;
+  uint32_t value_size;
+  bpf_map_type type;
+};
+
+const ExpectedMap kExpected[] = {
+    {netqos::bpf::kClassMapName, sizeof(uint64_t), sizeof(netqos_class), BPF_MAP_TYPE_HASH},
+    {netqos::bpf::kCgroupStatsMapName, sizeof(uint64_t), sizeof(netqos_counters),
+     BPF_MAP_TYPE_PERCPU_HASH},
+    {netqos::bpf::kClassStatsMapName, sizeof(uint32_t), sizeof(netqos_counters),
+     BPF_MAP_TYPE_PERCPU_HASH},
+    {netqos::bpf::kSockTagMapName, sizeof(int), sizeof(netqos_sock_tag), BPF_MAP_TYPE_SK_STORAGE},
+};
+
+void CheckObject(bpf_object* obj) {
+  for (const ExpectedMap& e : kExpected) {
+    INFO("map " << e.name);
+    CHECK(std::strlen(e.name) <= 15);
+    bpf_map* map = bpf_object__find_map_by_name(obj, e.name);
+    REQUIRE(map != nullptr);
+    CHECK(std::string(bpf_map__name(map)) == e.name);
+    CHECK(bpf_map__key_size(map) == e.key_size);
+    CHECK(bpf_map__value_size(map) == e.value_size);
+    CHECK(bpf_map__type(map) == e.type);
+    if (e.type != BPF_MAP_TYPE_SK_STORAGE) CHECK(bpf_map__max_entries(map) == NETQOS_MAX_ENTRIES);
+  }
+  bpf_map* map = nullptr;
+  bpf_object__for_each_map(map, obj) {
+    INFO("map " << bpf_map__name(map));
+    CHECK(std::strlen(bpf_map__name(map)) <= 15);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("egress skeleton maps match the ABI header", "[bpf][abi]") {
+  netqos_egress* skel = netqos_egress__open();
+  REQUIRE(skel != nullptr);
+  CheckObject(skel->obj);
+  CHECK(std::string(bpf_program__section_name(skel->progs.netqos_egress)) == "cgroup_skb/egress");
+  netqos_egress__destroy(skel);
+}
+
+TEST_CASE("ingress skeleton maps match the ABI header", "[bpf][abi]") {
+  netqos_ingress* skel = netqos_ingress__open();
+  REQUIRE(skel != nullptr);
+  CheckObject(skel->obj);
+  CHECK(std::string(bpf_program__section_name(skel->progs.netqos_ingress)) == "tc");
+  CHECK(skel->rodata->cfg_ifb_ifindex == 0);
+  netqos_ingress__destroy(skel);
+}
+
+TEST_CASE("CgroupIdOf rejects paths that are not cgroup2 directories", "[bpf]") {
+  CHECK(netqos::bpf::CgroupIdOf("/").status().code() == netqos::StatusCode::kInvalidArgument);
+  CHECK(!netqos::bpf::CgroupIdOf("/nonexistent/netqos").ok());
+}

@@ -1,0 +1,164 @@
+#include "cgroup/kubelet_pods_client.h"
+
+#include <httplib.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "support/files.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using netqos::StatusCode;
+using netqos::cgroup::KubeletPodsClient;
+using netqos::cgroup::KubeletPodsClientOptions;
+using netqos::cgroup::ParseKubeletUrl;
+using netqos::testing::TempDir;
+using netqos::testing::WriteFile;
+
+// A fake kubelet on 127.0.0.1 with a free port, serving /pods and a few failing endpoints.
+class FakeKubelet {
+ public:
+  FakeKubelet() {
+    server_.Get("/pods", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(
+          R"({"items":[{"metadata":{"uid":"u1","name":"p","namespace":"n"},
+             "status":{"qosClass":"Burstable",
+                       "containerStatuses":[{"name":"c","containerID":"containerd://abc"}]}}]})",
+          "application/json");
+    });
+    server_.Get("/broken", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("{oops", "application/json");
+    });
+    server_.Get("/fail", [](const httplib::Request&, httplib::Response& res) { res.status = 500; });
+    server_.Get("/denied", [](const httplib::Request&, httplib::Response& res) { res.status = 401; });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // The socket listens from bind on; wait for the accept loop so stop() can end it.
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~FakeKubelet() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string Url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+KubeletPodsClientOptions Options(const std::string& url) {
+  KubeletPodsClientOptions o;
+  o.url = url;
+  o.timeout = std::chrono::milliseconds(2000);
+  return o;
+}
+
+TEST_CASE("ParseKubeletUrl") {
+  auto u = ParseKubeletUrl("http://127.0.0.1:10255/pods");
+  REQUIRE(u.ok());
+  CHECK(u->scheme == "http");
+  CHECK(u->host == "127.0.0.1");
+  CHECK(u->port == 10255);
+  CHECK(u->path == "/pods");
+  auto s = ParseKubeletUrl("https://node-1");
+  REQUIRE(s.ok());
+  CHECK(s->port == 443);
+  CHECK(s->path == "/");
+  auto v6 = ParseKubeletUrl("https://[::1]:10250/pods");
+  REQUIRE(v6.ok());
+  CHECK(v6->host == "::1");
+  CHECK(v6->port == 10250);
+  for (const char* bad : {"127.0.0.1:10255/pods", "ftp://h/pods", "http://:80/", "http://h:x/",
+                          "http://h:70000/", "http://[::1/"}) {
+    auto r = ParseKubeletUrl(bad);
+    INFO(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(r.status().message(), Catch::Contains(bad));
+  }
+}
+
+TEST_CASE("KubeletPodsClient: lists pods over plain http") {
+  FakeKubelet kubelet;
+  auto client = KubeletPodsClient::Create(Options(kubelet.Url("/pods")));
+  REQUIRE(client.ok());
+  auto pods = (*client)->ListPods();
+  REQUIRE(pods.ok());
+  REQUIRE(pods->size() == 1);
+  CHECK((*pods)[0].uid == "u1");
+  REQUIRE((*pods)[0].containers.size() == 1);
+  CHECK((*pods)[0].containers[0].id == "abc");
+}
+
+TEST_CASE("KubeletPodsClient: errors name the URL") {
+  FakeKubelet kubelet;
+  struct Case {
+    std::string path;
+    StatusCode code;
+  };
+  for (const auto& c : {Case{"/broken", StatusCode::kInvalidArgument},
+                        Case{"/fail", StatusCode::kUnavailable},
+                        Case{"/denied", StatusCode::kPermissionDenied},
+                        Case{"/missing", StatusCode::kUnavailable}}) {
+    const std::string url = kubelet.Url(c.path);
+    auto client = KubeletPodsClient::Create(Options(url));
+    REQUIRE(client.ok());
+    auto pods = (*client)->ListPods();
+    INFO(url);
+    REQUIRE_FALSE(pods.ok());
+    CHECK(pods.status().code() == c.code);
+    CHECK_THAT(pods.status().message(), Catch::Contains(url));
+  }
+}
+
+TEST_CASE("KubeletPodsClient: connection refused is Unavailable naming the URL") {
+  int port = 0;
+  {
+    httplib::Server s;  // take a free port, then release it
+    port = s.bind_to_any_port("127.0.0.1");
+  }
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/pods";
+  auto client = KubeletPodsClient::Create(Options(url));
+  REQUIRE(client.ok());
+  auto pods = (*client)->ListPods();
+  REQUIRE_FALSE(pods.ok());
+  CHECK(pods.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(pods.status().message(), Catch::Contains(url));
+}
+
+TEST_CASE("KubeletPodsClient: https needs a readable, non-empty token file") {
+  TempDir tmp;
+  auto opts = Options("https://127.0.0.1:1/pods");
+  opts.token_file = tmp.file("absent");
+  auto client = KubeletPodsClient::Create(opts);
+  REQUIRE(client.ok());
+  auto pods = (*client)->ListPods();
+  REQUIRE_FALSE(pods.ok());
+  CHECK(pods.status().code() == StatusCode::kNotFound);
+  CHECK_THAT(pods.status().message(), Catch::Contains(tmp.file("absent")));
+
+  WriteFile(tmp.file("empty"), "\n");
+  opts.token_file = tmp.file("empty");
+  auto empty = (*KubeletPodsClient::Create(opts))->ListPods();
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.status().code() == StatusCode::kFailedPrecondition);
+
+  // With a token, the (closed) port gives a connection error naming the URL.
+  WriteFile(tmp.file("token"), "secret\n");
+  opts.token_file = tmp.file("token");
+  opts.insecure_skip_tls_verify = true;
+  auto refused = (*KubeletPodsClient::Create(opts))->ListPods();
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(refused.status().message(), Catch::Contains("https://127.0.0.1:1/pods"));
+}
+
+}  // namespace

@@ -1,0 +1,245 @@
+// HTB planning: class shapes, stable leaf minors across replans, exhaustion, parent-rate raising,
+// over-commit reports and validation errors. Pure; no kernel.
+#include "shaping/htb_plan.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+using netqos::StatusCode;
+using namespace netqos::shaping;
+
+namespace {
+
+constexpr uint32_t H(uint32_t minor) { return MakeHandle(kQdiscMajor, minor); }
+
+HtbPlan MustPlan(HtbPlanner& p, uint64_t link, const std::vector<ContainerAllocation>& cs) {
+  auto plan = p.Plan(link, cs);
+  INFO(plan.status().message());
+  REQUIRE(plan.ok());
+  return *plan;
+}
+
+std::vector<uint32_t> Handles(const HtbPlan& plan) {
+  std::vector<uint32_t> out;
+  for (const auto& c : plan.classes) out.push_back(c.handle);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("no containers: top class, four levels and their default leaves", "[shaping]") {
+  HtbPlanner p("eth0");
+  HtbPlan plan = MustPlan(p, 10000, {});
+  CHECK(plan.qdisc_handle == 0x100000u);
+  CHECK(plan.default_minor == 0x31u);
+  CHECK(Handles(plan) == std::vector<uint32_t>{H(1), H(0x10), H(0x11), H(0x20), H(0x21), H(0x30),
+                                               H(0x31), H(0x40), H(0x41)});
+  const PlannedClass* top = plan.Find(H(1));
+  REQUIRE(top);
+  CHECK(top->parent == H(0));
+  CHECK(top->rate_mbps == 10000);
+  CHECK(top->ceil_mbps == 10000);
+  const uint64_t rates[] = {500, 4000, 4000, 1500};
+  for (uint32_t i = 0; i < 4; ++i) {
+    const PlannedClass* lvl = plan.Find(H(0x10 * (i + 1)));
+    REQUIRE(lvl);
+    CHECK(lvl->parent == H(1));
+    CHECK(lvl->rate_mbps == rates[i]);
+    CHECK(lvl->ceil_mbps == 10000);
+    CHECK(lvl->prio == 0);  // HTB ignores prio on inner classes
+    const PlannedClass* dflt = plan.Find(H(0x10 * (i + 1) + 1));
+    REQUIRE(dflt);
+    CHECK(dflt->parent == lvl->handle);
+    CHECK(dflt->rate_mbps == rates[i]);  // no containers: the default leaf takes the guarantee
+    CHECK(dflt->ceil_mbps == 10000);
+    CHECK(dflt->prio == i);
+    CHECK_FALSE(dflt->container_key.has_value());
+  }
+  CHECK(plan.overcommit.empty());
+  CHECK(p.PriorityFor(42) == H(0x31));
+}
+
+TEST_CASE("one and many containers get capped leaves under their level", "[shaping]") {
+  HtbPlanner p("eth0");
+  HtbPlan one = MustPlan(p, 1000, {{7, QosLevel::kDedicated, 100}});
+  const PlannedClass* leaf = one.Find(H(0x100));
+  REQUIRE(leaf);
+  CHECK(leaf->parent == H(0x20));
+  CHECK(leaf->rate_mbps == 100);
+  CHECK(leaf->ceil_mbps == 100);
+  CHECK(leaf->prio == 1);
+  CHECK(leaf->container_key == std::optional<uint64_t>(7));
+  CHECK(one.Find(H(0x21))->rate_mbps == 300);  // 400 - 100
+  CHECK(one.Find(H(0x20))->rate_mbps == 400);
+  CHECK(p.PriorityFor(7) == 0x100100u);
+
+  HtbPlan many = MustPlan(p, 1000,
+                          {{7, QosLevel::kDedicated, 100},
+                           {8, QosLevel::kShared, 50},
+                           {9, QosLevel::kReclaimed, 20},
+                           {10, QosLevel::kSystem, 10},
+                           {11, QosLevel::kShared, 60}});
+  CHECK(many.classes.size() == 9 + 5);
+  CHECK(p.PriorityFor(7) == H(0x100));  // kept
+  for (uint64_t key : {8, 9, 10, 11}) {
+    auto m = p.MinorFor(key);
+    REQUIRE(m);
+    const PlannedClass* c = many.Find(H(*m));
+    REQUIRE(c);
+    CHECK(c->container_key == std::optional<uint64_t>(key));
+    CHECK(p.PriorityFor(key) == H(*m));
+  }
+  CHECK(many.Find(p.PriorityFor(8))->parent == H(0x30));
+  CHECK(many.Find(p.PriorityFor(9))->parent == H(0x40));
+  CHECK(many.Find(p.PriorityFor(10))->parent == H(0x10));
+  CHECK(many.Find(H(0x31))->rate_mbps == 400 - 110);
+  // Parents are listed before their children.
+  for (size_t i = 0; i < many.classes.size(); ++i) {
+    if (many.classes[i].parent == H(0)) continue;
+    bool parent_before = false;
+    for (size_t j = 0; j < i; ++j)
+      parent_before |= many.classes[j].handle == many.classes[i].parent;
+    CHECK(parent_before);
+  }
+}
+
+TEST_CASE("minors are stable across replans and freed minors are reused", "[shaping]") {
+  HtbPlanner p("eth0");
+  (void)MustPlan(
+      p, 1000,
+      {{1, QosLevel::kShared, 10}, {2, QosLevel::kShared, 10}, {3, QosLevel::kDedicated, 10}});
+  const uint32_t m1 = *p.MinorFor(1), m2 = *p.MinorFor(2), m3 = *p.MinorFor(3);
+  CHECK(m1 == 0x100);
+  CHECK(m2 == 0x101);
+  CHECK(m3 == 0x102);
+  // Remove 2, add 4: 4 reuses 2's minor; 1 and 3 keep theirs.
+  HtbPlan plan = MustPlan(
+      p, 1000,
+      {{3, QosLevel::kDedicated, 10}, {1, QosLevel::kShared, 20}, {4, QosLevel::kReclaimed, 5}});
+  CHECK(*p.MinorFor(1) == m1);
+  CHECK(*p.MinorFor(3) == m3);
+  CHECK_FALSE(p.MinorFor(2).has_value());
+  CHECK(*p.MinorFor(4) == m2);
+  CHECK(p.PriorityFor(2) == H(0x31));  // gone: default leaf
+  CHECK(plan.Find(H(m1))->rate_mbps == 20);
+  // A container that changes level keeps its minor (the installer re-creates the leaf).
+  (void)MustPlan(p, 1000, {{1, QosLevel::kReclaimed, 20}});
+  CHECK(*p.MinorFor(1) == m1);
+  // Replanning the same input gives the identical plan.
+  auto again1 = MustPlan(p, 1000, {{1, QosLevel::kReclaimed, 20}});
+  auto again2 = MustPlan(p, 1000, {{1, QosLevel::kReclaimed, 20}});
+  CHECK(again1.classes == again2.classes);
+}
+
+TEST_CASE("minor allocator: exhaustion, release and restore", "[shaping]") {
+  MinorAllocator a(0x100, 0x102);
+  CHECK(a.capacity() == 3);
+  CHECK(*a.Acquire(10) == 0x100);
+  CHECK(*a.Acquire(11) == 0x101);
+  CHECK(*a.Acquire(12) == 0x102);
+  CHECK(*a.Acquire(11) == 0x101);  // idempotent
+  auto full = a.Acquire(13);
+  REQUIRE_FALSE(full.ok());
+  CHECK(full.status().code() == StatusCode::kResourceExhausted);
+  a.Release(11);
+  CHECK(*a.Acquire(13) == 0x101);
+
+  MinorAllocator r;
+  REQUIRE(r.Restore(5, 0x105).ok());
+  CHECK(r.Restore(5, 0x105).ok());
+  CHECK(r.Restore(6, 0x105).code() == StatusCode::kAlreadyExists);
+  CHECK(r.Restore(5, 0x106).code() == StatusCode::kAlreadyExists);
+  CHECK(r.Restore(7, 0x10).code() == StatusCode::kInvalidArgument);
+  CHECK(*r.Acquire(8) == 0x100);  // skipped minors are still handed out
+  CHECK(*r.Acquire(9) == 0x101);
+}
+
+TEST_CASE("planner reports minor exhaustion and leaves the previous state intact", "[shaping]") {
+  HtbPlanner p("eth9");
+  p.minors() = MinorAllocator(0x100, 0x101);
+  (void)MustPlan(p, 1000, {{1, QosLevel::kShared, 1}, {2, QosLevel::kShared, 1}});
+  auto plan = p.Plan(
+      1000, {{1, QosLevel::kShared, 1}, {2, QosLevel::kShared, 1}, {3, QosLevel::kShared, 1}});
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().code() == StatusCode::kResourceExhausted);
+  CHECK_THAT(plan.status().message(), Catch::Contains("eth9") && Catch::Contains("container 3"));
+  CHECK(*p.MinorFor(1) == 0x100);
+  CHECK(*p.MinorFor(2) == 0x101);
+  CHECK_FALSE(p.MinorFor(3).has_value());
+  // Replacing a container at full capacity works: the departed one frees its minor first.
+  (void)MustPlan(p, 1000, {{1, QosLevel::kShared, 1}, {3, QosLevel::kShared, 1}});
+  CHECK(*p.MinorFor(3) == 0x101);
+}
+
+TEST_CASE("parent rates are raised to the sum of their children", "[shaping]") {
+  HtbPlanner p("eth0");
+  // system guarantees 5% of 1000 = 50; containers ask 30 + 40 = 70.
+  HtbPlan plan = MustPlan(p, 1000, {{1, QosLevel::kSystem, 30}, {2, QosLevel::kSystem, 40}});
+  const PlannedClass* sys = plan.Find(H(0x10));
+  REQUIRE(sys);
+  CHECK(sys->rate_mbps == 70 + 1);  // + the default leaf's minimum
+  CHECK(plan.Find(H(0x11))->rate_mbps == 1);
+  CHECK(sys->ceil_mbps == 1000);
+  // The raised levels now guarantee more than the link: reported, not fatal.
+  REQUIRE(plan.overcommit.size() == 1);
+  CHECK_THAT(plan.overcommit[0], Catch::Contains("eth0") && Catch::Contains("1021"));
+}
+
+TEST_CASE("over-commit of one level is capped at the link rate and reported", "[shaping]") {
+  HtbPlanner p("eth1");
+  HtbPlan plan = MustPlan(p, 100, {{1, QosLevel::kShared, 60}, {2, QosLevel::kShared, 50}});
+  const PlannedClass* shared = plan.Find(H(0x30));
+  REQUIRE(shared);
+  CHECK(shared->rate_mbps == 100);
+  CHECK(shared->ceil_mbps == 100);
+  REQUIRE(plan.overcommit.size() >= 1);
+  CHECK_THAT(plan.overcommit[0],
+             Catch::Contains("eth1") && Catch::Contains("shared") && Catch::Contains("111"));
+  // Leaves keep their caps.
+  CHECK(plan.Find(p.PriorityFor(1))->ceil_mbps == 60);
+}
+
+TEST_CASE("validation errors name the NIC and the container", "[shaping]") {
+  HtbPlanner p("eth3");
+  auto zero = p.Plan(1000, {{77, QosLevel::kShared, 0}});
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(zero.status().message(), Catch::Contains("eth3") && Catch::Contains("container 77"));
+
+  auto big = p.Plan(1000, {{78, QosLevel::kShared, 1001}});
+  REQUIRE_FALSE(big.ok());
+  CHECK_THAT(big.status().message(), Catch::Contains("eth3") && Catch::Contains("container 78") &&
+                                         Catch::Contains("exceeds the link rate"));
+
+  auto dup = p.Plan(1000, {{79, QosLevel::kShared, 1}, {79, QosLevel::kSystem, 2}});
+  REQUIRE_FALSE(dup.ok());
+  CHECK_THAT(dup.status().message(), Catch::Contains("container 79"));
+
+  auto bad_level = p.Plan(1000, {{80, static_cast<QosLevel>(9), 1}});
+  REQUIRE_FALSE(bad_level.ok());
+  CHECK_THAT(bad_level.status().message(), Catch::Contains("container 80"));
+
+  auto no_link = p.Plan(0, {});
+  REQUIRE_FALSE(no_link.ok());
+  CHECK_THAT(no_link.status().message(), Catch::Contains("eth3"));
+  CHECK(p.minors().size() == 0);  // failures allocate nothing
+
+  ShapingConfig bad;
+  bad.levels[1].rate_permille = 900;
+  bad.levels[1].ceil_permille = 800;
+  HtbPlanner q("eth4", bad);
+  auto cfg = q.Plan(1000, {});
+  REQUIRE_FALSE(cfg.ok());
+  CHECK_THAT(cfg.status().message(), Catch::Contains("eth4") && Catch::Contains("dedicated"));
+}
+
+TEST_CASE("QoS level names and handle text", "[shaping]") {
+  CHECK(*ParseQosLevel("dedicated_cores") == QosLevel::kDedicated);
+  CHECK(*ParseQosLevel("reclaimed") == QosLevel::kReclaimed);
+  CHECK_FALSE(ParseQosLevel("gold").ok());
+  CHECK(HandleText(H(0x31)) == "10:31");
+  CHECK(HandleText(H(0x100)) == "10:100");
+  CHECK(HandleText(H(0)) == "10:");
+  CHECK(HandleText(0x80010000u) == "8001:");
+}

@@ -1,0 +1,297 @@
+// Dataplane: libbpf skeletons + pinned maps and links. See dataplane.h.
+#include "bpf/dataplane.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "netqos_egress.skel.h"
+#include "netqos_ingress.skel.h"
+
+namespace netqos::bpf {
+namespace {
+
+// libbpf int APIs return -errno; this names the operation and object and picks a status code.
+Status ErrnoStatus(const std::string& what, int err) {
+  if (err < 0) err = -err;
+  std::string msg = what + ": " + std::strerror(err) + " (errno " + std::to_string(err) + ")";
+  switch (err) {
+    case ENOENT:
+      return NotFound(std::move(msg));
+    case E2BIG:
+    case ENOSPC:
+    case ENOMEM:
+      return ResourceExhausted(std::move(msg));
+    case EPERM:
+    case EACCES:
+      return Status(StatusCode::kPermissionDenied, std::move(msg));
+    default:
+      return Internal(std::move(msg));
+  }
+}
+
+std::string Join(const std::string& dir, const char* name) { return dir + "/" + name; }
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// Refuses early, naming the map, when a map pinned by an older build has another layout:
+// libbpf would otherwise fail the whole load with a bare -EINVAL.
+Status CheckPinnedLayouts(bpf_object* obj) {
+  bpf_map* map = nullptr;
+  bpf_object__for_each_map(map, obj) {
+    const char* path = bpf_map__pin_path(map);
+    if (path == nullptr || !Exists(path)) continue;
+    int fd = bpf_obj_get(path);
+    if (fd < 0) return ErrnoStatus(std::string("bpf_obj_get(") + path + ")", errno);
+    bpf_map_info info{};
+    uint32_t len = sizeof(info);
+    int err = bpf_obj_get_info_by_fd(fd, &info, &len);
+    ::close(fd);
+    if (err) return ErrnoStatus(std::string("bpf_obj_get_info_by_fd(") + path + ")", err);
+    if (info.type != static_cast<uint32_t>(bpf_map__type(map)) ||
+        info.key_size != bpf_map__key_size(map) || info.value_size != bpf_map__value_size(map) ||
+        info.max_entries != bpf_map__max_entries(map) || info.map_flags != bpf_map__map_flags(map)) {
+      return FailedPrecondition(
+          std::string("pinned map ") + bpf_map__name(map) + " at " + path +
+          " has a different layout than this build (type/key/value/max_entries/flags " +
+          std::to_string(info.type) + "/" + std::to_string(info.key_size) + "/" +
+          std::to_string(info.value_size) + "/" + std::to_string(info.max_entries) + "/" +
+          std::to_string(info.map_flags) + "); run with --uninstall to remove the old dataplane");
+    }
+  }
+  return Status::Ok();
+}
+
+bpf_object_open_opts OpenOpts(const std::string& pin_dir) {
+  bpf_object_open_opts opts{};
+  opts.sz = sizeof(opts);
+  opts.pin_root_path = pin_dir.c_str();
+  return opts;
+}
+
+Status Unlink(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoStatus("unlink(" + path + ")", errno);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<uint64_t> CgroupIdOf(const std::string& cgroup_dir) {
+  struct statfs fs {};
+  if (::statfs(cgroup_dir.c_str(), &fs) != 0) return ErrnoStatus("statfs(" + cgroup_dir + ")", errno);
+  if (static_cast<unsigned long>(fs.f_type) != CGROUP2_SUPER_MAGIC) {
+    return InvalidArgument(cgroup_dir + " is not on a cgroup2 mount");
+  }
+  struct stat st {};
+  if (::stat(cgroup_dir.c_str(), &st) != 0) return ErrnoStatus("stat(" + cgroup_dir + ")", errno);
+  if (!S_ISDIR(st.st_mode)) return InvalidArgument(cgroup_dir + " is not a directory");
+  return static_cast<uint64_t>(st.st_ino);
+}
+
+Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
+  if (options.cgroup_path.empty()) return InvalidArgument("Dataplane::Open: cgroup_path is empty");
+  NETQOS_ASSIGN_OR_RETURN(uint64_t cgroup_id, CgroupIdOf(options.cgroup_path));
+
+  if (::mkdir(options.pin_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return ErrnoStatus("mkdir(" + options.pin_dir + ")", errno);
+  }
+  struct statfs fs {};
+  if (::statfs(options.pin_dir.c_str(), &fs) != 0) {
+    return ErrnoStatus("statfs(" + options.pin_dir + ")", errno);
+  }
+  if (static_cast<unsigned long>(fs.f_type) != BPF_FS_MAGIC) {
+    return FailedPrecondition("pin dir " + options.pin_dir +
+                              " is not on a bpffs (mount -t bpf bpf /sys/fs/bpf)");
+  }
+
+  std::unique_ptr<Dataplane> dp(new Dataplane());
+  dp->pin_dir_ = options.pin_dir;
+
+  bpf_object_open_opts opts = OpenOpts(dp->pin_dir_);
+  dp->egress_ = netqos_egress__open_opts(&opts);
+  if (dp->egress_ == nullptr) return ErrnoStatus("open BPF object netqos_egress", errno);
+  dp->ingress_ = netqos_ingress__open_opts(&opts);
+  if (dp->ingress_ == nullptr) return ErrnoStatus("open BPF object netqos_ingress", errno);
+  dp->ingress_->rodata->cfg_ifb_ifindex = options.ifb_ifindex;
+
+  NETQOS_RETURN_IF_ERROR(CheckPinnedLayouts(dp->egress_->obj));
+  NETQOS_RETURN_IF_ERROR(CheckPinnedLayouts(dp->ingress_->obj));
+  if (int err = netqos_egress__load(dp->egress_); err) {
+    return ErrnoStatus("load BPF object netqos_egress (pin dir " + dp->pin_dir_ + ")", err);
+  }
+  if (int err = netqos_ingress__load(dp->ingress_); err) {
+    return ErrnoStatus("load BPF object netqos_ingress (pin dir " + dp->pin_dir_ + ")", err);
+  }
+
+  // Egress link: swap the program inside an existing pinned link (the old program keeps running
+  // until the swap), or attach and pin a new one.
+  const std::string link_path = Join(dp->pin_dir_, kEgressLinkPin);
+  bpf_program* prog = dp->egress_->progs.netqos_egress;
+  if (Exists(link_path)) {
+    bpf_link* link = bpf_link__open(link_path.c_str());
+    if (link == nullptr) return ErrnoStatus("bpf_link__open(" + link_path + ")", errno);
+    bpf_link_info info{};
+    uint32_t len = sizeof(info);
+    int err = bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len);
+    if (err) {
+      bpf_link__destroy(link);
+      return ErrnoStatus("bpf_obj_get_info_by_fd(" + link_path + ")", err);
+    }
+    if (info.type == BPF_LINK_TYPE_CGROUP && info.cgroup.cgroup_id == cgroup_id &&
+        info.cgroup.attach_type == BPF_CGROUP_INET_EGRESS) {
+      err = bpf_link__update_program(link, prog);
+      if (err) {
+        bpf_link__destroy(link);
+        return ErrnoStatus("bpf_link__update_program(" + link_path + ")", err);
+      }
+      dp->egress_link_ = link;
+    } else {
+      // Our own link, but for another cgroup or defunct (its cgroup was removed): replace it.
+      bpf_link_detach(bpf_link__fd(link));
+      bpf_link__destroy(link);
+      NETQOS_RETURN_IF_ERROR(Unlink(link_path));
+    }
+  }
+  if (dp->egress_link_ == nullptr) {
+    int cg_fd = ::open(options.cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (cg_fd < 0) return ErrnoStatus("open(" + options.cgroup_path + ")", errno);
+    bpf_link* link = bpf_program__attach_cgroup(prog, cg_fd);
+    int attach_errno = errno;
+    ::close(cg_fd);
+    if (link == nullptr) {
+      return ErrnoStatus("attach netqos_egress to cgroup " + options.cgroup_path, attach_errno);
+    }
+    dp->egress_link_ = link;
+    if (int err = bpf_link__pin(link, link_path.c_str()); err) {
+      return ErrnoStatus("bpf_link__pin(" + link_path + ")", err);
+    }
+  }
+  return dp;
+}
+
+Dataplane::~Dataplane() {
+  // Closing our fds never detaches: the link and maps stay pinned in pin_dir_.
+  if (egress_link_ != nullptr) bpf_link__destroy(egress_link_);
+  if (ingress_ != nullptr) netqos_ingress__destroy(ingress_);
+  if (egress_ != nullptr) netqos_egress__destroy(egress_);
+}
+
+Status Dataplane::Uninstall(const std::string& pin_dir) {
+  const std::string link_path = Join(pin_dir, kEgressLinkPin);
+  if (Exists(link_path)) {
+    int fd = bpf_obj_get(link_path.c_str());
+    if (fd < 0) return ErrnoStatus("bpf_obj_get(" + link_path + ")", errno);
+    // Detach explicitly, so the program stops even if someone else still holds the link open.
+    // A defunct link (cgroup gone) reports an error here that does not matter.
+    bpf_link_detach(fd);
+    ::close(fd);
+    NETQOS_RETURN_IF_ERROR(Unlink(link_path));
+  }
+  for (const char* name : {kClassMapName, kCgroupStatsMapName, kClassStatsMapName, kSockTagMapName}) {
+    NETQOS_RETURN_IF_ERROR(Unlink(Join(pin_dir, name)));
+  }
+  if (::rmdir(pin_dir.c_str()) != 0 && errno != ENOENT) {
+    int err = errno;
+    std::string left;
+    if (DIR* d = ::opendir(pin_dir.c_str()); d != nullptr) {
+      while (dirent* e = ::readdir(d)) {
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+          left += std::string(" ") + e->d_name;
+        }
+      }
+      ::closedir(d);
+    }
+    return ErrnoStatus("rmdir(" + pin_dir + "), left:" + left, err);
+  }
+  return Status::Ok();
+}
+
+Status Dataplane::SetClass(uint64_t cgroup_id, const netqos_class& cls) {
+  int err = bpf_map__update_elem(egress_->maps.NETQOS_MAP_CLASS, &cgroup_id, sizeof(cgroup_id), &cls,
+                                 sizeof(cls), BPF_ANY);
+  if (err) {
+    return ErrnoStatus(std::string("bpf_map_update_elem(") + kClassMapName + ", cgroup " +
+                           std::to_string(cgroup_id) + ")",
+                       err);
+  }
+  return Status::Ok();
+}
+
+Status Dataplane::ClearClass(uint64_t cgroup_id) {
+  int err = bpf_map__delete_elem(egress_->maps.NETQOS_MAP_CLASS, &cgroup_id, sizeof(cgroup_id), 0);
+  if (err && err != -ENOENT) {
+    return ErrnoStatus(std::string("bpf_map_delete_elem(") + kClassMapName + ", cgroup " +
+                           std::to_string(cgroup_id) + ")",
+                       err);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::pair<uint64_t, netqos_class>>> Dataplane::ListClasses() const {
+  const int fd = bpf_map__fd(egress_->maps.NETQOS_MAP_CLASS);
+  std::vector<std::pair<uint64_t, netqos_class>> out;
+  uint64_t key = 0;
+  const uint64_t* prev = nullptr;
+  while (true) {
+    int err = bpf_map_get_next_key(fd, prev, &key);
+    if (err == -ENOENT) break;
+    if (err) return ErrnoStatus(std::string("bpf_map_get_next_key(") + kClassMapName + ")", err);
+    netqos_class cls{};
+    err = bpf_map_lookup_elem(fd, &key, &cls);
+    if (err == 0) {
+      out.emplace_back(key, cls);
+    } else if (err != -ENOENT) {  // ENOENT: deleted meanwhile
+      return ErrnoStatus(std::string("bpf_map_lookup_elem(") + kClassMapName + ")", err);
+    }
+    prev = &key;
+  }
+  return out;
+}
+
+Result<Counters> Dataplane::ReadCounters(int map_fd, const char* map_name, const void* key) const {
+  const int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return ErrnoStatus("libbpf_num_possible_cpus", ncpu);
+  // Per-CPU values come back as one 8-byte-aligned slot per possible CPU.
+  static_assert(sizeof(netqos_counters) % 8 == 0);
+  std::vector<netqos_counters> per_cpu(static_cast<size_t>(ncpu));
+  Counters sum;
+  int err = bpf_map_lookup_elem(map_fd, key, per_cpu.data());
+  if (err == -ENOENT) return sum;
+  if (err) return ErrnoStatus(std::string("bpf_map_lookup_elem(") + map_name + ")", err);
+  for (const netqos_counters& c : per_cpu) {
+    sum.tx_bytes += c.tx_bytes;
+    sum.tx_packets += c.tx_packets;
+    sum.rx_bytes += c.rx_bytes;
+    sum.rx_packets += c.rx_packets;
+    sum.drops += c.drops;
+  }
+  return sum;
+}
+
+Result<Counters> Dataplane::ContainerCounters(uint64_t cgroup_id) const {
+  return ReadCounters(bpf_map__fd(egress_->maps.NETQOS_MAP_CG_STATS), kCgroupStatsMapName,
+                      &cgroup_id);
+}
+
+Result<Counters> Dataplane::ClassCounters(uint32_t net_class_id) const {
+  return ReadCounters(bpf_map__fd(egress_->maps.NETQOS_MAP_CLASS_STATS), kClassStatsMapName,
+                      &net_class_id);
+}
+
+int Dataplane::IngressProgramFd() const { return bpf_program__fd(ingress_->progs.netqos_ingress); }
+int Dataplane::EgressProgramFd() const { return bpf_program__fd(egress_->progs.netqos_egress); }
+
+}  // namespace netqos::bpf

@@ -1,0 +1,89 @@
+// The eBPF dataplane: loads the egress (cgroup_skb) and ingress (tc) programs, keeps their maps
+// pinned under one bpffs directory, and writes the cgroup -> HTB class map the programs read.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "netqos_abi.h"
+
+struct bpf_link;
+struct netqos_egress;
+struct netqos_ingress;
+
+namespace netqos::bpf {
+
+static_assert(sizeof(netqos_class) == 16, "netqos_class layout is ABI (bpf/netqos_abi.h)");
+static_assert(offsetof(netqos_class, qos_level) == 8 && offsetof(netqos_class, flags) == 12);
+static_assert(sizeof(netqos_counters) == 40, "netqos_counters layout is ABI");
+static_assert(sizeof(netqos_sock_tag) == 8, "netqos_sock_tag layout is ABI");
+
+// Map and pin names, from the ABI header.
+inline constexpr const char* kClassMapName = NETQOS_STR(NETQOS_MAP_CLASS);
+inline constexpr const char* kCgroupStatsMapName = NETQOS_STR(NETQOS_MAP_CG_STATS);
+inline constexpr const char* kClassStatsMapName = NETQOS_STR(NETQOS_MAP_CLASS_STATS);
+inline constexpr const char* kSockTagMapName = NETQOS_STR(NETQOS_MAP_SOCK_TAG);
+inline constexpr const char* kEgressLinkPin = "link_egress";
+
+// Sum over CPUs of a per-CPU netqos_counters value.
+struct Counters {
+  uint64_t tx_bytes = 0;
+  uint64_t tx_packets = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t rx_packets = 0;
+  uint64_t drops = 0;
+};
+
+class Dataplane {
+ public:
+  struct Options {
+    std::string pin_dir = "/sys/fs/bpf/netqos";  // must be on a bpffs; created if missing
+    std::string cgroup_path;                      // cgroup v2 dir the egress program attaches to
+    uint32_t ifb_ifindex = 0;                     // ingress redirect target; 0 = no redirect
+  };
+
+  // Loads both objects, reusing maps pinned in pin_dir (entries survive restarts), and attaches
+  // the egress program to cgroup_path through a pinned bpf_link: an existing link in pin_dir is
+  // updated in place (atomic program swap, no unclassified gap), otherwise one is created.
+  static Result<std::unique_ptr<Dataplane>> Open(const Options& options);
+
+  // Detaches and unpins the link(s), unpins the maps, removes pin_dir. Missing pieces are fine.
+  static Status Uninstall(const std::string& pin_dir);
+
+  ~Dataplane();
+  Dataplane(const Dataplane&) = delete;
+  Dataplane& operator=(const Dataplane&) = delete;
+
+  Status SetClass(uint64_t cgroup_id, const netqos_class& cls);
+  Status ClearClass(uint64_t cgroup_id);  // a missing entry is OK
+  Result<std::vector<std::pair<uint64_t, netqos_class>>> ListClasses() const;
+
+  // Counters since the entry was first created; an id never seen yields all zeros.
+  Result<Counters> ContainerCounters(uint64_t cgroup_id) const;
+  Result<Counters> ClassCounters(uint32_t net_class_id) const;
+
+  // For the shaper, which attaches it at tc ingress (clsact) of the NICs it owns.
+  int IngressProgramFd() const;
+  int EgressProgramFd() const;
+
+ private:
+  Dataplane() = default;
+  Result<Counters> ReadCounters(int map_fd, const char* map_name, const void* key) const;
+
+  std::string pin_dir_;
+  netqos_egress* egress_ = nullptr;
+  netqos_ingress* ingress_ = nullptr;
+  bpf_link* egress_link_ = nullptr;
+};
+
+// The cgroup v2 id of a cgroup directory: the kernel's cgroup id is the kernfs node id, which is
+// both the directory's inode number (what stat reports) and the 8-byte name_to_handle_at handle,
+// and it is what bpf_skb_cgroup_id returns. Fails if the path is not on a cgroup2 mount.
+Result<uint64_t> CgroupIdOf(const std::string& cgroup_dir);
+
+}  // namespace netqos::bpf

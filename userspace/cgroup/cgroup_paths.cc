@@ -1,0 +1,191 @@
+#include "cgroup/cgroup_paths.h"
+
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+namespace netqos::cgroup {
+namespace {
+
+const char* QosDirName(PodQosClass qos) {
+  switch (qos) {
+    case PodQosClass::kBurstable:
+      return "burstable";
+    case PodQosClass::kBestEffort:
+      return "besteffort";
+    default:
+      return "";
+  }
+}
+
+std::vector<PodQosClass> ClassesFor(PodQosClass qos) {
+  if (qos == PodQosClass::kUnknown) {
+    return {PodQosClass::kGuaranteed, PodQosClass::kBurstable, PodQosClass::kBestEffort};
+  }
+  return {qos};
+}
+
+std::string UnderscoreUid(std::string uid) {
+  for (char& c : uid) {
+    if (c == '-') c = '_';
+  }
+  return uid;
+}
+
+std::string TrimSlashes(const std::string& p) {
+  size_t b = 0, e = p.size();
+  while (b < e && p[b] == '/') ++b;
+  while (e > b && p[e - 1] == '/') --e;
+  return p.substr(b, e - b);
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "a/b/x.slice" -> "x"; "" when the last component is not a slice.
+std::string SliceStem(const std::string& root) {
+  const auto slash = root.rfind('/');
+  const std::string last = slash == std::string::npos ? root : root.substr(slash + 1);
+  if (!EndsWith(last, ".slice")) return "";
+  return last.substr(0, last.size() - 6);
+}
+
+// One pod candidate plus whether it uses systemd naming (for the container part).
+struct PodCandidate {
+  std::string path;
+  bool systemd = false;
+};
+
+std::vector<PodCandidate> PodCandidatesWithStyle(const CgroupLayout& layout, PodQosClass qos,
+                                                 const std::string& pod_uid) {
+  std::vector<PodCandidate> out;
+  const std::string uid_ = UnderscoreUid(pod_uid);
+  for (PodQosClass c : ClassesFor(qos)) {
+    const std::string q = QosDirName(c);
+    if (layout.driver == CgroupDriver::kCgroupfs) {
+      out.push_back({q.empty() ? "kubepods/pod" + pod_uid : "kubepods/" + q + "/pod" + pod_uid,
+                     false});
+    } else if (q.empty()) {
+      out.push_back({"kubepods.slice/kubepods-pod" + uid_ + ".slice", true});
+    } else {
+      out.push_back({"kubepods.slice/kubepods-" + q + ".slice/kubepods-" + q + "-pod" + uid_ +
+                         ".slice",
+                     true});
+    }
+  }
+  for (const auto& raw : layout.additional_roots) {
+    const std::string root = TrimSlashes(raw);
+    const std::string stem = SliceStem(root);
+    const std::string prefix = root.empty() ? "" : root + "/";
+    if (layout.driver == CgroupDriver::kSystemd && !stem.empty()) {
+      out.push_back({prefix + stem + "-pod" + uid_ + ".slice", true});
+    } else {
+      out.push_back({prefix + "pod" + pod_uid, false});
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> ScopePrefixes(const std::string& runtime) {
+  if (runtime == "containerd") return {"cri-containerd"};
+  if (runtime == "cri-o") return {"crio"};
+  if (runtime == "docker") return {"docker"};
+  return {"cri-containerd", "crio", "docker"};
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+PodQosClass ParsePodQosClass(const std::string& qos_class) {
+  if (qos_class == "Guaranteed") return PodQosClass::kGuaranteed;
+  if (qos_class == "Burstable") return PodQosClass::kBurstable;
+  if (qos_class == "BestEffort") return PodQosClass::kBestEffort;
+  return PodQosClass::kUnknown;
+}
+
+Result<CgroupDriver> ParseCgroupDriver(const std::string& name) {
+  if (name == "cgroupfs") return CgroupDriver::kCgroupfs;
+  if (name == "systemd") return CgroupDriver::kSystemd;
+  return InvalidArgument("unknown cgroup driver \"" + name + "\" (want cgroupfs or systemd)");
+}
+
+std::vector<std::string> PodCgroupCandidates(const CgroupLayout& layout, PodQosClass qos,
+                                             const std::string& pod_uid) {
+  std::vector<std::string> out;
+  for (auto& c : PodCandidatesWithStyle(layout, qos, pod_uid)) out.push_back(std::move(c.path));
+  return out;
+}
+
+std::vector<std::string> ContainerCgroupCandidates(const CgroupLayout& layout, PodQosClass qos,
+                                                   const std::string& pod_uid,
+                                                   const std::string& runtime,
+                                                   const std::string& container_id) {
+  std::vector<std::string> out;
+  for (const auto& pod : PodCandidatesWithStyle(layout, qos, pod_uid)) {
+    if (!pod.systemd) {
+      out.push_back(pod.path + "/" + container_id);
+      continue;
+    }
+    for (const auto& prefix : ScopePrefixes(runtime)) {
+      out.push_back(pod.path + "/" + prefix + "-" + container_id + ".scope");
+    }
+  }
+  return out;
+}
+
+Result<std::string> ResolveCgroupDir(const std::string& mount,
+                                     const std::vector<std::string>& candidates) {
+  const std::string base = mount.size() > 1 && mount.back() == '/' ? mount.substr(0, mount.size() - 1)
+                                                                    : mount;
+  for (const auto& c : candidates) {
+    const std::string path = base + "/" + TrimSlashes(c);
+    if (IsDirectory(path)) return path;
+  }
+  std::ostringstream msg;
+  msg << "no cgroup directory exists under " << base << " (tried";
+  if (candidates.empty()) msg << " nothing";
+  for (size_t i = 0; i < candidates.size(); ++i) msg << (i == 0 ? " " : ", ") << candidates[i];
+  msg << ")";
+  return NotFound(msg.str());
+}
+
+Result<std::string> ResolveContainerCgroup(const std::string& mount,
+                                           const std::vector<std::string>& candidates) {
+  return ResolveCgroupDir(mount, candidates);
+}
+
+Result<uint64_t> CgroupId(const std::string& dir) {
+  struct statfs fs{};
+  if (::statfs(dir.c_str(), &fs) != 0) {
+    const int err = errno;
+    Status s(err == ENOENT ? StatusCode::kNotFound : StatusCode::kUnavailable,
+             "statfs(" + dir + "): " + std::strerror(err));
+    return s;
+  }
+  if (static_cast<unsigned long>(fs.f_type) != static_cast<unsigned long>(CGROUP2_SUPER_MAGIC)) {
+    std::ostringstream msg;
+    msg << dir << " is not on a cgroup2 filesystem (statfs magic 0x" << std::hex
+        << static_cast<unsigned long>(fs.f_type) << ", want CGROUP2_SUPER_MAGIC 0x"
+        << static_cast<unsigned long>(CGROUP2_SUPER_MAGIC) << ")";
+    return FailedPrecondition(msg.str());
+  }
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) != 0) {
+    const int err = errno;
+    return Status(err == ENOENT ? StatusCode::kNotFound : StatusCode::kUnavailable,
+                  "stat(" + dir + "): " + std::strerror(err));
+  }
+  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(dir + " is not a cgroup directory");
+  return static_cast<uint64_t>(st.st_ino);
+}
+
+}  // namespace netqos::cgroup

@@ -1,0 +1,62 @@
+// Where the kubelet puts pod and container cgroups, for the cgroupfs and systemd cgroup drivers,
+// as candidate paths relative to the cgroup2 mount; and the cgroup id of a resolved directory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace netqos::cgroup {
+
+enum class CgroupDriver { kCgroupfs, kSystemd };
+
+enum class PodQosClass { kGuaranteed, kBurstable, kBestEffort, kUnknown };
+
+// "Guaranteed" / "Burstable" / "BestEffort" (status.qosClass); anything else is kUnknown.
+PodQosClass ParsePodQosClass(const std::string& qos_class);
+
+// "cgroupfs" / "systemd" (Katalyst's --cgroup-type); anything else is InvalidArgument.
+Result<CgroupDriver> ParseCgroupDriver(const std::string& name);
+
+struct CgroupLayout {
+  CgroupDriver driver = CgroupDriver::kCgroupfs;
+  // Katalyst's --addition-cgroup-paths, relative to the mount ("/kubepods/offline"). Under a root
+  // whose last component is a systemd slice ("x.slice") pods use the systemd names
+  // (x-pod<uid_>.slice/<scope>); under any other root the cgroupfs names (pod<uid>/<id>).
+  std::vector<std::string> additional_roots;
+};
+
+// Candidate pod cgroups, relative to the mount, most likely first:
+//   cgroupfs: kubepods/pod<uid> (Guaranteed), kubepods/{burstable,besteffort}/pod<uid>
+//   systemd:  kubepods.slice/kubepods-pod<uid_>.slice,
+//             kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid_>.slice
+// where <uid_> is the uid with '-' replaced by '_'. kUnknown gives all three classes, in the
+// order Guaranteed, Burstable, BestEffort. Additional roots follow the built-in ones.
+std::vector<std::string> PodCgroupCandidates(const CgroupLayout& layout, PodQosClass qos,
+                                             const std::string& pod_uid);
+
+// Candidate container cgroups: each pod candidate plus "/<id>" (cgroupfs) or
+// "/<prefix>-<id>.scope" (systemd) with prefix cri-containerd (containerd), crio (cri-o) or
+// docker (docker). An empty or unrecognised runtime under systemd gives all three prefixes.
+std::vector<std::string> ContainerCgroupCandidates(const CgroupLayout& layout, PodQosClass qos,
+                                                   const std::string& pod_uid,
+                                                   const std::string& runtime,
+                                                   const std::string& container_id);
+
+// The first candidate that is an existing directory under `mount`, as an absolute path
+// (mount + "/" + candidate). None existing gives NotFound listing what was tried.
+Result<std::string> ResolveCgroupDir(const std::string& mount,
+                                     const std::vector<std::string>& candidates);
+
+// Same as ResolveCgroupDir; named for the container case (Katalyst's IsContainerCgroupExist).
+Result<std::string> ResolveContainerCgroup(const std::string& mount,
+                                           const std::vector<std::string>& candidates);
+
+// The cgroup v2 id of `dir`: its inode number, which on cgroup2 equals the 8-byte
+// name_to_handle_at handle and what bpf_skb_cgroup_id() returns. `dir` must be on a cgroup2
+// filesystem (statfs magic CGROUP2_SUPER_MAGIC); otherwise FailedPrecondition says so.
+Result<uint64_t> CgroupId(const std::string& dir);
+
+}  // namespace netqos::cgroup

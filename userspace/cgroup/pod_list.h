@@ -1,0 +1,39 @@
+// The kubelet's PodList (GET /pods on the kubelet API), reduced to what cgroup resolution needs:
+// pod identity, QoS class, annotations and the runtime ids of its started containers.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace netqos::cgroup {
+
+struct ContainerInfo {
+  std::string name;
+  std::string runtime;  // "containerd", "cri-o", "docker", ...; empty when not started yet
+  std::string id;       // the containerID without its "<runtime>://" prefix; empty if not started
+  bool init = false;    // from status.initContainerStatuses
+};
+
+struct PodInfo {
+  std::string uid;
+  std::string ns;
+  std::string name;
+  std::string qos_class;  // status.qosClass: "Guaranteed", "Burstable", "BestEffort" or empty
+  std::map<std::string, std::string> annotations;
+  std::vector<ContainerInfo> containers;  // init containers first, then regular ones
+};
+
+// Splits "containerd://abc" into runtime "containerd" and id "abc". A value without "://" is
+// taken as a bare id with an empty runtime.
+void SplitContainerId(const std::string& container_id, std::string* runtime, std::string* id);
+
+// Parses a PodList JSON document. Missing fields are left empty; items that are not objects are
+// skipped; a missing or null "items" is an empty list. Malformed JSON, a non-object document or a
+// non-array "items" is InvalidArgument naming
+// `source` (a URL or file name).
+Result<std::vector<PodInfo>> ParsePodList(const std::string& json_text, const std::string& source);
+
+}  // namespace netqos::cgroup

@@ -1,0 +1,246 @@
+#include "shaping/htb_plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+namespace netqos::shaping {
+namespace {
+
+constexpr std::array<QosLevel, kQosLevelCount> kLevels = {QosLevel::kSystem, QosLevel::kDedicated,
+                                                          QosLevel::kShared, QosLevel::kReclaimed};
+
+std::string NicPrefix(const std::string& nic) { return "nic " + nic + ": "; }
+
+uint64_t Permille(uint64_t link_mbps, uint32_t permille) { return link_mbps * permille / 1000; }
+
+}  // namespace
+
+const char* QosLevelName(QosLevel level) {
+  switch (level) {
+    case QosLevel::kSystem:
+      return "system";
+    case QosLevel::kDedicated:
+      return "dedicated";
+    case QosLevel::kShared:
+      return "shared";
+    case QosLevel::kReclaimed:
+      return "reclaimed";
+  }
+  return "unknown";
+}
+
+Result<QosLevel> ParseQosLevel(const std::string& name) {
+  for (QosLevel l : kLevels) {
+    const std::string base = QosLevelName(l);
+    if (name == base || name == base + "_cores") return l;
+  }
+  return InvalidArgument("unknown QoS level \"" + name + "\"");
+}
+
+std::string HandleText(uint32_t handle) {
+  char buf[24];
+  if (HandleMinor(handle) == 0) {
+    std::snprintf(buf, sizeof(buf), "%x:", HandleMajor(handle));  // a qdisc, as tc prints it
+  } else {
+    std::snprintf(buf, sizeof(buf), "%x:%x", HandleMajor(handle), HandleMinor(handle));
+  }
+  return buf;
+}
+
+const PlannedClass* HtbPlan::Find(uint32_t handle) const {
+  for (const auto& c : classes) {
+    if (c.handle == handle) return &c;
+  }
+  return nullptr;
+}
+
+MinorAllocator::MinorAllocator(uint32_t first, uint32_t last)
+    : first_(first), last_(std::max(first, last)), next_fresh_(first) {}
+
+Result<uint32_t> MinorAllocator::Acquire(uint64_t key) {
+  if (auto it = by_key_.find(key); it != by_key_.end()) return it->second;
+  uint32_t minor = 0;
+  if (!free_.empty()) {
+    minor = *free_.begin();
+    free_.erase(free_.begin());
+  } else {
+    while (next_fresh_ <= last_ && used_.count(next_fresh_) != 0) ++next_fresh_;
+    if (next_fresh_ > last_) {
+      return ResourceExhausted("no free HTB leaf minor: all " + std::to_string(capacity()) +
+                               " minors in " + HandleText(first_) + ".." + HandleText(last_) +
+                               " are in use");
+    }
+    minor = next_fresh_++;
+  }
+  used_.insert(minor);
+  by_key_[key] = minor;
+  return minor;
+}
+
+Status MinorAllocator::Restore(uint64_t key, uint32_t minor) {
+  if (minor < first_ || minor > last_) {
+    return InvalidArgument("minor " + std::to_string(minor) + " of container " +
+                           std::to_string(key) + " is outside the leaf range");
+  }
+  if (auto it = by_key_.find(key); it != by_key_.end()) {
+    if (it->second == minor) return Status::Ok();
+    return Status(
+        StatusCode::kAlreadyExists,
+        "container " + std::to_string(key) + " already holds minor " + std::to_string(it->second));
+  }
+  if (used_.count(minor) != 0) {
+    return Status(StatusCode::kAlreadyExists,
+                  "minor " + std::to_string(minor) + " is already held by another container");
+  }
+  free_.erase(minor);
+  // Fresh minors skipped over become free so that they can be handed out later.
+  for (uint32_t m = next_fresh_; m < minor; ++m) {
+    if (used_.count(m) == 0) free_.insert(m);
+  }
+  next_fresh_ = std::max(next_fresh_, minor + 1);
+  used_.insert(minor);
+  by_key_[key] = minor;
+  return Status::Ok();
+}
+
+void MinorAllocator::Release(uint64_t key) {
+  auto it = by_key_.find(key);
+  if (it == by_key_.end()) return;
+  used_.erase(it->second);
+  free_.insert(it->second);
+  by_key_.erase(it);
+}
+
+std::vector<uint64_t> MinorAllocator::Keys() const {
+  std::vector<uint64_t> keys;
+  keys.reserve(by_key_.size());
+  for (const auto& [key, minor] : by_key_) keys.push_back(key);
+  return keys;
+}
+
+std::optional<uint32_t> MinorAllocator::Lookup(uint64_t key) const {
+  auto it = by_key_.find(key);
+  if (it == by_key_.end()) return std::nullopt;
+  return it->second;
+}
+
+Status ValidateConfig(const ShapingConfig& config) {
+  for (QosLevel l : kLevels) {
+    const LevelConfig& c = config.levels[static_cast<size_t>(l)];
+    const std::string what = std::string("shaping config level ") + QosLevelName(l) + ": ";
+    if (c.rate_permille > 1000 || c.ceil_permille > 1000) {
+      return InvalidArgument(what + "rate and ceil are permille of the link, at most 1000");
+    }
+    if (c.ceil_permille == 0) return InvalidArgument(what + "ceil must be positive");
+    if (c.rate_permille > c.ceil_permille) return InvalidArgument(what + "rate exceeds ceil");
+    if (c.prio > 7) return InvalidArgument(what + "HTB prio must be 0..7");
+  }
+  const int d = static_cast<int>(config.default_level);
+  if (d < 0 || d >= kQosLevelCount) return InvalidArgument("shaping config: bad default level");
+  return Status::Ok();
+}
+
+HtbPlanner::HtbPlanner(std::string nic, ShapingConfig config)
+    : nic_(std::move(nic)), config_(config) {}
+
+Result<HtbPlan> HtbPlanner::Plan(uint64_t link_mbps,
+                                 const std::vector<ContainerAllocation>& containers) {
+  const std::string where = NicPrefix(nic_);
+  NETQOS_RETURN_IF_ERROR(ValidateConfig(config_).Wrap("nic " + nic_));
+  if (link_mbps == 0) return InvalidArgument(where + "link rate is 0 Mbps");
+
+  std::map<uint64_t, const ContainerAllocation*> by_key;
+  for (const auto& c : containers) {
+    const std::string who = where + "container " + std::to_string(c.key) + ": ";
+    const int l = static_cast<int>(c.level);
+    if (l < 0 || l >= kQosLevelCount) return InvalidArgument(who + "unknown QoS level");
+    if (c.mbps == 0) return InvalidArgument(who + "allocation is 0 Mbps");
+    if (c.mbps > link_mbps) {
+      return InvalidArgument(who + "allocation " + std::to_string(c.mbps) +
+                             " Mbps exceeds the link rate " + std::to_string(link_mbps) + " Mbps");
+    }
+    if (!by_key.emplace(c.key, &c).second) {
+      return InvalidArgument(who + "listed more than once");
+    }
+  }
+
+  // Minors: work on a copy so that a failed plan leaves the allocator untouched. Departed
+  // containers release first, so their minors can be reused by newcomers.
+  MinorAllocator minors = minors_;
+  std::vector<uint64_t> departed;
+  for (uint64_t key : minors.Keys()) {
+    if (by_key.count(key) == 0) departed.push_back(key);
+  }
+  for (uint64_t key : departed) minors.Release(key);
+  std::map<uint64_t, uint32_t> minor_of;
+  for (const auto& [key, c] : by_key) {
+    auto m = minors.Acquire(key);
+    if (!m.ok()) return m.status().Wrap(where + "container " + std::to_string(key));
+    minor_of[key] = *m;
+  }
+
+  HtbPlan plan;
+  plan.nic = nic_;
+  plan.link_mbps = link_mbps;
+  plan.default_minor = LevelDefaultMinor(config_.default_level);
+  const uint32_t top = MakeHandle(kQdiscMajor, kTopMinor);
+  plan.classes.push_back({top, MakeHandle(kQdiscMajor, 0), link_mbps, link_mbps, 0, {}});
+
+  uint64_t guaranteed = 0;
+  for (QosLevel l : kLevels) {
+    const LevelConfig& lc = config_.levels[static_cast<size_t>(l)];
+    std::vector<PlannedClass> leaves;
+    uint64_t containers_sum = 0;
+    for (const auto& [key, c] : by_key) {
+      if (c->level != l) continue;
+      containers_sum += c->mbps;
+      leaves.push_back({MakeHandle(kQdiscMajor, minor_of[key]),
+                        MakeHandle(kQdiscMajor, LevelMinor(l)), c->mbps, c->mbps, lc.prio, key});
+    }
+    std::sort(leaves.begin(), leaves.end(),
+              [](const PlannedClass& a, const PlannedClass& b) { return a.handle < b.handle; });
+
+    const uint64_t configured = Permille(link_mbps, lc.rate_permille);
+    uint64_t ceil = std::max<uint64_t>(1, Permille(link_mbps, lc.ceil_permille));
+    const uint64_t default_rate =
+        std::max(config_.default_leaf_min_mbps,
+                 configured > containers_sum ? configured - containers_sum : 0);
+    const uint64_t children = containers_sum + std::max<uint64_t>(1, default_rate);
+    uint64_t rate = std::max(configured, children);
+    if (rate > link_mbps) {
+      plan.overcommit.push_back(where + "level " + QosLevelName(l) + " needs " +
+                                std::to_string(children) + " Mbps (containers " +
+                                std::to_string(containers_sum) +
+                                " + default leaf) but the link has " + std::to_string(link_mbps) +
+                                " Mbps; capped at the link rate");
+      rate = link_mbps;
+    }
+    ceil = std::min(link_mbps, std::max(ceil, rate));
+    guaranteed += rate;
+
+    const uint32_t parent = MakeHandle(kQdiscMajor, LevelMinor(l));
+    // HTB uses prio only on leaves (the kernel neither keeps nor reports it for inner classes),
+    // so the level's prio goes to its leaves and the level class itself carries 0.
+    plan.classes.push_back({parent, top, rate, ceil, 0, {}});
+    const uint64_t dflt = std::max<uint64_t>(1, std::min(default_rate, ceil));
+    plan.classes.push_back(
+        {MakeHandle(kQdiscMajor, LevelDefaultMinor(l)), parent, dflt, ceil, lc.prio, {}});
+    for (auto& leaf : leaves) plan.classes.push_back(std::move(leaf));
+  }
+  if (guaranteed > link_mbps) {
+    plan.overcommit.push_back(where + "QoS level guarantees sum to " + std::to_string(guaranteed) +
+                              " Mbps, more than the link rate " + std::to_string(link_mbps) +
+                              " Mbps");
+  }
+
+  minors_ = std::move(minors);
+  return plan;
+}
+
+uint32_t HtbPlanner::PriorityFor(uint64_t key) const {
+  if (auto m = minors_.Lookup(key)) return MakeHandle(kQdiscMajor, *m);
+  return MakeHandle(kQdiscMajor, LevelDefaultMinor(config_.default_level));
+}
+
+}  // namespace netqos::shaping

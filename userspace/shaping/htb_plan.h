@@ -1,0 +1,144 @@
+// Pure planning of the per-NIC HTB hierarchy (no I/O): from the link rate, the per-QoS-level
+// configuration and the containers allocated on the NIC, compute the classes netqos wants.
+// Container leaves get stable minors from a MinorAllocator; skb->priority must carry
+// TC_H_MAKE(kQdiscMajor << 16, minor), see HtbPlanner::PriorityFor.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace netqos::shaping {
+
+// The four Katalyst QoS levels, in HTB-priority order.
+enum class QosLevel : int { kSystem = 0, kDedicated = 1, kShared = 2, kReclaimed = 3 };
+inline constexpr int kQosLevelCount = 4;
+const char* QosLevelName(QosLevel level);
+// "system_cores"/"system", "dedicated_cores"/"dedicated", ... → level.
+Result<QosLevel> ParseQosLevel(const std::string& name);
+
+inline constexpr uint32_t kQdiscMajor = 0x10;  // root qdisc handle 10:
+inline constexpr uint32_t kTopMinor = 0x1;     // 10:1, rate = ceil = link
+inline constexpr uint32_t kFirstContainerMinor = 0x100;
+inline constexpr uint32_t kLastContainerMinor = 0xfffe;
+
+constexpr uint32_t MakeHandle(uint32_t major, uint32_t minor) {
+  return (major << 16) | (minor & 0xffffu);
+}
+constexpr uint32_t HandleMinor(uint32_t handle) { return handle & 0xffffu; }
+constexpr uint32_t HandleMajor(uint32_t handle) { return handle >> 16; }
+// 10:10 system, 10:20 dedicated, 10:30 shared, 10:40 reclaimed.
+constexpr uint32_t LevelMinor(QosLevel l) { return 0x10u * (static_cast<uint32_t>(l) + 1u); }
+// 10:11, 10:21, 10:31, 10:41: traffic of the level without an allocated leaf.
+constexpr uint32_t LevelDefaultMinor(QosLevel l) { return LevelMinor(l) + 1u; }
+// "10:31"-style text, as tc prints it ("10:" for a qdisc handle, minor 0).
+std::string HandleText(uint32_t handle);
+
+// Rates are fractions of the link rate in permille so the config stays integral.
+struct LevelConfig {
+  uint32_t rate_permille = 0;     // guaranteed share of the link
+  uint32_t ceil_permille = 1000;  // 1000 = may borrow up to the whole link (work-conserving)
+  uint32_t prio = 0;              // HTB prio 0..7 of the level's leaves (lower borrows first)
+};
+
+struct ShapingConfig {
+  std::array<LevelConfig, kQosLevelCount> levels = {{
+      {50, 1000, 0},   // system
+      {400, 1000, 1},  // dedicated
+      {400, 1000, 2},  // shared
+      {150, 1000, 3},  // reclaimed
+  }};
+  // Level that unclassified traffic (skb->priority not one of ours) falls into.
+  QosLevel default_level = QosLevel::kShared;
+  // Minimum guaranteed rate of each level's default leaf.
+  uint64_t default_leaf_min_mbps = 1;
+};
+
+struct ContainerAllocation {
+  uint64_t key = 0;  // cgroup id
+  QosLevel level = QosLevel::kShared;
+  uint64_t mbps = 0;  // hard cap: leaf rate = ceil = mbps
+};
+
+struct PlannedClass {
+  uint32_t handle = 0;
+  uint32_t parent = 0;  // TC_H_ROOT-parented classes do not exist here: 10:1's parent is 10:0
+  uint64_t rate_mbps = 0;
+  uint64_t ceil_mbps = 0;
+  uint32_t prio = 0;
+  std::optional<uint64_t> container_key;  // set for container leaves
+
+  bool operator==(const PlannedClass&) const = default;
+};
+
+struct HtbPlan {
+  std::string nic;
+  uint64_t link_mbps = 0;
+  uint32_t qdisc_handle = MakeHandle(kQdiscMajor, 0);
+  uint32_t default_minor = 0;  // HTB `default`
+  // Parents before children: the order in which the classes can be created.
+  std::vector<PlannedClass> classes;
+  // Non-fatal: the guarantees do not fit the link (rates were capped at the link rate).
+  std::vector<std::string> overcommit;
+
+  const PlannedClass* Find(uint32_t handle) const;
+};
+
+// Hands out leaf minors, stable per container key. Freed minors are reused (lowest first)
+// before fresh ones are taken from the range.
+class MinorAllocator {
+ public:
+  MinorAllocator(uint32_t first = kFirstContainerMinor, uint32_t last = kLastContainerMinor);
+
+  // The key's minor; allocates one if the key has none. ResourceExhausted when the range is full.
+  Result<uint32_t> Acquire(uint64_t key);
+  // Records a known assignment (restore after restart). AlreadyExists if the minor is taken by
+  // another key or the key holds another minor; InvalidArgument if out of range.
+  Status Restore(uint64_t key, uint32_t minor);
+  void Release(uint64_t key);
+  std::optional<uint32_t> Lookup(uint64_t key) const;
+  std::vector<uint64_t> Keys() const;
+  size_t size() const { return by_key_.size(); }
+  size_t capacity() const { return last_ - first_ + 1; }
+
+ private:
+  uint32_t first_;
+  uint32_t last_;
+  uint32_t next_fresh_;
+  std::set<uint32_t> free_;  // released minors below next_fresh_
+  std::set<uint32_t> used_;
+  std::map<uint64_t, uint32_t> by_key_;
+};
+
+// Plans one NIC over time; the allocator inside keeps minors stable across replans.
+class HtbPlanner {
+ public:
+  HtbPlanner(std::string nic, ShapingConfig config = {});
+
+  // Validates the inputs and computes the plan. On error nothing changes (minors included).
+  // Containers absent from `containers` release their minors when the plan succeeds.
+  Result<HtbPlan> Plan(uint64_t link_mbps, const std::vector<ContainerAllocation>& containers);
+
+  // TC_H_MAKE(0x10 << 16, minor) for a container with a leaf in the last successful plan (or a
+  // restored minor); otherwise the handle of the default leaf of the configured default level.
+  uint32_t PriorityFor(uint64_t key) const;
+  std::optional<uint32_t> MinorFor(uint64_t key) const { return minors_.Lookup(key); }
+  MinorAllocator& minors() { return minors_; }
+  const ShapingConfig& config() const { return config_; }
+
+ private:
+  std::string nic_;
+  ShapingConfig config_;
+  MinorAllocator minors_;
+};
+
+// Validates a ShapingConfig (permille ≤ 1000, rate ≤ ceil, prio ≤ 7).
+Status ValidateConfig(const ShapingConfig& config);
+
+}  // namespace netqos::shaping
