@@ -35,66 +35,66 @@ void FillAllocation(const core::AllocationResponse& resp, pb::ResourceAllocation
   if (resp.hint) ToProto(*resp.hint, hint);
 }
 
+// The pod identity every response echoes from its request (pod- and container-level messages
+// share these field names, so one template serves all four response types).
+template <typename Req, typename Resp>
+void EchoPod(const Req& req, Resp* out) {
+  out->set_pod_uid(req.pod_uid());
+  out->set_pod_namespace(req.pod_namespace());
+  out->set_pod_name(req.pod_name());
+  out->set_pod_role(req.pod_role());
+  out->set_pod_type(req.pod_type());
+}
+
+template <typename Resp>
+void EchoContainer(const pb::ResourceRequest& req, Resp* out) {
+  EchoPod(req, out);
+  out->set_container_name(req.container_name());
+  out->set_container_type(req.container_type());
+  out->set_container_index(req.container_index());
+}
+
+// Filtered labels and annotations, echoed in every hints and allocation response.
+template <typename CoreResp, typename Resp>
+void CopyFilteredMaps(const CoreResp& resp, Resp* out) {
+  CopyMap(resp.labels, out->mutable_labels());
+  CopyMap(resp.annotations, out->mutable_annotations());
+}
+
 }  // namespace
 
 void ToProto(const pb::ResourceRequest& req, const core::HintsResponse& resp,
              pb::ResourceHintsResponse* out) {
-  out->set_pod_uid(req.pod_uid());
-  out->set_pod_namespace(req.pod_namespace());
-  out->set_pod_name(req.pod_name());
-  out->set_container_name(req.container_name());
-  out->set_container_type(req.container_type());
-  out->set_container_index(req.container_index());
-  out->set_pod_role(req.pod_role());
-  out->set_pod_type(req.pod_type());
+  EchoContainer(req, out);
   out->set_resource_name(resp.resource_name);
   FillHintsEntry(resp, out->add_resource_hints());
-  CopyMap(resp.labels, out->mutable_labels());
-  CopyMap(resp.annotations, out->mutable_annotations());
+  CopyFilteredMaps(resp, out);
   out->set_native_qos_class(req.native_qos_class());
 }
 
 void ToProto(const pb::PodResourceRequest& req, const core::HintsResponse& resp,
              pb::PodResourceHintsResponse* out) {
-  out->set_pod_uid(req.pod_uid());
-  out->set_pod_namespace(req.pod_namespace());
-  out->set_pod_name(req.pod_name());
-  out->set_pod_role(req.pod_role());
-  out->set_pod_type(req.pod_type());
+  EchoPod(req, out);
   out->set_resource_name(resp.resource_name);
   FillHintsEntry(resp, out->add_resource_hints());
-  CopyMap(resp.labels, out->mutable_labels());
-  CopyMap(resp.annotations, out->mutable_annotations());
+  CopyFilteredMaps(resp, out);
 }
 
 void ToProto(const pb::ResourceRequest& req, const core::AllocationResponse& resp,
              pb::ResourceAllocationResponse* out) {
-  out->set_pod_uid(req.pod_uid());
-  out->set_pod_namespace(req.pod_namespace());
-  out->set_pod_name(req.pod_name());
-  out->set_container_name(req.container_name());
-  out->set_container_type(req.container_type());
-  out->set_container_index(req.container_index());
-  out->set_pod_role(req.pod_role());
-  out->set_pod_type(req.pod_type());
+  EchoContainer(req, out);
   out->set_resource_name(resp.resource_name);
   if (resp.has_allocation) FillAllocation(resp, out->mutable_allocation_result());
-  CopyMap(resp.labels, out->mutable_labels());
-  CopyMap(resp.annotations, out->mutable_annotations());
+  CopyFilteredMaps(resp, out);
   // native_qos_class is deliberately not echoed (upstream packAllocationResponse leaves it unset).
 }
 
 void ToProto(const pb::PodResourceRequest& req, const core::AllocationResponse& resp,
              pb::PodResourceAllocationResponse* out) {
-  out->set_pod_uid(req.pod_uid());
-  out->set_pod_namespace(req.pod_namespace());
-  out->set_pod_name(req.pod_name());
-  out->set_pod_role(req.pod_role());
-  out->set_pod_type(req.pod_type());
+  EchoPod(req, out);
   out->set_resource_name(resp.resource_name);
   if (resp.has_allocation) FillAllocation(resp, out->mutable_allocation_result());
-  CopyMap(resp.labels, out->mutable_labels());
-  CopyMap(resp.annotations, out->mutable_annotations());
+  CopyFilteredMaps(resp, out);
 }
 
 void ToProto(const core::TopologyAwareQuantity& q, pb::TopologyAwareQuantity* out) {
