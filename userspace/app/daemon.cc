@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/allocatable_namespaces.h"
+#include "app/enforcement_setup.h"
 #include "app/logging.h"
 #include "app/random_nic_chooser.h"
 #include "app/topology_setup.h"
@@ -111,6 +112,19 @@ int RunDaemon(const DaemonConfig& config) {
         "the node) before restarting"));
   }
 
+  // Reconcile the dataplane before serving: a restarted daemon adopts the pinned state first.
+  std::unique_ptr<EnforcementStack> enforcement;
+  if (config.enforcement == "bpf") {
+    auto started = StartEnforcement(config, **svc);
+    if (started.ok()) {
+      enforcement = std::move(*started);
+    } else {
+      // Allocation keeps working (pods still get admitted); whatever a previous run pinned keeps
+      // enforcing on its own.
+      spdlog::error("enforcement disabled, serving allocations only: {}", started.status().message());
+    }
+  }
+
   grpcadapter::ResourcePluginService::Options rp_opts;
   rp_opts.nic_name_annotation_key = config.policy.annotation_keys.nic_name;
   grpcadapter::ResourcePluginService resource_plugin(**svc, rp_opts);
@@ -155,6 +169,7 @@ int RunDaemon(const DaemonConfig& config) {
   }
   registrar.reset();
   (*server)->Stop();
+  enforcement.reset();
   if (Status st = service_ptr->Flush(); !st.ok())
     spdlog::warn("final snapshot failed; the journal still holds every change: {}", st.message());
   spdlog::info("netqosd stopped");

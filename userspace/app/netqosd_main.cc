@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "app/daemon.h"
+#include "app/enforcement_setup.h"
+#include "app/logging.h"
 #include "app/daemon_config.h"
 
 int main(int argc, char** argv) {
@@ -12,6 +14,10 @@ int main(int argc, char** argv) {
     auto parsed = netqos::app::ParseDaemonFlags(argc, argv);
     if (!parsed.config) return parsed.exit_code;
     if (parsed.config->print_topology) return netqos::app::PrintTopology(*parsed.config);
+    if (parsed.config->uninstall) {
+      netqos::app::SetupLogging(parsed.config->log_level);
+      return netqos::app::Uninstall(*parsed.config);
+    }
     return netqos::app::RunDaemon(*parsed.config);
   } catch (const std::exception& e) {
     std::cerr << "netqosd: fatal: " << e.what() << "\n";

@@ -55,26 +55,42 @@ Result<core::HintsResponse> AllocationService::GetPodTopologyHints(const core::P
 }
 
 Result<core::AllocationResponse> AllocationService::Allocate(const core::ContainerRequest& req) {
-  std::lock_guard lk(mu_);
-  auto plan = policy_.PlanAllocate(req, *chooser_);
-  if (!plan.ok()) return plan.status();
-  if (plan->change) NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
-  return std::move(plan->response);
+  core::AllocationResponse response;
+  {
+    std::lock_guard lk(mu_);
+    auto plan = policy_.PlanAllocate(req, *chooser_);
+    if (!plan.ok()) return plan.status();
+    if (!plan->change) return std::move(plan->response);
+    NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
+    response = std::move(plan->response);
+  }
+  Notify({ChangeEvent::Kind::kAllocated, req.pod_uid});
+  return response;
 }
 
 Result<core::AllocationResponse> AllocationService::AllocateForPod(const core::PodRequest& req) {
-  std::lock_guard lk(mu_);
-  auto plan = policy_.PlanAllocateForPod(req, *chooser_);
-  if (!plan.ok()) return plan.status();
-  if (plan->change) NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
-  return std::move(plan->response);
+  core::AllocationResponse response;
+  {
+    std::lock_guard lk(mu_);
+    auto plan = policy_.PlanAllocateForPod(req, *chooser_);
+    if (!plan.ok()) return plan.status();
+    if (!plan->change) return std::move(plan->response);
+    NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
+    response = std::move(plan->response);
+  }
+  Notify({ChangeEvent::Kind::kAllocated, req.pod_uid});
+  return response;
 }
 
 Status AllocationService::RemovePod(const std::string& pod_uid) {
-  std::lock_guard lk(mu_);
-  auto plan = policy_.PlanRemovePod(pod_uid);
-  if (!plan.ok()) return plan.status();
-  if (plan->change) NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
+  {
+    std::lock_guard lk(mu_);
+    auto plan = policy_.PlanRemovePod(pod_uid);
+    if (!plan.ok()) return plan.status();
+    if (!plan->change) return Status::Ok();
+    NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
+  }
+  Notify({ChangeEvent::Kind::kPodRemoved, pod_uid});
   return Status::Ok();
 }
 
@@ -95,8 +111,26 @@ core::PluginOptions AllocationService::Options() {
 }
 
 Status AllocationService::UpdateTopology(core::Topology topology) {
-  std::lock_guard lk(mu_);
-  return policy_.UpdateTopology(std::move(topology));
+  {
+    std::lock_guard lk(mu_);
+    NETQOS_RETURN_IF_ERROR(policy_.UpdateTopology(std::move(topology)));
+  }
+  Notify({ChangeEvent::Kind::kTopology, ""});
+  return Status::Ok();
+}
+
+void AllocationService::SetChangeListener(std::function<void(const ChangeEvent&)> listener) {
+  std::lock_guard lk(listener_mu_);
+  listener_ = std::move(listener);
+}
+
+void AllocationService::Notify(const ChangeEvent& event) {
+  std::function<void(const ChangeEvent&)> listener;
+  {
+    std::lock_guard lk(listener_mu_);
+    listener = listener_;
+  }
+  if (listener) listener(event);
 }
 
 AllocationService::View AllocationService::Snapshot() {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,6 +43,15 @@ class AllocationService {
   core::PluginOptions Options();
   Status UpdateTopology(core::Topology topology);
 
+  // What changed, for whoever acts on allocations (the enforcer). Called after the change is
+  // durable and applied, outside the service's lock, on the thread that made the change.
+  struct ChangeEvent {
+    enum class Kind { kAllocated, kPodRemoved, kTopology };
+    Kind kind = Kind::kAllocated;
+    std::string pod_uid;  // empty for kTopology
+  };
+  void SetChangeListener(std::function<void(const ChangeEvent&)> listener);
+
   // Writes a full snapshot now (graceful shutdown), so the next start reads a single file.
   Status Flush() { return WriteSnapshotNow(); }
 
@@ -61,6 +71,7 @@ class AllocationService {
   // Journals and applies one change; caller holds mu_.
   Status CommitLocked(const core::StateChange& change);
   void MaybeScheduleSnapshotLocked();
+  void Notify(const ChangeEvent& event);
   void SnapshotLoop();
   Status WriteSnapshotNow();
 
@@ -68,6 +79,9 @@ class AllocationService {
   core::StaticPolicy policy_;
   std::unique_ptr<core::StateStore> store_;
   std::unique_ptr<core::NicChooser> chooser_;
+
+  std::mutex listener_mu_;
+  std::function<void(const ChangeEvent&)> listener_;
 
   std::mutex snap_mu_;
   std::condition_variable snap_cv_;

@@ -144,13 +144,13 @@ Status ValidateConfig(const ShapingConfig& config) {
 HtbPlanner::HtbPlanner(std::string nic, ShapingConfig config)
     : nic_(std::move(nic)), config_(config) {}
 
-Result<HtbPlan> HtbPlanner::Plan(uint64_t link_mbps,
-                                 const std::vector<ContainerAllocation>& containers) {
-  const std::string where = NicPrefix(nic_);
-  NETQOS_RETURN_IF_ERROR(ValidateConfig(config_).Wrap("nic " + nic_));
-  if (link_mbps == 0) return InvalidArgument(where + "link rate is 0 Mbps");
+namespace {
 
-  std::map<uint64_t, const ContainerAllocation*> by_key;
+// Checks one NIC's containers; `need_minor` says whether each must already carry its minor.
+Status ValidateContainers(const std::string& where, uint64_t link_mbps,
+                          const std::vector<ContainerAllocation>& containers, bool need_minor) {
+  std::set<uint64_t> keys;
+  std::set<uint32_t> minors;
   for (const auto& c : containers) {
     const std::string who = where + "container " + std::to_string(c.key) + ": ";
     const int l = static_cast<int>(c.level);
@@ -160,43 +160,46 @@ Result<HtbPlan> HtbPlanner::Plan(uint64_t link_mbps,
       return InvalidArgument(who + "allocation " + std::to_string(c.mbps) +
                              " Mbps exceeds the link rate " + std::to_string(link_mbps) + " Mbps");
     }
-    if (!by_key.emplace(c.key, &c).second) {
-      return InvalidArgument(who + "listed more than once");
+    if (!keys.insert(c.key).second) return InvalidArgument(who + "listed more than once");
+    if (!need_minor) continue;
+    if (c.minor < kFirstContainerMinor || c.minor > kLastContainerMinor) {
+      return InvalidArgument(who + "leaf minor " + std::to_string(c.minor) +
+                             " is outside the container range");
+    }
+    if (!minors.insert(c.minor).second) {
+      return InvalidArgument(who + "leaf minor " + HandleText(MakeHandle(kQdiscMajor, c.minor)) +
+                             " is used by another container");
     }
   }
+  return Status::Ok();
+}
 
-  // Minors: work on a copy so that a failed plan leaves the allocator untouched. Departed
-  // containers release first, so their minors can be reused by newcomers.
-  MinorAllocator minors = minors_;
-  std::vector<uint64_t> departed;
-  for (uint64_t key : minors.Keys()) {
-    if (by_key.count(key) == 0) departed.push_back(key);
-  }
-  for (uint64_t key : departed) minors.Release(key);
-  std::map<uint64_t, uint32_t> minor_of;
-  for (const auto& [key, c] : by_key) {
-    auto m = minors.Acquire(key);
-    if (!m.ok()) return m.status().Wrap(where + "container " + std::to_string(key));
-    minor_of[key] = *m;
-  }
+}  // namespace
+
+Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config,
+                             uint64_t link_mbps, const std::vector<ContainerAllocation>& containers) {
+  const std::string where = NicPrefix(nic);
+  NETQOS_RETURN_IF_ERROR(ValidateConfig(config).Wrap("nic " + nic));
+  if (link_mbps == 0) return InvalidArgument(where + "link rate is 0 Mbps");
+  NETQOS_RETURN_IF_ERROR(ValidateContainers(where, link_mbps, containers, true));
 
   HtbPlan plan;
-  plan.nic = nic_;
+  plan.nic = nic;
   plan.link_mbps = link_mbps;
-  plan.default_minor = LevelDefaultMinor(config_.default_level);
+  plan.default_minor = LevelDefaultMinor(config.default_level);
   const uint32_t top = MakeHandle(kQdiscMajor, kTopMinor);
   plan.classes.push_back({top, MakeHandle(kQdiscMajor, 0), link_mbps, link_mbps, 0, {}});
 
   uint64_t guaranteed = 0;
   for (QosLevel l : kLevels) {
-    const LevelConfig& lc = config_.levels[static_cast<size_t>(l)];
+    const LevelConfig& lc = config.levels[static_cast<size_t>(l)];
     std::vector<PlannedClass> leaves;
     uint64_t containers_sum = 0;
-    for (const auto& [key, c] : by_key) {
-      if (c->level != l) continue;
-      containers_sum += c->mbps;
-      leaves.push_back({MakeHandle(kQdiscMajor, minor_of[key]),
-                        MakeHandle(kQdiscMajor, LevelMinor(l)), c->mbps, c->mbps, lc.prio, key});
+    for (const auto& c : containers) {
+      if (c.level != l) continue;
+      containers_sum += c.mbps;
+      leaves.push_back({MakeHandle(kQdiscMajor, c.minor), MakeHandle(kQdiscMajor, LevelMinor(l)),
+                        c.mbps, c.mbps, lc.prio, c.key});
     }
     std::sort(leaves.begin(), leaves.end(),
               [](const PlannedClass& a, const PlannedClass& b) { return a.handle < b.handle; });
@@ -204,7 +207,7 @@ Result<HtbPlan> HtbPlanner::Plan(uint64_t link_mbps,
     const uint64_t configured = Permille(link_mbps, lc.rate_permille);
     uint64_t ceil = std::max<uint64_t>(1, Permille(link_mbps, lc.ceil_permille));
     const uint64_t default_rate =
-        std::max(config_.default_leaf_min_mbps,
+        std::max(config.default_leaf_min_mbps,
                  configured > containers_sum ? configured - containers_sum : 0);
     const uint64_t children = containers_sum + std::max<uint64_t>(1, default_rate);
     uint64_t rate = std::max(configured, children);
@@ -233,8 +236,32 @@ Result<HtbPlan> HtbPlanner::Plan(uint64_t link_mbps,
                               " Mbps, more than the link rate " + std::to_string(link_mbps) +
                               " Mbps");
   }
+  return plan;
+}
 
-  minors_ = std::move(minors);
+Result<HtbPlan> HtbPlanner::Plan(uint64_t link_mbps,
+                                 const std::vector<ContainerAllocation>& containers) {
+  const std::string where = NicPrefix(nic_);
+  NETQOS_RETURN_IF_ERROR(ValidateConfig(config_).Wrap("nic " + nic_));
+  if (link_mbps == 0) return InvalidArgument(where + "link rate is 0 Mbps");
+  NETQOS_RETURN_IF_ERROR(ValidateContainers(where, link_mbps, containers, false));
+
+  // Minors: work on a copy so that a failed plan leaves the allocator untouched. Departed
+  // containers release first, so their minors can be reused by newcomers.
+  MinorAllocator minors = minors_;
+  std::set<uint64_t> present;
+  for (const auto& c : containers) present.insert(c.key);
+  for (uint64_t key : minors.Keys()) {
+    if (present.count(key) == 0) minors.Release(key);
+  }
+  std::vector<ContainerAllocation> with_minors = containers;
+  for (auto& c : with_minors) {
+    auto m = minors.Acquire(c.key);
+    if (!m.ok()) return m.status().Wrap(where + "container " + std::to_string(c.key));
+    c.minor = *m;
+  }
+  auto plan = BuildHtbPlan(nic_, config_, link_mbps, with_minors);
+  if (plan.ok()) minors_ = std::move(minors);
   return plan;
 }
 

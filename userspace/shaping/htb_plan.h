@@ -64,6 +64,8 @@ struct ContainerAllocation {
   uint64_t key = 0;  // cgroup id
   QosLevel level = QosLevel::kShared;
   uint64_t mbps = 0;  // hard cap: leaf rate = ceil = mbps
+  // Leaf minor. BuildHtbPlan requires it; HtbPlanner::Plan ignores it and assigns its own.
+  uint32_t minor = 0;
 };
 
 struct PlannedClass {
@@ -137,6 +139,11 @@ class HtbPlanner {
   ShapingConfig config_;
   MinorAllocator minors_;
 };
+
+// Plans one NIC for containers that already carry their leaf minors (a node-wide allocator keeps
+// a container's minor, and so its skb->priority, the same on every NIC and IFB). Pure.
+Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config,
+                             uint64_t link_mbps, const std::vector<ContainerAllocation>& containers);
 
 // Validates a ShapingConfig (permille ≤ 1000, rate ≤ ceil, prio ≤ 7).
 Status ValidateConfig(const ShapingConfig& config);

@@ -1,0 +1,141 @@
+#include "app/enforcement_setup.h"
+
+#include <spdlog/spdlog.h>
+
+#include "app/enforce_nics.h"
+#include "app/shaping_flags.h"
+#include "bpf/bpffs.h"
+#include "cgroup/cgroup_paths.h"
+#include "cgroup/mount_detect.h"
+
+namespace netqos::app {
+namespace {
+
+Result<std::string> CgroupMount(const DaemonConfig& config) {
+  if (!config.cgroup_root.empty()) return config.cgroup_root;
+  auto detected = cgroup::DetectCgroup2Mount();
+  if (!detected.ok()) {
+    return detected.status().Wrap("no cgroup v2 mount found (give --cgroup-root, or run with "
+                                  "--enforcement=none)");
+  }
+  return *detected;
+}
+
+}  // namespace
+
+std::string InstalledLinksRecordPath(const DaemonConfig& config) {
+  return config.qrm_state_dir + "/netqos-enforced-links.json";
+}
+
+Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& config,
+                                                           service::AllocationService& service) {
+  auto nics = ParseEnforceNics(config.enforce_nics);
+  if (!nics.ok()) return nics.status();
+  auto shaping = BuildShapingConfig(config);
+  if (!shaping.ok()) return shaping.status();
+  auto driver = cgroup::ParseCgroupDriver(config.cgroup_type);
+  if (!driver.ok()) return driver.status().Wrap("--cgroup-driver");
+  auto mount = CgroupMount(config);
+  if (!mount.ok()) return mount.status();
+
+  auto mounted = bpf::EnsureBpffs(config.bpf_pin_dir);
+  if (!mounted.ok()) return mounted.status().Wrap("--bpf-pin-dir");
+  if (*mounted) spdlog::info("mounted a bpffs for pin_dir={}", config.bpf_pin_dir);
+
+  auto stack = std::make_unique<EnforcementStack>();
+  bpf::Dataplane::Options dp;
+  dp.pin_dir = config.bpf_pin_dir;
+  // The cgroup v2 root: every container below it, whatever the driver or extra roots, is seen;
+  // traffic of cgroups without an entry only costs one hash lookup.
+  dp.cgroup_path = *mount;
+  auto dataplane = bpf::Dataplane::Open(dp);
+  if (!dataplane.ok()) return dataplane.status().Wrap("load the eBPF dataplane");
+  stack->dataplane = std::move(*dataplane);
+  stack->table = std::make_unique<enforce::BpfClassTable>(*stack->dataplane);
+
+  enforce::KernelLinkShaperOptions so;
+  so.pin_dir = config.bpf_pin_dir;
+  so.record_path = InstalledLinksRecordPath(config);
+  so.replace_root_qdisc = config.replace_root_qdisc;
+  so.keep_forwarded_priority = config.set_forward_priority_sysctl;
+  stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
+
+  cgroup::KubeletPodsClientOptions po;
+  po.url = config.kubelet_pods_url;
+  po.token_file = config.kubelet_token_file;
+  po.insecure_skip_tls_verify = config.kubelet_insecure_skip_tls_verify;
+  auto pods = cgroup::KubeletPodsClient::Create(po);
+  if (!pods.ok()) return pods.status().Wrap("--kubelet-pods-url");
+  stack->pods = std::move(*pods);
+
+  enforce::EnforcerOptions eo;
+  eo.policy = config.policy;
+  eo.cgroup_mount = *mount;
+  eo.layout.driver = *driver;
+  eo.layout.additional_roots = config.addition_cgroup_paths;
+  if (!nics->empty()) {
+    eo.is_enforced = [set = *nics](const core::Nic& nic) { return set.Contains(nic.id); };
+    eo.enforce_names = nics->nics;
+  }
+  eo.shaping = *shaping;
+  eo.resync = std::chrono::seconds(config.enforcement_resync_seconds);
+
+  enforce::EnforcerPorts ports;
+  cgroup::KubeletPodsClient* client = stack->pods.get();
+  ports.list_pods = [client] { return client->ListPods(); };
+  ports.snapshot = [&service] {
+    auto view = service.Snapshot();
+    return enforce::AllocationSnapshot{std::move(view.pod_entries), std::move(view.topology_nics)};
+  };
+  ports.remove_pod = [&service](const std::string& uid) { return service.RemovePod(uid); };
+  ports.table = stack->table.get();
+  ports.shaper = stack->shaper.get();
+
+  spdlog::info("enforcement starting pin_dir={} cgroup_root={} driver={} pods_url={} "
+               "enforce_nics={}",
+               config.bpf_pin_dir, *mount, config.cgroup_type, config.kubelet_pods_url,
+               nics->empty() ? std::string("none (classify and count only)")
+                             : (nics->all ? std::string("all") : fmt::format("{}", fmt::join(config.enforce_nics, ","))));
+  auto enforcer = enforce::Enforcer::Start(std::move(eo), std::move(ports));
+  if (!enforcer.ok()) return enforcer.status();
+  stack->enforcer = std::move(*enforcer);
+  enforce::Enforcer* e = stack->enforcer.get();
+  service.SetChangeListener([e](const service::AllocationService::ChangeEvent& ev) {
+    using Kind = service::AllocationService::ChangeEvent::Kind;
+    switch (ev.kind) {
+      case Kind::kAllocated:
+        e->OnAllocated(ev.pod_uid);
+        break;
+      case Kind::kPodRemoved:
+        e->OnPodRemoved(ev.pod_uid);
+        break;
+      case Kind::kTopology:
+        e->OnTopologyChanged();
+        break;
+    }
+  });
+  return stack;
+}
+
+int Uninstall(const DaemonConfig& config) {
+  int rc = 0;
+  std::vector<enforce::InstalledLink> extra;
+  if (auto nics = ParseEnforceNics(config.enforce_nics); nics.ok()) {
+    for (const auto& id : nics->nics) {
+      extra.push_back({id.netns, id.netns.empty() ? "" : config.NetnsDir() + "/" + id.netns,
+                       id.name, -1});
+    }
+  }
+  if (Status st = enforce::RemoveInstalledLinks(InstalledLinksRecordPath(config), extra); !st.ok()) {
+    spdlog::error("uninstall: shaping not fully removed: {}", st.message());
+    rc = 1;
+  }
+  if (Status st = bpf::Dataplane::Uninstall(config.bpf_pin_dir); !st.ok()) {
+    spdlog::error("uninstall: eBPF dataplane not fully removed: {}", st.message());
+    rc = 1;
+  }
+  if (rc == 0) spdlog::info("uninstall: netqos enforcement removed pin_dir={}", config.bpf_pin_dir);
+  return rc;
+}
+
+}  // namespace netqos::app

@@ -1,0 +1,41 @@
+// Wires enforcement for the composition root: mounts bpffs if needed, opens the pinned dataplane
+// on the cgroup v2 root, and starts the reconciler over the allocation service and the kubelet's
+// pod list. Also `netqosd --uninstall`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "app/daemon_config.h"
+#include "bpf/dataplane.h"
+#include "cgroup/kubelet_pods_client.h"
+#include "common/status.h"
+#include "enforce/bpf_class_table.h"
+#include "enforce/enforcer.h"
+#include "enforce/link_shaper.h"
+#include "service/allocation_service.h"
+
+namespace netqos::app {
+
+// Members are destroyed bottom-up: the enforcer stops before what it uses goes away. Nothing is
+// detached on destruction: the pinned programs, maps and qdiscs keep enforcing until the next
+// start adopts them (or --uninstall removes them).
+struct EnforcementStack {
+  std::unique_ptr<bpf::Dataplane> dataplane;
+  std::unique_ptr<enforce::BpfClassTable> table;
+  std::unique_ptr<enforce::KernelLinkShaper> shaper;
+  std::unique_ptr<cgroup::KubeletPodsClient> pods;
+  std::unique_ptr<enforce::Enforcer> enforcer;
+};
+
+Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& config,
+                                                           service::AllocationService& service);
+
+// Where the list of NICs carrying netqos qdiscs is kept (in --qrm-state-dir, which persists).
+std::string InstalledLinksRecordPath(const DaemonConfig& config);
+
+// --uninstall: removes the qdiscs, IFBs and ingress filters of every recorded (and every
+// --enforce-nics) NIC, then the pinned links and maps. Returns the exit code.
+int Uninstall(const DaemonConfig& config);
+
+}  // namespace netqos::app

@@ -1,0 +1,23 @@
+#include "enforce/bpf_class_table.h"
+
+namespace netqos::enforce {
+
+Result<std::map<uint64_t, ClassEntry>> BpfClassTable::List() const {
+  auto list = dataplane_.ListClasses();
+  if (!list.ok()) return list.status();
+  std::map<uint64_t, ClassEntry> out;
+  for (const auto& [id, cls] : *list) {
+    out[id] = ClassEntry{cls.priority, cls.net_class_id, cls.qos_level};
+  }
+  return out;
+}
+
+Status BpfClassTable::Set(uint64_t cgroup_id, const ClassEntry& entry) {
+  netqos_class cls{};
+  cls.priority = entry.priority;
+  cls.net_class_id = entry.net_class_id;
+  cls.qos_level = entry.qos_level;
+  return dataplane_.SetClass(cgroup_id, cls);
+}
+
+}  // namespace netqos::enforce

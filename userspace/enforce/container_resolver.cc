@@ -1,0 +1,117 @@
+#include "enforce/container_resolver.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+
+namespace netqos::enforce {
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Depth-first over directories with openat, so a deep tree costs no path building.
+void Walk(int dir_fd, std::set<uint64_t>& ids, int depth) {
+  if (depth > 32) return;  // cgroup trees are shallow; this bounds a pathological one
+  DIR* d = ::fdopendir(dir_fd);
+  if (d == nullptr) {
+    ::close(dir_fd);
+    return;
+  }
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_type != DT_DIR) continue;
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    ids.insert(e->d_ino);
+    int child = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (child >= 0) Walk(child, ids, depth + 1);  // vanished meanwhile: skip
+  }
+  ::closedir(d);
+}
+
+std::string Dashes(std::string uid) {
+  for (char& c : uid) {
+    if (c == '_') c = '-';
+  }
+  return uid;
+}
+
+}  // namespace
+
+ResolvedContainers ContainerResolver::Resolve(const std::vector<cgroup::PodInfo>& pods,
+                                              const std::set<std::string>& skip_pods) const {
+  ResolvedContainers out;
+  for (const auto& pod : pods) {
+    if (pod.uid.empty() || skip_pods.count(pod.uid) != 0) continue;
+    const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
+    uint64_t pod_id = 0;
+    if (auto dir = cgroup::ResolveCgroupDir(mount_, cgroup::PodCgroupCandidates(layout_, qos, pod.uid));
+        dir.ok()) {
+      if (auto id = cgroup::CgroupId(*dir); id.ok()) pod_id = *id;
+    }
+    for (const auto& c : pod.containers) {
+      if (c.init || c.id.empty()) continue;
+      auto dir = cgroup::ResolveContainerCgroup(
+          mount_, cgroup::ContainerCgroupCandidates(layout_, qos, pod.uid, c.runtime, c.id));
+      Result<uint64_t> id = dir.ok() ? cgroup::CgroupId(*dir) : Result<uint64_t>(dir.status());
+      if (!id.ok()) {
+        out.missing.push_back(pod.ns + "/" + pod.name + " container " + c.name + " (" + c.id + ")");
+        continue;
+      }
+      ObservedContainer o;
+      o.pod_uid = pod.uid;
+      o.pod_namespace = pod.ns;
+      o.pod_name = pod.name;
+      o.container_name = c.name;
+      o.pod_annotations = pod.annotations;
+      o.cgroup_id = *id;
+      o.pod_cgroup_id = pod_id;
+      out.containers.push_back(std::move(o));
+    }
+  }
+  return out;
+}
+
+Result<std::set<uint64_t>> ListCgroupIds(const std::string& root) {
+  struct stat st {};
+  if (::stat(root.c_str(), &st) != 0) {
+    return NotFound("stat(" + root + "): " + std::strerror(errno));
+  }
+  std::set<uint64_t> ids{st.st_ino};
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Internal("open(" + root + "): " + std::strerror(errno));
+  Walk(fd, ids, 0);
+  return ids;
+}
+
+std::optional<ContainerCgroupName> ParseContainerCgroupPath(const std::string& path) {
+  std::string p = path;
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  const auto slash = p.rfind('/');
+  if (slash == std::string::npos) return std::nullopt;
+  const std::string last = p.substr(slash + 1);
+  const std::string parent_path = p.substr(0, slash);
+  const std::string parent = parent_path.substr(parent_path.rfind('/') + 1);
+
+  if (EndsWith(parent, ".slice") && EndsWith(last, ".scope")) {
+    const auto pod_at = parent.rfind("-pod");
+    const auto dash = last.rfind('-');
+    if (pod_at == std::string::npos || dash == std::string::npos) return std::nullopt;
+    const std::string uid = parent.substr(pod_at + 4, parent.size() - 6 - (pod_at + 4));
+    const std::string id = last.substr(dash + 1, last.size() - 6 - (dash + 1));
+    if (uid.empty() || id.empty()) return std::nullopt;
+    return ContainerCgroupName{Dashes(uid), id};
+  }
+  if (parent.rfind("pod", 0) == 0 && parent.size() > 3 && !EndsWith(parent, ".slice") &&
+      !EndsWith(last, ".slice")) {
+    return ContainerCgroupName{parent.substr(3), last};
+  }
+  return std::nullopt;
+}
+
+}  // namespace netqos::enforce

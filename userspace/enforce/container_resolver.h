@@ -1,0 +1,54 @@
+// Finds the cgroups of the containers the kubelet reports (both cgroup drivers, every runtime's
+// naming) and lists which cgroups exist, so the reconciler can tell "gone" from "not listed".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cgroup/cgroup_paths.h"
+#include "cgroup/pod_list.h"
+#include "common/status.h"
+#include "enforce/desired_state.h"
+
+namespace netqos::enforce {
+
+struct ResolvedContainers {
+  std::vector<ObservedContainer> containers;
+  // Started containers whose cgroup was not found (yet): "ns/pod container c (id)".
+  std::vector<std::string> missing;
+};
+
+class ContainerResolver {
+ public:
+  ContainerResolver(std::string cgroup_mount, cgroup::CgroupLayout layout)
+      : mount_(std::move(cgroup_mount)), layout_(std::move(layout)) {}
+
+  // Regular (non-init) started containers of every pod not in `skip_pods`.
+  ResolvedContainers Resolve(const std::vector<cgroup::PodInfo>& pods,
+                             const std::set<std::string>& skip_pods) const;
+
+  const std::string& mount() const { return mount_; }
+
+ private:
+  std::string mount_;
+  cgroup::CgroupLayout layout_;
+};
+
+// The ids (inode numbers) of `root` and every directory below it.
+Result<std::set<uint64_t>> ListCgroupIds(const std::string& root);
+
+struct ContainerCgroupName {
+  std::string pod_uid;       // with dashes, as in the pod's metadata.uid
+  std::string container_id;  // without runtime prefix
+};
+
+// Recognises a container cgroup path of either driver:
+//   .../pod<uid>/<id>                       (cgroupfs)
+//   .../kubepods-...-pod<uid_>.slice/<runtime>-<id>.scope   (systemd)
+// Anything else (pod, QoS or slice directories) gives nullopt.
+std::optional<ContainerCgroupName> ParseContainerCgroupPath(const std::string& path);
+
+}  // namespace netqos::enforce

@@ -1,0 +1,182 @@
+#include "enforce/desired_state.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/constants.h"
+#include "core/net_class.h"
+#include "core/qos.h"
+
+namespace netqos::enforce {
+namespace {
+
+const core::AllocationInfo* FindAllocation(const core::PodEntries& allocations,
+                                           const std::string& pod_uid,
+                                           const std::string& container) {
+  auto pod = allocations.find(pod_uid);
+  if (pod == allocations.end()) return nullptr;
+  auto it = pod->second.find(container);
+  return it == pod->second.end() ? nullptr : &it->second;
+}
+
+std::string PodName(const ObservedContainer& c) {
+  return c.pod_namespace + "/" + c.pod_name + " container " + c.container_name;
+}
+
+struct Leaf {
+  core::NicId nic;
+  shaping::QosLevel level = shaping::QosLevel::kShared;
+  uint64_t egress_mbps = 0;
+  uint64_t ingress_mbps = 0;
+  std::vector<uint64_t> cgroups;  // containers whose traffic uses this leaf
+};
+
+bool IsLeafPriority(uint32_t priority) {
+  const uint32_t minor = shaping::HandleMinor(priority);
+  return shaping::HandleMajor(priority) == shaping::kQdiscMajor &&
+         minor >= shaping::kFirstContainerMinor && minor <= shaping::kLastContainerMinor;
+}
+
+}  // namespace
+
+std::optional<shaping::QosLevel> LevelOf(const std::string& katalyst_level) {
+  if (katalyst_level == core::kSystemCores) return shaping::QosLevel::kSystem;
+  if (katalyst_level == core::kDedicatedCores) return shaping::QosLevel::kDedicated;
+  if (katalyst_level == core::kSharedCores) return shaping::QosLevel::kShared;
+  if (katalyst_level == core::kReclaimedCores) return shaping::QosLevel::kReclaimed;
+  return std::nullopt;
+}
+
+DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
+                                 const core::PodEntries& allocations,
+                                 const std::vector<ObservedContainer>& containers,
+                                 const std::vector<EnforcedLink>& enforced,
+                                 const std::map<uint64_t, uint32_t>& current,
+                                 const DesiredOptions& options, shaping::MinorAllocator& minors) {
+  DesiredState s;
+  std::map<core::NicId, uint64_t> link_mbps;
+  for (const auto& l : enforced) {
+    link_mbps[l.id] = l.link_mbps;
+    s.egress[l.id];  // every enforced NIC gets its tree, leaves or not
+    s.ingress[l.id];
+  }
+
+  std::map<uint64_t, Leaf> leaves;  // by leaf key
+  for (const auto& c : containers) {
+    if (c.cgroup_id == 0) continue;
+    const core::AllocationInfo* alloc = FindAllocation(allocations, c.pod_uid, c.container_name);
+    bool pod_level = false;
+    if (alloc == nullptr) {
+      alloc = FindAllocation(allocations, c.pod_uid, core::kPodLevelContainerName);
+      pod_level = alloc != nullptr;
+    }
+
+    std::string level_name;
+    if (alloc != nullptr) {
+      level_name = alloc->qos_level;
+    } else {
+      auto resolved = core::ResolveQosLevel(policy.qos, c.pod_annotations);
+      if (!resolved.ok()) {
+        s.problems.push_back(PodName(c) + ": QoS level: " + resolved.status().message() +
+                             "; not classified");
+        continue;
+      }
+      level_name = *resolved;
+    }
+    const auto level = LevelOf(level_name);
+    if (!level) {
+      s.problems.push_back(PodName(c) + ": unknown QoS level \"" + level_name +
+                           "\"; not classified");
+      continue;
+    }
+
+    DesiredContainer d;
+    d.pod_uid = c.pod_uid;
+    d.pod_namespace = c.pod_namespace;
+    d.pod_name = c.pod_name;
+    d.container_name = c.container_name;
+    d.entry.qos_level = static_cast<uint8_t>(*level);
+    if (auto id = core::ResolveNetClassId(policy, c.pod_annotations, level_name); id.ok()) {
+      d.entry.net_class_id = *id;
+    } else {
+      // The cap matters more than the tag: keep enforcing with the level's configured id.
+      auto dflt = policy.qos_class_ids.find(level_name);
+      d.entry.net_class_id = dflt == policy.qos_class_ids.end() ? 0 : dflt->second;
+      s.problems.push_back(PodName(c) + ": " + id.status().message() + "; using the " +
+                           level_name + " class id " + std::to_string(d.entry.net_class_id));
+    }
+
+    if (alloc != nullptr) {
+      d.nic = alloc->nic();
+      d.egress_mbps = alloc->egress;
+      auto link = link_mbps.find(alloc->nic());
+      if (alloc->egress > 0 && link != link_mbps.end()) {
+        const uint64_t key = pod_level ? c.pod_cgroup_id : c.cgroup_id;
+        if (key == 0) {
+          s.problems.push_back(PodName(c) + ": pod-level allocation but the pod cgroup was not " +
+                               "found; not capped");
+        } else {
+          Leaf& leaf = leaves[key];
+          leaf.nic = alloc->nic();
+          leaf.level = *level;
+          leaf.egress_mbps = std::min<uint64_t>(alloc->egress, link->second);
+          leaf.ingress_mbps = std::min<uint64_t>(alloc->ingress, link->second);
+          if (alloc->egress > link->second) {
+            s.problems.push_back(PodName(c) + ": allocation " + std::to_string(alloc->egress) +
+                                 " Mbps exceeds the link rate of " + alloc->nic().Identifier() +
+                                 "; capped at " + std::to_string(link->second) + " Mbps");
+          }
+          leaf.cgroups.push_back(c.cgroup_id);
+          d.leaf_key = key;
+        }
+      }
+    }
+    s.by_cgroup[c.cgroup_id] = std::move(d);
+  }
+
+  // Minors: release the departed, let containers keep the minor they already run with, then
+  // hand out fresh ones.
+  for (uint64_t key : minors.Keys()) {
+    if (leaves.count(key) == 0) minors.Release(key);
+  }
+  for (const auto& [key, leaf] : leaves) {
+    if (minors.Lookup(key)) continue;
+    for (uint64_t cg : leaf.cgroups) {
+      auto cur = current.find(cg);
+      if (cur == current.end() || !IsLeafPriority(cur->second)) continue;
+      if (minors.Restore(key, shaping::HandleMinor(cur->second)).ok()) break;
+    }
+  }
+  for (auto it = leaves.begin(); it != leaves.end();) {
+    if (minors.Lookup(it->first) || minors.Acquire(it->first).ok()) {
+      ++it;
+      continue;
+    }
+    for (uint64_t cg : it->second.cgroups) {
+      DesiredContainer& d = s.by_cgroup[cg];
+      d.leaf_key.reset();
+      s.problems.push_back(d.pod_namespace + "/" + d.pod_name + " container " + d.container_name +
+                           ": no free HTB leaf minor; shaped by its QoS level only");
+    }
+    it = leaves.erase(it);
+  }
+
+  for (auto& [cg, d] : s.by_cgroup) {
+    if (!options.set_priority) continue;
+    const auto level = static_cast<shaping::QosLevel>(d.entry.qos_level);
+    std::optional<uint32_t> minor;
+    if (d.leaf_key) minor = minors.Lookup(*d.leaf_key);
+    d.entry.priority = shaping::MakeHandle(shaping::kQdiscMajor,
+                                           minor ? *minor : shaping::LevelDefaultMinor(level));
+  }
+  for (const auto& [key, leaf] : leaves) {
+    const uint32_t minor = *minors.Lookup(key);
+    s.egress[leaf.nic].push_back({key, leaf.level, leaf.egress_mbps, minor});
+    if (leaf.ingress_mbps > 0) {
+      s.ingress[leaf.nic].push_back({key, leaf.level, leaf.ingress_mbps, minor});
+    }
+  }
+  return s;
+}
+
+}  // namespace netqos::enforce

@@ -1,0 +1,81 @@
+// What the dataplane should hold, computed from the allocations and the containers running on the
+// node. Pure (no I/O): decides each container's class id, QoS level, skb->priority and HTB leaf.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/types.h"
+#include "shaping/htb_plan.h"
+
+namespace netqos::enforce {
+
+// A started container as the kubelet reports it, with its cgroup resolved.
+struct ObservedContainer {
+  std::string pod_uid;
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string container_name;
+  core::StringMap pod_annotations;  // unfiltered, as on the pod
+  uint64_t cgroup_id = 0;           // the container's cgroup (what bpf_skb_cgroup_id returns)
+  uint64_t pod_cgroup_id = 0;       // the pod's cgroup; 0 when not found
+};
+
+// A NIC netqos shapes (--enforce-nics) that exists right now.
+struct EnforcedLink {
+  core::NicId id;
+  uint64_t link_mbps = 0;
+};
+
+// One class-map value (bpf/netqos_abi.h netqos_class), without the BPF types.
+struct ClassEntry {
+  uint32_t priority = 0;      // skb->priority: an HTB class handle, 0 = untouched
+  uint32_t net_class_id = 0;  // Katalyst class id; keys the per-class counters
+  uint8_t qos_level = 0;      // shaping::QosLevel numbering (== enum netqos_qos_level)
+  bool operator==(const ClassEntry&) const = default;
+};
+
+struct DesiredContainer {
+  ClassEntry entry;
+  std::string pod_uid;
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string container_name;
+  std::optional<core::NicId> nic;  // the allocation's NIC; nullopt when not allocated
+  uint32_t egress_mbps = 0;        // the allocation (0 = none)
+  std::optional<uint64_t> leaf_key;  // set when the container's traffic goes to a capped leaf
+};
+
+struct DesiredState {
+  std::map<uint64_t, DesiredContainer> by_cgroup;
+  // Leaves per enforced NIC, minors assigned: egress on the NIC, ingress on its IFB.
+  std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress;
+  std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress;
+  // Things an operator should fix; the affected container is still enforced as well as possible.
+  std::vector<std::string> problems;
+};
+
+struct DesiredOptions {
+  // True when at least one NIC is enforced: only then is skb->priority set. On a NIC with a
+  // kernel-default qdisc the priority would otherwise pick a pfifo_fast band.
+  bool set_priority = false;
+};
+
+// `current` is what the class map holds now (cgroup id -> priority): a container keeps the leaf
+// minor it already has, so a restarted daemon adopts the running shaping without moving flows.
+// `minors` is the node-wide leaf allocator: keys no longer capped are released, new ones acquired.
+DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
+                                 const core::PodEntries& allocations,
+                                 const std::vector<ObservedContainer>& containers,
+                                 const std::vector<EnforcedLink>& enforced,
+                                 const std::map<uint64_t, uint32_t>& current,
+                                 const DesiredOptions& options, shaping::MinorAllocator& minors);
+
+// Katalyst level name ("shared_cores") -> shaping level; unknown names give nullopt.
+std::optional<shaping::QosLevel> LevelOf(const std::string& katalyst_level);
+
+}  // namespace netqos::enforce

@@ -1,0 +1,339 @@
+#include "enforce/enforcer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "enforce/desired_state.h"
+
+namespace netqos::enforce {
+namespace {
+
+bool SamePlan(const shaping::HtbPlan& a, const shaping::HtbPlan& b) {
+  return a.nic == b.nic && a.link_mbps == b.link_mbps && a.qdisc_handle == b.qdisc_handle &&
+         a.default_minor == b.default_minor && a.classes == b.classes;
+}
+
+std::string NicKey(const core::NicId& id) { return "nic:" + id.Identifier(); }
+
+// How long a pod removed through RemovePod is kept out of classification when the kubelet still
+// lists it (terminating): its entries are cleared at once, not re-added as unallocated.
+constexpr auto kTombstoneTtl = std::chrono::minutes(10);
+// Retry interval for container cgroups that appeared before the kubelet listed their container.
+constexpr auto kPendingRetry = std::chrono::seconds(1);
+constexpr int kPendingRetries = 30;
+// Bursts of events (mkdir -p of a pod and its containers) are handled in one pass.
+constexpr auto kCoalesce = std::chrono::milliseconds(20);
+
+}  // namespace
+
+Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
+    : options_(std::move(options)),
+      ports_(std::move(ports)),
+      resolver_(options_.cgroup_mount, options_.layout),
+      sync_(options_.residual_class_grace) {}
+
+Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, EnforcerPorts ports) {
+  if (!ports.table || !ports.shaper || !ports.list_pods || !ports.snapshot) {
+    return InvalidArgument("enforcer: missing port");
+  }
+  std::unique_ptr<Enforcer> e(new Enforcer(std::move(options), std::move(ports)));
+  auto current = e->ports_.table->List();
+  if (!current.ok()) return current.status().Wrap("read the class map");
+  e->sync_.Adopt(*current, Clock::now());
+  spdlog::info("enforcement adopting class_entries={}", current->size());
+  e->Pass(true);
+  e->next_full_ = Clock::now() + e->options_.resync;
+
+  cgroup::CgroupWatcherCallbacks cb;
+  Enforcer* self = e.get();
+  cb.on_created = [self](const std::string& path) { self->OnCgroupCreated(path); };
+  cb.on_removed = [self](const std::string&) { self->Wake(false); };
+  cb.on_error = [self](const netqos::Status& st) {
+    spdlog::warn("cgroup watcher: {}; the periodic resync still applies", st.message());
+    self->Wake(false);
+  };
+  auto watcher = cgroup::CgroupWatcher::Start(e->options_.cgroup_mount, std::move(cb));
+  if (!watcher.ok()) {
+    // Enforcement still works through the periodic resync, only later.
+    spdlog::warn("cgroup watcher not started, new containers wait for the resync: {}",
+                 watcher.status().message());
+  } else {
+    e->watcher_ = std::move(*watcher);
+  }
+  e->worker_ = std::thread([self] { self->Loop(); });
+  return e;
+}
+
+Enforcer::~Enforcer() { Stop(); }
+
+void Enforcer::Stop() {
+  if (watcher_) watcher_->Stop();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void Enforcer::Wake(bool refresh_pods) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirty_ = true;
+    refresh_pods_ = refresh_pods_ || refresh_pods;
+  }
+  cv_.notify_all();
+}
+
+void Enforcer::OnAllocated(const std::string& pod_uid) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tombstones_.erase(pod_uid);
+  }
+  // The kubelet allocates before the container starts: a fresh pod list may already know it.
+  Wake(true);
+}
+
+void Enforcer::OnPodRemoved(const std::string& pod_uid) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tombstones_[pod_uid] = Clock::now();
+  }
+  Wake(false);
+}
+
+void Enforcer::OnTopologyChanged() { Wake(false); }
+
+void Enforcer::OnCgroupCreated(const std::string& path) {
+  auto name = ParseContainerCgroupPath(path);
+  if (!name) return;  // pod, QoS and slice directories need nothing
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    known = known_container_ids_.count(name->container_id) != 0;
+    if (!known) pending_ids_[name->container_id] = 0;
+  }
+  Wake(!known);
+}
+
+EnforcerStatus Enforcer::Status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  EnforcerStatus s = status_;
+  s.problems = problems_.Active();
+  return s;
+}
+
+void Enforcer::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    Clock::time_point deadline = next_full_;
+    if (retry_at_) deadline = std::min(deadline, *retry_at_);
+    cv_.wait_until(lock, deadline, [this] { return stopping_ || dirty_; });
+    if (stopping_) break;
+    const auto now = Clock::now();
+    const bool full = now >= next_full_;
+    if (retry_at_ && now >= *retry_at_) {
+      refresh_pods_ = true;
+      retry_at_.reset();
+    }
+    lock.unlock();
+    std::this_thread::sleep_for(kCoalesce);
+    try {
+      Pass(full);
+    } catch (const std::exception& ex) {
+      spdlog::error("enforcement pass failed: {}", ex.what());
+    } catch (...) {
+      spdlog::error("enforcement pass failed with an unknown exception");
+    }
+    lock.lock();
+    if (full) next_full_ = Clock::now() + options_.resync;
+  }
+}
+
+void Enforcer::Pass(bool full) {
+  const auto now = Clock::now();
+  bool refresh = false;
+  std::set<std::string> tombstoned;
+  bool pods_known = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    refresh = refresh_pods_ || full || !status_.pods_known;
+    refresh_pods_ = false;
+    dirty_ = false;
+    pods_known = status_.pods_known;
+  }
+  problems_.BeginPass();
+
+  if (refresh) {
+    auto pods = ports_.list_pods();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pods.ok()) {
+      pods_ = std::move(*pods);
+      pods_known = true;
+      known_container_ids_.clear();
+      for (const auto& p : pods_) {
+        for (const auto& c : p.containers) {
+          if (!c.id.empty()) known_container_ids_.insert(c.id);
+        }
+      }
+      // Cgroups seen before the kubelet listed their container: retry for a while.
+      for (auto it = pending_ids_.begin(); it != pending_ids_.end();) {
+        if (known_container_ids_.count(it->first) != 0 || ++it->second > kPendingRetries) {
+          it = pending_ids_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      if (!pending_ids_.empty()) retry_at_ = now + kPendingRetry;
+    } else {
+      pods_known = false;
+      ++status_.pod_list_failures;
+    }
+    if (!pods.ok()) problems_.Report("kubelet", pods.status().message());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::set<std::string> listed;
+    for (const auto& p : pods_) listed.insert(p.uid);
+    for (auto it = tombstones_.begin(); it != tombstones_.end();) {
+      const bool gone = pods_known && listed.count(it->first) == 0;
+      if (gone || now - it->second > kTombstoneTtl) {
+        it = tombstones_.erase(it);
+      } else {
+        tombstoned.insert(it->first);
+        ++it;
+      }
+    }
+  }
+
+  const AllocationSnapshot snap = ports_.snapshot();
+  const ResolvedContainers resolved = resolver_.Resolve(pods_, tombstoned);
+  for (const auto& m : resolved.missing) spdlog::debug("container cgroup not found yet: {}", m);
+
+  const bool shaping_on = static_cast<bool>(options_.is_enforced);
+  std::vector<EnforcedLink> links;
+  std::map<core::NicId, const core::Nic*> nic_of;
+  for (const auto& nic : snap.nics) {
+    if (!shaping_on || !options_.is_enforced(nic)) continue;
+    if (nic.ifindex <= 0) {
+      problems_.Report(NicKey(nic.id), "not present (no ifindex); its shaping waits for it");
+    } else if (nic.speed_mbps <= 0) {
+      problems_.Report(NicKey(nic.id),
+                       "link speed unknown; give it with --nic-speed-override to shape it");
+    } else {
+      links.push_back({nic.id, static_cast<uint64_t>(nic.speed_mbps)});
+      nic_of[nic.id] = &nic;
+    }
+  }
+  for (const auto& want : options_.enforce_names) {
+    const bool found = std::any_of(snap.nics.begin(), snap.nics.end(),
+                                   [&](const core::Nic& n) { return n.id == want; });
+    if (!found) problems_.Report(NicKey(want), "named in --enforce-nics but not found");
+  }
+
+  auto current = ports_.table->List();
+  if (!current.ok()) {
+    problems_.Report("class-map", current.status().message());
+    problems_.EndPass();
+    return;
+  }
+  std::map<uint64_t, uint32_t> current_priority;
+  for (const auto& [id, e] : *current) current_priority[id] = e.priority;
+
+  DesiredOptions dopts;
+  dopts.set_priority = shaping_on;
+  DesiredState desired = ComputeDesiredState(options_.policy, snap.allocations,
+                                             resolved.containers, links, current_priority,
+                                             dopts, minors_);
+  for (const auto& p : desired.problems) problems_.Report("container:" + p.substr(0, p.find(':')), p);
+
+  auto live = ListCgroupIds(options_.cgroup_mount);
+  if (!live.ok()) problems_.Report("cgroup-tree", live.status().message());
+  std::set<uint64_t> evict;
+  for (const auto& [id, uid] : pod_of_cgroup_) {
+    if (tombstoned.count(uid) != 0) evict.insert(id);
+  }
+  SyncInputs in;
+  in.desired = &desired.by_cgroup;
+  in.live_cgroups = live.ok() ? &*live : nullptr;
+  in.pods_known = pods_known;
+  in.evict_now = &evict;
+  in.now = now;
+  const SyncReport report = sync_.Sync(*ports_.table, *current, in);
+  for (const auto& e : report.errors) problems_.Report("class:" + e.message().substr(0, 40), e.message());
+  if (report.set > 0 || report.cleared > 0) {
+    spdlog::info("class map synced set={} cleared={} kept_in_grace={} entries={}", report.set,
+                 report.cleared, report.kept_in_grace, desired.by_cgroup.size());
+  }
+  pod_of_cgroup_.clear();
+  size_t capped = 0;
+  for (const auto& [id, d] : desired.by_cgroup) {
+    pod_of_cgroup_[id] = d.pod_uid;
+    if (d.leaf_key) ++capped;
+  }
+
+  std::vector<std::string> shaped;
+  for (const auto& link : links) {
+    const core::Nic& nic = *nic_of.at(link.id);
+    auto eplan = shaping::BuildHtbPlan(link.id.Identifier(), options_.shaping, link.link_mbps,
+                                       desired.egress[link.id]);
+    auto iplan = shaping::BuildHtbPlan(IfbNameFor(nic.ifindex), options_.shaping, link.link_mbps,
+                                       desired.ingress[link.id]);
+    if (!eplan.ok() || !iplan.ok()) {
+      problems_.Report(NicKey(link.id), (!eplan.ok() ? eplan.status() : iplan.status()).message());
+      continue;
+    }
+    for (const auto& o : eplan->overcommit) problems_.Report(NicKey(link.id) + ":overcommit", o);
+    Applied& a = applied_[link.id];
+    if (!full && a.ok && a.ifindex == nic.ifindex && SamePlan(a.egress, *eplan) &&
+        SamePlan(a.ingress, *iplan)) {
+      shaped.push_back(link.id.Identifier());
+      continue;
+    }
+    if (auto st = ports_.shaper->Apply(nic, *eplan, *iplan); !st.ok()) {
+      problems_.Report(NicKey(link.id), st.message());
+      a.ok = false;
+      continue;
+    }
+    a = Applied{nic.ifindex, std::move(*eplan), std::move(*iplan), true};
+    shaped.push_back(link.id.Identifier());
+  }
+
+  // Residual state (spec 7.7): allocations of pods the kubelet stopped listing are dropped after
+  // a while, on full passes with a good pod list only.
+  if (full && pods_known && ports_.remove_pod) {
+    std::set<std::string> listed;
+    for (const auto& p : pods_) listed.insert(p.uid);
+    for (auto it = missing_since_.begin(); it != missing_since_.end();) {
+      if (snap.allocations.count(it->first) == 0 || listed.count(it->first) != 0) {
+        it = missing_since_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const auto& [uid, entries] : snap.allocations) {
+      if (listed.count(uid) != 0) continue;
+      auto [it, fresh] = missing_since_.emplace(uid, now);
+      spdlog::info("pod has allocations but the kubelet does not list it pod={} since_s={}", uid,
+                   std::chrono::duration_cast<std::chrono::seconds>(now - it->second).count());
+      if (fresh || now - it->second < options_.residual_state_after) continue;
+      if (auto st = ports_.remove_pod(uid); st.ok()) {
+        spdlog::info("cleared residual pod pod={} from the state", uid);
+        missing_since_.erase(it);
+      } else {
+        problems_.Report("pod:" + uid, "clearing residual allocations failed: " + st.message());
+      }
+    }
+  }
+  problems_.EndPass();
+
+  std::lock_guard<std::mutex> lock(mu_);
+  ++status_.passes;
+  status_.pods_known = pods_known;
+  status_.classified = desired.by_cgroup.size();
+  status_.capped = capped;
+  status_.shaped_nics = std::move(shaped);
+}
+
+}  // namespace netqos::enforce

@@ -1,0 +1,191 @@
+#include "enforce/link_shaper.h"
+
+#include <net/if.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "bpf/ingress_attach.h"
+#include "shaping/htb_installer.h"
+#include "topology/netns_exec.h"
+
+namespace netqos::enforce {
+namespace {
+
+constexpr char kForwardPrioritySysctl[] = "/proc/sys/net/ipv4/ip_forward_update_priority";
+
+// Reads the namespace-local sysctl of the calling thread's network namespace; -1 if unreadable.
+int ReadForwardPriority() {
+  std::ifstream in(kForwardPrioritySysctl);
+  int v = -1;
+  if (!(in >> v)) return -1;
+  return v;
+}
+
+Status WriteForwardPriority(int value) {
+  std::ofstream out(kForwardPrioritySysctl);
+  out << value << "\n";
+  out.flush();
+  if (!out) {
+    return Internal(std::string("write ") + kForwardPrioritySysctl + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+std::string NicText(const core::Nic& nic) { return "nic " + nic.id.Identifier(); }
+
+}  // namespace
+
+std::string IfbNameFor(int ifindex) { return "nqifb" + std::to_string(ifindex); }
+
+Result<std::vector<InstalledLink>> LoadInstalledLinks(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::vector<InstalledLink>{};
+  std::stringstream buf;
+  buf << in.rdbuf();
+  try {
+    auto j = nlohmann::json::parse(buf.str());
+    std::vector<InstalledLink> out;
+    for (const auto& e : j.at("links")) {
+      InstalledLink l;
+      l.netns = e.value("netns", "");
+      l.netns_path = e.value("netns_path", "");
+      l.name = e.at("name").get<std::string>();
+      l.forward_priority_before = e.value("forward_priority_before", -1);
+      out.push_back(std::move(l));
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return InvalidArgument("installed-links record " + path + " is not valid: " + e.what());
+  }
+}
+
+Status SaveInstalledLinks(const std::string& path, const std::vector<InstalledLink>& links) {
+  nlohmann::json j;
+  j["links"] = nlohmann::json::array();
+  for (const auto& l : links) {
+    j["links"].push_back({{"netns", l.netns},
+                          {"netns_path", l.netns_path},
+                          {"name", l.name},
+                          {"forward_priority_before", l.forward_priority_before}});
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << j.dump(2) << "\n";
+    out.flush();
+    if (!out) return Internal("write " + tmp + ": " + std::strerror(errno));
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Internal("rename " + tmp + " to " + path + ": " + ec.message());
+  return Status::Ok();
+}
+
+Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egress,
+                               const shaping::HtbPlan& ingress) {
+  int forward_before = -1;
+  Status st = topology::RunInNetns(
+      nic.netns_path,
+      [&](const std::string&) -> Status {
+        if (options_.keep_forwarded_priority) {
+          const int cur = ReadForwardPriority();
+          if (cur > 0) {
+            NETQOS_RETURN_IF_ERROR(WriteForwardPriority(0));
+            forward_before = cur;
+            spdlog::info("set net.ipv4.ip_forward_update_priority=0 netns={} was={}",
+                         nic.id.netns.empty() ? "host" : nic.id.netns, cur);
+          }
+        }
+        auto installer = shaping::HtbInstaller::Create();
+        if (!installer.ok()) return installer.status();
+        shaping::InstallOptions opts;
+        opts.replace_foreign = options_.replace_root_qdisc;
+        auto report = installer->Apply(nic.ifindex, egress, opts);
+        if (!report.ok()) return report.status().Wrap("egress HTB");
+        auto ifb = installer->EnsureIfb(IfbNameFor(nic.ifindex));
+        if (!ifb.ok()) return ifb.status().Wrap("ingress IFB");
+        // The IFB is netqos's own device: whatever root it has was put there by netqos.
+        shaping::InstallOptions ifb_opts;
+        ifb_opts.replace_foreign = true;
+        auto ireport = installer->Apply(*ifb, ingress, ifb_opts);
+        if (!ireport.ok()) return ireport.status().Wrap("ingress HTB on " + IfbNameFor(nic.ifindex));
+        bpf::IngressAttachOptions attach;
+        attach.pin_dir = options_.pin_dir;
+        attach.ifindex = nic.ifindex;
+        attach.ifb_ifindex = *ifb;
+        NETQOS_RETURN_IF_ERROR(bpf::AttachIngress(attach).Wrap("ingress classifier"));
+        if (!report->Unchanged() || !ireport->Unchanged()) {
+          spdlog::info("shaping applied nic={} egress_added={} egress_changed={} egress_deleted={} "
+                       "ingress_added={} ingress_changed={} ingress_deleted={}",
+                       nic.id.Identifier(), report->classes_added, report->classes_changed,
+                       report->classes_deleted, ireport->classes_added, ireport->classes_changed,
+                       ireport->classes_deleted);
+        }
+        return Status::Ok();
+      },
+      topology::NetnsSysfs::kNone);
+  if (!st.ok()) return st.Wrap(NicText(nic));
+  return Record(nic, forward_before);
+}
+
+Status KernelLinkShaper::Record(const core::Nic& nic, int forward_priority_before) {
+  if (options_.record_path.empty()) return Status::Ok();
+  auto links = LoadInstalledLinks(options_.record_path);
+  if (!links.ok()) return links.status();
+  for (auto& l : *links) {
+    if (l.netns == nic.id.netns && l.name == nic.id.name) {
+      if (forward_priority_before < 0 || l.forward_priority_before >= 0) return Status::Ok();
+      l.forward_priority_before = forward_priority_before;
+      return SaveInstalledLinks(options_.record_path, *links);
+    }
+  }
+  links->push_back({nic.id.netns, nic.netns_path, nic.id.name, forward_priority_before});
+  return SaveInstalledLinks(options_.record_path, *links);
+}
+
+Status RemoveInstalledLinks(const std::string& record_path, const std::vector<InstalledLink>& extra) {
+  auto recorded = LoadInstalledLinks(record_path);
+  if (!recorded.ok()) return recorded.status();
+  std::vector<InstalledLink> links = *recorded;
+  for (const auto& e : extra) {
+    bool dup = false;
+    for (const auto& l : links) dup = dup || (l.netns == e.netns && l.name == e.name);
+    if (!dup) links.push_back(e);
+  }
+  std::string failures;
+  for (const auto& l : links) {
+    if (!l.netns_path.empty() && !std::filesystem::exists(l.netns_path)) continue;
+    Status st = topology::RunInNetns(
+        l.netns_path,
+        [&](const std::string&) -> Status {
+          auto installer = shaping::HtbInstaller::Create();
+          if (!installer.ok()) return installer.status();
+          const int ifindex = static_cast<int>(::if_nametoindex(l.name.c_str()));
+          if (ifindex > 0) {
+            NETQOS_RETURN_IF_ERROR(bpf::DetachIngress(ifindex));
+            NETQOS_RETURN_IF_ERROR(installer->Remove(ifindex));
+            NETQOS_RETURN_IF_ERROR(installer->DeleteIfb(IfbNameFor(ifindex)));
+          }
+          if (l.forward_priority_before > 0) {
+            NETQOS_RETURN_IF_ERROR(WriteForwardPriority(l.forward_priority_before));
+          }
+          return Status::Ok();
+        },
+        topology::NetnsSysfs::kNone);
+    if (!st.ok()) failures += (failures.empty() ? "" : "; ") + st.Wrap("nic " + l.name).message();
+  }
+  std::error_code ec;
+  std::filesystem::remove(record_path, ec);
+  if (!failures.empty()) return Internal(failures);
+  return Status::Ok();
+}
+
+}  // namespace netqos::enforce

@@ -1,0 +1,48 @@
+#include "enforce/problem_log.h"
+
+#include <spdlog/spdlog.h>
+
+namespace netqos::enforce {
+
+void ProblemLog::BeginPass() {
+  std::lock_guard<std::mutex> lock(mu_);
+  seen_this_pass_.clear();
+}
+
+void ProblemLog::Report(const std::string& key, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  seen_this_pass_.insert(key);
+  ++total_;
+  Entry& e = active_[key];
+  if (e.times_seen == 0 || e.message != message) {
+    spdlog::warn("enforcement problem object={} problem=\"{}\"", key, message);
+    e.message = message;
+  }
+  ++e.times_seen;
+}
+
+void ProblemLog::EndPass() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = active_.begin(); it != active_.end();) {
+    if (seen_this_pass_.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    spdlog::info("enforcement problem resolved object={} after={}", it->first, it->second.times_seen);
+    it = active_.erase(it);
+  }
+}
+
+std::vector<ProblemSnapshot> ProblemLog::Active() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ProblemSnapshot> out;
+  for (const auto& [key, e] : active_) out.push_back({key, e.message, e.times_seen});
+  return out;
+}
+
+uint64_t ProblemLog::total_reports() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return total_;
+}
+
+}  // namespace netqos::enforce
