@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The netqos demo: installs what is missing, builds, starts netqosd on a sample topology and plays
 # the kubelet with netqosctl: plugin-watcher registration, hints, allocations of different QoS
-# levels (one refused), a SIGKILL and restart that loses nothing, and a pod removal.
+# levels (one refused), a SIGKILL and restart that loses nothing, and a pod removal. Part 2
+# (scripts/enforcement-demo.sh) enforces real allocations on this kernel: two cgroups held to
+# 100 and 300 Mbit/s on a veth, through a kill -9 and a restart.
 # Everything lives in a temp dir that is removed on exit, also on Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +42,8 @@ ctl() { "$NETQOSCTL" --socket "$SOCK" "$@"; }
 
 start_daemon() {
   "$NETQOSD" --topology-file="$WORK/topology.json" --qrm-socket-dirs="$SOCK_DIR" \
-    --qrm-state-dir="$STATE_DIR" --network-resource-plugin-reserved-bandwidth=4000 \
+    --qrm-state-dir="$STATE_DIR" --enforcement=none \
+    --network-resource-plugin-reserved-bandwidth=4000 \
     --network-resource-plugin-class-id-shared-cores=20 \
     --network-resource-plugin-class-id-reclaimed-cores=10 \
     --network-resource-plugin-class-id-dedicated-cores=30 \
@@ -103,5 +106,9 @@ bold "the kubelet removes a pod"
 run ctl remove --pod-uid batch-1
 run ctl allocations
 
-bold "done: netqosd log excerpt"
+bold "netqosd log excerpt"
 grep -E "allocat|restored|serving" "$WORK/netqosd.log" | tail -n 12 || true
+kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null || true; DAEMON_PID=
+
+bold "part 2: enforcement on this machine's kernel (veth, cgroups, eBPF, HTB)"
+scripts/enforcement-demo.sh "$BUILD_DIR"
