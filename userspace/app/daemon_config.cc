@@ -5,6 +5,9 @@
 #include <cmath>
 #include <iostream>
 
+#include "app/enforce_nics.h"
+#include "app/shaping_flags.h"
+#include "cgroup/kubelet_pods_client.h"
 #include "core/constants.h"
 
 namespace netqos::app {
@@ -31,6 +34,53 @@ struct RawFlags {
 const char* const kLevels[4] = {core::kReclaimedCores, core::kSharedCores, core::kDedicatedCores,
                                 core::kSystemCores};
 const char* const kLevelFlagNames[4] = {"reclaimed", "shared", "dedicated", "system"};
+
+// A boolean flag that also takes "=true"/"=false" (Go style). CLI11 does not capture a flag's
+// default, so it is set here: --print-config then shows the real default, not "false".
+CLI::Option* AddBoolFlag(CLI::App& app, const std::string& name, bool& value,
+                         const std::string& description) {
+  return app.add_flag(name, value, description)->default_str(value ? "true" : "false");
+}
+
+// The arguments for CLI11::App::parse (reversed, without the program name). Go's flag package
+// reads "--name=" as an empty value; CLI11 would take the *next* argument as the value instead
+// ("--enforce-nics= --uninstall" would name a NIC "--uninstall"), so "--name=" becomes
+// "--name" "".
+std::vector<std::string> GoStyleArgs(int argc, const char* const* argv) {
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) {
+    std::string a = argv[i];
+    if (a.size() > 3 && a.rfind("--", 0) == 0 && a.back() == '=' && a.find('=') == a.size() - 1) {
+      args.emplace_back();
+      a.pop_back();
+    }
+    args.push_back(std::move(a));
+  }
+  return args;
+}
+
+// Comma lists split with empty items kept (so they can be rejected); an entirely empty value
+// ("--flag=") adds nothing.
+std::vector<std::string> SplitKeepingEmpty(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    if (v.empty()) continue;
+    size_t start = 0;
+    for (;;) {
+      const auto comma = v.find(',', start);
+      out.push_back(
+          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+// An absolute path with at least one component below "/".
+bool IsAbsoluteBelowRoot(const std::string& path) {
+  return path.size() > 1 && path[0] == '/' && path.find_first_not_of('/') != std::string::npos;
+}
 
 }  // namespace
 
@@ -62,8 +112,8 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "Egress capacity = NIC speed x this rate");
   app.add_option("--network-resource-plugin-ingress-capacity-rate", p.ingress_capacity_rate,
                  "Ingress capacity = NIC speed x this rate");
-  app.add_flag("--skip-network-state-corruption", c.skip_network_state_corruption,
-               "Load a checkpoint whose checksum does not match (never a malformed one)");
+  AddBoolFlag(app, "--skip-network-state-corruption", c.skip_network_state_corruption,
+              "Load a checkpoint whose checksum does not match (never a malformed one)");
   app.add_option("--network-resource-plugin-net-class-annotation-key",
                  p.pod_net_class_annotation_key, "Pod annotation overriding the net class id");
   app.add_option("--network-resource-plugin-net-attributes-keys", c.net_attributes_keys,
@@ -82,9 +132,9 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "Allocation annotation: net class id");
   app.add_option("--network-resource-plugin-bandwidth-allocation-anno-key", k.bandwidth,
                  "Allocation annotation: allocated Mbps");
-  app.add_flag("--enable-network-resource-plugin-nic-allocation-reactor",
-               c.enable_nic_allocation_reactor,
-               "Accepted for compatibility (netqos does not patch pods)");
+  AddBoolFlag(app, "--enable-network-resource-plugin-nic-allocation-reactor",
+              c.enable_nic_allocation_reactor,
+              "Accepted for compatibility (netqos does not patch pods)");
   app.add_option("--network-resource-plugin-nic-health-checkers", c.nic_health_checkers,
                  "NIC health checkers (\"ip\", \"-ip\", \"*\")")
       ->delimiter(',');
@@ -96,8 +146,8 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--qrm-state-dir", c.qrm_state_dir, "Checkpoint directory");
   app.add_option("--qrm-state-dir-in-memory", c.qrm_state_dir_in_memory,
                  "Checkpoint directory when --qrm-enable-in-memory-state is set");
-  app.add_flag("--qrm-enable-in-memory-state", c.qrm_enable_in_memory_state,
-               "Keep the checkpoint in --qrm-state-dir-in-memory");
+  AddBoolFlag(app, "--qrm-enable-in-memory-state", c.qrm_enable_in_memory_state,
+              "Keep the checkpoint in --qrm-state-dir-in-memory");
   app.add_option("--pod-annotation-kept-keys", p.qos.annotation_kept_keys,
                  "Pod annotations passed through to the state and responses")
       ->delimiter(',');
@@ -110,17 +160,23 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--qrm-extra-state-file", unused_str, "Accepted for compatibility; unused");
   app.add_option("--qrm-pod-debug-anno-keys", unused_list, "Accepted for compatibility; unused")
       ->delimiter(',');
-  app.add_flag("--use-kubelet-reserved-config", unused_bool, "Accepted for compatibility; unused");
+  AddBoolFlag(app, "--use-kubelet-reserved-config", unused_bool,
+              "Accepted for compatibility; unused");
 
   // Katalyst: machine info (10.3).
-  app.add_flag("--machine-net-multi-ns", c.machine_net_multi_ns,
-               "Also discover NICs in the namespaces under --machine-net-ns-dir");
+  AddBoolFlag(app, "--machine-net-multi-ns", c.machine_net_multi_ns,
+              "Also discover NICs in the namespaces under --machine-net-ns-dir");
   app.add_option("--machine-net-ns-dir", c.machine_net_ns_dir,
                  "Directory of named network namespaces (default /var/run/netns)");
   app.add_option("--machine-net-allocatable-ns", c.machine_net_allocatable_ns,
                  "Namespaces whose NICs are allocatable (name, -name, *)")
       ->delimiter(',');
-  app.add_option("--cgroup-type", c.cgroup_type, "cgroup driver: cgroupfs or systemd");
+  // --cgroup-type (Katalyst) and --cgroup-driver (netqos) are one setting; both are read into
+  // their own strings so a contradiction can be reported, then resolved into c.cgroup_type.
+  std::string cgroup_type_flag = c.cgroup_type;
+  std::string cgroup_driver_flag = c.cgroup_type;
+  CLI::Option* cgroup_type_opt = app.add_option(
+      "--cgroup-type", cgroup_type_flag, "cgroup driver: cgroupfs or systemd (= --cgroup-driver)");
   app.add_option("--addition-cgroup-paths", c.addition_cgroup_paths,
                  "Extra cgroup roots to search for containers")
       ->delimiter(',');
@@ -153,21 +209,63 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--nic-speed-override", c.nic_speed_overrides,
                  "netqos: NAME=MBPS speed for a link whose speed the kernel does not know "
                  "(repeatable)");
-  app.add_flag("--print-topology", c.print_topology,
-               "netqos: discover the topology once with these flags, print it and exit");
-  app.add_flag("--json", c.json, "netqos: with --print-topology, print JSON");
-  app.add_option("--enforcement", c.enforcement,
-                 "netqos: enforcement mode: none (allocation only) or bpf");
+  AddBoolFlag(app, "--print-topology", c.print_topology,
+              "netqos: discover the topology once with these flags, print it and exit");
+  AddBoolFlag(app, "--json", c.json, "netqos: with --print-topology, print JSON");
   app.add_option("--kubelet-register-socket", c.kubelet_register_socket,
                  "netqos: also call Registration.Register on this legacy kubelet socket");
   app.add_option("--nic-selection", c.nic_selection,
                  "netqos: how to pick among equally good NICs: random, first or last");
   app.add_option("--log-level", c.log_level,
                  "netqos: trace, debug, info, warn, error or critical");
-  app.add_flag("--print-config", c.print_config, "netqos: print the effective flags and exit");
+  AddBoolFlag(app, "--print-config", c.print_config, "netqos: print the effective flags and exit");
+
+  // netqos: enforcement (eBPF classification + HTB shaping on cgroup v2).
+  app.add_option("--enforcement", c.enforcement,
+                 "netqos: bpf (classify containers' traffic with eBPF, shape --enforce-nics) or "
+                 "none (allocation only)");
+  app.add_option("--cgroup-root", c.cgroup_root,
+                 "netqos: cgroup v2 mount point (default: detected from /proc/self/mountinfo)");
+  CLI::Option* cgroup_driver_opt =
+      app.add_option("--cgroup-driver", cgroup_driver_flag,
+                     "netqos: kubelet cgroup driver: cgroupfs or systemd (= --cgroup-type)");
+  app.add_option("--kubelet-pods-url", c.kubelet_pods_url,
+                 "netqos: where the pod list comes from: https://... (bearer token from "
+                 "--kubelet-token-file), http://... (read-only port) or file:///path.json");
+  app.add_option("--kubelet-token-file", c.kubelet_token_file,
+                 "netqos: bearer token for an https --kubelet-pods-url (re-read on every request)");
+  AddBoolFlag(app, "--kubelet-insecure-skip-tls-verify", c.kubelet_insecure_skip_tls_verify,
+              "netqos: do not verify the kubelet's serving certificate");
+  app.add_option("--bpf-pin-dir", c.bpf_pin_dir,
+                 "netqos: bpffs directory for pinned maps and links (a bpffs is mounted on its "
+                 "parent if there is none)");
+  // Split below rather than with ->delimiter(','), which drops empty items: "eth0,,eth1" is
+  // rejected, not read as "eth0,eth1".
+  app.add_option("--enforce-nics", c.enforce_nics,
+                 "netqos: NICs to shape with HTB, [netns/]name,... or all (default: none; "
+                 "traffic is classified and counted, no qdisc is touched)");
+  AddBoolFlag(app, "--replace-root-qdisc", c.replace_root_qdisc,
+              "netqos: replace a root qdisc netqos did not create on an --enforce-nics NIC");
+  app.add_option("--qos-level-shaping", c.qos_level_shaping,
+                 "netqos: per-QoS-level HTB parent classes, "
+                 "level=rate_permille:ceil_permille:prio,... e.g. reclaimed_cores=150:1000:3")
+      ->delimiter(',');
+  app.add_option("--unclassified-qos-level", c.unclassified_qos_level,
+                 "netqos: QoS level whose class takes traffic of containers netqos did not "
+                 "classify");
+  app.add_option("--enforcement-resync-period", c.enforcement_resync_seconds,
+                 "netqos: seconds between full resyncs of cgroups, maps and qdiscs");
+  AddBoolFlag(app, "--uninstall", c.uninstall,
+              "netqos: remove the pinned BPF programs, maps and the qdiscs netqos installed, "
+              "then exit");
+  AddBoolFlag(app, "--keep-forwarded-priority", c.set_forward_priority_sysctl,
+              "netqos: set net.ipv4.ip_forward_update_priority=0 in the namespaces of "
+              "--enforce-nics so routed pod traffic keeps its HTB class (=false: leave the "
+              "sysctl alone)");
 
   try {
-    app.parse(argc, argv);
+    if (argc > 0) app.name(argv[0]);
+    app.parse(GoStyleArgs(argc, argv));
   } catch (const CLI::ParseError& e) {
     ParsedFlags out;
     out.exit_code = app.exit(e);  // prints help/version to stdout, errors to stderr
@@ -176,6 +274,17 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   }
 
   Status st = Status::Ok();
+  c.enforce_nics = SplitKeepingEmpty(c.enforce_nics);
+  const bool type_given = cgroup_type_opt->count() > 0;
+  const bool driver_given = cgroup_driver_opt->count() > 0;
+  if (type_given && driver_given && cgroup_type_flag != cgroup_driver_flag) {
+    st = InvalidArgument("--cgroup-type=" + cgroup_type_flag + " and --cgroup-driver=" +
+                         cgroup_driver_flag + " disagree (they are the same setting; give one)");
+  }
+  c.cgroup_type = driver_given ? cgroup_driver_flag : cgroup_type_flag;
+  // --print-config shows the resolved driver under both names.
+  cgroup_type_opt->default_str(c.cgroup_type);
+  cgroup_driver_opt->default_str(c.cgroup_type);
   for (int i = 0; i < 4 && st.ok(); ++i) {
     core::StringMap sel;
     st = ParsePairs(raw.selectors[i],
@@ -199,6 +308,32 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   return ParsedFlags{std::move(c), 0};
 }
 
+namespace {
+
+Status ValidateEnforcementFlags(const DaemonConfig& c) {
+  if (!c.cgroup_root.empty() && !IsAbsoluteBelowRoot(c.cgroup_root))
+    return InvalidArgument(
+        "--cgroup-root must be an absolute path (or empty to detect it), got \"" + c.cgroup_root +
+        "\"");
+  auto url = cgroup::ParseKubeletUrl(c.kubelet_pods_url);
+  if (!url.ok()) return InvalidArgument("--kubelet-pods-url: " + url.status().message());
+  if (url->scheme == "https" && c.kubelet_token_file.empty())
+    return InvalidArgument(
+        "--kubelet-token-file must not be empty with an https "
+        "--kubelet-pods-url");
+  if (!IsAbsoluteBelowRoot(c.bpf_pin_dir))
+    return InvalidArgument("--bpf-pin-dir must be an absolute path below /, got \"" +
+                           c.bpf_pin_dir + "\"");
+  if (auto nics = ParseEnforceNics(c.enforce_nics); !nics.ok()) return nics.status();
+  if (auto shaping = BuildShapingConfig(c); !shaping.ok()) return shaping.status();
+  if (c.enforcement_resync_seconds <= 0)
+    return InvalidArgument("--enforcement-resync-period must be a number of seconds > 0, got " +
+                           std::to_string(c.enforcement_resync_seconds));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ValidateDaemonConfig(const DaemonConfig& c) {
   if (c.policy_name != core::kPolicyName)
     return InvalidArgument("invalid policy name " + c.policy_name +
@@ -212,16 +347,13 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
     return InvalidArgument("--network-resource-plugin-ingress-capacity-rate must be a finite "
                            "number > 0, got " + std::to_string(c.policy.ingress_capacity_rate));
   if (c.enforcement != "none" && c.enforcement != "bpf")
-    return InvalidArgument("--enforcement must be none or bpf, got \"" + c.enforcement + "\"");
-  if (c.enforcement == "bpf")
-    return InvalidArgument("--enforcement=bpf is not available in this build yet; use "
-                           "--enforcement=none (allocation only)");
+    return InvalidArgument("--enforcement must be bpf or none, got \"" + c.enforcement + "\"");
   if (c.nic_selection != "random" && c.nic_selection != "first" && c.nic_selection != "last")
     return InvalidArgument("--nic-selection must be random, first or last, got \"" +
                            c.nic_selection + "\"");
   if (c.cgroup_type != "cgroupfs" && c.cgroup_type != "systemd")
-    return InvalidArgument("--cgroup-type must be cgroupfs or systemd, got \"" + c.cgroup_type +
-                           "\"");
+    return InvalidArgument("--cgroup-driver/--cgroup-type must be cgroupfs or systemd, got \"" +
+                           c.cgroup_type + "\"");
   static const char* const kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical",
                                            "off"};
   bool level_ok = false;
@@ -241,7 +373,7 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
                            "discovery; they cannot be combined with --topology-file");
   if (c.json && !c.print_topology)
     return InvalidArgument("--json only applies to --print-topology");
-  return Status::Ok();
+  return ValidateEnforcementFlags(c);
 }
 
 }  // namespace netqos::app

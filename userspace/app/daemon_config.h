@@ -40,11 +40,28 @@ struct DaemonConfig {
   std::vector<std::string> nic_speed_overrides;  // NAME=MBPS
   bool print_topology = false;
   bool json = false;
-  std::string enforcement = "none";
   std::string kubelet_register_socket;
   std::string nic_selection = "random";
   std::string log_level = "info";
   bool print_config = false;
+
+  // netqos enforcement flags (eBPF classification + HTB shaping on cgroup v2).
+  std::string enforcement = "bpf";  // "bpf" or "none" (allocation only)
+  std::string cgroup_root;          // "" = detect from /proc/self/mountinfo at startup
+  // (cgroup_type above is also set by --cgroup-driver.)
+  std::string kubelet_pods_url = "https://127.0.0.1:10250/pods";  // http://, https:// or file://
+  std::string kubelet_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+  bool kubelet_insecure_skip_tls_verify = false;
+  std::string bpf_pin_dir = "/sys/fs/bpf/netqos";
+  std::vector<std::string> enforce_nics;  // [netns/]name items or "all"; see enforce_nics.h
+  bool replace_root_qdisc = false;
+  std::vector<std::string> qos_level_shaping;  // level=rate:ceil:prio; see shaping_flags.h
+  std::string unclassified_qos_level = "shared_cores";
+  int enforcement_resync_seconds = 30;
+  bool uninstall = false;
+  // Set net.ipv4.ip_forward_update_priority=0 in the namespaces of the enforced NICs, so routed
+  // pod traffic keeps the skb->priority (HTB class) the egress program gave it.
+  bool set_forward_priority_sysctl = true;
 
   // The directory the checkpoint lives in, after --qrm-enable-in-memory-state.
   std::string EffectiveStateDir() const {

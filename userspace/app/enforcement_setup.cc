@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "app/enforce_nics.h"
 #include "app/shaping_flags.h"
 #include "bpf/bpffs.h"
@@ -51,6 +53,9 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   auto dataplane = bpf::Dataplane::Open(dp);
   if (!dataplane.ok()) return dataplane.status().Wrap("load the eBPF dataplane");
   stack->dataplane = std::move(*dataplane);
+  for (const auto& line : stack->dataplane->migration().Describe()) {
+    spdlog::info("migrated an older map layout {}", line);
+  }
   stack->table = std::make_unique<enforce::BpfClassTable>(*stack->dataplane);
 
   enforce::KernelLinkShaperOptions so;
@@ -79,6 +84,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   }
   eo.shaping = *shaping;
   eo.resync = std::chrono::seconds(config.enforcement_resync_seconds);
+  eo.pods_refresh = std::min<std::chrono::milliseconds>(eo.resync, std::chrono::seconds(5));
 
   enforce::EnforcerPorts ports;
   cgroup::KubeletPodsClient* client = stack->pods.get();

@@ -13,30 +13,12 @@
 #include <cerrno>
 #include <cstring>
 
+#include "bpf/libbpf_error.h"
 #include "netqos_egress.skel.h"
 #include "netqos_ingress.skel.h"
 
 namespace netqos::bpf {
 namespace {
-
-// libbpf int APIs return -errno; this names the operation and object and picks a status code.
-Status ErrnoStatus(const std::string& what, int err) {
-  if (err < 0) err = -err;
-  std::string msg = what + ": " + std::strerror(err) + " (errno " + std::to_string(err) + ")";
-  switch (err) {
-    case ENOENT:
-      return NotFound(std::move(msg));
-    case E2BIG:
-    case ENOSPC:
-    case ENOMEM:
-      return ResourceExhausted(std::move(msg));
-    case EPERM:
-    case EACCES:
-      return Status(StatusCode::kPermissionDenied, std::move(msg));
-    default:
-      return Internal(std::move(msg));
-  }
-}
 
 std::string Join(const std::string& dir, const char* name) { return dir + "/" + name; }
 
@@ -136,6 +118,16 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
     return ErrnoStatus("load BPF object netqos_ingress (pin dir " + dp->pin_dir_ + ")", err);
   }
 
+  // Maps of another layout version: copy their entries into the new maps before the new program
+  // is swapped in, so it classifies from its first packet. On failure the old pins and the old
+  // program stay as they are: enforcement goes on with the old version.
+  auto migrated = MigrateOtherVersions(
+      dp->pin_dir_, {{dp->egress_->obj, dp->egress_->maps.NETQOS_MAP_CLASS},
+                     {dp->egress_->obj, dp->egress_->maps.NETQOS_MAP_CG_STATS},
+                     {dp->egress_->obj, dp->egress_->maps.NETQOS_MAP_CLASS_STATS}});
+  if (!migrated.ok()) return migrated.status().Wrap("migrate maps pinned in " + dp->pin_dir_);
+  dp->migration_ = std::move(migrated).value();
+
   // Egress link: swap the program inside an existing pinned link (the old program keeps running
   // until the swap), or attach and pin a new one.
   const std::string link_path = Join(dp->pin_dir_, kEgressLinkPin);
@@ -179,6 +171,9 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
       return ErrnoStatus("bpf_link__pin(" + link_path + ")", err);
     }
   }
+  // The egress program now uses the new maps. An unpin that fails is an error: a later Open
+  // would migrate the stale entries again.
+  NETQOS_RETURN_IF_ERROR(UnpinMigratedMaps(&dp->migration_));
   return dp;
 }
 
@@ -200,9 +195,12 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
     ::close(fd);
     NETQOS_RETURN_IF_ERROR(Unlink(link_path));
   }
-  for (const char* name : {kClassMapName, kCgroupStatsMapName, kClassStatsMapName, kSockTagMapName}) {
-    NETQOS_RETURN_IF_ERROR(Unlink(Join(pin_dir, name)));
-  }
+  const std::vector<std::string> maps = {kClassMapName, kCgroupStatsMapName, kClassStatsMapName,
+                                         kSockTagMapName};
+  for (const std::string& name : maps) NETQOS_RETURN_IF_ERROR(Unlink(pin_dir + "/" + name));
+  // Maps of other layout versions, e.g. left by a migration that was refused.
+  NETQOS_ASSIGN_OR_RETURN(std::vector<std::string> others, FindOtherVersionPins(pin_dir, maps));
+  for (const std::string& pin : others) NETQOS_RETURN_IF_ERROR(Unlink(pin));
   if (::rmdir(pin_dir.c_str()) != 0 && errno != ENOENT) {
     int err = errno;
     std::string left;
@@ -234,6 +232,17 @@ Status Dataplane::ClearClass(uint64_t cgroup_id) {
   int err = bpf_map__delete_elem(egress_->maps.NETQOS_MAP_CLASS, &cgroup_id, sizeof(cgroup_id), 0);
   if (err && err != -ENOENT) {
     return ErrnoStatus(std::string("bpf_map_delete_elem(") + kClassMapName + ", cgroup " +
+                           std::to_string(cgroup_id) + ")",
+                       err);
+  }
+  return Status::Ok();
+}
+
+Status Dataplane::DeleteContainerCounters(uint64_t cgroup_id) {
+  int err =
+      bpf_map__delete_elem(egress_->maps.NETQOS_MAP_CG_STATS, &cgroup_id, sizeof(cgroup_id), 0);
+  if (err && err != -ENOENT) {
+    return ErrnoStatus(std::string("bpf_map_delete_elem(") + kCgroupStatsMapName + ", cgroup " +
                            std::to_string(cgroup_id) + ")",
                        err);
   }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "bpf/map_migration.h"
 #include "common/status.h"
 #include "netqos_abi.h"
 
@@ -50,9 +51,13 @@ class Dataplane {
   // Loads both objects, reusing maps pinned in pin_dir (entries survive restarts), and attaches
   // the egress program to cgroup_path through a pinned bpf_link: an existing link in pin_dir is
   // updated in place (atomic program swap, no unclassified gap), otherwise one is created.
+  // Maps of another layout version pinned in pin_dir (netqos_cls_v0, ...) are first copied into
+  // the current ones (see map_migration.h), before the swap, and unpinned after it; if they
+  // cannot be migrated, Open fails and leaves them, and the old program, in place.
   static Result<std::unique_ptr<Dataplane>> Open(const Options& options);
 
-  // Detaches and unpins the link(s), unpins the maps, removes pin_dir. Missing pieces are fine.
+  // Detaches and unpins the link(s), unpins the maps (also those of other layout versions),
+  // removes pin_dir. Missing pieces are fine.
   static Status Uninstall(const std::string& pin_dir);
 
   ~Dataplane();
@@ -61,6 +66,9 @@ class Dataplane {
 
   Status SetClass(uint64_t cgroup_id, const netqos_class& cls);
   Status ClearClass(uint64_t cgroup_id);  // a missing entry is OK
+  // Removes a container's counters, e.g. once its class entry is cleared, so the per-container
+  // counter map does not fill up. A missing entry is OK.
+  Status DeleteContainerCounters(uint64_t cgroup_id);
   Result<std::vector<std::pair<uint64_t, netqos_class>>> ListClasses() const;
 
   // Counters since the entry was first created; an id never seen yields all zeros.
@@ -71,6 +79,10 @@ class Dataplane {
   int IngressProgramFd() const;
   int EgressProgramFd() const;
 
+  // What Open migrated from maps of another layout version (empty when there were none); the
+  // library does not log, the caller may (MigrationReport::Describe).
+  const MigrationReport& migration() const { return migration_; }
+
  private:
   Dataplane() = default;
   Result<Counters> ReadCounters(int map_fd, const char* map_name, const void* key) const;
@@ -79,6 +91,7 @@ class Dataplane {
   netqos_egress* egress_ = nullptr;
   netqos_ingress* ingress_ = nullptr;
   bpf_link* egress_link_ = nullptr;
+  MigrationReport migration_;
 };
 
 // The cgroup v2 id of a cgroup directory: the kernel's cgroup id is the kernfs node id, which is

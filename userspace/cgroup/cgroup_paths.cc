@@ -132,7 +132,12 @@ std::vector<std::string> ContainerCgroupCandidates(const CgroupLayout& layout, P
   std::vector<std::string> out;
   for (const auto& pod : PodCandidatesWithStyle(layout, qos, pod_uid)) {
     if (!pod.systemd) {
-      out.push_back(pod.path + "/" + container_id);
+      // containerd and docker name the directory by the bare id; CRI-O's cgroupfs manager
+      // prefixes it with "crio-".
+      if (runtime != "cri-o") out.push_back(pod.path + "/" + container_id);
+      if (runtime != "containerd" && runtime != "docker") {
+        out.push_back(pod.path + "/crio-" + container_id);
+      }
       continue;
     }
     for (const auto& prefix : ScopePrefixes(runtime)) {

@@ -37,7 +37,8 @@ struct CgroupLayout {
 std::vector<std::string> PodCgroupCandidates(const CgroupLayout& layout, PodQosClass qos,
                                              const std::string& pod_uid);
 
-// Candidate container cgroups: each pod candidate plus "/<id>" (cgroupfs) or
+// Candidate container cgroups: each pod candidate plus "/<id>" (cgroupfs; "/crio-<id>" for
+// CRI-O, both for an unknown runtime) or
 // "/<prefix>-<id>.scope" (systemd) with prefix cri-containerd (containerd), crio (cri-o) or
 // docker (docker). An empty or unrecognised runtime under systemd gives all three prefixes.
 std::vector<std::string> ContainerCgroupCandidates(const CgroupLayout& layout, PodQosClass qos,

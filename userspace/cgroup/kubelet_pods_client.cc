@@ -1,6 +1,8 @@
 #include "cgroup/kubelet_pods_client.h"
 
+#include <fcntl.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
@@ -15,10 +17,22 @@ Result<KubeletUrl> ParseKubeletUrl(const std::string& url) {
   const auto sep = url.find("://");
   if (sep == std::string::npos) return InvalidArgument("kubelet URL " + url + ": no scheme");
   out.scheme = url.substr(0, sep);
-  if (out.scheme != "http" && out.scheme != "https") {
-    return InvalidArgument("kubelet URL " + url + ": scheme must be http or https");
-  }
   const std::string rest = url.substr(sep + 3);
+  if (out.scheme == "file") {
+    // file:///abs/path: the authority (between "//" and the path) must be empty.
+    if (rest.empty() || rest[0] != '/') {
+      return InvalidArgument("kubelet URL " + url +
+                             ": a file URL has no host and an absolute path (file:///path)");
+    }
+    if (rest.find_first_not_of('/') == std::string::npos) {
+      return InvalidArgument("kubelet URL " + url + ": no file path");
+    }
+    out.path = rest;
+    return out;
+  }
+  if (out.scheme != "http" && out.scheme != "https") {
+    return InvalidArgument("kubelet URL " + url + ": scheme must be http, https or file");
+  }
   const auto slash = rest.find('/');
   const std::string authority = rest.substr(0, slash);
   out.path = slash == std::string::npos ? "/" : rest.substr(slash);
@@ -73,7 +87,35 @@ Result<std::string> KubeletPodsClient::ReadToken() const {
   return token;
 }
 
+Result<std::vector<PodInfo>> KubeletPodsClient::ReadPodListFile() const {
+  const std::string& file = parsed_.path;
+  auto fail = [&](int err) {
+    return Status(err == ENOENT                   ? StatusCode::kNotFound
+                  : err == EACCES || err == EPERM ? StatusCode::kPermissionDenied
+                                                  : StatusCode::kUnavailable,
+                  "pod list file " + file + ": " + std::strerror(err));
+  };
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno);
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return fail(err);  // EISDIR for a directory
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return ParsePodList(text, options_.url);
+}
+
 Result<std::vector<PodInfo>> KubeletPodsClient::ListPods() const {
+  if (parsed_.scheme == "file") return ReadPodListFile();
   const std::string& url = options_.url;
   httplib::Headers headers = {{"Accept", "application/json"}};
   const bool https = parsed_.scheme == "https";

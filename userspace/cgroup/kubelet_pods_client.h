@@ -1,5 +1,7 @@
 // Fetches the kubelet's pod list (GET /pods): plain http (the read-only port, 10255) or https
 // (10250) with a bearer token read from a file on every request, so a rotated token is used.
+// A file:///abs/path.json URL reads a saved PodList (`curl .../pods > pods.json`) instead, on
+// every call: for nodes and tests without a kubelet API, and for air-gapped debugging.
 #pragma once
 
 #include <chrono>
@@ -13,14 +15,15 @@
 namespace netqos::cgroup {
 
 struct KubeletUrl {
-  std::string scheme;  // "http" or "https"
-  std::string host;
-  int port = 0;
-  std::string path;  // with its leading '/', "/" when absent
+  std::string scheme;  // "http", "https" or "file"
+  std::string host;    // "" for file
+  int port = 0;        // 0 for file
+  std::string path;    // with its leading '/', "/" when absent; the file's absolute path for file
 };
 
-// Parses "http[s]://host[:port][/path]"; the default ports are 80 and 443. Anything else is
-// InvalidArgument naming the URL.
+// Parses "http[s]://host[:port][/path]" (the default ports are 80 and 443) and
+// "file:///abs/path" (empty host; the path is taken literally, no %-escapes are decoded).
+// Anything else is InvalidArgument naming the URL.
 Result<KubeletUrl> ParseKubeletUrl(const std::string& url);
 
 struct KubeletPodsClientOptions {
@@ -41,6 +44,8 @@ class KubeletPodsClient {
   // One GET. Errors name the URL: Unavailable for connection failures and non-200 answers,
   // PermissionDenied for 401/403, InvalidArgument for a body that is not a PodList, NotFound or
   // PermissionDenied when the token file cannot be read.
+  // file:// URLs: one read of the file (no token, no timeout); NotFound naming the file when it
+  // does not exist, PermissionDenied when it cannot be read, InvalidArgument for a bad PodList.
   Result<std::vector<PodInfo>> ListPods() const;
 
   const std::string& url() const { return options_.url; }
@@ -49,6 +54,7 @@ class KubeletPodsClient {
   KubeletPodsClient(KubeletPodsClientOptions options, KubeletUrl url)
       : options_(std::move(options)), parsed_(std::move(url)) {}
   Result<std::string> ReadToken() const;
+  Result<std::vector<PodInfo>> ReadPodListFile() const;
 
   KubeletPodsClientOptions options_;
   KubeletUrl parsed_;

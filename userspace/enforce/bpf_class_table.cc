@@ -20,4 +20,9 @@ Status BpfClassTable::Set(uint64_t cgroup_id, const ClassEntry& entry) {
   return dataplane_.SetClass(cgroup_id, cls);
 }
 
+Status BpfClassTable::Clear(uint64_t cgroup_id) {
+  NETQOS_RETURN_IF_ERROR(dataplane_.ClearClass(cgroup_id));
+  return dataplane_.DeleteContainerCounters(cgroup_id);
+}
+
 }  // namespace netqos::enforce

@@ -11,7 +11,9 @@ class BpfClassTable : public ClassTable {
   explicit BpfClassTable(bpf::Dataplane& dataplane) : dataplane_(dataplane) {}
   Result<std::map<uint64_t, ClassEntry>> List() const override;
   Status Set(uint64_t cgroup_id, const ClassEntry& entry) override;
-  Status Clear(uint64_t cgroup_id) override { return dataplane_.ClearClass(cgroup_id); }
+  // Also drops the container's counters: cgroup ids are never reused, so nothing would ever
+  // read them again, and the counter map would fill up with dead containers.
+  Status Clear(uint64_t cgroup_id) override;
 
  private:
   bpf::Dataplane& dataplane_;

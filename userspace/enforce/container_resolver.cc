@@ -34,6 +34,25 @@ void Walk(int dir_fd, std::set<uint64_t>& ids, int depth) {
   ::closedir(d);
 }
 
+// Pod uids are UUIDs, or 32-hex-digit hashes for static pods; systemd names write '_' for '-'.
+bool IsPodUid(const std::string& uid, char separator) {
+  if (uid.empty()) return false;
+  for (char c : uid) {
+    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    if (!hex && c != separator) return false;
+  }
+  return true;
+}
+
+bool IsContainerId(const std::string& id) {
+  if (id.empty()) return false;
+  for (char c : id) {
+    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    if (!hex) return false;
+  }
+  return true;
+}
+
 std::string Dashes(std::string uid) {
   for (char& c : uid) {
     if (c == '_') c = '-';
@@ -104,12 +123,13 @@ std::optional<ContainerCgroupName> ParseContainerCgroupPath(const std::string& p
     if (pod_at == std::string::npos || dash == std::string::npos) return std::nullopt;
     const std::string uid = parent.substr(pod_at + 4, parent.size() - 6 - (pod_at + 4));
     const std::string id = last.substr(dash + 1, last.size() - 6 - (dash + 1));
-    if (uid.empty() || id.empty()) return std::nullopt;
+    if (!IsPodUid(uid, '_') || !IsContainerId(id)) return std::nullopt;
     return ContainerCgroupName{Dashes(uid), id};
   }
-  if (parent.rfind("pod", 0) == 0 && parent.size() > 3 && !EndsWith(parent, ".slice") &&
-      !EndsWith(last, ".slice")) {
-    return ContainerCgroupName{parent.substr(3), last};
+  if (parent.rfind("pod", 0) == 0 && !EndsWith(parent, ".slice") && IsPodUid(parent.substr(3), '-')) {
+    std::string id = last.rfind("crio-", 0) == 0 ? last.substr(5) : last;  // CRI-O, cgroupfs
+    if (!IsContainerId(id)) return std::nullopt;
+    return ContainerCgroupName{parent.substr(3), id};
   }
   return std::nullopt;
 }

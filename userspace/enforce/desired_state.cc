@@ -121,8 +121,9 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
           leaf.level = *level;
           leaf.egress_mbps = std::min<uint64_t>(alloc->egress, link->second);
           leaf.ingress_mbps = std::min<uint64_t>(alloc->ingress, link->second);
-          if (alloc->egress > link->second) {
-            s.problems.push_back(PodName(c) + ": allocation " + std::to_string(alloc->egress) +
+          if (alloc->egress > link->second || alloc->ingress > link->second) {
+            s.problems.push_back(PodName(c) + ": allocation " +
+                                 std::to_string(std::max(alloc->egress, alloc->ingress)) +
                                  " Mbps exceeds the link rate of " + alloc->nic().Identifier() +
                                  "; capped at " + std::to_string(link->second) + " Mbps");
           }

@@ -25,6 +25,20 @@ constexpr int kPendingRetries = 30;
 // Bursts of events (mkdir -p of a pod and its containers) are handled in one pass.
 constexpr auto kCoalesce = std::chrono::milliseconds(20);
 
+// The kubepods root of the driver and every --addition-cgroup-paths root, under the mount.
+std::vector<std::string> WatchRoots(const EnforcerOptions& o) {
+  std::vector<std::string> roots{o.cgroup_mount + (o.layout.driver == cgroup::CgroupDriver::kSystemd
+                                                       ? "/kubepods.slice"
+                                                       : "/kubepods")};
+  for (std::string r : o.layout.additional_roots) {
+    while (!r.empty() && r.front() == '/') r.erase(r.begin());
+    while (!r.empty() && r.back() == '/') r.pop_back();
+    const std::string full = r.empty() ? o.cgroup_mount : o.cgroup_mount + "/" + r;
+    if (std::find(roots.begin(), roots.end(), full) == roots.end()) roots.push_back(full);
+  }
+  return roots;
+}
+
 }  // namespace
 
 Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
@@ -44,22 +58,27 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
   spdlog::info("enforcement adopting class_entries={}", current->size());
   e->Pass(true);
   e->next_full_ = Clock::now() + e->options_.resync;
+  e->next_pods_ = Clock::now() + e->options_.pods_refresh;
 
-  cgroup::CgroupWatcherCallbacks cb;
+  // Watch the kubelet's cgroup roots only (not the whole host tree): fewer inotify watches, and
+  // no wake-ups for system services.
   Enforcer* self = e.get();
-  cb.on_created = [self](const std::string& path) { self->OnCgroupCreated(path); };
-  cb.on_removed = [self](const std::string&) { self->Wake(false); };
-  cb.on_error = [self](const netqos::Status& st) {
-    spdlog::warn("cgroup watcher: {}; the periodic resync still applies", st.message());
-    self->Wake(false);
-  };
-  auto watcher = cgroup::CgroupWatcher::Start(e->options_.cgroup_mount, std::move(cb));
-  if (!watcher.ok()) {
-    // Enforcement still works through the periodic resync, only later.
-    spdlog::warn("cgroup watcher not started, new containers wait for the resync: {}",
-                 watcher.status().message());
-  } else {
-    e->watcher_ = std::move(*watcher);
+  for (const auto& root : WatchRoots(e->options_)) {
+    cgroup::CgroupWatcherCallbacks cb;
+    cb.on_created = [self](const std::string& path) { self->OnCgroupCreated(path); };
+    cb.on_removed = [self](const std::string&) { self->Wake(false); };
+    cb.on_error = [self](const netqos::Status& st) {
+      spdlog::warn("cgroup watcher: {}; the periodic resync still applies", st.message());
+      self->Wake(false);
+    };
+    auto watcher = cgroup::CgroupWatcher::Start(root, std::move(cb));
+    if (!watcher.ok()) {
+      // Enforcement still works through the periodic resync, only later.
+      spdlog::warn("cgroup watcher not started for {}, new containers wait for the resync: {}",
+                   root, watcher.status().message());
+      continue;
+    }
+    e->watchers_.push_back(std::move(*watcher));
   }
   e->worker_ = std::thread([self] { self->Loop(); });
   return e;
@@ -68,7 +87,7 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
 Enforcer::~Enforcer() { Stop(); }
 
 void Enforcer::Stop() {
-  if (watcher_) watcher_->Stop();
+  for (auto& w : watchers_) w->Stop();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -127,12 +146,16 @@ EnforcerStatus Enforcer::Status() const {
 void Enforcer::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    Clock::time_point deadline = next_full_;
+    Clock::time_point deadline = std::min(next_full_, next_pods_);
     if (retry_at_) deadline = std::min(deadline, *retry_at_);
     cv_.wait_until(lock, deadline, [this] { return stopping_ || dirty_; });
     if (stopping_) break;
     const auto now = Clock::now();
     const bool full = now >= next_full_;
+    if (now >= next_pods_) {
+      refresh_pods_ = true;
+      next_pods_ = now + options_.pods_refresh;
+    }
     if (retry_at_ && now >= *retry_at_) {
       refresh_pods_ = true;
       retry_at_.reset();
@@ -229,7 +252,8 @@ void Enforcer::Pass(bool full) {
   for (const auto& want : options_.enforce_names) {
     const bool found = std::any_of(snap.nics.begin(), snap.nics.end(),
                                    [&](const core::Nic& n) { return n.id == want; });
-    if (!found) problems_.Report(NicKey(want), "named in --enforce-nics but not found");
+    if (!found) problems_.Report(NicKey(want), "named in --enforce-nics but not a NIC of the topology (missing, or not counted: see "
+                       "--nic-allow and netqosd --print-topology)");
   }
 
   auto current = ports_.table->List();

@@ -57,6 +57,10 @@ struct EnforcerOptions {
   std::vector<core::NicId> enforce_names;
   shaping::ShapingConfig shaping;
   std::chrono::milliseconds resync{std::chrono::seconds(30)};
+  // How often the kubelet's pod list is re-read between resyncs, so that annotation changes
+  // (class id, QoS level) and started containers the watcher could not name are picked up.
+  // Katalyst's applyNetClass loop runs every 5 s.
+  std::chrono::milliseconds pods_refresh{std::chrono::seconds(5)};
   // Pods with allocations that the kubelet has not listed for this long lose them (upstream:
   // 10 hits of a 30 s loop).
   std::chrono::milliseconds residual_state_after{std::chrono::minutes(5)};
@@ -100,7 +104,7 @@ class Enforcer {
   ClassSync sync_;
   ProblemLog problems_;
   shaping::MinorAllocator minors_;
-  std::unique_ptr<cgroup::CgroupWatcher> watcher_;
+  std::vector<std::unique_ptr<cgroup::CgroupWatcher>> watchers_;
 
   // Worker state (touched by the worker thread only, and by Start before it runs).
   std::vector<cgroup::PodInfo> pods_;
@@ -117,6 +121,7 @@ class Enforcer {
   std::map<core::NicId, Applied> applied_;
   std::map<uint64_t, std::string> pod_of_cgroup_;
   Clock::time_point next_full_;
+  Clock::time_point next_pods_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

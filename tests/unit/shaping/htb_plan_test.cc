@@ -243,3 +243,151 @@ TEST_CASE("QoS level names and handle text", "[shaping]") {
   CHECK(HandleText(H(0)) == "10:");
   CHECK(HandleText(0x80010000u) == "8001:");
 }
+
+namespace {
+
+HtbPlan MustBuild(uint64_t link, const std::vector<ContainerAllocation>& cs,
+                  const ShapingConfig& config = {}) {
+  auto plan = BuildHtbPlan("eth5", config, link, cs);
+  INFO(plan.status().message());
+  REQUIRE(plan.ok());
+  return *plan;
+}
+
+}  // namespace
+
+TEST_CASE("BuildHtbPlan puts each container on the minor it carries", "[shaping]") {
+  HtbPlan plan = MustBuild(1000, {{1, QosLevel::kShared, 100, 0x200},
+                                  {2, QosLevel::kDedicated, 50, 0x150},
+                                  {3, QosLevel::kShared, 30, 0x100},
+                                  {4, QosLevel::kReclaimed, 20, kLastContainerMinor}});
+  CHECK(plan.nic == "eth5");
+  CHECK(plan.link_mbps == 1000);
+  CHECK(plan.default_minor == 0x31u);
+  CHECK(Handles(plan) == std::vector<uint32_t>{H(1), H(0x10), H(0x11), H(0x20), H(0x21),
+                                               H(0x150), H(0x30), H(0x31), H(0x100), H(0x200),
+                                               H(0x40), H(0x41), H(0xfffe)});
+  struct Leaf {
+    uint32_t minor;
+    uint64_t key;
+    uint32_t parent_minor;
+    uint64_t mbps;
+    uint32_t prio;
+  };
+  for (const Leaf& want : {Leaf{0x200, 1, 0x30, 100, 2}, Leaf{0x150, 2, 0x20, 50, 1},
+                           Leaf{0x100, 3, 0x30, 30, 2}, Leaf{0xfffe, 4, 0x40, 20, 3}}) {
+    INFO("minor " << want.minor);
+    const PlannedClass* leaf = plan.Find(H(want.minor));
+    REQUIRE(leaf);
+    CHECK(leaf->container_key == std::optional<uint64_t>(want.key));
+    CHECK(leaf->parent == H(want.parent_minor));
+    CHECK(leaf->rate_mbps == want.mbps);
+    CHECK(leaf->ceil_mbps == want.mbps);
+    CHECK(leaf->prio == want.prio);
+  }
+  CHECK(plan.Find(H(0x31))->rate_mbps == 400 - 130);
+  CHECK(plan.overcommit.empty());
+  // Same input, same plan: nothing is allocated behind the caller's back.
+  CHECK(MustBuild(1000, {{1, QosLevel::kShared, 100, 0x200},
+                         {2, QosLevel::kDedicated, 50, 0x150},
+                         {3, QosLevel::kShared, 30, 0x100},
+                         {4, QosLevel::kReclaimed, 20, kLastContainerMinor}})
+            .classes == plan.classes);
+}
+
+TEST_CASE("BuildHtbPlan rejects bad minors, keys, rates and links", "[shaping]") {
+  struct Row {
+    const char* what;
+    uint64_t link;
+    std::vector<ContainerAllocation> containers;
+    std::vector<std::string> message;  // substrings
+  };
+  const std::vector<Row> rows = {
+      {"no minor", 1000, {{7, QosLevel::kShared, 10, 0}}, {"container 7", "outside"}},
+      {"level minor", 1000, {{7, QosLevel::kShared, 10, 0x31}}, {"container 7", "outside"}},
+      {"just below the range", 1000, {{7, QosLevel::kShared, 10, 0xff}}, {"outside"}},
+      {"just above the range", 1000, {{7, QosLevel::kShared, 10, 0xffff}}, {"outside"}},
+      {"beyond 16 bits", 1000, {{7, QosLevel::kShared, 10, 0x10100}}, {"outside"}},
+      {"duplicate minor",
+       1000,
+       {{7, QosLevel::kShared, 10, 0x100}, {8, QosLevel::kSystem, 10, 0x100}},
+       {"container 8", "10:100", "another container"}},
+      {"duplicate key",
+       1000,
+       {{7, QosLevel::kShared, 10, 0x100}, {7, QosLevel::kShared, 10, 0x101}},
+       {"container 7", "more than once"}},
+      {"0 Mbps", 1000, {{7, QosLevel::kShared, 0, 0x100}}, {"container 7", "0 Mbps"}},
+      {"above the link",
+       1000,
+       {{7, QosLevel::kShared, 1001, 0x100}},
+       {"container 7", "exceeds the link rate"}},
+      {"unknown level", 1000, {{7, static_cast<QosLevel>(4), 10, 0x100}}, {"container 7"}},
+      {"no link rate", 0, {}, {"link rate is 0"}},
+  };
+  for (const auto& row : rows) {
+    INFO(row.what);
+    auto plan = BuildHtbPlan("eth5", {}, row.link, row.containers);
+    REQUIRE_FALSE(plan.ok());
+    CHECK(plan.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(plan.status().message(), Catch::Contains("eth5"));
+    for (const auto& part : row.message) CHECK_THAT(plan.status().message(), Catch::Contains(part));
+  }
+  // The bounds themselves are fine, as is a container at exactly the link rate.
+  (void)MustBuild(1000, {{7, QosLevel::kShared, 1000, kFirstContainerMinor},
+                         {8, QosLevel::kShared, 1, kLastContainerMinor}});
+
+  ShapingConfig bad;
+  bad.levels[3].prio = 8;
+  auto cfg = BuildHtbPlan("eth5", bad, 1000, {});
+  REQUIRE_FALSE(cfg.ok());
+  CHECK_THAT(cfg.status().message(), Catch::Contains("eth5") && Catch::Contains("reclaimed"));
+}
+
+TEST_CASE("BuildHtbPlan gives the same plan as HtbPlanner for the planner's minors",
+          "[shaping]") {
+  ShapingConfig custom;
+  custom.levels[0] = {100, 500, 1};
+  custom.levels[2] = {200, 800, 4};
+  custom.default_level = QosLevel::kReclaimed;
+  custom.default_leaf_min_mbps = 5;
+  struct Row {
+    const char* what;
+    ShapingConfig config;
+    uint64_t link;
+    std::vector<ContainerAllocation> containers;
+  };
+  const std::vector<Row> rows = {
+      {"empty", {}, 10000, {}},
+      {"mixed levels",
+       {},
+       1000,
+       {{9, QosLevel::kShared, 50},
+        {3, QosLevel::kDedicated, 100},
+        {5, QosLevel::kShared, 60},
+        {1, QosLevel::kSystem, 10},
+        {7, QosLevel::kReclaimed, 20}}},
+      {"over-committed", {}, 100, {{1, QosLevel::kShared, 60}, {2, QosLevel::kShared, 50}}},
+      {"custom config",
+       custom,
+       2000,
+       {{4, QosLevel::kSystem, 300}, {6, QosLevel::kShared, 100}, {8, QosLevel::kReclaimed, 7}}},
+  };
+  for (const auto& row : rows) {
+    INFO(row.what);
+    HtbPlanner planner("eth6", row.config);
+    // A first plan with other containers, so that some minors come back from the free list.
+    (void)MustPlan(planner, row.link, {{100, QosLevel::kShared, 1}, {101, QosLevel::kShared, 1}});
+    const HtbPlan want = MustPlan(planner, row.link, row.containers);
+    std::vector<ContainerAllocation> with_minors = row.containers;
+    for (auto& c : with_minors) c.minor = *planner.MinorFor(c.key);
+    auto got = BuildHtbPlan("eth6", row.config, row.link, with_minors);
+    INFO(got.status().message());
+    REQUIRE(got.ok());
+    CHECK(got->nic == want.nic);
+    CHECK(got->link_mbps == want.link_mbps);
+    CHECK(got->qdisc_handle == want.qdisc_handle);
+    CHECK(got->default_minor == want.default_minor);
+    CHECK(got->classes == want.classes);
+    CHECK(got->overcommit == want.overcommit);
+  }
+}

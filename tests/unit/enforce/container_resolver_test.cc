@@ -1,0 +1,173 @@
+// Recognising container cgroup paths of both drivers (the watcher reports every new directory), and
+// listing the cgroup ids of a tree (inode numbers; any directory tree will do).
+#include "enforce/container_resolver.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "support/files.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using netqos::enforce::ContainerCgroupName;
+using netqos::enforce::ListCgroupIds;
+using netqos::enforce::ParseContainerCgroupPath;
+using netqos::testing::TempDir;
+
+const std::string kUid = "0f1e2d3c-aaaa-4bbb-8ccc-1234567890ab";
+const std::string kUid_ = "0f1e2d3c_aaaa_4bbb_8ccc_1234567890ab";
+const std::string kId = "3f4e5d6c7b8a99001122334455667788aabbccddeeff00112233445566778899";
+
+uint64_t Inode(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_ino;
+}
+
+}  // namespace
+
+TEST_CASE("container cgroup paths of the cgroupfs driver", "[enforce]") {
+  struct Row {
+    std::string path;
+    std::string uid;
+    std::string id;
+  };
+  const std::vector<Row> rows = {
+      {"/sys/fs/cgroup/kubepods/pod" + kUid + "/" + kId, kUid, kId},
+      {"/sys/fs/cgroup/kubepods/burstable/pod" + kUid + "/" + kId, kUid, kId},
+      {"/sys/fs/cgroup/kubepods/besteffort/pod" + kUid + "/" + kId, kUid, kId},
+      {"/sys/fs/cgroup/kubepods/besteffort/pod" + kUid + "/" + kId + "/", kUid, kId},
+      {"kubepods/pod" + kUid + "/abc", kUid, "abc"},
+      {"/sys/fs/cgroup/kubepods/offline/pod" + kUid + "/" + kId, kUid, kId},  // extra root
+      // Static pods: the uid is the manifest hash, no dashes.
+      {"/sys/fs/cgroup/kubepods/pod0123456789abcdef0123456789abcdef/" + kId,
+       "0123456789abcdef0123456789abcdef", kId},
+  };
+  for (const auto& row : rows) {
+    INFO(row.path);
+    const auto got = ParseContainerCgroupPath(row.path);
+    REQUIRE(got.has_value());
+    CHECK(got->pod_uid == row.uid);
+    CHECK(got->container_id == row.id);
+  }
+}
+
+TEST_CASE("container cgroup paths of the systemd driver", "[enforce]") {
+  const std::string base = "/sys/fs/cgroup/kubepods.slice/";
+  struct Row {
+    std::string path;
+    std::string id;
+  };
+  const std::vector<Row> rows = {
+      {base + "kubepods-burstable.slice/kubepods-burstable-pod" + kUid_ +
+           ".slice/cri-containerd-" + kId + ".scope",
+       kId},
+      {base + "kubepods-besteffort.slice/kubepods-besteffort-pod" + kUid_ + ".slice/crio-" + kId +
+           ".scope",
+       kId},
+      {base + "kubepods-pod" + kUid_ + ".slice/docker-" + kId + ".scope", kId},
+      {base + "kubepods-pod" + kUid_ + ".slice/docker-" + kId + ".scope/", kId},
+      {"/sys/fs/cgroup/offline.slice/offline-pod" + kUid_ + ".slice/cri-containerd-abc.scope",
+       "abc"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.path);
+    const auto got = ParseContainerCgroupPath(row.path);
+    REQUIRE(got.has_value());
+    CHECK(got->pod_uid == kUid);  // underscores back to dashes
+    CHECK(got->container_id == row.id);
+  }
+}
+
+TEST_CASE("pod, QoS and slice directories and unrelated paths are not containers",
+          "[enforce]") {
+  const std::vector<std::string> paths = {
+      "",
+      "/",
+      "kubepods",
+      "/sys/fs/cgroup",
+      "/sys/fs/cgroup/kubepods",
+      "/sys/fs/cgroup/kubepods/burstable",
+      "/sys/fs/cgroup/kubepods/besteffort/",
+      "/sys/fs/cgroup/kubepods/pod" + kUid,
+      "/sys/fs/cgroup/kubepods/burstable/pod" + kUid,
+      "/sys/fs/cgroup/kubepods/burstable/pod" + kUid + "/",
+      "/sys/fs/cgroup/kubepods/pod/" + kId,  // no uid
+      "/sys/fs/cgroup/kubepods.slice",
+      "/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice",
+      "/sys/fs/cgroup/kubepods.slice/kubepods-pod" + kUid_ + ".slice",
+      "/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kUid_ +
+          ".slice",
+      "/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kUid_ +
+          ".slice/",
+      "/sys/fs/cgroup/kubepods.slice/kubepods-pod.slice/cri-containerd-" + kId + ".scope",
+      "/sys/fs/cgroup/kubepods.slice/kubepods-pod" + kUid_ + ".slice/cri-containerd-.scope",
+      "/sys/fs/cgroup/kubepods.slice/kubepods-pod" + kUid_ + ".slice/" + kId + ".scope",
+      "/sys/fs/cgroup/system.slice/containerd.service",
+      "/sys/fs/cgroup/system.slice/docker-" + kId + ".scope",
+      "/sys/fs/cgroup/user.slice/user-1000.slice/session-3.scope",
+      "/sys/fs/cgroup/init.scope",
+  };
+  for (const auto& path : paths) {
+    INFO("path \"" << path << "\"");
+    const auto got = ParseContainerCgroupPath(path);
+    CHECK_FALSE(got.has_value());
+    if (got) INFO("parsed as pod " << got->pod_uid << " container " << got->container_id);
+  }
+}
+
+TEST_CASE("ListCgroupIds lists the root and every directory below it, no files", "[enforce]") {
+  TempDir tmp;
+  const std::string root = tmp.file("cg");
+  namespace fs = std::filesystem;
+  fs::create_directories(root + "/kubepods/burstable/podx/ctr1");
+  fs::create_directories(root + "/kubepods/burstable/podx/ctr2");
+  fs::create_directories(root + "/kubepods/besteffort");
+  fs::create_directories(root + "/system.slice");
+  netqos::testing::WriteFile(root + "/cgroup.procs", "");
+  netqos::testing::WriteFile(root + "/kubepods/burstable/podx/ctr1/cgroup.procs", "1\n");
+  fs::create_directory_symlink(root + "/system.slice", root + "/link");  // not a directory entry
+  fs::create_directories(tmp.file("outside"));
+
+  std::set<uint64_t> want;
+  for (const char* rel : {"", "/kubepods", "/kubepods/burstable", "/kubepods/burstable/podx",
+                          "/kubepods/burstable/podx/ctr1", "/kubepods/burstable/podx/ctr2",
+                          "/kubepods/besteffort", "/system.slice"}) {
+    want.insert(Inode(root + rel));
+  }
+  auto ids = ListCgroupIds(root);
+  INFO(ids.status().message());
+  REQUIRE(ids.ok());
+  CHECK(*ids == want);
+  CHECK(ids->count(Inode(root + "/cgroup.procs")) == 0);
+  CHECK(ids->count(Inode(tmp.file("outside"))) == 0);
+  CHECK(ids->count(Inode(tmp.path())) == 0);
+
+  // A removed directory disappears from the next listing.
+  fs::remove_all(root + "/kubepods/burstable/podx/ctr2");
+  auto after = ListCgroupIds(root);
+  REQUIRE(after.ok());
+  CHECK(after->size() == want.size() - 1);
+
+  // A root with no subdirectories is just its own id.
+  auto leaf = ListCgroupIds(root + "/system.slice");
+  REQUIRE(leaf.ok());
+  CHECK(*leaf == std::set<uint64_t>{Inode(root + "/system.slice")});
+}
+
+TEST_CASE("ListCgroupIds of a missing root is NotFound", "[enforce]") {
+  TempDir tmp;
+  auto ids = ListCgroupIds(tmp.file("absent"));
+  REQUIRE_FALSE(ids.ok());
+  CHECK(ids.status().code() == netqos::StatusCode::kNotFound);
+  CHECK_THAT(ids.status().message(), Catch::Contains(tmp.file("absent")));
+}

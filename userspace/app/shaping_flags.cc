@@ -1,0 +1,86 @@
+#include "app/shaping_flags.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace netqos::app {
+namespace {
+
+constexpr char kShapingFlag[] = "--qos-level-shaping";
+
+Status BadItem(const std::string& item, const std::string& why) {
+  return InvalidArgument(std::string(kShapingFlag) + ": \"" + item + "\": " + why);
+}
+
+// Decimal digits only (no sign, no spaces), at most 9 of them so the value fits comfortably.
+bool ParseUint(const std::string& text, uint32_t* out) {
+  if (text.empty() || text.size() > 9) return false;
+  uint32_t v = 0;
+  for (char ch : text) {
+    if (ch < '0' || ch > '9') return false;
+    v = v * 10 + static_cast<uint32_t>(ch - '0');
+  }
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config) {
+  shaping::ShapingConfig out;
+  std::array<std::string, shaping::kQosLevelCount> given_by;  // item that set each level
+  for (const auto& item : config.qos_level_shaping) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      return BadItem(item, "expected <level>=<rate_permille>:<ceil_permille>:<prio>");
+    auto level = shaping::ParseQosLevel(item.substr(0, eq));
+    if (!level.ok())
+      return BadItem(item, level.status().message() +
+                               " (system_cores, dedicated_cores, shared_cores or reclaimed_cores)");
+    const auto idx = static_cast<size_t>(*level);
+    if (!given_by[idx].empty())
+      return BadItem(item, "level already set by \"" + given_by[idx] + "\"");
+    given_by[idx] = item;
+
+    const std::string values = item.substr(eq + 1);
+    const auto c1 = values.find(':');
+    const auto c2 = c1 == std::string::npos ? c1 : values.find(':', c1 + 1);
+    if (c2 == std::string::npos || values.find(':', c2 + 1) != std::string::npos)
+      return BadItem(item, "expected <rate_permille>:<ceil_permille>:<prio> after '='");
+    shaping::LevelConfig lc;
+    if (!ParseUint(values.substr(0, c1), &lc.rate_permille) ||
+        !ParseUint(values.substr(c1 + 1, c2 - c1 - 1), &lc.ceil_permille) ||
+        !ParseUint(values.substr(c2 + 1), &lc.prio))
+      return BadItem(item, "rate, ceil and prio must be non-negative integers");
+    shaping::ShapingConfig probe;  // the defaults are valid: any error is this item's
+    probe.levels[idx] = lc;
+    if (Status st = shaping::ValidateConfig(probe); !st.ok()) return BadItem(item, st.message());
+    out.levels[idx] = lc;
+  }
+
+  auto unclassified = shaping::ParseQosLevel(config.unclassified_qos_level);
+  if (!unclassified.ok())
+    return InvalidArgument("--unclassified-qos-level: " + unclassified.status().message() +
+                           " (system_cores, dedicated_cores, shared_cores or reclaimed_cores)");
+  out.default_level = *unclassified;
+
+  if (Status st = shaping::ValidateConfig(out); !st.ok())
+    return InvalidArgument(std::string(kShapingFlag) + ": " + st.message());
+  uint32_t guaranteed = 0;
+  for (const auto& lc : out.levels) guaranteed += lc.rate_permille;
+  if (guaranteed > 1000) {
+    std::string levels;
+    for (size_t i = 0; i < out.levels.size(); ++i) {
+      if (!levels.empty()) levels += " + ";
+      levels += std::string(shaping::QosLevelName(static_cast<shaping::QosLevel>(i))) + " " +
+                std::to_string(out.levels[i].rate_permille);
+    }
+    return InvalidArgument(std::string(kShapingFlag) + ": the levels' guaranteed rates add up to " +
+                           std::to_string(guaranteed) + " permille of the link (" + levels +
+                           "), more than 1000; lower one of them");
+  }
+  return out;
+}
+
+}  // namespace netqos::app
