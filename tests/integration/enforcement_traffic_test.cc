@@ -1,0 +1,486 @@
+// Enforcement with real traffic, at component level (Dataplane + HtbPlanner/HtbInstaller +
+// AttachIngress, no daemon): iperf3 flows from and to processes placed in test cgroups, over a
+// veth pair from the host into a namespace, measured as HTB class bytes and link bytes over a
+// window after a warm-up. Each test has its own bpffs instance, cgroups, namespace and ports;
+// everything is removed on scope exit, also on failure. Root only.
+//
+// Byte accounting, which the assertions rely on:
+//  - HTB class bytes count a GSO packet as its segments, each with its own headers: wire bytes
+//    (without preamble/FCS). HTB enforces its rate on the same count, so they match the cap.
+//  - veth link counters add skb->len once per skb, so a GSO packet's headers count once.
+//  - iperf3 reports TCP payload; 1448 of every 1514 wire bytes at MTU 1500 with timestamps.
+//  - the dataplane counters add skb->len as the hook sees it: L3 (IP header on) at cgroup egress,
+//    L2 (Ethernet header on) at tc ingress, once per skb, GSO packets included.
+#include <linux/pkt_cls.h>
+#include <net/if.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "bpf/dataplane.h"
+#include "bpf/ingress_attach.h"
+#include "shaping/htb_installer.h"
+#include "shaping/htb_plan.h"
+#include "support/bpffs_fixture.h"
+#include "support/cgroup_fixture.h"
+#include "support/netns.h"
+#include "support/traffic.h"
+
+namespace {
+
+using namespace netqos::shaping;
+using netqos::bpf::AttachIngress;
+using netqos::bpf::Dataplane;
+using netqos::bpf::DetachIngress;
+using netqos::bpf::IngressAttached;
+using netqos::testing::Iperf3Client;
+using netqos::testing::Iperf3ClientOptions;
+using netqos::testing::Iperf3Result;
+using netqos::testing::Iperf3Server;
+using netqos::testing::LinkDirection;
+using netqos::testing::NetnsFixture;
+using netqos::testing::PrivateBpffs;
+using netqos::testing::ShOk;
+using netqos::testing::TestCgroup;
+using netqos::testing::TrafficClock;
+using netqos::testing::UniquePrefix;
+using netqos::testing::WireRate;
+using std::chrono::milliseconds;
+
+// The plans' link rate: high enough that the default leaf (ceil = link) never caps a flow here.
+constexpr uint64_t kLinkMbps = 10000;
+constexpr auto kWarmUp = milliseconds(1200);  // past HTB's initial burst and TCP start-up
+constexpr auto kWindow = milliseconds(3000);
+constexpr int kRunSeconds = 5;  // warm-up + window + slack
+constexpr double kCapTolerance = 0.02;
+// Ethernet 14 + IPv4 20 + TCP 32 (with timestamps): the headers of every segment on the wire.
+constexpr uint64_t kSegmentHeaders = 66;
+constexpr double kPayloadPerWire = 1448.0 / 1514.0;
+
+// One test's world: pins, a cgroup subtree the egress program attaches to, and a veth pair from
+// the host (host end `host`, 10.24<subnet>.<n>.1) into namespace `ns` (`peer`, .2). Members are
+// destroyed bottom-up: cgroups (their processes killed), then the namespace, then the pins.
+struct TrafficEnv {
+  PrivateBpffs bpffs;
+  std::string pin_dir;
+  NetnsFixture fx;
+  std::string ns, host, peer, host_ip, peer_ip;
+  int host_ifindex = 0;
+  TestCgroup root;
+
+  TrafficEnv(const std::string& tag, int subnet)
+      : pin_dir(bpffs.PinDir()), root("netqos-traffic-" + std::to_string(::getpid()) + "-" + tag) {
+    const std::string p = UniquePrefix() + "t" + tag;
+    ns = p;
+    host = p + "h";
+    peer = p + "p";
+    const std::string net =
+        "10.24" + std::to_string(subnet) + "." + std::to_string(::getpid() % 200 + 20) + ".";
+    host_ip = net + "1";
+    peer_ip = net + "2";
+    fx.AddNamespace(ns);
+    fx.AddVeth(host, peer, ns);
+    fx.AddAddress("", host, host_ip + "/24");
+    fx.AddAddress(ns, peer, peer_ip + "/24");
+    fx.SetUp("", host, true);
+    fx.SetUp(ns, peer, true);
+    fx.SetUp(ns, "lo", true);
+    host_ifindex = static_cast<int>(::if_nametoindex(host.c_str()));
+    if (host_ifindex <= 0) throw std::runtime_error("no ifindex for " + host);
+  }
+
+  // Detaches the egress link explicitly (unmounting the bpffs would release it too).
+  ~TrafficEnv() { (void)Dataplane::Uninstall(pin_dir); }
+  TrafficEnv(const TrafficEnv&) = delete;
+  TrafficEnv& operator=(const TrafficEnv&) = delete;
+
+  Dataplane::Options DataplaneOptions() const {
+    Dataplane::Options o;
+    o.pin_dir = pin_dir;
+    o.cgroup_path = root.Path();
+    return o;
+  }
+};
+
+// An IFB in the host namespace, deleted on scope exit (its qdiscs go with it).
+struct IfbGuard {
+  std::string name;
+  ~IfbGuard() { ShOk("ip link del " + name); }
+};
+
+HtbInstaller MustInstaller() {
+  auto inst = HtbInstaller::Create();
+  INFO(inst.status().message());
+  REQUIRE(inst.ok());
+  return std::move(inst).value();
+}
+
+std::unique_ptr<Dataplane> MustOpen(const Dataplane::Options& options) {
+  auto dp = Dataplane::Open(options);
+  INFO(dp.status().message());
+  REQUIRE(dp.ok());
+  return std::move(dp).value();
+}
+
+netqos_class Class(uint32_t priority, uint32_t net_class_id) {
+  netqos_class c{};
+  c.priority = priority;
+  c.net_class_id = net_class_id;
+  c.qos_level = NETQOS_QOS_SHARED;
+  return c;
+}
+
+void RequireOk(const netqos::Status& st) {
+  INFO(st.message());
+  REQUIRE(st.ok());
+}
+
+void SleepUntil(TrafficClock::time_point t) { std::this_thread::sleep_until(t); }
+
+Iperf3Result MustFinish(Iperf3Client& client, const std::string& what) {
+  Iperf3Result r = client.Wait();
+  INFO(what << ": " << r.error << "\n" << r.output);
+  REQUIRE(r.ok());
+  return r;
+}
+
+// A container under test: its cgroup and cap, its iperf3 pair and its HTB leaf.
+struct Container {
+  std::unique_ptr<TestCgroup> cg;
+  uint64_t mbps = 0;
+  uint16_t port = 0;
+  std::unique_ptr<Iperf3Server> server;
+  std::unique_ptr<Iperf3Client> client;
+  std::string leaf;  // HTB class handle text
+};
+
+}  // namespace
+
+TEST_CASE("traffic: egress leaves of 50, 200 and 1000 Mbit/s hold their caps side by side",
+          "[traffic]") {
+  TrafficEnv env("e", 1);
+  std::vector<Container> cs(3);
+  const uint64_t caps[] = {50, 200, 1000};
+  for (size_t i = 0; i < cs.size(); ++i) {
+    cs[i].cg = std::make_unique<TestCgroup>(env.root, "c" + std::to_string(caps[i]));
+    cs[i].mbps = caps[i];
+    cs[i].port = static_cast<uint16_t>(15201 + i);
+  }
+  TestCgroup unallocated(env.root, "unallocated");
+
+  std::unique_ptr<Dataplane> dp = MustOpen(env.DataplaneOptions());
+  HtbPlanner planner(env.host);
+  auto plan = planner.Plan(kLinkMbps, {{cs[0].cg->Id(), QosLevel::kShared, cs[0].mbps},
+                                       {cs[1].cg->Id(), QosLevel::kShared, cs[1].mbps},
+                                       {cs[2].cg->Id(), QosLevel::kDedicated, cs[2].mbps}});
+  INFO(plan.status().message());
+  REQUIRE(plan.ok());
+  HtbInstaller inst = MustInstaller();
+  RequireOk(inst.Apply(env.host_ifindex, *plan).status());
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const uint32_t prio = planner.PriorityFor(cs[i].cg->Id());
+    cs[i].leaf = HandleText(prio);
+    RequireOk(dp->SetClass(cs[i].cg->Id(), Class(prio, static_cast<uint32_t>(100 + i))));
+  }
+
+  for (auto& c : cs) c.server = std::make_unique<Iperf3Server>(env.ns, env.peer_ip, c.port);
+  for (auto& c : cs) {
+    c.client = std::make_unique<Iperf3Client>(Iperf3ClientOptions{
+        .server_ip = env.peer_ip, .port = c.port, .seconds = kRunSeconds, .cgroup = c.cg->Path()});
+  }
+  SleepUntil(cs.back().client->started() + kWarmUp);
+  WireRate rate;
+  for (const auto& c : cs) rate.HtbClass(c.leaf, "", env.host, c.leaf);
+  rate.Link("peer rx", env.ns, env.peer, LinkDirection::kRx);
+  rate.Measure(kWindow);
+
+  uint64_t leaf_bytes = 0, leaf_segments = 0;
+  for (auto& c : cs) {
+    const Iperf3Result r = MustFinish(*c.client, "client of leaf " + c.leaf);
+    const auto d = rate.Get(c.leaf);
+    leaf_bytes += d.bytes;
+    leaf_segments += d.packets;
+    std::printf(
+        "traffic egress: leaf %s cap %4llu Mbit/s: wire %8.2f Mbit/s over %.3f s (%.4f of cap); "
+        "iperf3 sender %.1f receiver %.1f Mbit/s, %lld retransmits\n",
+        c.leaf.c_str(), static_cast<unsigned long long>(c.mbps), d.Mbps(), d.seconds,
+        d.Mbps() / static_cast<double>(c.mbps), r.SenderMbps(), r.ReceiverMbps(),
+        static_cast<long long>(r.retransmits));
+    INFO("leaf " << c.leaf << " cap " << c.mbps);
+    CHECK(d.Mbps() == Approx(static_cast<double>(c.mbps)).epsilon(kCapTolerance));
+    // iperf3 sees payload over its whole run (start-up included): loosely below the cap.
+    CHECK(r.ReceiverMbps() < static_cast<double>(c.mbps));
+    CHECK(r.ReceiverMbps() > static_cast<double>(c.mbps) * kPayloadPerWire * 0.9);
+  }
+
+  // The peer receives exactly what the leaves sent. veth counts a GSO packet's headers once, HTB
+  // once per segment, so compare the payload both imply (bytes minus per-packet headers).
+  const auto rx = rate.Get("peer rx");
+  const double leaf_payload = static_cast<double>(leaf_bytes - kSegmentHeaders * leaf_segments);
+  const double rx_payload = static_cast<double>(rx.bytes - kSegmentHeaders * rx.packets);
+  double leaf_mbps = 0;
+  for (const auto& c : cs) leaf_mbps += rate.Mbps(c.leaf);
+  std::printf(
+      "traffic egress: peer rx %.2f Mbit/s (%llu skbs) vs leaves %.2f Mbit/s (%llu segments); "
+      "payload ratio rx/leaves %.4f, raw byte ratio %.4f\n",
+      rx.Mbps(), static_cast<unsigned long long>(rx.packets), leaf_mbps,
+      static_cast<unsigned long long>(leaf_segments), rx_payload / leaf_payload,
+      static_cast<double>(rx.bytes) / static_cast<double>(leaf_bytes));
+  CHECK(rx_payload == Approx(leaf_payload).epsilon(kCapTolerance));
+  // Raw bytes: rx lies between payload and wire, as only the segment headers differ.
+  CHECK(static_cast<double>(rx.bytes) <= static_cast<double>(leaf_bytes) * 1.005);
+  CHECK(static_cast<double>(rx.bytes) >= static_cast<double>(leaf_bytes) * kPayloadPerWire * 0.98);
+
+  // A container without a class-map entry lands in the default leaf (ceil = the 10 Gbit/s link),
+  // far above every cap, and none of its bytes go through a container leaf.
+  {
+    Iperf3Client client(Iperf3ClientOptions{
+        .server_ip = env.peer_ip, .port = cs[0].port, .seconds = 3, .cgroup = unallocated.Path()});
+    SleepUntil(client.started() + milliseconds(1000));
+    const std::string dflt = HandleText(MakeHandle(kQdiscMajor, plan->default_minor));
+    WireRate w;
+    w.HtbClass("default", "", env.host, dflt);
+    for (const auto& c : cs) w.HtbClass(c.leaf, "", env.host, c.leaf);
+    w.Measure(milliseconds(1500));
+    const Iperf3Result r = MustFinish(client, "unallocated client");
+    std::printf(
+        "traffic egress: unallocated cgroup: default leaf %s %.0f Mbit/s, iperf3 sender %.0f "
+        "Mbit/s\n",
+        dflt.c_str(), w.Mbps("default"), r.SenderMbps());
+    CHECK(w.Mbps("default") > 2.0 * 1000);
+    CHECK(r.SenderMbps() > 2.0 * 1000 * kPayloadPerWire);
+    for (const auto& c : cs) {
+      INFO("leaf " << c.leaf);
+      CHECK(w.Get(c.leaf).bytes < 100000);  // at most stragglers of the first runs
+    }
+  }
+  RequireOk(inst.Remove(env.host_ifindex));
+}
+
+TEST_CASE("traffic: ingress through tc, socket lookup and an IFB holds 50, 200 and 1000 Mbit/s",
+          "[traffic]") {
+  TrafficEnv env("i", 2);
+  std::vector<Container> cs(3);
+  const uint64_t caps[] = {50, 200, 1000};
+  for (size_t i = 0; i < cs.size(); ++i) {
+    cs[i].cg = std::make_unique<TestCgroup>(env.root, "c" + std::to_string(caps[i]));
+    cs[i].mbps = caps[i];
+    cs[i].port = static_cast<uint16_t>(15211 + i);
+  }
+  std::unique_ptr<Dataplane> dp = MustOpen(env.DataplaneOptions());
+  HtbInstaller inst = MustInstaller();
+  IfbGuard ifb{UniquePrefix() + "ibi"};
+  auto ifb_index = inst.EnsureIfb(ifb.name);
+  INFO(ifb_index.status().message());
+  REQUIRE(ifb_index.ok());
+
+  HtbPlanner planner(ifb.name);
+  auto plan = planner.Plan(kLinkMbps, {{cs[0].cg->Id(), QosLevel::kShared, cs[0].mbps},
+                                       {cs[1].cg->Id(), QosLevel::kShared, cs[1].mbps},
+                                       {cs[2].cg->Id(), QosLevel::kDedicated, cs[2].mbps}});
+  REQUIRE(plan.ok());
+  RequireOk(inst.Apply(*ifb_index, *plan).status());
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const uint32_t prio = planner.PriorityFor(cs[i].cg->Id());
+    cs[i].leaf = HandleText(prio);
+    RequireOk(dp->SetClass(cs[i].cg->Id(), Class(prio, static_cast<uint32_t>(200 + i))));
+  }
+  RequireOk(AttachIngress(
+      {.pin_dir = env.pin_dir, .ifindex = env.host_ifindex, .ifb_ifindex = *ifb_index}));
+  auto attached = IngressAttached(env.host_ifindex);
+  REQUIRE(attached.ok());
+  REQUIRE(*attached);
+
+  // The servers in the namespace send (-R) to clients whose sockets live in the host cgroups.
+  for (auto& c : cs) c.server = std::make_unique<Iperf3Server>(env.ns, env.peer_ip, c.port);
+  for (auto& c : cs) {
+    c.client = std::make_unique<Iperf3Client>(Iperf3ClientOptions{.server_ip = env.peer_ip,
+                                                                  .port = c.port,
+                                                                  .seconds = kRunSeconds,
+                                                                  .reverse = true,
+                                                                  .cgroup = c.cg->Path()});
+  }
+  SleepUntil(cs.back().client->started() + kWarmUp);
+  WireRate rate;
+  for (const auto& c : cs) rate.HtbClass(c.leaf, "", ifb.name, c.leaf);
+  rate.Measure(kWindow);
+
+  for (auto& c : cs) {
+    const Iperf3Result r = MustFinish(*c.client, "receiving client of leaf " + c.leaf);
+    const auto d = rate.Get(c.leaf);
+    std::printf(
+        "traffic ingress: IFB leaf %s cap %4llu Mbit/s: wire %8.2f Mbit/s over %.3f s (%.4f of "
+        "cap); iperf3 receiver %.1f Mbit/s (x1514/1448 = %.1f), %lld retransmits\n",
+        c.leaf.c_str(), static_cast<unsigned long long>(c.mbps), d.Mbps(), d.seconds,
+        d.Mbps() / static_cast<double>(c.mbps), r.ReceiverMbps(),
+        r.ReceiverMbps() / kPayloadPerWire, static_cast<long long>(r.retransmits));
+    INFO("IFB leaf " << c.leaf << " cap " << c.mbps);
+    CHECK(d.Mbps() == Approx(static_cast<double>(c.mbps)).epsilon(kCapTolerance));
+    // iperf3's payload rate over the whole run, scaled to wire bytes: loosely the cap.
+    CHECK(r.ReceiverMbps() / kPayloadPerWire == Approx(static_cast<double>(c.mbps)).epsilon(0.05));
+  }
+
+  RequireOk(DetachIngress(env.host_ifindex));
+  attached = IngressAttached(env.host_ifindex);
+  REQUIRE(attached.ok());
+  CHECK_FALSE(*attached);
+  RequireOk(inst.Remove(*ifb_index));
+  RequireOk(inst.DeleteIfb(ifb.name));
+}
+
+TEST_CASE("traffic: container counters agree with the bytes iperf3 sent and received",
+          "[traffic]") {
+  TrafficEnv env("c", 3);
+  TestCgroup cg(env.root, "counted");
+  std::unique_ptr<Dataplane> dp = MustOpen(env.DataplaneOptions());
+  // Classify and count only: priority 0 leaves skb->priority alone, ifb 0 means no redirect.
+  constexpr uint32_t kNetClass = 300;
+  RequireOk(dp->SetClass(cg.Id(), Class(0, kNetClass)));
+  RequireOk(AttachIngress({.pin_dir = env.pin_dir, .ifindex = env.host_ifindex}));
+  Iperf3Server server(env.ns, env.peer_ip, 15221);
+
+  // Counted bytes against iperf3's payload bytes. Lower bound: every byte the receiving side
+  // read crossed the hook at least once, headers on top: counted >= received. Upper bound: no more
+  // than the sending side wrote, plus the headers the hook sees per skb; at worst every skb is a
+  // single 1448-byte segment: IPv4 20 + TCP 32 at cgroup egress (L3), plus Ethernet 14 at tc
+  // ingress (L2). With GSO the real overhead is far lower (about 0.1 to 1 %).
+  constexpr double kTxHeaders = (1448.0 + 52.0) / 1448.0;  // 1.0359
+  constexpr double kRxHeaders = (1448.0 + 66.0) / 1448.0;  // 1.0456
+  auto check = [](const char* dir, uint64_t counted, uint64_t segments, const Iperf3Result& r,
+                  double headers) {
+    const double c = static_cast<double>(counted);
+    std::printf(
+        "traffic counters: %s %llu bytes (%llu segments); iperf3 payload sent %llu, received "
+        "%llu (%.0f Mbit/s); counted/received %.4f, counted/sent %.4f (bounds >= 1 of received, "
+        "<= %.4f of sent)\n",
+        dir, static_cast<unsigned long long>(counted), static_cast<unsigned long long>(segments),
+        static_cast<unsigned long long>(r.sender_bytes),
+        static_cast<unsigned long long>(r.receiver_bytes), r.ReceiverMbps(),
+        c / static_cast<double>(r.receiver_bytes), c / static_cast<double>(r.sender_bytes),
+        headers);
+    INFO(dir);
+    CHECK(c >= static_cast<double>(r.receiver_bytes));
+    CHECK(c <= static_cast<double>(r.sender_bytes) * headers);
+  };
+
+  auto run = [&](bool reverse) {
+    auto before = dp->ContainerCounters(cg.Id());
+    REQUIRE(before.ok());
+    Iperf3Client client(Iperf3ClientOptions{.server_ip = env.peer_ip,
+                                            .port = server.port(),
+                                            .seconds = 2,
+                                            .reverse = reverse,
+                                            .cgroup = cg.Path()});
+    const Iperf3Result r = MustFinish(client, reverse ? "receiving client" : "sending client");
+    std::this_thread::sleep_for(milliseconds(200));  // trailing ACKs and FINs
+    auto after = dp->ContainerCounters(cg.Id());
+    REQUIRE(after.ok());
+    return std::make_tuple(r, *before, *after);
+  };
+
+  {
+    const auto [r, before, after] = run(false);  // the container sends
+    check("tx", after.tx_bytes - before.tx_bytes, after.tx_packets - before.tx_packets, r,
+          kTxHeaders);
+  }
+  {
+    const auto [r, before, after] = run(true);  // the container receives
+    check("rx", after.rx_bytes - before.rx_bytes, after.rx_packets - before.rx_packets, r,
+          kRxHeaders);
+  }
+  // The class counters saw the same packets (one container in the class).
+  auto cls = dp->ClassCounters(kNetClass);
+  auto ctr = dp->ContainerCounters(cg.Id());
+  REQUIRE(cls.ok());
+  REQUIRE(ctr.ok());
+  CHECK(cls->tx_bytes == ctr->tx_bytes);
+  CHECK(cls->rx_bytes == ctr->rx_bytes);
+  RequireOk(DetachIngress(env.host_ifindex));
+}
+
+TEST_CASE("traffic: caps hold after the loading process has exited", "[traffic]") {
+  TrafficEnv env("r", 4);
+  TestCgroup sender(env.root, "sender");
+  TestCgroup receiver(env.root, "receiver");
+  HtbInstaller inst = MustInstaller();
+  IfbGuard ifb{UniquePrefix() + "ibr"};
+  auto ifb_index = inst.EnsureIfb(ifb.name);
+  REQUIRE(ifb_index.ok());
+
+  // One planner for both devices, so each container has the same leaf (and skb->priority) on
+  // the veth (its egress) and on the IFB (its ingress): its ACKs land in its own leaves.
+  constexpr uint64_t kCap = 200;
+  HtbPlanner planner(env.host);
+  auto plan = planner.Plan(kLinkMbps, {{sender.Id(), QosLevel::kShared, kCap},
+                                       {receiver.Id(), QosLevel::kShared, kCap}});
+  REQUIRE(plan.ok());
+  RequireOk(inst.Apply(env.host_ifindex, *plan).status());
+  RequireOk(inst.Apply(*ifb_index, *plan).status());
+  const uint32_t sender_prio = planner.PriorityFor(sender.Id());
+  const uint32_t receiver_prio = planner.PriorityFor(receiver.Id());
+
+  // The loader: a process that opens the dataplane, writes the class map, attaches ingress and
+  // exits, closing every fd it had. What remains is pinned (maps, egress link) or held by tc.
+  const pid_t loader = ::fork();
+  REQUIRE(loader >= 0);
+  if (loader == 0) {
+    auto dp = Dataplane::Open(env.DataplaneOptions());
+    if (!dp.ok()) ::_exit(2);
+    if (!(*dp)->SetClass(sender.Id(), Class(sender_prio, 401)).ok()) ::_exit(3);
+    if (!(*dp)->SetClass(receiver.Id(), Class(receiver_prio, 402)).ok()) ::_exit(4);
+    if (!AttachIngress(
+             {.pin_dir = env.pin_dir, .ifindex = env.host_ifindex, .ifb_ifindex = *ifb_index})
+             .ok()) {
+      ::_exit(5);
+    }
+    dp->reset();
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(loader, &status, 0) == loader);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  auto attached = IngressAttached(env.host_ifindex);
+  REQUIRE(attached.ok());
+  REQUIRE(*attached);
+
+  Iperf3Server tx_server(env.ns, env.peer_ip, 15231);
+  Iperf3Server rx_server(env.ns, env.peer_ip, 15232);
+  Iperf3Client tx(Iperf3ClientOptions{.server_ip = env.peer_ip,
+                                      .port = tx_server.port(),
+                                      .seconds = kRunSeconds,
+                                      .cgroup = sender.Path()});
+  Iperf3Client rx(Iperf3ClientOptions{.server_ip = env.peer_ip,
+                                      .port = rx_server.port(),
+                                      .seconds = kRunSeconds,
+                                      .reverse = true,
+                                      .cgroup = receiver.Path()});
+  SleepUntil(rx.started() + kWarmUp);
+  WireRate rate;
+  rate.HtbClass("egress", "", env.host, HandleText(sender_prio));
+  rate.HtbClass("ingress", "", ifb.name, HandleText(receiver_prio));
+  rate.Measure(kWindow);
+  const Iperf3Result tx_result = MustFinish(tx, "sending client");
+  const Iperf3Result rx_result = MustFinish(rx, "receiving client");
+  std::printf(
+      "traffic after loader exit: egress leaf %s %.2f Mbit/s, ingress IFB leaf %s %.2f Mbit/s "
+      "(cap %llu); iperf3 sent %.1f, received %.1f Mbit/s\n",
+      HandleText(sender_prio).c_str(), rate.Mbps("egress"), HandleText(receiver_prio).c_str(),
+      rate.Mbps("ingress"), static_cast<unsigned long long>(kCap), tx_result.SenderMbps(),
+      rx_result.ReceiverMbps());
+  CHECK(rate.Mbps("egress") == Approx(static_cast<double>(kCap)).epsilon(kCapTolerance));
+  CHECK(rate.Mbps("ingress") == Approx(static_cast<double>(kCap)).epsilon(kCapTolerance));
+
+  RequireOk(DetachIngress(env.host_ifindex));
+  RequireOk(inst.DeleteIfb(ifb.name));
+}
