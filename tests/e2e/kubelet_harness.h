@@ -78,6 +78,14 @@ class Harness {
     std::vector<std::string> argv = {NETQOSD_PATH, "--topology-file=" + topo_path_,
                                      "--qrm-socket-dirs=" + sock_dir_,
                                      "--qrm-state-dir=" + state_dir_, "--log-level=debug"};
+    // Allocation only unless a test asks otherwise: these tests exercise the kubelet protocol,
+    // not the kernel dataplane (and netqosd refuses a flag given twice).
+    const bool sets_enforcement =
+        std::any_of(extra.begin(), extra.end(),
+                    [](const std::string& a) {
+                      return a == "--enforcement" || a.rfind("--enforcement=", 0) == 0;
+                    });
+    if (!sets_enforcement) argv.push_back("--enforcement=none");
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }

@@ -55,7 +55,7 @@ class Daemon {
   Daemon(const std::string& root, const std::vector<std::string>& extra) : root_(root) {
     std::vector<std::string> argv = {NETQOSD_PATH, "--qrm-socket-dirs=" + root + "/sock",
                                      "--qrm-state-dir=" + root + "/state", "--log-level=debug",
-                                     "--nic-selection=first"};
+                                     "--nic-selection=first", "--enforcement=none"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     proc_ = std::make_unique<netqos::testing::DaemonProcess>(argv, root + "/netqosd.log");
     for (int i = 0; i < 200; ++i) {

@@ -1,6 +1,8 @@
 // Flag parsing: Katalyst's names and defaults, Go-style values, and clear rejections.
 #include <catch2/catch.hpp>
 
+#include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -8,6 +10,7 @@
 
 using netqos::app::DaemonConfig;
 using netqos::app::ParseDaemonFlags;
+using netqos::app::ValidateDaemonConfig;
 
 namespace {
 
@@ -16,6 +19,32 @@ netqos::app::ParsedFlags Parse(std::vector<std::string> args) {
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   return ParseDaemonFlags(static_cast<int>(argv.size()), argv.data());
+}
+
+// Parse() that also returns what the parser printed to stderr (the rejection message).
+struct Outcome {
+  netqos::app::ParsedFlags parsed;
+  std::string err;
+};
+Outcome ParseCapturing(std::vector<std::string> args) {
+  std::ostringstream err;
+  std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
+  Outcome out{Parse(std::move(args)), ""};
+  std::cerr.rdbuf(old);
+  out.err = err.str();
+  return out;
+}
+
+// stdout of a successful --print-config run.
+std::string PrintConfig(std::vector<std::string> args) {
+  args.push_back("--print-config");
+  std::ostringstream out;
+  std::streambuf* old = std::cout.rdbuf(out.rdbuf());
+  auto r = Parse(std::move(args));
+  std::cout.rdbuf(old);
+  CHECK_FALSE(r.config);
+  CHECK(r.exit_code == 0);
+  return out.str();
 }
 
 const std::string kTopo = "--topology-file=/dev/null";
@@ -38,7 +67,7 @@ TEST_CASE("defaults match Katalyst's flag defaults") {
   CHECK(c.policy.annotation_keys.ipv4 == "qrm.katalyst.kubewharf.io/inet_addr");
   CHECK(c.policy.annotation_keys.bandwidth == "qrm.katalyst.kubewharf.io/net_bandwidth");
   CHECK_FALSE(c.skip_network_state_corruption);
-  CHECK(c.enforcement == "none");
+  CHECK(c.enforcement == "bpf");
   CHECK(c.nic_selection == "random");
 }
 
@@ -107,10 +136,224 @@ TEST_CASE("bad flags and values are rejected") {
   }
 }
 
+TEST_CASE("an empty --flag= value is empty, as in Go, and never takes the next argument") {
+  auto r = Parse({kTopo, "--machine-net-ns-dir=", "--print-topology"});
+  REQUIRE(r.config);
+  CHECK(r.config->machine_net_ns_dir.empty());
+  CHECK(r.config->print_topology);
+  auto sockets = Parse({kTopo, "--qrm-socket-dirs=", "--print-topology"});
+  CHECK_FALSE(sockets.config);  // an empty directory name, not "--print-topology"
+  auto nics = Parse({kTopo, "--enforce-nics=", "--uninstall"});
+  REQUIRE(nics.config);
+  CHECK(nics.config->enforce_nics.empty());
+  CHECK(nics.config->uninstall);
+}
+
 TEST_CASE("help and version exit 0 without a config") {
   for (const char* f : {"--help", "--version"}) {
     auto r = Parse({f});
     CHECK_FALSE(r.config);
     CHECK(r.exit_code == 0);
+  }
+}
+
+// --- Enforcement flags (issue 4) ---
+
+TEST_CASE("enforcement flags: defaults") {
+  auto r = Parse({kTopo});
+  REQUIRE(r.config);
+  const DaemonConfig& c = *r.config;
+  CHECK(c.enforcement == "bpf");
+  CHECK(c.cgroup_root.empty());
+  CHECK(c.cgroup_type == "cgroupfs");
+  CHECK(c.kubelet_pods_url == "https://127.0.0.1:10250/pods");
+  CHECK(c.kubelet_token_file == "/var/run/secrets/kubernetes.io/serviceaccount/token");
+  CHECK_FALSE(c.kubelet_insecure_skip_tls_verify);
+  CHECK(c.bpf_pin_dir == "/sys/fs/bpf/netqos");
+  CHECK(c.enforce_nics.empty());
+  CHECK_FALSE(c.replace_root_qdisc);
+  CHECK(c.qos_level_shaping.empty());
+  CHECK(c.unclassified_qos_level == "shared_cores");
+  CHECK(c.enforcement_resync_seconds == 30);
+  CHECK_FALSE(c.uninstall);
+  CHECK(c.set_forward_priority_sysctl);
+}
+
+TEST_CASE("enforcement flags: valid values are taken") {
+  auto r = Parse({kTopo, "--enforcement=none", "--cgroup-root=/sys/fs/cgroup/unified",
+                  "--cgroup-driver=systemd", "--kubelet-pods-url=http://127.0.0.1:10255/pods",
+                  "--kubelet-token-file=/etc/netqos/token", "--kubelet-insecure-skip-tls-verify",
+                  "--bpf-pin-dir=/run/netqos/bpf/pins", "--enforce-nics=eth0,ns2/eth2",
+                  "--enforce-nics", "ns3/veth9", "--replace-root-qdisc",
+                  "--qos-level-shaping=reclaimed_cores=100:1000:3,system=100:1000:0",
+                  "--unclassified-qos-level=reclaimed", "--enforcement-resync-period", "5",
+                  "--uninstall", "--keep-forwarded-priority=false"});
+  REQUIRE(r.config);
+  const DaemonConfig& c = *r.config;
+  CHECK(c.enforcement == "none");
+  CHECK(c.cgroup_root == "/sys/fs/cgroup/unified");
+  CHECK(c.cgroup_type == "systemd");
+  CHECK(c.kubelet_pods_url == "http://127.0.0.1:10255/pods");
+  CHECK(c.kubelet_token_file == "/etc/netqos/token");
+  CHECK(c.kubelet_insecure_skip_tls_verify);
+  CHECK(c.bpf_pin_dir == "/run/netqos/bpf/pins");
+  CHECK(c.enforce_nics == std::vector<std::string>{"eth0", "ns2/eth2", "ns3/veth9"});
+  CHECK(c.replace_root_qdisc);
+  CHECK(c.qos_level_shaping ==
+        std::vector<std::string>{"reclaimed_cores=100:1000:3", "system=100:1000:0"});
+  CHECK(c.unclassified_qos_level == "reclaimed");
+  CHECK(c.enforcement_resync_seconds == 5);
+  CHECK(c.uninstall);
+  CHECK_FALSE(c.set_forward_priority_sysctl);
+
+  auto bpf = Parse({kTopo, "--enforcement", "bpf", "--enforce-nics=all",
+                    "--kubelet-pods-url=file:///var/lib/netqos/pods.json",
+                    "--keep-forwarded-priority=true", "--kubelet-insecure-skip-tls-verify=false"});
+  REQUIRE(bpf.config);
+  CHECK(bpf.config->enforcement == "bpf");
+  CHECK(bpf.config->enforce_nics == std::vector<std::string>{"all"});
+
+  // An entirely empty value means none (templated DaemonSets render empty lists that way).
+  auto none = Parse({kTopo, "--enforce-nics="});
+  REQUIRE(none.config);
+  CHECK(none.config->enforce_nics.empty());
+  CHECK(bpf.config->kubelet_pods_url == "file:///var/lib/netqos/pods.json");
+  CHECK(bpf.config->set_forward_priority_sysctl);
+  CHECK_FALSE(bpf.config->kubelet_insecure_skip_tls_verify);
+}
+
+TEST_CASE("cgroup driver: --cgroup-driver and Katalyst's --cgroup-type are one setting") {
+  auto type = Parse({kTopo, "--cgroup-type=systemd"});
+  REQUIRE(type.config);
+  CHECK(type.config->cgroup_type == "systemd");
+  auto driver = Parse({kTopo, "--cgroup-driver", "systemd"});
+  REQUIRE(driver.config);
+  CHECK(driver.config->cgroup_type == "systemd");
+  auto both = Parse({kTopo, "--cgroup-type=systemd", "--cgroup-driver=systemd"});
+  REQUIRE(both.config);
+  CHECK(both.config->cgroup_type == "systemd");
+  auto cgroupfs = Parse({kTopo, "--cgroup-driver=cgroupfs"});
+  REQUIRE(cgroupfs.config);
+  CHECK(cgroupfs.config->cgroup_type == "cgroupfs");
+
+  auto conflict = ParseCapturing({kTopo, "--cgroup-type=systemd", "--cgroup-driver=cgroupfs"});
+  CHECK_FALSE(conflict.parsed.config);
+  CHECK(conflict.parsed.exit_code == 2);
+  CHECK_THAT(conflict.err, Catch::Contains("--cgroup-type=systemd") &&
+                               Catch::Contains("--cgroup-driver=cgroupfs"));
+
+  auto bad = ParseCapturing({kTopo, "--cgroup-driver=v2"});
+  CHECK_FALSE(bad.parsed.config);
+  CHECK_THAT(bad.err, Catch::Contains("--cgroup-driver") && Catch::Contains("v2"));
+}
+
+TEST_CASE("enforcement flags: each rejection names its flag") {
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> mentions;  // all must appear in the message
+  };
+  const std::vector<Case> cases = {
+      {{"--enforcement=tc"}, {"--enforcement", "tc"}},
+      {{"--enforcement="}, {"--enforcement"}},
+      {{"--cgroup-root=sys/fs/cgroup"}, {"--cgroup-root", "sys/fs/cgroup"}},
+      {{"--cgroup-root=/"}, {"--cgroup-root"}},
+      {{"--kubelet-pods-url=127.0.0.1:10250/pods"}, {"--kubelet-pods-url", "127.0.0.1:10250"}},
+      {{"--kubelet-pods-url=ftp://h/pods"}, {"--kubelet-pods-url", "ftp://h/pods"}},
+      {{"--kubelet-pods-url=file://host/pods.json"}, {"--kubelet-pods-url", "file://host"}},
+      {{"--kubelet-pods-url=file://pods.json"}, {"--kubelet-pods-url", "file://pods.json"}},
+      {{"--kubelet-token-file="}, {"--kubelet-token-file"}},
+      {{"--kubelet-insecure-skip-tls-verify=perhaps"}, {"kubelet-insecure-skip-tls-verify"}},
+      {{"--bpf-pin-dir=netqos"}, {"--bpf-pin-dir", "netqos"}},
+      {{"--bpf-pin-dir="}, {"--bpf-pin-dir"}},
+      {{"--bpf-pin-dir=/"}, {"--bpf-pin-dir"}},
+      {{"--enforce-nics=eth0,,eth1"}, {"--enforce-nics", "empty"}},
+      {{"--enforce-nics=eth0,"}, {"--enforce-nics", "empty"}},
+      {{"--enforce-nics=averyveryverylongname0"}, {"--enforce-nics", "averyveryverylongname0"}},
+      {{"--enforce-nics=all,eth0"}, {"--enforce-nics", "all"}},
+      {{"--enforce-nics=a/b/eth0"}, {"--enforce-nics", "a/b/eth0"}},
+      {{"--enforce-nics=eth0,eth0"}, {"--enforce-nics", "eth0", "twice"}},
+      {{"--enforce-nics=ns/"}, {"--enforce-nics", "ns/"}},
+      {{"--enforce-nics=/eth0"}, {"--enforce-nics", "/eth0"}},
+      {{"--replace-root-qdisc=sometimes"}, {"replace-root-qdisc"}},
+      {{"--qos-level-shaping=gold=1:2:3"}, {"--qos-level-shaping", "gold=1:2:3"}},
+      {{"--qos-level-shaping=shared_cores=400:300:2"}, {"--qos-level-shaping", "400:300:2"}},
+      {{"--qos-level-shaping=shared=400:1000"}, {"--qos-level-shaping", "shared=400:1000"}},
+      {{"--qos-level-shaping=shared=400:1000:8"}, {"--qos-level-shaping", "shared=400:1000:8"}},
+      {{"--qos-level-shaping=reclaimed=200:1000:3"}, {"--qos-level-shaping", "1050"}},
+      {{"--unclassified-qos-level=best_effort"}, {"--unclassified-qos-level", "best_effort"}},
+      {{"--enforcement-resync-period=0"}, {"--enforcement-resync-period", "0"}},
+      {{"--enforcement-resync-period=-5"}, {"--enforcement-resync-period"}},
+      {{"--enforcement-resync-period=30s"}, {"enforcement-resync-period"}},
+      {{"--uninstall=yes please"}, {"uninstall"}},
+      {{"--keep-forwarded-priority=off-ish"}, {"keep-forwarded-priority"}},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.begin(), kTopo);
+    INFO(c.args.front());
+    auto r = ParseCapturing(args);
+    CHECK_FALSE(r.parsed.config);
+    CHECK(r.parsed.exit_code != 0);
+    for (const auto& m : c.mentions) CHECK_THAT(r.err, Catch::Contains(m));
+  }
+}
+
+TEST_CASE("ValidateDaemonConfig checks the enforcement fields") {
+  DaemonConfig ok;
+  CHECK(ValidateDaemonConfig(ok).ok());
+
+  DaemonConfig c;
+  c.bpf_pin_dir = "relative/pins";
+  CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--bpf-pin-dir"));
+  c = DaemonConfig{};
+  c.enforcement_resync_seconds = 0;
+  CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--enforcement-resync-period"));
+  c = DaemonConfig{};
+  c.enforce_nics = {"ns/a/b"};
+  CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--enforce-nics"));
+  c = DaemonConfig{};
+  c.qos_level_shaping = {"system_cores"};
+  CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--qos-level-shaping"));
+  c = DaemonConfig{};
+  c.unclassified_qos_level = "";
+  CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--unclassified-qos-level"));
+  c = DaemonConfig{};
+  c.cgroup_root = "cgroup";
+  CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--cgroup-root"));
+  c = DaemonConfig{};
+  c.kubelet_pods_url = "gopher://x";
+  CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--kubelet-pods-url"));
+  // The token file only matters for https.
+  c = DaemonConfig{};
+  c.kubelet_token_file = "";
+  CHECK_FALSE(ValidateDaemonConfig(c).ok());
+  c.kubelet_pods_url = "http://127.0.0.1:10255/pods";
+  CHECK(ValidateDaemonConfig(c).ok());
+}
+
+TEST_CASE("print-config shows the enforcement flags with their effective values") {
+  const std::string defaults = PrintConfig({kTopo});
+  for (const char* line :
+       {"enforcement=\"bpf\"", "cgroup-root=\"\"", "cgroup-type=\"cgroupfs\"",
+        "cgroup-driver=\"cgroupfs\"", "kubelet-pods-url=\"https://127.0.0.1:10250/pods\"",
+        "kubelet-token-file=\"/var/run/secrets/kubernetes.io/serviceaccount/token\"",
+        "kubelet-insecure-skip-tls-verify=false", "bpf-pin-dir=\"/sys/fs/bpf/netqos\"",
+        "enforce-nics=\"[]\"", "replace-root-qdisc=false", "qos-level-shaping=\"[]\"",
+        "unclassified-qos-level=\"shared_cores\"", "enforcement-resync-period=30",
+        "uninstall=false", "keep-forwarded-priority=true",
+        // A default-true Katalyst flag prints as true (CLI11 does not capture flag defaults).
+        "enable-network-resource-plugin-nic-allocation-reactor=true"}) {
+    INFO(line);
+    CHECK_THAT(defaults, Catch::Contains(std::string("\n") + line + "\n"));
+  }
+
+  const std::string set =
+      PrintConfig({kTopo, "--cgroup-driver=systemd", "--enforce-nics=eth0,ns/eth1",
+                   "--keep-forwarded-priority=false", "--enforcement=none"});
+  for (const char* line :
+       {"cgroup-type=\"systemd\"", "cgroup-driver=\"systemd\"", "enforce-nics=\"eth0,ns/eth1\"",
+        "keep-forwarded-priority=false", "enforcement=\"none\""}) {
+    INFO(line);
+    CHECK_THAT(set, Catch::Contains(line));
   }
 }

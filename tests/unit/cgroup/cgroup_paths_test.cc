@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -66,17 +67,27 @@ TEST_CASE("Pod candidates: systemd driver, each QoS class") {
 // Every driver x QoS x runtime combination, as exact strings.
 TEST_CASE("Container candidates: cgroupfs driver, every QoS class and runtime") {
   const CgroupLayout fs{CgroupDriver::kCgroupfs, {}};
-  for (const std::string runtime : {"containerd", "cri-o", "docker", ""}) {
+  // containerd and docker use the bare id, CRI-O prefixes "crio-", unknown runtimes try both.
+  const std::map<std::string, std::vector<std::string>> names = {
+      {"containerd", {"c1"}}, {"docker", {"c1"}}, {"cri-o", {"crio-c1"}}, {"", {"c1", "crio-c1"}}};
+  for (const auto& [runtime, leaf] : names) {
     INFO("runtime=" << runtime);
+    auto under = [&](const std::vector<std::string>& pods) {
+      V out;
+      for (const auto& pod : pods) {
+        for (const auto& l : leaf) out.push_back(pod + "/" + l);
+      }
+      return out;
+    };
     CHECK(ContainerCgroupCandidates(fs, PodQosClass::kGuaranteed, kUid, runtime, "c1") ==
-          V{"kubepods/pod" + kUid + "/c1"});
+          under({"kubepods/pod" + kUid}));
     CHECK(ContainerCgroupCandidates(fs, PodQosClass::kBurstable, kUid, runtime, "c1") ==
-          V{"kubepods/burstable/pod" + kUid + "/c1"});
+          under({"kubepods/burstable/pod" + kUid}));
     CHECK(ContainerCgroupCandidates(fs, PodQosClass::kBestEffort, kUid, runtime, "c1") ==
-          V{"kubepods/besteffort/pod" + kUid + "/c1"});
+          under({"kubepods/besteffort/pod" + kUid}));
     CHECK(ContainerCgroupCandidates(fs, PodQosClass::kUnknown, kUid, runtime, "c1") ==
-          V{"kubepods/pod" + kUid + "/c1", "kubepods/burstable/pod" + kUid + "/c1",
-            "kubepods/besteffort/pod" + kUid + "/c1"});
+          under({"kubepods/pod" + kUid, "kubepods/burstable/pod" + kUid,
+                 "kubepods/besteffort/pod" + kUid}));
   }
 }
 

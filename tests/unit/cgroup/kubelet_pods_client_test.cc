@@ -76,8 +76,15 @@ TEST_CASE("ParseKubeletUrl") {
   REQUIRE(v6.ok());
   CHECK(v6->host == "::1");
   CHECK(v6->port == 10250);
+  auto f = ParseKubeletUrl("file:///var/lib/netqos/pods.json");
+  REQUIRE(f.ok());
+  CHECK(f->scheme == "file");
+  CHECK(f->host.empty());
+  CHECK(f->port == 0);
+  CHECK(f->path == "/var/lib/netqos/pods.json");
   for (const char* bad : {"127.0.0.1:10255/pods", "ftp://h/pods", "http://:80/", "http://h:x/",
-                          "http://h:70000/", "http://[::1/"}) {
+                          "http://h:70000/", "http://[::1/", "file://host/pods.json",
+                          "file://pods.json", "file://", "file:///", "file:"}) {
     auto r = ParseKubeletUrl(bad);
     INFO(bad);
     REQUIRE_FALSE(r.ok());
@@ -159,6 +166,51 @@ TEST_CASE("KubeletPodsClient: https needs a readable, non-empty token file") {
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().code() == StatusCode::kUnavailable);
   CHECK_THAT(refused.status().message(), Catch::Contains("https://127.0.0.1:1/pods"));
+}
+
+TEST_CASE("KubeletPodsClient: file:// reads the PodList file on every call") {
+  TempDir tmp;
+  const std::string path = tmp.file("pods.json");
+  const std::string url = "file://" + path;
+  auto opts = Options(url);
+  opts.token_file = tmp.file("no-token");  // never read for file://
+  auto client = KubeletPodsClient::Create(opts);
+  REQUIRE(client.ok());
+  CHECK((*client)->url() == url);
+
+  auto missing = (*client)->ListPods();
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == StatusCode::kNotFound);
+  CHECK_THAT(missing.status().message(), Catch::Contains(path));
+
+  WriteFile(path, R"({"items":[{"metadata":{"uid":"u1","name":"p","namespace":"n"},
+      "status":{"qosClass":"Guaranteed",
+                "containerStatuses":[{"name":"c","containerID":"cri-o://abc"}]}}]})");
+  auto one = (*client)->ListPods();
+  REQUIRE(one.ok());
+  REQUIRE(one->size() == 1);
+  CHECK((*one)[0].uid == "u1");
+  REQUIRE((*one)[0].containers.size() == 1);
+  CHECK((*one)[0].containers[0].id == "abc");
+
+  // Re-read on every call: a rewritten file is seen without a new client.
+  WriteFile(path, R"({"items":[{"metadata":{"uid":"u1","name":"p","namespace":"n"},"status":{}},
+                               {"metadata":{"uid":"u2","name":"q","namespace":"n"},"status":{}}]})");
+  auto two = (*client)->ListPods();
+  REQUIRE(two.ok());
+  REQUIRE(two->size() == 2);
+  CHECK((*two)[1].uid == "u2");
+
+  WriteFile(path, "{oops");
+  auto broken = (*client)->ListPods();
+  REQUIRE_FALSE(broken.ok());
+  CHECK(broken.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(broken.status().message(), Catch::Contains(path));
+
+  // A directory is not a pod list.
+  auto dir = (*KubeletPodsClient::Create(Options("file://" + tmp.path())))->ListPods();
+  REQUIRE_FALSE(dir.ok());
+  CHECK_THAT(dir.status().message(), Catch::Contains(tmp.path()));
 }
 
 }  // namespace

@@ -1,0 +1,121 @@
+// --qos-level-shaping / --unclassified-qos-level → shaping::ShapingConfig.
+#include "app/shaping_flags.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+using netqos::StatusCode;
+using netqos::app::BuildShapingConfig;
+using netqos::app::DaemonConfig;
+using netqos::shaping::QosLevel;
+using netqos::shaping::ShapingConfig;
+
+const netqos::shaping::LevelConfig& Level(const ShapingConfig& c, QosLevel l) {
+  return c.levels[static_cast<size_t>(l)];
+}
+
+TEST_CASE("BuildShapingConfig: no flags gives ShapingConfig's defaults") {
+  auto r = BuildShapingConfig(DaemonConfig{});
+  REQUIRE(r.ok());
+  const ShapingConfig defaults;
+  for (size_t i = 0; i < defaults.levels.size(); ++i) {
+    CHECK(r->levels[i].rate_permille == defaults.levels[i].rate_permille);
+    CHECK(r->levels[i].ceil_permille == defaults.levels[i].ceil_permille);
+    CHECK(r->levels[i].prio == defaults.levels[i].prio);
+  }
+  CHECK(r->default_level == QosLevel::kShared);
+  CHECK(r->default_leaf_min_mbps == defaults.default_leaf_min_mbps);
+}
+
+TEST_CASE("BuildShapingConfig: items override their level only, long and short names") {
+  DaemonConfig c;
+  c.qos_level_shaping = {"reclaimed_cores=100:500:7", "system=0:1000:0", "dedicated=300:900:2"};
+  c.unclassified_qos_level = "reclaimed_cores";
+  auto r = BuildShapingConfig(c);
+  REQUIRE(r.ok());
+  CHECK(Level(*r, QosLevel::kReclaimed).rate_permille == 100);
+  CHECK(Level(*r, QosLevel::kReclaimed).ceil_permille == 500);
+  CHECK(Level(*r, QosLevel::kReclaimed).prio == 7);
+  CHECK(Level(*r, QosLevel::kSystem).rate_permille == 0);
+  CHECK(Level(*r, QosLevel::kDedicated).rate_permille == 300);
+  CHECK(Level(*r, QosLevel::kDedicated).ceil_permille == 900);
+  CHECK(Level(*r, QosLevel::kShared).rate_permille == 400);  // untouched default
+  CHECK(Level(*r, QosLevel::kShared).prio == 2);
+  CHECK(r->default_level == QosLevel::kReclaimed);
+
+  for (const char* name : {"system", "system_cores", "dedicated", "dedicated_cores", "shared",
+                           "shared_cores", "reclaimed", "reclaimed_cores"}) {
+    DaemonConfig u;
+    u.unclassified_qos_level = name;
+    INFO(name);
+    CHECK(BuildShapingConfig(u).ok());
+  }
+}
+
+TEST_CASE("BuildShapingConfig: rejections name the flag and the item") {
+  struct Case {
+    std::string item;
+    std::string why;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"shared", "expected <level>="},
+           {"=400:1000:2", "unknown QoS level"},
+           {"gold=400:1000:2", "unknown QoS level"},
+           {"shared=400:1000", "expected <rate_permille>"},
+           {"shared=400:1000:2:1", "expected <rate_permille>"},
+           {"shared=", "expected <rate_permille>"},
+           {"shared=a:1000:2", "non-negative integers"},
+           {"shared=-1:1000:2", "non-negative integers"},
+           {"shared=400::2", "non-negative integers"},
+           {"shared=400:1000: 2", "non-negative integers"},
+           {"shared=99999999999:1000:2", "non-negative integers"},
+           {"shared=400:1001:2", "at most 1000"},
+           {"shared=500:400:2", "rate exceeds ceil"},
+           {"shared=0:0:2", "ceil must be positive"},
+           {"shared=400:1000:8", "prio"},
+       }) {
+    DaemonConfig cfg;
+    cfg.qos_level_shaping = {c.item};
+    INFO(c.item);
+    auto r = BuildShapingConfig(cfg);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(r.status().message(), Catch::StartsWith("--qos-level-shaping: "));
+    CHECK_THAT(r.status().message(), Catch::Contains("\"" + c.item + "\""));
+    CHECK_THAT(r.status().message(), Catch::Contains(c.why));
+  }
+}
+
+TEST_CASE("BuildShapingConfig: a level given twice names both items") {
+  DaemonConfig c;
+  c.qos_level_shaping = {"shared=100:1000:2", "shared_cores=200:1000:2"};
+  auto r = BuildShapingConfig(c);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(),
+             Catch::Contains("shared=100:1000:2") && Catch::Contains("shared_cores=200:1000:2"));
+}
+
+TEST_CASE("BuildShapingConfig: guaranteed rates over the link are rejected") {
+  DaemonConfig c;
+  c.qos_level_shaping = {"reclaimed=200:1000:3"};  // 50 + 400 + 400 + 200
+  auto r = BuildShapingConfig(c);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(),
+             Catch::StartsWith("--qos-level-shaping: ") && Catch::Contains("1050"));
+  c.qos_level_shaping = {"reclaimed=200:1000:3", "shared=350:1000:2"};  // exactly 1000
+  CHECK(BuildShapingConfig(c).ok());
+}
+
+TEST_CASE("BuildShapingConfig: bad --unclassified-qos-level") {
+  DaemonConfig c;
+  c.unclassified_qos_level = "besteffort";
+  auto r = BuildShapingConfig(c);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(),
+             Catch::StartsWith("--unclassified-qos-level: ") && Catch::Contains("besteffort"));
+}
+
+}  // namespace
