@@ -11,6 +11,7 @@
 
 #include "app/allocatable_namespaces.h"
 #include "app/enforcement_setup.h"
+#include "app/enforcement_view.h"
 #include "app/logging.h"
 #include "app/random_nic_chooser.h"
 #include "app/topology_setup.h"
@@ -114,6 +115,7 @@ int RunDaemon(const DaemonConfig& config) {
 
   // Reconcile the dataplane before serving: a restarted daemon adopts the pinned state first.
   std::unique_ptr<EnforcementStack> enforcement;
+  std::string enforcement_mode = config.enforcement, enforcement_error;
   if (config.enforcement == "bpf") {
     auto started = StartEnforcement(config, **svc);
     if (started.ok()) {
@@ -121,9 +123,13 @@ int RunDaemon(const DaemonConfig& config) {
     } else {
       // Allocation keeps working (pods still get admitted); whatever a previous run pinned keeps
       // enforcing on its own.
-      spdlog::error("enforcement disabled, serving allocations only: {}", started.status().message());
+      enforcement_mode = "disabled";
+      enforcement_error = started.status().message();
+      spdlog::error("enforcement disabled, serving allocations only: {}", enforcement_error);
     }
   }
+  StackEnforcementView enforcement_view(enforcement.get(), enforcement_mode, enforcement_error,
+                                        config.bpf_pin_dir);
 
   grpcadapter::ResourcePluginService::Options rp_opts;
   rp_opts.nic_name_annotation_key = config.policy.annotation_keys.nic_name;

@@ -45,6 +45,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   if (*mounted) spdlog::info("mounted a bpffs for pin_dir={}", config.bpf_pin_dir);
 
   auto stack = std::make_unique<EnforcementStack>();
+  stack->cgroup_root = *mount;
   bpf::Dataplane::Options dp;
   dp.pin_dir = config.bpf_pin_dir;
   // The cgroup v2 root: every container below it, whatever the driver or extra roots, is seen;

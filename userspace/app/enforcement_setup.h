@@ -21,6 +21,7 @@ namespace netqos::app {
 // detached on destruction: the pinned programs, maps and qdiscs keep enforcing until the next
 // start adopts them (or --uninstall removes them).
 struct EnforcementStack {
+  std::string cgroup_root;
   std::unique_ptr<bpf::Dataplane> dataplane;
   std::unique_ptr<enforce::BpfClassTable> table;
   std::unique_ptr<enforce::KernelLinkShaper> shaper;

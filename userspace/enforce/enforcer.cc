@@ -140,6 +140,7 @@ EnforcerStatus Enforcer::Status() const {
   std::lock_guard<std::mutex> lock(mu_);
   EnforcerStatus s = status_;
   s.problems = problems_.Active();
+  s.problem_reports_total = problems_.total_reports();
   return s;
 }
 
@@ -358,6 +359,7 @@ void Enforcer::Pass(bool full) {
   status_.classified = desired.by_cgroup.size();
   status_.capped = capped;
   status_.shaped_nics = std::move(shaped);
+  status_.classes = std::move(desired.by_cgroup);
 }
 
 }  // namespace netqos::enforce

@@ -75,6 +75,9 @@ struct EnforcerStatus {
   size_t capped = 0;      // of which with an HTB leaf
   std::vector<std::string> shaped_nics;
   std::vector<ProblemSnapshot> problems;
+  uint64_t problem_reports_total = 0;
+  // What the last pass put in the class map, by cgroup id.
+  std::map<uint64_t, DesiredContainer> classes;
 };
 
 class Enforcer {

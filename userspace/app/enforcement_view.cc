@@ -1,0 +1,73 @@
+#include "app/enforcement_view.h"
+
+#include <set>
+
+#include "shaping/htb_plan.h"
+
+namespace netqos::app {
+namespace {
+
+service::TrafficCounters Convert(const bpf::Counters& c) {
+  return {c.tx_bytes, c.tx_packets, c.rx_bytes, c.rx_packets, c.drops};
+}
+
+std::string LevelName(uint8_t level) {
+  if (level >= shaping::kQosLevelCount) return "unknown";
+  return std::string(shaping::QosLevelName(static_cast<shaping::QosLevel>(level))) + "_cores";
+}
+
+}  // namespace
+
+service::EnforcementReport StackEnforcementView::Report(bool with_counters) const {
+  service::EnforcementReport r;
+  r.mode = mode_;
+  r.error = error_;
+  r.pin_dir = pin_dir_;
+  if (stack_ == nullptr || !stack_->enforcer) return r;
+  r.cgroup_root = stack_->cgroup_root;
+
+  const enforce::EnforcerStatus st = stack_->enforcer->Status();
+  r.pods_known = st.pods_known;
+  r.passes = st.passes;
+  r.pod_list_failures = st.pod_list_failures;
+  r.problem_reports_total = st.problem_reports_total;
+  r.shaped_nics = st.shaped_nics;
+  for (const auto& p : st.problems) r.problems.push_back({p.key, p.message, p.times_seen});
+
+  std::set<uint32_t> class_ids;
+  for (const auto& [id, d] : st.classes) {
+    service::ContainerEnforcement c;
+    c.cgroup_id = id;
+    c.pod_uid = d.pod_uid;
+    c.pod_namespace = d.pod_namespace;
+    c.pod_name = d.pod_name;
+    c.container = d.container_name;
+    c.qos_level = LevelName(d.entry.qos_level);
+    c.net_class_id = d.entry.net_class_id;
+    c.priority = d.entry.priority;
+    if (d.entry.priority != 0) c.htb_class = shaping::HandleText(d.entry.priority);
+    c.capped = d.leaf_key.has_value();
+    if (d.nic) c.nic = d.nic->Identifier();
+    c.allocated_mbps = d.egress_mbps;
+    if (with_counters && stack_->dataplane) {
+      if (auto counters = stack_->dataplane->ContainerCounters(id); counters.ok()) {
+        c.counters = Convert(*counters);
+      }
+    }
+    class_ids.insert(c.net_class_id);
+    r.containers.push_back(std::move(c));
+  }
+  for (uint32_t cls : class_ids) {
+    service::ClassEnforcement ce;
+    ce.net_class_id = cls;
+    if (with_counters && stack_->dataplane) {
+      if (auto counters = stack_->dataplane->ClassCounters(cls); counters.ok()) {
+        ce.counters = Convert(*counters);
+      }
+    }
+    r.classes.push_back(ce);
+  }
+  return r;
+}
+
+}  // namespace netqos::app

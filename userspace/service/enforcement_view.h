@@ -1,0 +1,69 @@
+// What the operator surfaces (admin RPCs, metrics) may know about enforcement, as plain values.
+// The app implements it over the reconciler and the pinned BPF maps; the gRPC and metrics
+// adapters only read it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace netqos::service {
+
+struct TrafficCounters {
+  uint64_t tx_bytes = 0;
+  uint64_t tx_packets = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t rx_packets = 0;
+  uint64_t drops = 0;
+};
+
+struct ContainerEnforcement {
+  uint64_t cgroup_id = 0;
+  std::string pod_uid;
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string container;
+  std::string qos_level;      // "shared_cores", ...
+  uint32_t net_class_id = 0;
+  uint32_t priority = 0;      // skb->priority (HTB class handle), 0 = untouched
+  std::string htb_class;      // "10:100" for a capped leaf, "10:31" for a level default, ""
+  bool capped = false;        // has a leaf of its own (rate = ceil = allocated_mbps)
+  std::string nic;            // allocation's NIC identifier ("" when not allocated)
+  uint32_t allocated_mbps = 0;
+  TrafficCounters counters;   // since the entry was created (egress tx, ingress rx)
+};
+
+struct ClassEnforcement {
+  uint32_t net_class_id = 0;
+  TrafficCounters counters;
+};
+
+struct EnforcementProblem {
+  std::string object;
+  std::string message;
+  uint64_t times_seen = 0;
+};
+
+struct EnforcementReport {
+  std::string mode = "none";  // "bpf", "none", or "disabled" (bpf requested, failed to start)
+  std::string error;          // why "disabled"
+  std::string pin_dir;
+  std::string cgroup_root;
+  bool pods_known = false;
+  uint64_t passes = 0;
+  uint64_t pod_list_failures = 0;
+  uint64_t problem_reports_total = 0;
+  std::vector<std::string> shaped_nics;
+  std::vector<EnforcementProblem> problems;
+  std::vector<ContainerEnforcement> containers;
+  std::vector<ClassEnforcement> classes;
+};
+
+class EnforcementView {
+ public:
+  virtual ~EnforcementView() = default;
+  // A consistent copy; `with_counters` reads the per-CPU maps (one syscall per entry).
+  virtual EnforcementReport Report(bool with_counters) const = 0;
+};
+
+}  // namespace netqos::service
