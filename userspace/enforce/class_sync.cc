@@ -16,6 +16,7 @@ SyncReport ClassSync::Sync(ClassTable& table, const std::map<uint64_t, ClassEntr
     if (Status st = table.Set(id, want.entry); st.ok()) {
       ++r.set;
     } else {
+      r.failed_ids.push_back(id);
       r.errors.push_back(st.Wrap("set class of cgroup " + std::to_string(id) + " (pod " +
                                  want.pod_namespace + "/" + want.pod_name + " container " +
                                  want.container_name + ")"));
@@ -41,6 +42,7 @@ SyncReport ClassSync::Sync(ClassTable& table, const std::map<uint64_t, ClassEntr
       ++r.cleared;
       last_wanted_.erase(id);
     } else {
+      r.failed_ids.push_back(id);
       r.errors.push_back(st.Wrap("clear class of cgroup " + std::to_string(id)));
     }
   }

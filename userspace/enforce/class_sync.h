@@ -35,6 +35,7 @@ struct SyncReport {
   int cleared = 0;
   int kept_in_grace = 0;
   std::vector<Status> errors;  // each names the cgroup id and the operation
+  std::vector<uint64_t> failed_ids;  // the cgroup id of each error, same order
 };
 
 class ClassSync {

@@ -286,7 +286,9 @@ void Enforcer::Pass(bool full) {
   in.evict_now = &evict;
   in.now = now;
   const SyncReport report = sync_.Sync(*ports_.table, *current, in);
-  for (const auto& e : report.errors) problems_.Report("class:" + e.message().substr(0, 40), e.message());
+  for (size_t i = 0; i < report.errors.size(); ++i) {
+    problems_.Report("cgroup:" + std::to_string(report.failed_ids[i]), report.errors[i].message());
+  }
   if (report.set > 0 || report.cleared > 0) {
     spdlog::info("class map synced set={} cleared={} kept_in_grace={} entries={}", report.set,
                  report.cleared, report.kept_in_grace, desired.by_cgroup.size());

@@ -327,6 +327,7 @@ TEST_CASE("write errors name the cgroup and do not stop the other entries", "[en
   CHECK(r.set == 2);
   CHECK(r.cleared == 1);
   REQUIRE(r.errors.size() == 2);
+  CHECK(r.failed_ids == std::vector<uint64_t>{2, 5});
   CHECK(r.errors[0].code() == netqos::StatusCode::kInternal);
   CHECK_THAT(r.errors[0].message(), Contains("set class of cgroup 2") &&
                                         Contains("ns/pod2 container c") && Contains("E2BIG"));
