@@ -20,14 +20,20 @@ enum netqos_qos_level {
  * characters (the kernel keeps 16 bytes with the NUL); bump the suffix when a layout changes.
  */
 #define NETQOS_MAP_CLASS netqos_cls_v1		/* hash: __u64 cgroup id -> netqos_class */
-#define NETQOS_MAP_CG_STATS netqos_cgst_v1	/* percpu hash: __u64 cgroup id -> netqos_counters */
-#define NETQOS_MAP_CLASS_STATS netqos_clst_v1	/* percpu hash: __u32 class id -> netqos_counters */
+#define NETQOS_MAP_CG_STATS netqos_cgst_v2	/* percpu hash: __u64 cgroup id -> netqos_counters */
+#define NETQOS_MAP_CLASS_STATS netqos_clst_v2	/* percpu hash: __u32 class id -> netqos_counters */
 #define NETQOS_MAP_SOCK_TAG netqos_sktag_v1	/* sk storage: socket -> netqos_sock_tag */
 
 #define NETQOS_STR_INNER(x) #x
 #define NETQOS_STR(x) NETQOS_STR_INNER(x)
 
 #define NETQOS_MAX_ENTRIES 65536
+
+/* Layout history (what map_migration converts from):
+ * v1 counters (netqos_cgst_v1, netqos_clst_v1): preallocated per-CPU hashes; 65536 entries x 40
+ *    bytes x every possible CPU (~2.6 MiB per CPU and map, ~500 MiB on a 96-CPU node).
+ * v2 counters: BPF_F_NO_PREALLOC, memory follows the containers actually seen.
+ */
 
 /* Value of NETQOS_MAP_CLASS, keyed by the cgroup v2 id (== the cgroup directory's inode). */
 struct netqos_class {

@@ -18,8 +18,12 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } NETQOS_MAP_CLASS SEC(".maps");
 
+/* Counters are created on a container's first packet, so they are not preallocated: a preallocated
+ * per-CPU hash costs max_entries x value x every possible CPU up front.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, NETQOS_MAX_ENTRIES);
 	__type(key, __u64);
 	__type(value, struct netqos_counters);
@@ -28,6 +32,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, NETQOS_MAX_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct netqos_counters);

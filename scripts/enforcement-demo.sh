@@ -180,7 +180,7 @@ sleep 1.5; check_caps ""
 wait "${PIDS[@]: -2}" 2>/dev/null || true
 
 bold "per-container counters (bpftool, per CPU)"
-bpftool map dump pinned "$PIN_DIR/netqos_cgst_v1" | grep -E '"key"|tx_bytes' | head -n 8
+bpftool map dump pinned "$PIN_DIR/netqos_cgst_v2" | grep -E '"key"|tx_bytes' | head -n 8
 
 bold "kill -9 netqosd mid-flow: the pinned programs, maps and qdiscs keep the caps"
 send_from "$CG_A" 15301 9; send_from "$CG_B" 15302 9
