@@ -132,7 +132,18 @@ Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egr
         return Status::Ok();
       },
       topology::NetnsSysfs::kNone);
-  if (!st.ok()) return st.Wrap(NicText(nic));
+  if (!st.ok()) {
+    // The sysctl may have been changed before the shaping failed (a foreign root qdisc, say):
+    // record its old value anyway, or --uninstall could not restore it (the namespace's other
+    // NICs then find it at 0 and record nothing).
+    if (forward_before >= 0) {
+      if (Status rec = Record(nic, forward_before); !rec.ok()) {
+        spdlog::error("recording net.ipv4.ip_forward_update_priority={} for {} failed: {}",
+                      forward_before, NicText(nic), rec.message());
+      }
+    }
+    return st.Wrap(NicText(nic));
+  }
   return Record(nic, forward_before);
 }
 
