@@ -17,6 +17,8 @@ PACKAGES=(
   libcpp-httplib-dev libssl-dev
   # tests
   catch2 iproute2 procps iperf3
+  # deploy manifest checks (tests/deploy/test_manifests.py)
+  python3 python3-yaml
 )
 
 missing=()

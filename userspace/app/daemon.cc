@@ -13,6 +13,7 @@
 #include "app/enforcement_setup.h"
 #include "app/enforcement_view.h"
 #include "app/logging.h"
+#include "app/metrics_setup.h"
 #include "app/random_nic_chooser.h"
 #include "app/topology_setup.h"
 #include "checkpoint/file_state_store.h"
@@ -74,7 +75,7 @@ int RunDaemon(const DaemonConfig& config) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  SetupLogging(config.log_level);
+  SetupLogging(config.log_level, config.log_format);
   spdlog::info("netqosd starting enforcement={} state_dir={} topology={}", config.enforcement,
                config.EffectiveStateDir(),
                config.topology_file.empty() ? std::string("kernel") : config.topology_file);
@@ -133,13 +134,28 @@ int RunDaemon(const DaemonConfig& config) {
 
   grpcadapter::ResourcePluginService::Options rp_opts;
   rp_opts.nic_name_annotation_key = config.policy.annotation_keys.nic_name;
+  rp_opts.net_class_id_annotation_key = config.policy.annotation_keys.net_class_id;
+  // Metrics (--metrics-bind-address, docs/metrics.md): null when off. RPCs are counted from the
+  // first one; the listener starts once the plugin sockets are served.
+  std::unique_ptr<metrics::DaemonMetrics> daemon_metrics =
+      MakeDaemonMetrics(config, **svc, enforcement_view);
+  rp_opts.rpc_observer = daemon_metrics.get();
   grpcadapter::ResourcePluginService resource_plugin(**svc, rp_opts);
   grpcadapter::RegistrationService registration;
-  grpcadapter::AdminService admin(**svc, choice->description);
+  grpcadapter::AdminService admin(
+      **svc, {choice->description, &enforcement_view, config.qrm_socket_dirs});
 
   auto server = grpcadapter::PluginServer::Create(config.qrm_socket_dirs,
                                                   {&resource_plugin, &registration, &admin});
   if (!server.ok()) return Fail(server.status());
+
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  if (daemon_metrics) {
+    auto started = StartMetricsServer(config, *daemon_metrics, **svc, enforcement_view,
+                                      (*server)->SocketPaths());
+    if (!started.ok()) return Fail(started.status());
+    metrics_server = std::move(*started);
+  }
 
   std::unique_ptr<grpcadapter::KubeletRegistrar> registrar;
   if (!config.kubelet_register_socket.empty()) {
@@ -173,6 +189,7 @@ int RunDaemon(const DaemonConfig& config) {
     spdlog::info("netqosd stopping signal={}", sig);
     break;
   }
+  metrics_server.reset();  // before enforcement.reset(): its collectors read enforcement_view
   registrar.reset();
   (*server)->Stop();
   enforcement.reset();

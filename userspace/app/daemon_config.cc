@@ -9,6 +9,7 @@
 #include "app/shaping_flags.h"
 #include "cgroup/kubelet_pods_client.h"
 #include "core/constants.h"
+#include "metrics/http_server.h"
 
 namespace netqos::app {
 namespace {
@@ -220,6 +221,14 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "netqos: trace, debug, info, warn, error or critical");
   AddBoolFlag(app, "--print-config", c.print_config, "netqos: print the effective flags and exit");
 
+  // netqos: metrics and logs (docs/metrics.md).
+  app.add_option("--metrics-bind-address", c.metrics_bind_address,
+                 "netqos: serve Prometheus /metrics, /healthz and /readyz on HOST:PORT, e.g. "
+                 "127.0.0.1:9465 (default: off)");
+  app.add_option("--log-format", c.log_format,
+                 "netqos: text (key=value) or json (one object per line: ts, level, msg and the "
+                 "message's key=value pairs as fields)");
+
   // netqos: enforcement (eBPF classification + HTB shaping on cgroup v2).
   app.add_option("--enforcement", c.enforcement,
                  "netqos: bpf (classify containers' traffic with eBPF, shape --enforce-nics) or "
@@ -361,6 +370,12 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
   if (!level_ok)
     return InvalidArgument("--log-level must be one of trace, debug, info, warn, error, "
                            "critical, off; got \"" + c.log_level + "\"");
+  if (c.log_format != "text" && c.log_format != "json")
+    return InvalidArgument("--log-format must be text or json, got \"" + c.log_format + "\"");
+  if (!c.metrics_bind_address.empty()) {
+    if (auto addr = metrics::ParseBindAddress(c.metrics_bind_address); !addr.ok())
+      return addr.status();
+  }
   if (c.qrm_socket_dirs.empty())
     return InvalidArgument("--qrm-socket-dirs must name at least one directory");
   for (const auto& d : c.qrm_socket_dirs)

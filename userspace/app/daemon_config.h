@@ -45,6 +45,10 @@ struct DaemonConfig {
   std::string log_level = "info";
   bool print_config = false;
 
+  // netqos operations: metrics and logs (docs/metrics.md).
+  std::string metrics_bind_address;  // "" = no metrics listener; host:port, e.g. 127.0.0.1:9465
+  std::string log_format = "text";   // "text" or "json" (one JSON object per line)
+
   // netqos enforcement flags (eBPF classification + HTB shaping on cgroup v2).
   std::string enforcement = "bpf";  // "bpf" or "none" (allocation only)
   std::string cgroup_root;          // "" = detect from /proc/self/mountinfo at startup

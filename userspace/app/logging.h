@@ -1,10 +1,32 @@
-// Process-wide logging setup for netqosd: spdlog to stderr, one line per event, key=value pairs.
+// Process-wide logging setup for netqosd: spdlog to stderr, one line per event, key=value pairs
+// ("text"), or one JSON object per line ("json", for log shippers): {"ts", "level", "msg", and
+// the message's trailing key=value pairs as string fields}.
 #pragma once
 
+#include <chrono>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace netqos::app {
 
-void SetupLogging(const std::string& level);
+// `format`: "text" or "json" (validated by the flag parser).
+void SetupLogging(const std::string& level, const std::string& format = "text");
+
+// A house-style message, "what happened k=v k2=\"a quoted value\"", split into its text ("what
+// happened") and its pairs, in order. Quoted values lose their quotes (\" and \\ unescaped); a
+// quoted value ends at a quote followed by the end or by another pair, so an unescaped quote
+// inside survives. A message that does not end in well-formed pairs is all text.
+struct SplitMessage {
+  std::string text;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+SplitMessage SplitKeyValues(std::string_view message);
+
+// One JSON line (with its '\n'): {"ts": "2024-05-01T12:00:00.123Z" (UTC), "level", "msg",
+// fields...}. A field named ts, level or msg is renamed field_ts, field_level, field_msg.
+std::string FormatJsonLogLine(std::chrono::system_clock::time_point ts, std::string_view level,
+                              std::string_view message);
 
 }  // namespace netqos::app

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     if (!parsed.config) return parsed.exit_code;
     if (parsed.config->print_topology) return netqos::app::PrintTopology(*parsed.config);
     if (parsed.config->uninstall) {
-      netqos::app::SetupLogging(parsed.config->log_level);
+      netqos::app::SetupLogging(parsed.config->log_level, parsed.config->log_format);
       return netqos::app::Uninstall(*parsed.config);
     }
     return netqos::app::RunDaemon(*parsed.config);

@@ -71,18 +71,6 @@ Status Unlink(const std::string& path) {
 
 }  // namespace
 
-Result<uint64_t> CgroupIdOf(const std::string& cgroup_dir) {
-  struct statfs fs {};
-  if (::statfs(cgroup_dir.c_str(), &fs) != 0) return ErrnoStatus("statfs(" + cgroup_dir + ")", errno);
-  if (static_cast<unsigned long>(fs.f_type) != CGROUP2_SUPER_MAGIC) {
-    return InvalidArgument(cgroup_dir + " is not on a cgroup2 mount");
-  }
-  struct stat st {};
-  if (::stat(cgroup_dir.c_str(), &st) != 0) return ErrnoStatus("stat(" + cgroup_dir + ")", errno);
-  if (!S_ISDIR(st.st_mode)) return InvalidArgument(cgroup_dir + " is not a directory");
-  return static_cast<uint64_t>(st.st_ino);
-}
-
 Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
   if (options.cgroup_path.empty()) return InvalidArgument("Dataplane::Open: cgroup_path is empty");
   NETQOS_ASSIGN_OR_RETURN(uint64_t cgroup_id, CgroupIdOf(options.cgroup_path));
@@ -250,54 +238,17 @@ Status Dataplane::DeleteContainerCounters(uint64_t cgroup_id) {
 }
 
 Result<std::vector<std::pair<uint64_t, netqos_class>>> Dataplane::ListClasses() const {
-  const int fd = bpf_map__fd(egress_->maps.NETQOS_MAP_CLASS);
-  std::vector<std::pair<uint64_t, netqos_class>> out;
-  uint64_t key = 0;
-  const uint64_t* prev = nullptr;
-  while (true) {
-    int err = bpf_map_get_next_key(fd, prev, &key);
-    if (err == -ENOENT) break;
-    if (err) return ErrnoStatus(std::string("bpf_map_get_next_key(") + kClassMapName + ")", err);
-    netqos_class cls{};
-    err = bpf_map_lookup_elem(fd, &key, &cls);
-    if (err == 0) {
-      out.emplace_back(key, cls);
-    } else if (err != -ENOENT) {  // ENOENT: deleted meanwhile
-      return ErrnoStatus(std::string("bpf_map_lookup_elem(") + kClassMapName + ")", err);
-    }
-    prev = &key;
-  }
-  return out;
-}
-
-Result<Counters> Dataplane::ReadCounters(int map_fd, const char* map_name, const void* key) const {
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return ErrnoStatus("libbpf_num_possible_cpus", ncpu);
-  // Per-CPU values come back as one 8-byte-aligned slot per possible CPU.
-  static_assert(sizeof(netqos_counters) % 8 == 0);
-  std::vector<netqos_counters> per_cpu(static_cast<size_t>(ncpu));
-  Counters sum;
-  int err = bpf_map_lookup_elem(map_fd, key, per_cpu.data());
-  if (err == -ENOENT) return sum;
-  if (err) return ErrnoStatus(std::string("bpf_map_lookup_elem(") + map_name + ")", err);
-  for (const netqos_counters& c : per_cpu) {
-    sum.tx_bytes += c.tx_bytes;
-    sum.tx_packets += c.tx_packets;
-    sum.rx_bytes += c.rx_bytes;
-    sum.rx_packets += c.rx_packets;
-    sum.drops += c.drops;
-  }
-  return sum;
+  return ReadClassMap(bpf_map__fd(egress_->maps.NETQOS_MAP_CLASS), kClassMapName);
 }
 
 Result<Counters> Dataplane::ContainerCounters(uint64_t cgroup_id) const {
-  return ReadCounters(bpf_map__fd(egress_->maps.NETQOS_MAP_CG_STATS), kCgroupStatsMapName,
-                      &cgroup_id);
+  return ReadSummedCounters(bpf_map__fd(egress_->maps.NETQOS_MAP_CG_STATS), kCgroupStatsMapName,
+                            &cgroup_id);
 }
 
 Result<Counters> Dataplane::ClassCounters(uint32_t net_class_id) const {
-  return ReadCounters(bpf_map__fd(egress_->maps.NETQOS_MAP_CLASS_STATS), kClassStatsMapName,
-                      &net_class_id);
+  return ReadSummedCounters(bpf_map__fd(egress_->maps.NETQOS_MAP_CLASS_STATS), kClassStatsMapName,
+                            &net_class_id);
 }
 
 int Dataplane::IngressProgramFd() const { return bpf_program__fd(ingress_->progs.netqos_ingress); }

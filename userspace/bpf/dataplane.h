@@ -9,7 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "bpf/cgroup_id.h"  // CgroupIdOf
 #include "bpf/map_migration.h"
+#include "bpf/pinned_maps.h"  // map names, ABI checks, Counters, the readers shared with netqosctl
 #include "common/status.h"
 #include "netqos_abi.h"
 
@@ -18,27 +20,6 @@ struct netqos_egress;
 struct netqos_ingress;
 
 namespace netqos::bpf {
-
-static_assert(sizeof(netqos_class) == 16, "netqos_class layout is ABI (bpf/netqos_abi.h)");
-static_assert(offsetof(netqos_class, qos_level) == 8 && offsetof(netqos_class, flags) == 12);
-static_assert(sizeof(netqos_counters) == 40, "netqos_counters layout is ABI");
-static_assert(sizeof(netqos_sock_tag) == 8, "netqos_sock_tag layout is ABI");
-
-// Map and pin names, from the ABI header.
-inline constexpr const char* kClassMapName = NETQOS_STR(NETQOS_MAP_CLASS);
-inline constexpr const char* kCgroupStatsMapName = NETQOS_STR(NETQOS_MAP_CG_STATS);
-inline constexpr const char* kClassStatsMapName = NETQOS_STR(NETQOS_MAP_CLASS_STATS);
-inline constexpr const char* kSockTagMapName = NETQOS_STR(NETQOS_MAP_SOCK_TAG);
-inline constexpr const char* kEgressLinkPin = "link_egress";
-
-// Sum over CPUs of a per-CPU netqos_counters value.
-struct Counters {
-  uint64_t tx_bytes = 0;
-  uint64_t tx_packets = 0;
-  uint64_t rx_bytes = 0;
-  uint64_t rx_packets = 0;
-  uint64_t drops = 0;
-};
 
 class Dataplane {
  public:
@@ -85,7 +66,6 @@ class Dataplane {
 
  private:
   Dataplane() = default;
-  Result<Counters> ReadCounters(int map_fd, const char* map_name, const void* key) const;
 
   std::string pin_dir_;
   netqos_egress* egress_ = nullptr;
@@ -93,10 +73,5 @@ class Dataplane {
   bpf_link* egress_link_ = nullptr;
   MigrationReport migration_;
 };
-
-// The cgroup v2 id of a cgroup directory: the kernel's cgroup id is the kernfs node id, which is
-// both the directory's inode number (what stat reports) and the 8-byte name_to_handle_at handle,
-// and it is what bpf_skb_cgroup_id returns. Fails if the path is not on a cgroup2 mount.
-Result<uint64_t> CgroupIdOf(const std::string& cgroup_dir);
 
 }  // namespace netqos::bpf

@@ -45,4 +45,22 @@ int CmdPluginInfo(const GlobalOptions& g, std::ostream& out, std::ostream& err);
 int CmdNotifyRegistered(const GlobalOptions& g, const std::optional<std::string>& error,
                         std::ostream& out, std::ostream& err);
 
+// Enforcement: the daemon's view joined with the pinned maps, read directly (bpf/pinned_maps.h).
+// `pin_dir` is --bpf-pin-dir; "" = where the daemon pins, else /sys/fs/bpf/netqos.
+struct TopFlags {
+  double interval_seconds = 1;
+  int64_t iterations = 0;  // 0 = until interrupted
+  bool no_clear = false;   // keep scrolling instead of redrawing (a terminal is redrawn)
+};
+
+int CmdStatus(const GlobalOptions& g, const std::string& pin_dir, std::ostream& out,
+              std::ostream& err);
+int CmdClasses(const GlobalOptions& g, const std::string& pin_dir, std::ostream& out,
+               std::ostream& err);
+int CmdTop(const GlobalOptions& g, const std::string& pin_dir, const TopFlags& flags,
+           std::ostream& out, std::ostream& err);
+// target: a cgroup directory (absolute, or relative to the cgroup2 mount) or a cgroup id.
+int CmdCgroup(const GlobalOptions& g, const std::string& pin_dir, const std::string& target,
+              std::ostream& out, std::ostream& err);
+
 }  // namespace netqos::ctl

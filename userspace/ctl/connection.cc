@@ -5,6 +5,7 @@
 #include <grpcpp/support/channel_arguments.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
 
 #include "common/status.h"
@@ -13,10 +14,22 @@
 namespace netqos::ctl {
 
 std::unique_ptr<Connection> Connection::Open(const GlobalOptions& options, std::ostream& err) {
+  std::string error;
+  auto conn = Open(options, &error);
+  if (!conn) err << "netqosctl: " << error << "\n";
+  return conn;
+}
+
+std::unique_ptr<Connection> Connection::Open(const GlobalOptions& options, std::string* error) {
   struct stat st {};
   if (::stat(options.socket.c_str(), &st) != 0) {
-    err << "netqosctl: daemon socket not found at " << options.socket
-        << ": is netqosd running? (use --socket to point elsewhere)\n";
+    const int stat_errno = errno;
+    *error = "daemon socket not found at " + options.socket +
+             ": is netqosd running? (use --socket to point elsewhere)";
+    if (stat_errno == EACCES) {
+      *error = "cannot reach the daemon socket " + options.socket +
+               ": permission denied: run netqosctl as root";
+    }
     return nullptr;
   }
   grpc::ChannelArguments args;
@@ -32,10 +45,32 @@ void Connection::Prepare(grpc::ClientContext* ctx) const {
   ctx->set_deadline(std::chrono::system_clock::now() + timeout);
 }
 
+std::string DescribeRpcError(const std::string& rpc, const grpc::Status& status,
+                             const std::string& socket) {
+  const std::string code = StatusCodeName(static_cast<StatusCode>(status.error_code()));
+  const std::string& msg = status.error_message();
+  const std::string where = socket.empty() ? std::string("the socket") : socket;
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    if (msg.find("Permission denied") != std::string::npos) {
+      return rpc + ": " + code + ": permission denied on " + where + ": run netqosctl as root";
+    }
+    if (msg.find("Connection refused") != std::string::npos) {
+      // A socket file without a daemon behind it, e.g. after kill -9.
+      return rpc + ": " + code + ": nothing answers on " + where +
+             " (connection refused): is netqosd running? (use --socket to point elsewhere)";
+    }
+    return rpc + ": " + code + ": " + msg + " (is netqosd running on " + where +
+           "? use --socket to point elsewhere)";
+  }
+  std::string out = rpc + ": " + code + ": " + msg;
+  if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+    out += " (netqosd is older than netqosctl: upgrade it)";
+  }
+  return out;
+}
+
 int ReportRpcError(const std::string& rpc, const grpc::Status& status, std::ostream& err) {
-  err << "netqosctl: " << rpc << ": "
-      << StatusCodeName(static_cast<StatusCode>(status.error_code())) << ": "
-      << status.error_message() << "\n";
+  err << "netqosctl: " << DescribeRpcError(rpc, status, "") << "\n";
   return kExitRpcError;
 }
 

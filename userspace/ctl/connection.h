@@ -22,6 +22,8 @@ class Connection {
  public:
   // nullptr (after printing why to `err`) if the socket file does not exist.
   static std::unique_ptr<Connection> Open(const GlobalOptions& options, std::ostream& err);
+  // nullptr, with why and what to do in *error (no "netqosctl: " prefix), if it does not exist.
+  static std::unique_ptr<Connection> Open(const GlobalOptions& options, std::string* error);
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
   // Sets the deadline from --timeout.
@@ -34,7 +36,11 @@ class Connection {
   double timeout_seconds_;
 };
 
-// Prints the failure and returns kExitRpcError.
+// Prints the failure and returns kExitRpcError. UNAVAILABLE (nobody answers on the socket) adds
+// what to check.
 int ReportRpcError(const std::string& rpc, const grpc::Status& status, std::ostream& err);
+// "<rpc>: <CODE>: <message>" plus the same hint, without the prefix or newline.
+std::string DescribeRpcError(const std::string& rpc, const grpc::Status& status,
+                             const std::string& socket);
 
 }  // namespace netqos::ctl

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 
+#include "ctl/class_rows.h"
 #include "ctl/commands.h"
 
 namespace netqos::ctl {
@@ -63,6 +64,34 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
   auto* topology = app.add_subcommand(
       "topology", "the NICs the daemon sees: namespace, ifindex, speed, NUMA, IPs, health");
 
+  std::string pin_dir;
+  auto add_pin_dir = [&pin_dir](CLI::App* cmd) {
+    cmd->add_option("--bpf-pin-dir", pin_dir,
+                    "where netqosd pins its BPF maps (default: what the daemon reports, else " +
+                        std::string(kDefaultPinDir) + ")");
+  };
+  auto* status = app.add_subcommand(
+      "status", "daemon health, NICs, enforcement mode and the pinned BPF state");
+  add_pin_dir(status);
+  auto* classes = app.add_subcommand(
+      "classes", "the class map (cgroup -> HTB class) joined with pod and container names");
+  add_pin_dir(classes);
+  TopFlags top_flags;
+  auto* top = app.add_subcommand(
+      "top", "live per-container and per-class rates and drops from the pinned counters");
+  add_pin_dir(top);
+  top->add_option("--interval", top_flags.interval_seconds, "seconds between refreshes")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 3600.0));
+  top->add_option("--iterations", top_flags.iterations, "stop after N refreshes (0: never)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  top->add_flag("--no-clear", top_flags.no_clear, "print frames one after another");
+  std::string cgroup_target;
+  auto* cgroup = app.add_subcommand("cgroup", "what applies to one cgroup, and why");
+  add_pin_dir(cgroup);
+  cgroup->add_option("target", cgroup_target, "cgroup directory or cgroup id")->required();
+
   std::string ta_uid;
   std::string ta_container;
   auto* topo = app.add_subcommand("topology-aware",
@@ -86,6 +115,10 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
     return code == 0 ? kExitOk : kExitUsage;
   }
 
+  if (status->parsed()) return CmdStatus(g, pin_dir, out, err);
+  if (classes->parsed()) return CmdClasses(g, pin_dir, out, err);
+  if (top->parsed()) return CmdTop(g, pin_dir, top_flags, out, err);
+  if (cgroup->parsed()) return CmdCgroup(g, pin_dir, cgroup_target, out, err);
   if (hints->parsed()) return CmdHints(g, hints_flags, out, err);
   if (allocate->parsed()) return CmdAllocate(g, alloc_flags, out, err);
   if (remove->parsed()) return CmdRemove(g, remove_uid, out, err);

@@ -1,9 +1,13 @@
 #include "grpc/admin_service.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <set>
 
+#include "common/version.h"
+#include "core/constants.h"
 #include "core/numa_set.h"
 #include "grpc/rpc_guard.h"
 
@@ -28,6 +32,14 @@ void FillBandwidth(const core::BandwidthInfo& bw, admin::Bandwidth* out) {
   out->set_allocatable(bw.allocatable);
   out->set_allocated(bw.allocated);
   out->set_free(bw.free);
+}
+
+void FillCounters(const service::TrafficCounters& c, admin::TrafficCounters* out) {
+  out->set_tx_bytes(c.tx_bytes);
+  out->set_tx_packets(c.tx_packets);
+  out->set_rx_bytes(c.rx_bytes);
+  out->set_rx_packets(c.rx_packets);
+  out->set_drops(c.drops);
 }
 
 }  // namespace
@@ -114,11 +126,93 @@ void FillTopology(const service::AllocationService::View& view, admin::GetTopolo
   }
 }
 
+void FillStatus(const service::AllocationService::View& view,
+                const service::EnforcementReport* enforcement, admin::GetStatusResponse* out) {
+  uint32_t containers = 0;
+  uint64_t egress = 0, ingress = 0;
+  for (const auto& [uid, entries] : view.pod_entries) {
+    for (const auto& [name, info] : entries) {
+      ++containers;
+      egress += info.egress;
+      ingress += info.ingress;
+    }
+  }
+  out->set_pods(static_cast<uint32_t>(view.pod_entries.size()));
+  out->set_containers(containers);
+  out->set_allocated_egress_mbps(egress);
+  out->set_allocated_ingress_mbps(ingress);
+
+  const std::set<std::string> shaped =
+      enforcement
+          ? std::set<std::string>(enforcement->shaped_nics.begin(), enforcement->shaped_nics.end())
+          : std::set<std::string>();
+  uint32_t healthy = 0;
+  for (const auto& nic : view.nics) {
+    auto* h = out->add_nics();
+    h->set_nic(nic.id.Identifier());
+    h->set_speed_mbps(nic.speed_mbps);
+    h->set_healthy(nic.healthy);
+    h->set_unhealthy_reason(nic.unhealthy_reason);
+    h->set_shaped(shaped.count(nic.id.Identifier()) != 0);
+    if (nic.healthy) ++healthy;
+  }
+  out->set_nics_total(static_cast<uint32_t>(view.nics.size()));
+  out->set_nics_healthy(healthy);
+
+  auto* e = out->mutable_enforcement();
+  if (enforcement == nullptr) {
+    e->set_mode("none");
+    return;
+  }
+  e->set_mode(enforcement->mode);
+  e->set_error(enforcement->error);
+  e->set_pin_dir(enforcement->pin_dir);
+  e->set_cgroup_root(enforcement->cgroup_root);
+  e->set_pods_known(enforcement->pods_known);
+  e->set_passes(enforcement->passes);
+  e->set_pod_list_failures(enforcement->pod_list_failures);
+  e->set_problem_reports_total(enforcement->problem_reports_total);
+  for (const auto& nic : enforcement->shaped_nics) e->add_shaped_nics(nic);
+  for (const auto& p : enforcement->problems) {
+    auto* ep = e->add_problems();
+    ep->set_object(p.object);
+    ep->set_message(p.message);
+    ep->set_times_seen(p.times_seen);
+  }
+  e->set_classified_containers(static_cast<uint32_t>(enforcement->containers.size()));
+}
+
+void FillClasses(const service::EnforcementReport& report, admin::ListClassesResponse* out) {
+  out->set_mode(report.mode);
+  out->set_pin_dir(report.pin_dir);
+  for (const auto& c : report.containers) {
+    auto* cc = out->add_containers();
+    cc->set_cgroup_id(c.cgroup_id);
+    cc->set_pod_uid(c.pod_uid);
+    cc->set_pod_namespace(c.pod_namespace);
+    cc->set_pod_name(c.pod_name);
+    cc->set_container(c.container);
+    cc->set_qos_level(c.qos_level);
+    cc->set_net_class_id(c.net_class_id);
+    cc->set_priority(c.priority);
+    cc->set_htb_class(c.htb_class);
+    cc->set_capped(c.capped);
+    cc->set_nic(c.nic);
+    cc->set_allocated_mbps(c.allocated_mbps);
+    FillCounters(c.counters, cc->mutable_counters());
+  }
+  for (const auto& cls : report.classes) {
+    auto* cc = out->add_classes();
+    cc->set_net_class_id(cls.net_class_id);
+    FillCounters(cls.counters, cc->mutable_counters());
+  }
+}
+
 grpc::Status AdminService::GetTopology(grpc::ServerContext*, const admin::GetTopologyRequest*,
                                        admin::GetTopologyResponse* resp) {
   return RunGuarded("GetTopology", [&] {
     spdlog::debug("rpc called rpc=GetTopology");
-    resp->set_source(topology_source_);
+    resp->set_source(options_.topology_source);
     FillTopology(service_.Snapshot(), resp);
     return grpc::Status::OK;
   });
@@ -139,6 +233,42 @@ grpc::Status AdminService::GetCapacity(grpc::ServerContext*, const admin::GetCap
   return RunGuarded("GetCapacity", [&] {
     spdlog::debug("rpc called rpc=GetCapacity");
     FillCapacity(service_.Snapshot(), resp);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AdminService::GetStatus(grpc::ServerContext*, const admin::GetStatusRequest*,
+                                     admin::GetStatusResponse* resp) {
+  return RunGuarded("GetStatus", [&] {
+    spdlog::debug("rpc called rpc=GetStatus");
+    resp->set_version(Version());
+    resp->set_pid(::getpid());
+    resp->set_uptime_seconds(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
+    for (std::string dir : options_.socket_dirs) {
+      while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+      resp->add_socket_paths(dir + "/" + core::kSocketFileName);
+    }
+    resp->set_topology_source(options_.topology_source);
+    if (options_.enforcement != nullptr) {
+      const service::EnforcementReport report = options_.enforcement->Report(false);
+      FillStatus(service_.Snapshot(), &report, resp);
+    } else {
+      FillStatus(service_.Snapshot(), nullptr, resp);
+    }
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AdminService::ListClasses(grpc::ServerContext*, const admin::ListClassesRequest* req,
+                                       admin::ListClassesResponse* resp) {
+  return RunGuarded("ListClasses", [&] {
+    spdlog::debug("rpc called rpc=ListClasses without_counters={}", req->without_counters());
+    if (options_.enforcement == nullptr) {
+      resp->set_mode("none");
+      return grpc::Status::OK;
+    }
+    FillClasses(options_.enforcement->Report(!req->without_counters()), resp);
     return grpc::Status::OK;
   });
 }

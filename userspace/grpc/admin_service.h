@@ -1,20 +1,37 @@
 // AdminService: netqos.admin.v1.Admin, the operator API netqosctl uses. Read-only views built
-// from one consistent AllocationService::Snapshot().
+// from one consistent AllocationService::Snapshot() and, for enforcement, one
+// EnforcementView::Report().
 #pragma once
 
+#include <chrono>
 #include <string>
+#include <vector>
 
 #include "netqos/admin/v1/admin.grpc.pb.h"
 #include "service/allocation_service.h"
+#include "service/enforcement_view.h"
 
 namespace netqos::grpcadapter {
 
 class AdminService final : public ::netqos::admin::v1::Admin::Service {
  public:
-  explicit AdminService(service::AllocationService& service) : service_(service) {}
-  // topology_source: how the daemon learns its NICs, reported by GetTopology ("kernel", "file X").
+  struct Options {
+    // How the daemon learns its NICs, reported by GetTopology and GetStatus ("kernel", "file X").
+    std::string topology_source;
+    // Enforcement state for GetStatus and ListClasses; null: reported as mode "none".
+    const service::EnforcementView* enforcement = nullptr;
+    // --qrm-socket-dirs: GetStatus reports <dir>/qrm_network_plugin_static.sock for each.
+    std::vector<std::string> socket_dirs;
+  };
+
+  explicit AdminService(service::AllocationService& service) : AdminService(service, Options{}) {}
   AdminService(service::AllocationService& service, std::string topology_source)
-      : service_(service), topology_source_(std::move(topology_source)) {}
+      : AdminService(service, Options{std::move(topology_source), nullptr, {}}) {}
+  // Uptime in GetStatus counts from here (the daemon builds its services just before serving).
+  AdminService(service::AllocationService& service, Options options)
+      : service_(service),
+        options_(std::move(options)),
+        started_(std::chrono::steady_clock::now()) {}
 
   grpc::Status ListAllocations(grpc::ServerContext* ctx,
                                const ::netqos::admin::v1::ListAllocationsRequest* req,
@@ -25,18 +42,31 @@ class AdminService final : public ::netqos::admin::v1::Admin::Service {
   grpc::Status GetTopology(grpc::ServerContext* ctx,
                            const ::netqos::admin::v1::GetTopologyRequest* req,
                            ::netqos::admin::v1::GetTopologyResponse* resp) override;
+  grpc::Status GetStatus(grpc::ServerContext* ctx, const ::netqos::admin::v1::GetStatusRequest* req,
+                         ::netqos::admin::v1::GetStatusResponse* resp) override;
+  grpc::Status ListClasses(grpc::ServerContext* ctx,
+                           const ::netqos::admin::v1::ListClassesRequest* req,
+                           ::netqos::admin::v1::ListClassesResponse* resp) override;
 
  private:
   service::AllocationService& service_;
-  std::string topology_source_;
+  Options options_;
+  std::chrono::steady_clock::time_point started_;
 };
 
-// The translations behind the two RPCs, exposed for tests.
+// The translations behind the RPCs, exposed for tests.
 void FillAllocations(const service::AllocationService::View& view,
                      ::netqos::admin::v1::ListAllocationsResponse* out);
 void FillCapacity(const service::AllocationService::View& view,
                   ::netqos::admin::v1::GetCapacityResponse* out);
 void FillTopology(const service::AllocationService::View& view,
                   ::netqos::admin::v1::GetTopologyResponse* out);
+// Allocation counts, NIC health and the enforcement part of GetStatus (the caller adds version,
+// pid, uptime, sockets). `enforcement` null: mode "none".
+void FillStatus(const service::AllocationService::View& view,
+                const service::EnforcementReport* enforcement,
+                ::netqos::admin::v1::GetStatusResponse* out);
+void FillClasses(const service::EnforcementReport& report,
+                 ::netqos::admin::v1::ListClassesResponse* out);
 
 }  // namespace netqos::grpcadapter

@@ -26,6 +26,13 @@ double RequestedMbps(const google::protobuf::Map<std::string, double>& requests)
   return it == requests.end() ? 0 : it->second;
 }
 
+// An allocation annotation's value for the decision log line, "-" when absent (a sidecar).
+std::string Annotation(const core::AllocationResponse& alloc, const std::string& key) {
+  if (!alloc.allocation_annotations) return "-";
+  auto it = alloc.allocation_annotations->find(key);
+  return it == alloc.allocation_annotations->end() ? "-" : it->second;
+}
+
 std::string HintsSummary(const core::HintsResponse& resp) {
   if (!resp.hints) return "nil";
   return std::to_string(resp.hints->size());
@@ -41,7 +48,7 @@ ResourcePluginService::ResourcePluginService(service::AllocationService& service
 
 grpc::Status ResourcePluginService::GetTopologyHints(Ctx*, const pb::ResourceRequest* req,
                                                      pb::ResourceHintsResponse* resp) {
-  return RunGuarded("GetTopologyHints", [&] {
+  return RunObserved("GetTopologyHints", options_.rpc_observer, [&] {
     const auto pod = PodRef(req->pod_namespace(), req->pod_name());
     spdlog::debug("rpc called rpc=GetTopologyHints pod={} uid={} container={} type={} mbps={}", pod,
                   req->pod_uid(), req->container_name(),
@@ -60,7 +67,7 @@ grpc::Status ResourcePluginService::GetTopologyHints(Ctx*, const pb::ResourceReq
 
 grpc::Status ResourcePluginService::GetPodTopologyHints(Ctx*, const pb::PodResourceRequest* req,
                                                         pb::PodResourceHintsResponse* resp) {
-  return RunGuarded("GetPodTopologyHints", [&] {
+  return RunObserved("GetPodTopologyHints", options_.rpc_observer, [&] {
     const auto pod = PodRef(req->pod_namespace(), req->pod_name());
     spdlog::debug("rpc called rpc=GetPodTopologyHints pod={} uid={} mbps={}", pod, req->pod_uid(),
                   RequestedMbps(req->resource_requests()));
@@ -75,7 +82,7 @@ grpc::Status ResourcePluginService::GetPodTopologyHints(Ctx*, const pb::PodResou
 
 grpc::Status ResourcePluginService::Allocate(Ctx*, const pb::ResourceRequest* req,
                                              pb::ResourceAllocationResponse* resp) {
-  return RunGuarded("Allocate", [&] {
+  return RunObserved("Allocate", options_.rpc_observer, [&] {
     const auto pod = PodRef(req->pod_namespace(), req->pod_name());
     spdlog::debug("rpc called rpc=Allocate pod={} uid={} container={} type={} mbps={}", pod,
                   req->pod_uid(), req->container_name(),
@@ -85,15 +92,12 @@ grpc::Status ResourcePluginService::Allocate(Ctx*, const pb::ResourceRequest* re
     if (!alloc.ok()) {
       return Failed("Allocate", pod, req->pod_uid(), req->container_name(), alloc.status());
     }
-    std::string nic = "-";
-    if (alloc->allocation_annotations) {
-      auto it = alloc->allocation_annotations->find(options_.nic_name_annotation_key);
-      if (it != alloc->allocation_annotations->end()) nic = it->second;
-    }
-    spdlog::info("allocated pod={} uid={} container={} type={} nic={} mbps={} result=\"{}\"", pod,
-                 req->pod_uid(), req->container_name(),
-                 pb::ContainerType_Name(req->container_type()), nic, alloc->allocated_quantity,
-                 alloc->has_allocation ? alloc->allocation_result : "<none>");
+    spdlog::info(
+        "allocated pod={} uid={} container={} type={} nic={} mbps={} class_id={} result=\"{}\"",
+        pod, req->pod_uid(), req->container_name(), pb::ContainerType_Name(req->container_type()),
+        Annotation(*alloc, options_.nic_name_annotation_key), alloc->allocated_quantity,
+        Annotation(*alloc, options_.net_class_id_annotation_key),
+        alloc->has_allocation ? alloc->allocation_result : "<none>");
     ToProto(*req, *alloc, resp);
     return grpc::Status::OK;
   });
@@ -101,20 +105,17 @@ grpc::Status ResourcePluginService::Allocate(Ctx*, const pb::ResourceRequest* re
 
 grpc::Status ResourcePluginService::AllocateForPod(Ctx*, const pb::PodResourceRequest* req,
                                                    pb::PodResourceAllocationResponse* resp) {
-  return RunGuarded("AllocateForPod", [&] {
+  return RunObserved("AllocateForPod", options_.rpc_observer, [&] {
     const auto pod = PodRef(req->pod_namespace(), req->pod_name());
     spdlog::debug("rpc called rpc=AllocateForPod pod={} uid={} mbps={}", pod, req->pod_uid(),
                   RequestedMbps(req->resource_requests()));
     auto alloc = service_.AllocateForPod(ToCore(*req));
     if (!alloc.ok()) return Failed("AllocateForPod", pod, req->pod_uid(), "", alloc.status());
-    std::string nic = "-";
-    if (alloc->allocation_annotations) {
-      auto it = alloc->allocation_annotations->find(options_.nic_name_annotation_key);
-      if (it != alloc->allocation_annotations->end()) nic = it->second;
-    }
-    spdlog::info("allocated pod={} uid={} container=<pod> nic={} mbps={} result=\"{}\"", pod,
-                 req->pod_uid(), nic, alloc->allocated_quantity,
-                 alloc->has_allocation ? alloc->allocation_result : "<none>");
+    spdlog::info(
+        "allocated pod={} uid={} container=<pod> nic={} mbps={} class_id={} result=\"{}\"", pod,
+        req->pod_uid(), Annotation(*alloc, options_.nic_name_annotation_key),
+        alloc->allocated_quantity, Annotation(*alloc, options_.net_class_id_annotation_key),
+        alloc->has_allocation ? alloc->allocation_result : "<none>");
     ToProto(*req, *alloc, resp);
     return grpc::Status::OK;
   });
@@ -122,7 +123,7 @@ grpc::Status ResourcePluginService::AllocateForPod(Ctx*, const pb::PodResourceRe
 
 grpc::Status ResourcePluginService::RemovePod(Ctx*, const pb::RemovePodRequest* req,
                                               pb::RemovePodResponse*) {
-  return RunGuarded("RemovePod", [&] {
+  return RunObserved("RemovePod", options_.rpc_observer, [&] {
     spdlog::debug("rpc called rpc=RemovePod uid={}", req->pod_uid());
     Status status = service_.RemovePod(req->pod_uid());
     if (!status.ok()) return Failed("RemovePod", "-", req->pod_uid(), "", status);
@@ -135,7 +136,7 @@ grpc::Status ResourcePluginService::GetResourcesAllocation(Ctx*,
                                                            const pb::GetResourcesAllocationRequest*,
                                                            pb::GetResourcesAllocationResponse*) {
   // Empty by design: need_reconcile is false, so the kubelet never relies on this view.
-  return RunGuarded("GetResourcesAllocation", [] {
+  return RunObserved("GetResourcesAllocation", options_.rpc_observer, [] {
     spdlog::debug("rpc called rpc=GetResourcesAllocation");
     return grpc::Status::OK;
   });
@@ -144,7 +145,7 @@ grpc::Status ResourcePluginService::GetResourcesAllocation(Ctx*,
 grpc::Status ResourcePluginService::GetTopologyAwareResources(
     Ctx*, const pb::GetTopologyAwareResourcesRequest* req,
     pb::GetTopologyAwareResourcesResponse* resp) {
-  return RunGuarded("GetTopologyAwareResources", [&] {
+  return RunObserved("GetTopologyAwareResources", options_.rpc_observer, [&] {
     spdlog::debug("rpc called rpc=GetTopologyAwareResources uid={} container={}", req->pod_uid(),
                   req->container_name());
     auto res = service_.GetTopologyAwareResources(req->pod_uid(), req->container_name());
@@ -160,7 +161,7 @@ grpc::Status ResourcePluginService::GetTopologyAwareResources(
 grpc::Status ResourcePluginService::GetTopologyAwareAllocatableResources(
     Ctx*, const pb::GetTopologyAwareAllocatableResourcesRequest*,
     pb::GetTopologyAwareAllocatableResourcesResponse* resp) {
-  return RunGuarded("GetTopologyAwareAllocatableResources", [&] {
+  return RunObserved("GetTopologyAwareAllocatableResources", options_.rpc_observer, [&] {
     spdlog::debug("rpc called rpc=GetTopologyAwareAllocatableResources");
     auto res = service_.GetTopologyAwareAllocatableResources();
     if (!res.ok())
@@ -172,7 +173,7 @@ grpc::Status ResourcePluginService::GetTopologyAwareAllocatableResources(
 
 grpc::Status ResourcePluginService::GetResourcePluginOptions(Ctx*, const pb::Empty*,
                                                              pb::ResourcePluginOptions* resp) {
-  return RunGuarded("GetResourcePluginOptions", [&] {
+  return RunObserved("GetResourcePluginOptions", options_.rpc_observer, [&] {
     spdlog::debug("rpc called rpc=GetResourcePluginOptions");
     ToProto(service_.Options(), resp);
     return grpc::Status::OK;
@@ -181,7 +182,7 @@ grpc::Status ResourcePluginService::GetResourcePluginOptions(Ctx*, const pb::Emp
 
 grpc::Status ResourcePluginService::PreStartContainer(Ctx*, const pb::PreStartContainerRequest* req,
                                                       pb::PreStartContainerResponse*) {
-  return RunGuarded("PreStartContainer", [&] {
+  return RunObserved("PreStartContainer", options_.rpc_observer, [&] {
     spdlog::debug("rpc called rpc=PreStartContainer pod={} uid={} container={}",
                   PodRef(req->pod_namespace(), req->pod_name()), req->pod_uid(),
                   req->container_name());

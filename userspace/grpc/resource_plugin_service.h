@@ -8,14 +8,19 @@
 #include "core/constants.h"
 #include "resourceplugin/v1alpha1/api.grpc.pb.h"
 #include "service/allocation_service.h"
+#include "service/rpc_observer.h"
 
 namespace netqos::grpcadapter {
 
 class ResourcePluginService final : public ::resourceplugin::v1alpha1::ResourcePlugin::Service {
  public:
   struct Options {
-    // Allocation annotation that names the chosen NIC; only used for the decision log line.
+    // Allocation annotations that name the chosen NIC and net class; only used for the
+    // decision log line.
     std::string nic_name_annotation_key = core::kDefaultNicNameAnnotationKey;
+    std::string net_class_id_annotation_key = core::kDefaultNetClassIdAnnotationKey;
+    // Told about every RPC (method, code, duration); not owned, may be null.
+    service::RpcObserver* rpc_observer = nullptr;
   };
 
   explicit ResourcePluginService(service::AllocationService& service);

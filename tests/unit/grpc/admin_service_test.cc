@@ -1,7 +1,14 @@
-// AdminService translation from an AllocationService::View, without a server.
+// AdminService translation from an AllocationService::View and an EnforcementReport, without a
+// server.
 #include "grpc/admin_service.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+
+#include "common/version.h"
+#include "unit/grpc/fake_enforcement_view.h"
+#include "unit/grpc/service_fixture.h"
 
 namespace netqos::grpcadapter {
 namespace {
@@ -106,6 +113,131 @@ TEST_CASE("GetCapacity reports NICs with socket, health and bandwidth", "[grpc][
   CHECK(eth2.unhealthy_reason() == "no IP address");
   CHECK(eth2.containers() == 1);
   CHECK_FALSE(eth2.has_egress());  // no machine-state entry
+}
+
+}  // namespace netqos::grpcadapter
+
+// ---------------------------------------------------------------------------------------------
+// GetStatus and ListClasses: the enforcement report translated, also without one.
+
+namespace netqos::grpcadapter {
+
+TEST_CASE("GetStatus counts allocations and reports NIC health", "[grpc][admin]") {
+  const service::EnforcementReport report = testing::SampleEnforcementReport();
+  ::netqos::admin::v1::GetStatusResponse out;
+  FillStatus(TwoSocketView(), &report, &out);
+  CHECK(out.pods() == 2);
+  CHECK(out.containers() == 3);
+  CHECK(out.allocated_egress_mbps() == 2500);
+  CHECK(out.allocated_ingress_mbps() == 2500);
+  CHECK(out.nics_total() == 2);
+  CHECK(out.nics_healthy() == 1);
+  REQUIRE(out.nics_size() == 2);
+  CHECK(out.nics(0).nic() == "eth0");
+  CHECK(out.nics(0).healthy());
+  CHECK(out.nics(0).shaped());
+  CHECK(out.nics(1).nic() == "ns2-eth2");
+  CHECK_FALSE(out.nics(1).healthy());
+  CHECK(out.nics(1).unhealthy_reason() == "no IP address");
+  CHECK_FALSE(out.nics(1).shaped());
+
+  const auto& e = out.enforcement();
+  CHECK(e.mode() == "bpf");
+  CHECK(e.pin_dir() == "/sys/fs/bpf/netqos-test");
+  CHECK(e.cgroup_root() == "/sys/fs/cgroup");
+  CHECK(e.pods_known());
+  CHECK(e.passes() == 42);
+  CHECK(e.pod_list_failures() == 1);
+  CHECK(e.problem_reports_total() == 3);
+  REQUIRE(e.shaped_nics_size() == 1);
+  CHECK(e.shaped_nics(0) == "eth0");
+  REQUIRE(e.problems_size() == 1);
+  CHECK(e.problems(0).object() == "nic ns2-eth2");
+  CHECK(e.problems(0).message() == "no known speed");
+  CHECK(e.problems(0).times_seen() == 2);
+  CHECK(e.classified_containers() == 2);
+}
+
+TEST_CASE("GetStatus without an enforcement view reports mode none", "[grpc][admin]") {
+  ::netqos::admin::v1::GetStatusResponse out;
+  FillStatus(TwoSocketView(), nullptr, &out);
+  CHECK(out.enforcement().mode() == "none");
+  CHECK(out.containers() == 3);
+  CHECK_FALSE(out.nics(0).shaped());
+}
+
+TEST_CASE("ListClasses translates every container and class with counters", "[grpc][admin]") {
+  ::netqos::admin::v1::ListClassesResponse out;
+  FillClasses(testing::SampleEnforcementReport(), &out);
+  CHECK(out.mode() == "bpf");
+  CHECK(out.pin_dir() == "/sys/fs/bpf/netqos-test");
+  REQUIRE(out.containers_size() == 2);
+  const auto& web = out.containers(0);
+  CHECK(web.cgroup_id() == 4242);
+  CHECK(web.pod_uid() == "u-web");
+  CHECK(web.pod_namespace() == "shop");
+  CHECK(web.pod_name() == "web");
+  CHECK(web.container() == "app");
+  CHECK(web.qos_level() == "shared_cores");
+  CHECK(web.net_class_id() == 7);
+  CHECK(web.priority() == 0x100100);
+  CHECK(web.htb_class() == "10:100");
+  CHECK(web.capped());
+  CHECK(web.nic() == "eth0");
+  CHECK(web.allocated_mbps() == 100);
+  CHECK(web.counters().tx_bytes() == 1000000);
+  CHECK(web.counters().tx_packets() == 700);
+  CHECK(web.counters().rx_bytes() == 2000);
+  CHECK(web.counters().rx_packets() == 30);
+  CHECK(web.counters().drops() == 1);
+  CHECK_FALSE(out.containers(1).capped());
+  CHECK(out.containers(1).htb_class() == "10:31");
+  REQUIRE(out.classes_size() == 1);
+  CHECK(out.classes(0).net_class_id() == 7);
+  CHECK(out.classes(0).counters().tx_bytes() == 1000500);
+}
+
+TEST_CASE("Admin RPC handlers: version, pid, sockets, counters only when asked", "[grpc][admin]") {
+  testing::ServedStack unused;  // only for a real AllocationService
+  testing::FakeEnforcementView view(testing::SampleEnforcementReport());
+  AdminService admin(unused.service(), {"file /etc/topo.json", &view, {"/run/a/", "/run/b"}});
+
+  ::netqos::admin::v1::GetStatusResponse status;
+  REQUIRE(admin.GetStatus(nullptr, nullptr, &status).ok());
+  CHECK(status.version() == Version());
+  CHECK(status.pid() == ::getpid());
+  CHECK(status.uptime_seconds() >= 0);
+  CHECK(status.uptime_seconds() < 60);
+  REQUIRE(status.socket_paths_size() == 2);
+  CHECK(status.socket_paths(0) == "/run/a/qrm_network_plugin_static.sock");
+  CHECK(status.socket_paths(1) == "/run/b/qrm_network_plugin_static.sock");
+  CHECK(status.topology_source() == "file /etc/topo.json");
+  CHECK(status.enforcement().mode() == "bpf");
+  CHECK(view.counter_reads() == 0);  // status never reads the per-CPU maps
+
+  ::netqos::admin::v1::ListClassesRequest names_only;
+  names_only.set_without_counters(true);
+  ::netqos::admin::v1::ListClassesResponse classes;
+  REQUIRE(admin.ListClasses(nullptr, &names_only, &classes).ok());
+  CHECK(classes.containers_size() == 2);
+  CHECK(classes.containers(0).counters().tx_bytes() == 0);
+  CHECK(view.counter_reads() == 0);
+
+  classes.Clear();
+  ::netqos::admin::v1::ListClassesRequest with_counters;
+  REQUIRE(admin.ListClasses(nullptr, &with_counters, &classes).ok());
+  CHECK(classes.containers(0).counters().tx_bytes() == 1000000);
+  CHECK(view.counter_reads() == 1);
+
+  AdminService bare(unused.service());
+  classes.Clear();
+  REQUIRE(bare.ListClasses(nullptr, &with_counters, &classes).ok());
+  CHECK(classes.mode() == "none");
+  CHECK(classes.containers().empty());
+  status.Clear();
+  REQUIRE(bare.GetStatus(nullptr, nullptr, &status).ok());
+  CHECK(status.enforcement().mode() == "none");
+  CHECK(status.socket_paths().empty());
 }
 
 }  // namespace netqos::grpcadapter

@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/constants.h"
 #include "support/process.h"
+#include "unit/grpc/fake_enforcement_view.h"
 #include "unit/grpc/service_fixture.h"
 
 namespace netqos::grpcadapter {
@@ -164,6 +166,132 @@ TEST_CASE("netqosctl against a served stack", "[grpc][ctl]") {
                Catch::Contains("netqosctl: daemon socket not found at " + scratch.path() +
                                "/none.sock: is netqosd running? (use --socket to point "
                                "elsewhere)"));
+  }
+}
+
+TEST_CASE("netqosctl enforcement commands against a daemon with a fake enforcement view",
+          "[grpc][ctl]") {
+  const std::string binary = CtlPath();
+  REQUIRE_FALSE(binary.empty());
+  netqos::testing::FakeEnforcementView view(netqos::testing::SampleEnforcementReport());
+  netqos::testing::ServedStack stack(&view);
+  netqos::testing::TempDir scratch;
+  Ctl ctl(binary, stack.socket(), scratch.path());
+  // No pins here: the commands fall back to what the daemon reports.
+  const std::string no_pins = "--bpf-pin-dir=" + scratch.path() + "/no-pins";
+
+  SECTION("status") {
+    auto r = ctl({"status", "--json", no_pins});
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.output);
+    CHECK(j["daemon"]["reachable"] == true);
+    CHECK(j["daemon"]["pid"] == ::getpid());
+    CHECK(j["daemon"]["socket_paths"][0] == stack.socket());
+    CHECK(j["daemon"]["enforcement"]["mode"] == "bpf");
+    CHECK(j["daemon"]["enforcement"]["shaped_nics"][0] == "eth0");
+    CHECK(j["daemon"]["enforcement"]["problems"][0]["object"] == "nic ns2-eth2");
+    CHECK(j["daemon"]["nics_total"] == 2);
+    CHECK(j["daemon"]["nics"][0]["shaped"] == true);
+    CHECK(j["pinned"]["exists"] == false);
+    CHECK(j["pinned"]["pin_dir"] == scratch.path() + "/no-pins");
+
+    r = ctl({"status", no_pins});
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.output, Catch::StartsWith("daemon:"));
+    CHECK_THAT(r.output, Catch::Contains("running (netqosd "));
+    CHECK_THAT(r.output, Catch::Contains("shaped NICs: eth0"));
+    CHECK_THAT(r.output, Catch::Contains("no known speed"));
+    CHECK_THAT(r.output, Catch::Contains("pin dir not found: is enforcement on (--enforcement=bpf) "
+                                         "and is --bpf-pin-dir right?"));
+  }
+
+  SECTION("classes: the daemon's view when the pins cannot be read") {
+    auto r = ctl({"classes", "--json", no_pins});
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.output);
+    CHECK(j["daemon_reachable"] == true);
+    CHECK(j["pinned_maps_read"] == false);
+    CHECK_THAT(j["note"].get<std::string>(), Catch::Contains("pin dir "));
+    REQUIRE(j["containers"].size() == 2);
+    CHECK(j["containers"][0]["pod_name"] == "web");
+    CHECK(j["containers"][0]["container"] == "app");
+    CHECK(j["containers"][0]["cgroup_id"] == 4242);
+    CHECK(j["containers"][0]["htb_class"] == "10:100");
+    CHECK(j["containers"][0]["counters"]["tx_bytes"] == 1000000);
+    CHECK(j["classes"][0]["net_class_id"] == 7);
+
+    r = ctl({"classes", no_pins});
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.output, Catch::Contains("shop/web/app"));
+    CHECK_THAT(r.output, Catch::Contains("shop/web/sidecar"));
+  }
+
+  SECTION("top: counters through the daemon, one JSON line per refresh") {
+    auto r = ctl({"top", "--json", "--iterations", "2", "--interval", "0.1", no_pins});
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    std::istringstream lines(r.output);
+    std::string line;
+    int frames = 0;
+    while (std::getline(lines, line)) {
+      auto j = nlohmann::json::parse(line);
+      CHECK(j["source"] == "netqosd");
+      CHECK(j["names_from_daemon"] == true);
+      REQUIRE(j["containers"].size() == 2);
+      CHECK(j["containers"][0]["tx_bits_per_second"] == 0.0);  // the fake's counters stand still
+      ++frames;
+    }
+    CHECK(frames == 2);
+
+    r = ctl({"top", "--iterations", "1", "--interval", "0.1", no_pins});
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.output, Catch::StartsWith("netqosctl top: rates over "));
+    CHECK(r.output.find("\033[") == std::string::npos);  // no screen clearing into a file
+    CHECK(ctl({"top", "--interval", "0", no_pins}).exit_code == 2);
+  }
+
+  SECTION("cgroup: by id, known to the daemon") {
+    auto r = ctl({"cgroup", "4242", "--json", no_pins});
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.output);
+    CHECK(j["cgroup_id"] == 4242);
+    CHECK(j["daemon"]["container"]["pod_name"] == "web");
+    CHECK(j["classified"] == false);  // the class map could not be read
+    CHECK_THAT(j["reasons"].dump(), Catch::Contains("netqosd wants it classified"));
+
+    r = ctl({"cgroup", scratch.path()});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains("is not on a cgroup2 mount"));
+    r = ctl({"cgroup", scratch.path() + "/nowhere"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains("give a cgroup directory"));
+  }
+
+  SECTION("daemon unreachable and no pins: both are explained") {
+    const std::string none = scratch.path() + "/none.sock";
+    auto run = [&](std::vector<std::string> args) {
+      args.insert(args.begin(), {binary, "--socket", none});
+      return netqos::testing::RunCommand(args, scratch.path() + "/ctl.out");
+    };
+    auto r = run({"classes", no_pins});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.output, Catch::Contains("daemon socket not found at " + none +
+                                         ": is netqosd running? (use --socket"));
+    CHECK_THAT(r.output, Catch::Contains("pin dir " + scratch.path() +
+                                         "/no-pins not found: is enforcement on "
+                                         "(--enforcement=bpf) and is --bpf-pin-dir right?"));
+    r = run({"top", "--iterations", "1", no_pins});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.output, Catch::Contains("/no-pins not found"));
+    r = run({"status", no_pins});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.output, Catch::StartsWith("daemon:      NOT REACHABLE: daemon socket not found"));
+    r = run({"status", "--json", no_pins});
+    CHECK(r.exit_code == 1);
+    CHECK(nlohmann::json::parse(r.output)["daemon"]["reachable"] == false);
   }
 }
 

@@ -55,7 +55,8 @@ inline core::Topology FixtureTopology() {
 
 class ServedStack {
  public:
-  ServedStack() {
+  // `enforcement` (not owned, may be null) backs the admin GetStatus and ListClasses RPCs.
+  explicit ServedStack(const service::EnforcementView* enforcement = nullptr) {
     core::PolicyConfig config;
     config.reserved_bandwidth = 4000;
     auto policy = core::StaticPolicy::Create(config, FixtureTopology());
@@ -66,7 +67,8 @@ class ServedStack {
     if (!svc.ok()) throw std::runtime_error("service: " + svc.status().message());
     service_ = std::move(svc).value();
     resource_plugin_ = std::make_unique<grpcadapter::ResourcePluginService>(*service_);
-    admin_ = std::make_unique<grpcadapter::AdminService>(*service_);
+    admin_ = std::make_unique<grpcadapter::AdminService>(
+        *service_, grpcadapter::AdminService::Options{"fixture", enforcement, {dir_.path()}});
     auto server = grpcadapter::PluginServer::Create(
         {dir_.path()}, {resource_plugin_.get(), &registration_, admin_.get()});
     if (!server.ok()) throw std::runtime_error("server: " + server.status().message());

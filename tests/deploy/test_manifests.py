@@ -1,0 +1,809 @@
+#!/usr/bin/env python3
+"""Checks the Kubernetes manifests in deploy/ against each other and against the netqosd binary.
+
+  test_manifests.py --netqosd PATH [--deploy-dir DIR] [--self-test]
+
+Parses every YAML document of deploy/*.yaml and deploy/uninstall/*.yaml and checks: field names
+against a small schema of the types used (a typo such as "mountPropogation" is silently dropped by
+a lenient API server); the DaemonSet's node-agent settings; host mounts and where the flags point;
+every flag against `netqosd --help`, and the whole command line (with $(VAR) expanded from the
+ConfigMap and the downward API) against `netqosd ... --print-config`, which validates values; the
+probes against the metrics listener; images, ServiceAccount, RBAC and ConfigMap references.
+
+--self-test instead breaks the manifests in memory, one mutation at a time, and fails unless each
+breakage is reported: the checks themselves are tested.
+"""
+
+import argparse
+import copy
+import glob
+import os
+import re
+import subprocess
+import sys
+
+try:
+    import yaml
+except ImportError:
+    # scripts/install-deps.sh installs python3-yaml for Debian's python3; another python3 may
+    # come first in PATH (pyenv, a virtualenv).
+    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and \
+            os.access("/usr/bin/python3", os.X_OK):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3", *sys.argv])
+    print("FAIL: PyYAML is missing for " + sys.executable +
+          " (Debian: apt-get install python3-yaml; scripts/install-deps.sh installs it)")
+    sys.exit(1)
+
+# ---- a small schema: the field names of the API types the manifests use ----------------------
+
+META = {"name", "generateName", "namespace", "labels", "annotations", "finalizers",
+        "ownerReferences"}
+VOLUME_SOURCES = {
+    "awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "configMap", "csi",
+    "downwardAPI", "emptyDir", "ephemeral", "fc", "flexVolume", "flocker", "gcePersistentDisk",
+    "gitRepo", "glusterfs", "hostPath", "image", "iscsi", "nfs", "persistentVolumeClaim",
+    "photonPersistentDisk", "portworxVolume", "projected", "quobyte", "rbd", "scaleIO", "secret",
+    "storageos", "vsphereVolume"}
+FIELDS = {
+    "PodSpec": {
+        "activeDeadlineSeconds", "affinity", "automountServiceAccountToken", "containers",
+        "dnsConfig", "dnsPolicy", "enableServiceLinks", "ephemeralContainers", "hostAliases",
+        "hostIPC", "hostNetwork", "hostPID", "hostUsers", "hostname", "hostnameOverride",
+        "imagePullSecrets", "initContainers", "nodeName", "nodeSelector", "os", "overhead",
+        "preemptionPolicy", "priority", "priorityClassName", "readinessGates", "resourceClaims",
+        "resources", "restartPolicy", "runtimeClassName", "schedulerName", "schedulingGates",
+        "securityContext", "serviceAccount", "serviceAccountName", "setHostnameAsFQDN",
+        "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds", "tolerations",
+        "topologySpreadConstraints", "volumes"},
+    "Container": {
+        "args", "command", "env", "envFrom", "image", "imagePullPolicy", "lifecycle",
+        "livenessProbe", "name", "ports", "readinessProbe", "resizePolicy", "resources",
+        "restartPolicy", "restartPolicyRules", "securityContext", "startupProbe", "stdin",
+        "stdinOnce", "terminationMessagePath", "terminationMessagePolicy", "tty", "volumeDevices",
+        "volumeMounts", "workingDir"},
+    "VolumeMount": {"mountPath", "mountPropagation", "name", "readOnly", "recursiveReadOnly",
+                    "subPath", "subPathExpr"},
+    "Volume": {"name"} | VOLUME_SOURCES,
+    "HostPath": {"path", "type"},
+    "Probe": {"exec", "failureThreshold", "grpc", "httpGet", "initialDelaySeconds",
+              "periodSeconds", "successThreshold", "tcpSocket", "terminationGracePeriodSeconds",
+              "timeoutSeconds"},
+    "HTTPGetAction": {"host", "httpHeaders", "path", "port", "scheme"},
+    "SecurityContext": {"allowPrivilegeEscalation", "appArmorProfile", "capabilities",
+                        "privileged", "procMount", "readOnlyRootFilesystem", "runAsGroup",
+                        "runAsNonRoot", "runAsUser", "seLinuxOptions", "seccompProfile",
+                        "windowsOptions"},
+    "Capabilities": {"add", "drop"},
+    "EnvVar": {"name", "value", "valueFrom"},
+    "EnvVarSource": {"configMapKeyRef", "fieldRef", "fileKeyRef", "resourceFieldRef",
+                     "secretKeyRef"},
+    "KeySelector": {"key", "name", "optional"},
+    "FieldSelector": {"apiVersion", "fieldPath"},
+    "ContainerPort": {"containerPort", "hostIP", "hostPort", "name", "protocol"},
+    "Resources": {"claims", "limits", "requests"},
+    "Toleration": {"effect", "key", "operator", "tolerationSeconds", "value"},
+    "DaemonSetSpec": {"minReadySeconds", "revisionHistoryLimit", "selector", "template",
+                      "updateStrategy"},
+    "DaemonSetUpdateStrategy": {"rollingUpdate", "type"},
+    "RollingUpdateDaemonSet": {"maxSurge", "maxUnavailable"},
+    "JobSpec": {"activeDeadlineSeconds", "backoffLimit", "backoffLimitPerIndex",
+                "completionMode", "completions", "managedBy", "manualSelector",
+                "maxFailedIndexes", "parallelism", "podFailurePolicy", "podReplacementPolicy",
+                "selector", "successPolicy", "suspend", "template", "ttlSecondsAfterFinished"},
+    "PodTemplateSpec": {"metadata", "spec"},
+    "ObjectMeta": META,
+}
+ENUMS = {
+    "mountPropagation": {"None", "HostToContainer", "Bidirectional"},
+    "hostPath.type": {"", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket",
+                      "CharDevice", "BlockDevice"},
+    "dnsPolicy": {"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"},
+    "imagePullPolicy": {"Always", "IfNotPresent", "Never"},
+    "restartPolicy": {"Always", "OnFailure", "Never"},
+    "toleration.operator": {"Exists", "Equal"},
+    "port.protocol": {"TCP", "UDP", "SCTP"},
+}
+ENV_FIELD_PATHS = {"metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
+                   "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP",
+                   "status.podIPs"}
+# What the daemon needs from the host: path -> (why, required propagation or None).
+REQUIRED_DAEMON_MOUNTS = {
+    "/sys/fs/bpf": ("bpffs: pinned maps and links", "Bidirectional"),
+    "/sys/fs/cgroup": ("cgroup v2 tree: container cgroup ids, the egress attach point", None),
+    "/var/lib/kubelet/plugins_registry": ("the kubelet's plugin watcher directory", None),
+    "/var/lib/katalyst/qrm_advisor": ("checkpoint and installed-links record", None),
+    "/var/run/netns": ("named network namespaces (multi-netns NICs)", "HostToContainer"),
+}
+REQUIRED_CAPS = {"BPF", "NET_ADMIN", "PERFMON", "SYS_ADMIN"}
+EXAMPLE_NODE_IP = "192.0.2.10"  # TEST-NET-1, for expanding status.hostIP
+
+
+class Checker:
+    def __init__(self, docs, netqosd, help_flags, version):
+        self.docs = docs              # [(file, doc)]
+        self.netqosd = netqosd
+        self.help_flags = help_flags  # {"--flag", ...}
+        self.version = version
+        self.failures = []
+        self.checks = 0
+
+    def fail(self, where, message):
+        self.failures.append(f"{where}: {message}")
+
+    def expect(self, cond, where, message):
+        self.checks += 1
+        if not cond:
+            self.fail(where, message)
+        return cond
+
+    # ---- helpers -------------------------------------------------------------------------------
+
+    def of_kind(self, kind):
+        return [(f, d) for f, d in self.docs if d.get("kind") == kind]
+
+    def find(self, kind, name, namespace=None):
+        for _, d in self.of_kind(kind):
+            m = d.get("metadata", {})
+            if m.get("name") == name and (namespace is None or m.get("namespace") == namespace):
+                return d
+        return None
+
+    @staticmethod
+    def label(f, d):
+        m = d.get("metadata") or {}
+        return f"{os.path.basename(f)} {d.get('kind')}/{m.get('name') or m.get('generateName')}"
+
+    def workloads(self):
+        """(where, doc, pod spec) of the DaemonSet and Job documents."""
+        out = []
+        for kind in ("DaemonSet", "Job"):
+            for f, d in self.of_kind(kind):
+                spec = ((d.get("spec") or {}).get("template") or {}).get("spec") or {}
+                out.append((self.label(f, d), d, spec))
+        return out
+
+    # ---- schema ---------------------------------------------------------------------------------
+
+    def keys(self, obj, typ, where):
+        if not isinstance(obj, dict):
+            self.fail(where, f"expected a mapping ({typ}), got {type(obj).__name__}")
+            return {}
+        unknown = sorted(set(obj) - FIELDS[typ])
+        self.expect(not unknown, where, f"unknown {typ} field(s) {unknown} (typo?)")
+        return obj
+
+    def enum(self, value, name, where):
+        if value is not None:
+            self.expect(value in ENUMS[name], where,
+                        f"{name} {value!r} is not one of {sorted(ENUMS[name])}")
+
+    def check_probe(self, probe, where):
+        self.keys(probe, "Probe", where)
+        if isinstance(probe, dict) and "httpGet" in probe:
+            self.keys(probe["httpGet"], "HTTPGetAction", where + ".httpGet")
+
+    def check_container_schema(self, c, where):
+        self.keys(c, "Container", where)
+        self.enum(c.get("imagePullPolicy"), "imagePullPolicy", where)
+        for i, vm in enumerate(c.get("volumeMounts") or []):
+            w = f"{where}.volumeMounts[{i}]"
+            self.keys(vm, "VolumeMount", w)
+            self.enum(vm.get("mountPropagation"), "mountPropagation", w)
+        for i, e in enumerate(c.get("env") or []):
+            w = f"{where}.env[{i}]"
+            self.keys(e, "EnvVar", w)
+            vf = e.get("valueFrom")
+            if vf is not None:
+                self.keys(vf, "EnvVarSource", w + ".valueFrom")
+                for sel in ("configMapKeyRef", "secretKeyRef"):
+                    if sel in vf:
+                        self.keys(vf[sel], "KeySelector", f"{w}.valueFrom.{sel}")
+                if "fieldRef" in vf:
+                    self.keys(vf["fieldRef"], "FieldSelector", w + ".valueFrom.fieldRef")
+                    path = vf["fieldRef"].get("fieldPath", "")
+                    self.expect(path in ENV_FIELD_PATHS or
+                                re.fullmatch(r"metadata\.(labels|annotations)\['[^']+'\]", path),
+                                w, f"fieldPath {path!r} is not available to env")
+        for i, p in enumerate(c.get("ports") or []):
+            self.keys(p, "ContainerPort", f"{where}.ports[{i}]")
+            self.enum(p.get("protocol"), "port.protocol", f"{where}.ports[{i}]")
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            if probe in c:
+                self.check_probe(c[probe], f"{where}.{probe}")
+        if "securityContext" in c:
+            self.keys(c["securityContext"], "SecurityContext", where + ".securityContext")
+            caps = c["securityContext"].get("capabilities")
+            if caps is not None:
+                self.keys(caps, "Capabilities", where + ".securityContext.capabilities")
+        if "resources" in c:
+            self.keys(c["resources"], "Resources", where + ".resources")
+
+    def check_pod_schema(self, spec, where):
+        self.keys(spec, "PodSpec", where)
+        self.enum(spec.get("dnsPolicy"), "dnsPolicy", where)
+        self.enum(spec.get("restartPolicy"), "restartPolicy", where)
+        for i, t in enumerate(spec.get("tolerations") or []):
+            self.keys(t, "Toleration", f"{where}.tolerations[{i}]")
+            self.enum(t.get("operator"), "toleration.operator", f"{where}.tolerations[{i}]")
+        for i, v in enumerate(spec.get("volumes") or []):
+            w = f"{where}.volumes[{i}]"
+            self.keys(v, "Volume", w)
+            sources = set(v) & VOLUME_SOURCES
+            self.expect(len(sources) == 1, w, f"a volume needs exactly one source, has {sources}")
+            if "hostPath" in v:
+                self.keys(v["hostPath"], "HostPath", w + ".hostPath")
+                self.enum(v["hostPath"].get("type", ""), "hostPath.type", w)
+        for kind in ("initContainers", "containers"):
+            for i, c in enumerate(spec.get(kind) or []):
+                self.check_container_schema(c, f"{where}.{kind}[{i}]")
+
+    def check_documents(self):
+        seen = {}
+        for f, d in self.docs:
+            where = self.label(f, d)
+            if not self.expect(isinstance(d, dict) and d.get("apiVersion") and d.get("kind"),
+                               os.path.basename(f), "document without apiVersion and kind"):
+                continue
+            meta = d.get("metadata")
+            if not self.expect(isinstance(meta, dict) and (meta.get("name") or
+                                                           meta.get("generateName")),
+                               where, "metadata.name (or generateName) missing"):
+                continue
+            self.keys(meta, "ObjectMeta", where + ".metadata")
+            key = (d["kind"], meta.get("namespace"), meta.get("name") or meta.get("generateName"))
+            self.expect(key not in seen, where, f"defined twice (also in {seen.get(key)})")
+            seen[key] = os.path.basename(f)
+        for where, d, spec in self.workloads():
+            self.keys(d.get("spec") or {}, "DaemonSetSpec" if d["kind"] == "DaemonSet"
+                      else "JobSpec", where + ".spec")
+            self.keys((d.get("spec") or {}).get("template") or {}, "PodTemplateSpec",
+                      where + ".spec.template")
+            self.keys(((d.get("spec") or {}).get("template") or {}).get("metadata") or {},
+                      "ObjectMeta", where + ".spec.template.metadata")
+            self.check_pod_schema(spec, where + ".spec.template.spec")
+
+    # ---- namespace, identity, RBAC --------------------------------------------------------------
+
+    def check_namespaces(self):
+        namespaces = {d["metadata"]["name"]: d for _, d in self.of_kind("Namespace")}
+        self.expect(namespaces, "manifests", "no Namespace object")
+        cluster_kinds = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+        for f, d in self.docs:
+            if d.get("kind") in cluster_kinds:
+                continue
+            ns = (d.get("metadata") or {}).get("namespace")
+            self.expect(ns in namespaces, self.label(f, d),
+                        f"namespace {ns!r} is not one of the Namespaces defined "
+                        f"{sorted(namespaces)}")
+        for name, d in namespaces.items():
+            labels = d["metadata"].get("labels") or {}
+            self.expect(labels.get("pod-security.kubernetes.io/enforce") == "privileged",
+                        f"Namespace/{name}",
+                        "needs label pod-security.kubernetes.io/enforce=privileged (the pods use "
+                        "hostNetwork, hostPath and privileged containers)")
+
+    def check_rbac(self):
+        for where, d, spec in self.workloads():
+            if d["kind"] != "DaemonSet":
+                continue
+            ns = d["metadata"].get("namespace")
+            sa = spec.get("serviceAccountName")
+            if not self.expect(sa, where, "no serviceAccountName"):
+                continue
+            self.expect(self.find("ServiceAccount", sa, ns) is not None, where,
+                        f"ServiceAccount {ns}/{sa} is not defined in the manifests")
+            self.expect(spec.get("automountServiceAccountToken", True) is not False, where,
+                        "automountServiceAccountToken is false: no token for the kubelet API")
+            granted = False
+            for _, b in self.of_kind("ClusterRoleBinding"):
+                if not any(s.get("kind") == "ServiceAccount" and s.get("name") == sa and
+                           s.get("namespace") == ns for s in b.get("subjects") or []):
+                    continue
+                ref = b.get("roleRef") or {}
+                role = self.find("ClusterRole", ref.get("name")) if ref.get("kind") == \
+                    "ClusterRole" else None
+                self.expect(role is not None, f"ClusterRoleBinding/{b['metadata']['name']}",
+                            f"roleRef {ref.get('kind')}/{ref.get('name')} is not defined")
+                for rule in (role or {}).get("rules") or []:
+                    if ("" in (rule.get("apiGroups") or []) and
+                            "nodes/proxy" in (rule.get("resources") or []) and
+                            {"get", "*"} & set(rule.get("verbs") or [])):
+                        granted = True
+            self.expect(granted, where, f"ServiceAccount {ns}/{sa} is not granted get on "
+                        "nodes/proxy (the kubelet's authorization for GET /pods)")
+
+    # ---- the workloads --------------------------------------------------------------------------
+
+    def env_of(self, c, ns, where):
+        """({VAR: value for the expansion, None if unknown}, {VAR: fieldPath}); checks the
+        ConfigMap references."""
+        env, sources = {}, {}
+        for e in c.get("env") or []:
+            name = e.get("name")
+            if "value" in e:
+                env[name] = self.expand(str(e["value"]), env)
+                continue
+            vf = e.get("valueFrom") or {}
+            if "fieldRef" in vf:
+                path = vf["fieldRef"].get("fieldPath")
+                env[name] = {"status.hostIP": EXAMPLE_NODE_IP, "spec.nodeName": "node-1"}.get(
+                    path, "x")
+                sources[name] = path
+            elif "configMapKeyRef" in vf:
+                ref = vf["configMapKeyRef"]
+                cm = self.find("ConfigMap", ref.get("name"), ns)
+                ok = self.expect(cm is not None, where,
+                                 f"env {name}: ConfigMap {ns}/{ref.get('name')} is not defined")
+                data = (cm or {}).get("data") or {}
+                ok = ok and self.expect(ref.get("key") in data, where,
+                                        f"env {name}: ConfigMap {ref.get('name')} has no key "
+                                        f"{ref.get('key')!r}")
+                self.expect(not ref.get("optional"), where,
+                            f"env {name}: optional ConfigMap key: a missing key would leave "
+                            f"$({name}) unexpanded in the flags")
+                env[name] = str(data.get(ref.get("key"), "")) if ok else None
+            else:
+                env[name] = "x"
+        return env, sources
+
+    @staticmethod
+    def expand(text, env):
+        """Kubernetes $(VAR) expansion: $$ escapes, undefined references stay as they are."""
+        def sub(m):
+            if m.group(0) == "$$":
+                return "$"
+            v = env.get(m.group(1))
+            return m.group(0) if v is None else v
+        return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", sub, text)
+
+    def flags(self, args):
+        out = {}
+        for a in args:
+            name, _, value = a.partition("=")
+            out[name] = value
+        return out
+
+    def check_flags(self, c, env, where):
+        args = [str(a) for a in c.get("args") or []]
+        self.expect(not c.get("command"), where,
+                    "sets command: the image's ENTRYPOINT is netqosd; give flags in args")
+        names = []
+        for a in args:
+            if not self.expect(a.startswith("--"), where, f"argument {a!r} is not a --flag"):
+                continue
+            name = a.partition("=")[0]
+            names.append(name)
+            self.expect(name in self.help_flags, where,
+                        f"flag {name} is not in `netqosd --help`")
+            for var in re.findall(r"(?<!\$)\$\(([^)]*)\)", a):
+                self.expect(var in env, where, f"{a}: $({var}) is not defined in env")
+        dups = sorted({n for n in names if names.count(n) > 1})
+        self.expect(not dups, where, f"flags given twice: {dups}")
+        expanded = [self.expand(a, {k: v for k, v in env.items() if v is not None}) for a in args]
+        if self.netqosd:
+            # --print-config parses and validates every value, then exits without touching the
+            # system: the command line the pod will run is one netqosd accepts. Flags unknown to
+            # this binary are reported above and left out here, so the others are still checked.
+            known = [a for a in expanded if a.partition("=")[0] in self.help_flags]
+            r = subprocess.run([self.netqosd, *known, "--print-config"], capture_output=True,
+                               text=True, timeout=30)
+            self.expect(r.returncode == 0, where,
+                        f"netqosd rejects the expanded command line: "
+                        f"{(r.stderr or r.stdout).strip()} (arguments: {' '.join(known)})")
+        return self.flags(expanded), self.flags(args)
+
+    def mounts_of(self, spec, c, where):
+        """{mountPath: (mount, volume)}; checks mounts against volumes."""
+        volumes = {v.get("name"): v for v in spec.get("volumes") or []}
+        mounted = {}
+        for vm in c.get("volumeMounts") or []:
+            v = volumes.get(vm.get("name"))
+            if not self.expect(v is not None, where,
+                               f"volumeMount {vm.get('name')!r} ({vm.get('mountPath')}) has no "
+                               "volume"):
+                continue
+            self.expect(vm.get("mountPath") not in mounted, where,
+                        f"two mounts at {vm.get('mountPath')}")
+            mounted[vm.get("mountPath")] = (vm, v)
+            if "hostPath" in v:
+                # Paths the daemon records (netns paths, state) must mean the same on the host.
+                self.expect(v["hostPath"].get("path") == vm.get("mountPath"), where,
+                            f"hostPath {v['hostPath'].get('path')} is mounted at "
+                            f"{vm.get('mountPath')}: mount host paths at the same path")
+            if vm.get("mountPropagation") == "Bidirectional":
+                self.expect((c.get("securityContext") or {}).get("privileged") is True, where,
+                            f"{vm.get('mountPath')}: Bidirectional propagation is only allowed "
+                            "for privileged containers (the API server rejects the pod)")
+        used = {vm.get("name") for co in (spec.get("initContainers") or []) +
+                (spec.get("containers") or []) for vm in co.get("volumeMounts") or []}
+        for name in volumes:
+            self.expect(name in used, where, f"volume {name!r} is mounted by no container")
+        return mounted
+
+    def mount_for(self, mounts, path):
+        """The mount whose mountPath contains path, or None."""
+        best = None
+        for mp, mv in mounts.items():
+            if path == mp or path.startswith(mp.rstrip("/") + "/"):
+                if best is None or len(mp) > len(best[0]):
+                    best = (mp, mv)
+        return best
+
+    def check_privilege(self, c, where):
+        sc = c.get("securityContext") or {}
+        caps = {str(x).upper().removeprefix("CAP_")
+                for x in (sc.get("capabilities") or {}).get("add") or []}
+        self.expect(sc.get("privileged") is True or REQUIRED_CAPS <= caps, where,
+                    "neither privileged nor the capabilities "
+                    f"{sorted(REQUIRED_CAPS)} (missing {sorted(REQUIRED_CAPS - caps)})")
+
+    def check_daemonset(self):
+        dss = self.of_kind("DaemonSet")
+        if not self.expect(len(dss) == 1, "manifests", f"expected one DaemonSet, found {len(dss)}"):
+            return None
+        f, ds = dss[0]
+        where = self.label(f, ds)
+        spec = ds.get("spec") or {}
+        tmpl = spec.get("template") or {}
+        pod = tmpl.get("spec") or {}
+        sel = (spec.get("selector") or {}).get("matchLabels") or {}
+        labels = (tmpl.get("metadata") or {}).get("labels") or {}
+        self.expect(sel and all(labels.get(k) == v for k, v in sel.items()), where,
+                    f"selector {sel} does not match the template labels {labels}")
+        us = spec.get("updateStrategy") or {}
+        self.expect(us.get("type") == "RollingUpdate" and
+                    (us.get("rollingUpdate") or {}).get("maxUnavailable") == 1, where,
+                    "updateStrategy must be RollingUpdate with maxUnavailable: 1")
+        self.expect(pod.get("hostNetwork") is True, where, "hostNetwork must be true")
+        self.expect(pod.get("hostPID") is True, where, "hostPID must be true")
+        self.expect(pod.get("dnsPolicy") == "ClusterFirstWithHostNet", where,
+                    "dnsPolicy must be ClusterFirstWithHostNet (hostNetwork)")
+        self.expect(pod.get("priorityClassName") == "system-node-critical", where,
+                    "priorityClassName must be system-node-critical")
+        self.expect(any(t.get("operator") == "Exists" and not t.get("key") and
+                        not t.get("effect") for t in pod.get("tolerations") or []), where,
+                    "needs a toleration {operator: Exists} (run on every node, whatever taints)")
+        containers = pod.get("containers") or []
+        if not self.expect(len(containers) == 1, where, "expected one container"):
+            return None
+        c = containers[0]
+        cw = f"{where} container {c.get('name')}"
+        res = c.get("resources") or {}
+        self.expect({"cpu", "memory"} <= set((res.get("requests") or {})), cw,
+                    "resources.requests needs cpu and memory")
+        self.expect("memory" in (res.get("limits") or {}), cw, "resources.limits needs memory")
+        self.check_privilege(c, cw)
+
+        ns = ds["metadata"].get("namespace")
+        env, sources = self.env_of(c, ns, cw)
+        flags, raw = self.check_flags(c, env, cw)
+        mounts = self.mounts_of(pod, c, cw)
+        for path, (why, propagation) in REQUIRED_DAEMON_MOUNTS.items():
+            m = mounts.get(path)
+            if not self.expect(m is not None and "hostPath" in m[1], cw,
+                               f"no hostPath mount of {path} ({why})"):
+                continue
+            if propagation:
+                self.expect(m[0].get("mountPropagation") == propagation, cw,
+                            f"{path} must be mounted with mountPropagation {propagation}, has "
+                            f"{m[0].get('mountPropagation')}")
+
+        # The flags point at what is mounted.
+        self.expect(flags.get("--enforcement") == "bpf", cw, "--enforcement=bpf is not set")
+        for d in filter(None, flags.get("--qrm-socket-dirs", "").split(",")):
+            self.expect(self.mount_for(mounts, d) is not None, cw,
+                        f"--qrm-socket-dirs {d} is not on a mounted host path")
+        for flag in ("--qrm-socket-dirs", "--qrm-state-dir", "--bpf-pin-dir", "--cgroup-root",
+                     "--kubelet-pods-url", "--metrics-bind-address"):
+            self.expect(flag in flags, cw, f"{flag} is not set")
+        state = flags.get("--qrm-state-dir")
+        if state:
+            self.expect(self.mount_for(mounts, state) is not None, cw,
+                        f"--qrm-state-dir {state} is not on a mounted host path")
+        pin = flags.get("--bpf-pin-dir")
+        if pin:
+            m = self.mount_for(mounts, pin)
+            self.expect(m is not None and m[0] == "/sys/fs/bpf", cw,
+                        f"--bpf-pin-dir {pin} is not below the bpffs mount /sys/fs/bpf")
+        root = flags.get("--cgroup-root")
+        if root:
+            self.expect(root in mounts and "hostPath" in mounts[root][1], cw,
+                        f"--cgroup-root {root} is not a mounted host path")
+        url = raw.get("--kubelet-pods-url", "")
+        m = re.fullmatch(r"https?://(.+):(\d+)/pods", url)
+        if self.expect(m is not None, cw,
+                       f"--kubelet-pods-url {url!r} is not http(s)://HOST:PORT/pods"):
+            self.expect(self.is_node_ip(m.group(1), sources) or m.group(1) in ("127.0.0.1",
+                                                                          "localhost"), cw,
+                        f"--kubelet-pods-url host {m.group(1)} is not the node (use $(NODE_IP) "
+                        "from status.hostIP)")
+        self.check_probes(c, sources, raw.get("--metrics-bind-address"), tmpl, cw)
+        self.check_image(c, cw)
+        return ds, flags
+
+    @staticmethod
+    def is_node_ip(host, sources):
+        """Whether host is "$(VAR)" with VAR from the downward API's status.hostIP."""
+        m = re.fullmatch(r"\$\(([^)]*)\)", host)
+        return bool(m) and sources.get(m.group(1)) == "status.hostIP"
+
+    def check_probes(self, c, sources, bind, tmpl, where):
+        if not bind:
+            return
+        m = re.fullmatch(r"(.*):(\d+)", bind)
+        if not self.expect(m is not None, where,
+                           f"--metrics-bind-address {bind!r} is not HOST:PORT"):
+            return
+        host, port = m.group(1), int(m.group(2))
+        named = {p.get("name"): p.get("containerPort") for p in c.get("ports") or []}
+        self.expect(port in named.values(), where,
+                    f"the metrics port {port} is not declared in ports")
+        for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz"),
+                            ("startupProbe", None)):
+            p = c.get(probe)
+            if p is None:
+                self.expect(probe == "startupProbe", where, f"no {probe}")
+                continue
+            get = p.get("httpGet")
+            if not self.expect(get is not None, where, f"{probe} is not an httpGet probe"):
+                continue
+            target = get.get("port")
+            target = named.get(target, target) if isinstance(target, str) else target
+            self.expect(target == port, where,
+                        f"{probe} port {get.get('port')} is not the metrics port {port} "
+                        "(--metrics-bind-address)")
+            if path:
+                self.expect(get.get("path") == path, where, f"{probe} path must be {path}")
+            # The kubelet connects to httpGet.host, else the pod IP: the node IP (hostNetwork).
+            probe_host = get.get("host")
+            reachable = host in ("0.0.0.0", "[::]", "::") or (
+                probe_host is None and self.is_node_ip(host, sources)) or (
+                probe_host is not None and probe_host == host)
+            self.expect(reachable, where,
+                        f"{probe} connects to {probe_host or 'the pod IP (= node IP)'}, but the "
+                        f"metrics listener is bound to {host}")
+        ann = (tmpl.get("metadata") or {}).get("annotations") or {}
+        if "prometheus.io/port" in ann:
+            self.expect(str(ann["prometheus.io/port"]) == str(port), where,
+                        f"prometheus.io/port {ann['prometheus.io/port']} is not {port}")
+
+    def check_image(self, c, where):
+        image = c.get("image", "")
+        tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else ""
+        self.expect(tag and tag != "latest", where, f"image {image!r} needs a version tag")
+        if self.version:
+            self.expect(tag == self.version, where,
+                        f"image tag {tag!r} is not netqosd's version {self.version!r}")
+
+    def check_uninstall_job(self, ds_flags):
+        jobs = self.of_kind("Job")
+        self.expect(jobs, "manifests", "no uninstall Job")
+        ds_image = None
+        for _, ds in self.of_kind("DaemonSet"):
+            cs = ((ds.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers")
+            ds_image = cs[0].get("image") if cs else None
+        for f, job in jobs:
+            where = self.label(f, job)
+            pod = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+            self.expect(pod.get("hostNetwork") is True, where,
+                        "hostNetwork must be true (the qdiscs are on the node's NICs)")
+            self.expect(pod.get("nodeName"), where, "nodeName (the node to clean) is not set")
+            self.expect(pod.get("restartPolicy") in ("Never", "OnFailure"), where,
+                        "restartPolicy must be Never or OnFailure")
+            for c in pod.get("containers") or []:
+                cw = f"{where} container {c.get('name')}"
+                self.expect(c.get("image") == ds_image, cw,
+                            f"image {c.get('image')!r} differs from the DaemonSet's {ds_image!r}")
+                self.check_privilege(c, cw)
+                env, _ = self.env_of(c, job["metadata"].get("namespace"), cw)
+                flags, _ = self.check_flags(c, env, cw)
+                self.mounts_of(pod, c, cw)
+                self.expect("--uninstall" in flags, cw, "does not run netqosd --uninstall")
+                if ds_flags is None:
+                    continue
+                # Uninstall must look where the daemon installed.
+                for flag in ("--qrm-state-dir", "--bpf-pin-dir", "--enforce-nics"):
+                    self.expect(flags.get(flag) == ds_flags.get(flag), cw,
+                                f"{flag}={flags.get(flag)!r} differs from the DaemonSet's "
+                                f"{ds_flags.get(flag)!r}")
+                mounts = {vm.get("mountPath") for vm in c.get("volumeMounts") or []}
+                for path in ("/sys/fs/bpf", "/var/lib/katalyst/qrm_advisor", "/var/run/netns"):
+                    self.expect(path in mounts, cw, f"does not mount {path}")
+
+    def run(self):
+        self.check_documents()
+        self.check_namespaces()
+        self.check_rbac()
+        ds = self.check_daemonset()
+        self.check_uninstall_job(ds[1] if ds else None)
+        return self.failures
+
+
+# ---- inputs ------------------------------------------------------------------------------------
+
+def load(deploy_dir):
+    files = sorted(glob.glob(os.path.join(deploy_dir, "*.yaml")) +
+                   glob.glob(os.path.join(deploy_dir, "uninstall", "*.yaml")))
+    docs = []
+    for f in files:
+        with open(f) as fh:
+            for d in yaml.safe_load_all(fh):
+                if d is not None:
+                    docs.append((f, d))
+    return files, docs
+
+
+def netqosd_facts(netqosd):
+    r = subprocess.run([netqosd, "--help"], capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        raise RuntimeError(f"{netqosd} --help exited {r.returncode}: {r.stderr.strip()}")
+    flags = set(re.findall(r"(?<![\w-])(--[a-z0-9][a-z0-9-]*)", r.stdout))
+    v = subprocess.run([netqosd, "--version"], capture_output=True, text=True, timeout=30)
+    m = re.search(r"(\d+\.\d+\.\d+\S*)", v.stdout)
+    return flags, (m.group(1) if m else None)
+
+
+# ---- self-test: every mutation must be reported ------------------------------------------------
+
+def _ds(docs):
+    return next(d for _, d in docs if d.get("kind") == "DaemonSet")
+
+
+def _job(docs):
+    return next(d for _, d in docs if d.get("kind") == "Job")
+
+
+def _pod(d):
+    return d["spec"]["template"]["spec"]
+
+
+def _ctr(d):
+    return _pod(d)["containers"][0]
+
+
+def _mount(d, path):
+    return next(m for m in _ctr(d)["volumeMounts"] if m["mountPath"] == path)
+
+
+def _set_arg(d, flag, value):
+    args = _ctr(d)["args"]
+    for i, a in enumerate(args):
+        if a.partition("=")[0] == flag:
+            if value is None:
+                del args[i]
+            else:
+                args[i] = f"{flag}={value}"
+            return
+    args.append(f"{flag}={value}")
+
+
+def _drop_mount(d, path):
+    c = _ctr(d)
+    name = _mount(d, path)["name"]
+    c["volumeMounts"] = [m for m in c["volumeMounts"] if m["mountPath"] != path]
+    _pod(d)["volumes"] = [v for v in _pod(d)["volumes"] if v["name"] != name]
+
+
+def _rename_key(obj, old, new):
+    obj[new] = obj.pop(old)
+
+
+MUTATIONS = [
+    ("unknown flag", lambda docs: _ctr(_ds(docs))["args"].append("--no-such-flag=1"),
+     "not in `netqosd --help`"),
+    ("bad flag value", lambda docs: _set_arg(_ds(docs), "--enforcement", "ebpf"),
+     "rejects the expanded command line"),
+    ("typo in a field", lambda docs: _rename_key(_mount(_ds(docs), "/sys/fs/bpf"),
+                                                 "mountPropagation", "mountPropogation"),
+     "unknown VolumeMount field"),
+    ("mount without volume", lambda docs: _pod(_ds(docs))["volumes"].pop(0),
+     "has no volume"),
+    ("bpffs not Bidirectional", lambda docs: _mount(_ds(docs), "/sys/fs/bpf").update(
+        mountPropagation="HostToContainer"), "/sys/fs/bpf must be mounted with mountPropagation"),
+    ("no cgroup mount", lambda docs: _drop_mount(_ds(docs), "/sys/fs/cgroup"),
+     "no hostPath mount of /sys/fs/cgroup"),
+    ("no plugins_registry", lambda docs: _drop_mount(_ds(docs),
+                                                     "/var/lib/kubelet/plugins_registry"),
+     "no hostPath mount of /var/lib/kubelet/plugins_registry"),
+    ("no state dir", lambda docs: _drop_mount(_ds(docs), "/var/lib/katalyst/qrm_advisor"),
+     "no hostPath mount of /var/lib/katalyst/qrm_advisor"),
+    ("no netns", lambda docs: _drop_mount(_ds(docs), "/var/run/netns"),
+     "no hostPath mount of /var/run/netns"),
+    ("state dir elsewhere", lambda docs: _set_arg(_ds(docs), "--qrm-state-dir", "/var/lib/netqos"),
+     "--qrm-state-dir /var/lib/netqos is not on a mounted host path"),
+    ("pin dir outside bpffs", lambda docs: _set_arg(_ds(docs), "--bpf-pin-dir", "/run/netqos"),
+     "is not below the bpffs mount"),
+    ("unprivileged", lambda docs: _ctr(_ds(docs))["securityContext"].update(privileged=False),
+     "neither privileged nor the capabilities"),
+    ("no liveness probe", lambda docs: _ctr(_ds(docs)).pop("livenessProbe"), "no livenessProbe"),
+    ("probe on another port", lambda docs: _ctr(_ds(docs))["readinessProbe"]["httpGet"].update(
+        port=9999), "is not the metrics port"),
+    ("metrics on loopback", lambda docs: _set_arg(_ds(docs), "--metrics-bind-address",
+                                                  "127.0.0.1:9465"),
+     "but the metrics listener is bound to 127.0.0.1"),
+    ("no metrics flag", lambda docs: _set_arg(_ds(docs), "--metrics-bind-address", None),
+     "--metrics-bind-address is not set"),
+    ("images differ", lambda docs: _ctr(_job(docs)).update(image="example.com/other:0.1.0"),
+     "differs from the DaemonSet's"),
+    ("missing ServiceAccount", lambda docs: docs.remove(
+        next(x for x in docs if x[1].get("kind") == "ServiceAccount")), "is not defined"),
+    ("RBAC without nodes/proxy", lambda docs: [
+        r.update(resources=["nodes/pods"]) for _, d in docs if d.get("kind") == "ClusterRole"
+        for r in d["rules"]], "is not granted get on nodes/proxy"),
+    ("ConfigMap key missing", lambda docs: next(
+        d for _, d in docs if d.get("kind") == "ConfigMap")["data"].pop("enforce-nics"),
+     "has no key 'enforce-nics'"),
+    ("undefined $(VAR)", lambda docs: _ctr(_ds(docs))["args"].append("--log-level=$(NOPE)"),
+     "$(NOPE) is not defined in env"),
+    ("no hostNetwork", lambda docs: _pod(_ds(docs)).update(hostNetwork=False),
+     "hostNetwork must be true"),
+    ("maxUnavailable 2", lambda docs: _ds(docs)["spec"]["updateStrategy"]["rollingUpdate"].update(
+        maxUnavailable=2), "maxUnavailable: 1"),
+    ("no tolerations", lambda docs: _pod(_ds(docs)).pop("tolerations"), "toleration"),
+    ("uninstall elsewhere", lambda docs: _set_arg(_job(docs), "--bpf-pin-dir", "/sys/fs/bpf/x"),
+     "--bpf-pin-dir='/sys/fs/bpf/x' differs from the DaemonSet's"),
+    ("host path moved", lambda docs: _mount(_ds(docs), "/var/run/netns").update(
+        mountPath="/host/netns"), "mount host paths at the same path"),
+]
+
+
+def self_test(docs, netqosd, help_flags, version):
+    """Each mutation must add a failure containing its expected text (failures the unbroken
+    manifests already have do not count)."""
+    baseline = set(Checker(docs, netqosd, help_flags, version).run())
+    problems = []
+    for name, mutate, expected in MUTATIONS:
+        broken = copy.deepcopy(docs)
+        try:
+            mutate(broken)
+        except (StopIteration, KeyError, IndexError) as e:
+            problems.append(f"mutation {name!r} does not apply to these manifests: {e!r}")
+            continue
+        failures = [f for f in Checker(broken, netqosd, help_flags, version).run()
+                     if f not in baseline]
+        if not any(expected in f for f in failures):
+            problems.append(f"mutation {name!r} was not reported (expected {expected!r}); "
+                            f"got {failures}")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--netqosd", required=True, help="the built netqosd binary")
+    ap.add_argument("--deploy-dir", default=os.path.join(os.path.dirname(__file__), "..", "..",
+                                                         "deploy"))
+    ap.add_argument("--self-test", action="store_true",
+                    help="instead of checking the manifests, check that broken variants of them "
+                         "are reported")
+    a = ap.parse_args()
+
+    try:
+        files, docs = load(a.deploy_dir)
+    except yaml.YAMLError as e:
+        print(f"FAIL: YAML does not parse: {e}")
+        return 1
+    if not docs:
+        print(f"FAIL: no manifests under {a.deploy_dir}")
+        return 1
+    help_flags, version = netqosd_facts(a.netqosd)
+    if a.self_test:
+        problems = self_test(docs, a.netqosd, help_flags, version)
+        for p in problems:
+            print("FAIL: self-test: " + p)
+        if problems:
+            return 1
+        print(f"ok: all {len(MUTATIONS)} broken variants of the manifests were reported")
+        return 0
+    checker = Checker(docs, a.netqosd, help_flags, version)
+    failures = checker.run()
+    for f in failures:
+        print("FAIL: " + f)
+    if failures:
+        print(f"{len(failures)} problem(s) in {len(files)} manifest files")
+        return 1
+    print(f"ok: {len(docs)} documents in {len(files)} files, {checker.checks} checks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,246 @@
+// The metrics endpoint of the real netqosd (--metrics-bind-address): /metrics parsed with the
+// strict text-format parser, RPC counters that move by exactly the calls made, NIC gauges equal
+// to what `netqosctl capacity --json` reports, /healthz and /readyz; and --log-format=json lines
+// carrying each allocation decision as fields.
+#include <httplib.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "e2e/kubelet_harness.h"
+#include "support/prom_parser.h"
+
+namespace {
+
+using netqos::e2e::Harness;
+using netqos::e2e::Req;
+using netqos::testing::ParsePrometheusText;
+using netqos::testing::PromDocument;
+namespace rp = ::resourceplugin::v1alpha1;
+
+// The port the daemon logged ("metrics serving address=127.0.0.1:PORT"); 0 if it never did.
+int WaitMetricsPort(Harness& h) {
+  static const std::regex re("metrics serving address=127\\.0\\.0\\.1:([0-9]+)");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::smatch m;
+    const std::string log = h.daemon().Log();
+    if (std::regex_search(log, m, re)) return std::stoi(m[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+
+std::vector<std::string> MetricsFlags() {
+  auto flags = netqos::e2e::FixtureFlags();
+  flags.push_back("--metrics-bind-address=127.0.0.1:0");
+  return flags;
+}
+
+class Scraper {
+ public:
+  explicit Scraper(int port) : client_("127.0.0.1", port) {
+    client_.set_connection_timeout(5, 0);
+    client_.set_read_timeout(10, 0);
+  }
+  PromDocument Metrics() {
+    auto r = client_.Get("/metrics");
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+    CHECK(r->get_header_value("Content-Type") == "text/plain; version=0.0.4; charset=utf-8");
+    INFO(r->body);
+    return ParsePrometheusText(r->body);  // throws, naming the line, on any violation
+  }
+  std::pair<int, std::string> Get(const std::string& path) {
+    auto r = client_.Get(path.c_str());
+    REQUIRE(r);
+    return {r->status, r->body};
+  }
+
+ private:
+  httplib::Client client_;
+};
+
+// Calls per (method, code) between two scrapes.
+double Delta(const PromDocument& before, const PromDocument& after, const std::string& method,
+             const std::string& code) {
+  const netqos::testing::PromLabels l = {{"method", method}, {"code", code}};
+  return after.ValueOr0("netqos_rpc_requests_total", l) -
+         before.ValueOr0("netqos_rpc_requests_total", l);
+}
+double CountDelta(const PromDocument& before, const PromDocument& after,
+                  const std::string& method) {
+  return after.Value("netqos_rpc_duration_seconds_count", {{"method", method}}) -
+         before.Value("netqos_rpc_duration_seconds_count", {{"method", method}});
+}
+double AllCodes(const PromDocument& doc, const std::string& method) {
+  double sum = 0;
+  for (const auto& s : doc.Samples("netqos_rpc_requests_total", {{"method", method}}))
+    sum += s.value;
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: metrics endpoint counts RPCs exactly and matches netqosctl capacity") {
+  Harness h;
+  h.Start(MetricsFlags());
+  const int port = WaitMetricsPort(h);
+  INFO(h.daemon().Log());
+  REQUIRE(port > 0);
+  Scraper scraper(port);
+
+  auto [health_code, health] = scraper.Get("/healthz");
+  CHECK(health_code == 200);
+  CHECK_THAT(health, Catch::StartsWith("ok"));
+  auto [ready_code, ready] = scraper.Get("/readyz");
+  CHECK(ready_code == 200);
+  CHECK_THAT(ready, Catch::Contains("enforcement=none"));
+
+  const PromDocument before = scraper.Metrics();
+  CHECK(before.Value("netqos_up") == 1);
+  CHECK(before.Samples("netqos_build_info").size() == 1);
+  CHECK(before.Value("netqos_enforcement_mode", {{"mode", "none"}}) == 1);
+  const double now_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  CHECK(before.Value("netqos_heartbeat_timestamp_seconds") == Approx(now_s).margin(5));
+
+  // The kubelet's calls: 3 hints, 2 allocations, 1 refused allocation, 1 removal, 1 options.
+  auto stub = h.Plugin();
+  for (int i = 0; i < 3; ++i) {
+    grpc::ClientContext ctx;
+    rp::ResourceHintsResponse resp;
+    auto req =
+        Req::Container("hint-" + std::to_string(i), rp::ContainerType::MAIN, "shared_cores", 1000);
+    REQUIRE(stub->GetTopologyHints(&ctx, req, &resp).ok());
+  }
+  for (const char* uid : {"pod-a", "pod-b"}) {
+    grpc::ClientContext ctx;
+    rp::ResourceAllocationResponse resp;
+    auto req = Req::Container(uid, rp::ContainerType::MAIN, "shared_cores", 700);
+    REQUIRE(stub->Allocate(&ctx, req, &resp).ok());
+  }
+  {
+    grpc::ClientContext ctx;
+    rp::ResourceAllocationResponse resp;
+    auto req = Req::Container("", rp::ContainerType::MAIN, "shared_cores", 700);  // no pod uid
+    auto st = stub->Allocate(&ctx, req, &resp);
+    REQUIRE(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  {
+    grpc::ClientContext ctx;
+    rp::RemovePodRequest req;
+    req.set_pod_uid("pod-b");
+    rp::RemovePodResponse resp;
+    REQUIRE(stub->RemovePod(&ctx, req, &resp).ok());
+  }
+  {
+    grpc::ClientContext ctx;
+    rp::ResourcePluginOptions resp;
+    REQUIRE(stub->GetResourcePluginOptions(&ctx, rp::Empty(), &resp).ok());
+  }
+
+  const PromDocument after = scraper.Metrics();
+  CHECK(Delta(before, after, "GetTopologyHints", "OK") == 3);
+  CHECK(Delta(before, after, "Allocate", "OK") == 2);
+  CHECK(Delta(before, after, "Allocate", "INVALID_ARGUMENT") == 1);
+  CHECK(Delta(before, after, "RemovePod", "OK") == 1);
+  CHECK(Delta(before, after, "GetResourcePluginOptions", "OK") == 1);
+  CHECK(CountDelta(before, after, "GetTopologyHints") == 3);
+  CHECK(CountDelta(before, after, "Allocate") == 3);
+  CHECK(CountDelta(before, after, "RemovePod") == 1);
+  for (const char* untouched : {"GetPodTopologyHints", "AllocateForPod", "PreStartContainer",
+                                "GetTopologyAwareAllocatableResources"}) {
+    INFO(untouched);
+    CHECK(AllCodes(after, untouched) == AllCodes(before, untouched));
+    CHECK(CountDelta(before, after, untouched) == 0);
+  }
+  CHECK(after.Value("netqos_rpc_duration_seconds_sum", {{"method", "Allocate"}}) > 0);
+
+  // NIC gauges against the operator CLI (which itself makes one resource plugin call).
+  auto cap = h.Ctl({"capacity", "--json"});
+  REQUIRE(cap.exit_code == 0);
+  const auto doc = nlohmann::json::parse(cap.output);
+  const PromDocument books = scraper.Metrics();
+  CHECK(AllCodes(books, "GetTopologyAwareAllocatableResources") -
+            AllCodes(after, "GetTopologyAwareAllocatableResources") ==
+        1);
+  REQUIRE(doc["nics"].size() == books.Samples("netqos_nic_healthy").size());
+  REQUIRE(doc["nics"].size() == 2);
+  for (const auto& nic : doc["nics"]) {
+    const std::string id = nic["nic"];
+    INFO("nic " << id);
+    const netqos::testing::PromLabels l = {{"nic", id}};
+    CHECK(books.Value("netqos_nic_healthy", l) == (nic["healthy"].get<bool>() ? 1 : 0));
+    CHECK(books.Value("netqos_allocations", l) == nic["containers"].get<double>());
+    for (const char* dir : {"egress", "ingress"}) {
+      const auto& bw = nic[dir];
+      const std::string p = std::string("netqos_nic_") + dir + "_";
+      CHECK(books.Value(p + "capacity_bits_per_second", l) == bw["capacity"].get<double>() * 1e6);
+      CHECK(books.Value(p + "reserved_bits_per_second", l) ==
+            bw["reservation"].get<double>() * 1e6);
+      CHECK(books.Value(p + "allocatable_bits_per_second", l) ==
+            bw["allocatable"].get<double>() * 1e6);
+      CHECK(books.Value(p + "allocated_bits_per_second", l) == bw["allocated"].get<double>() * 1e6);
+    }
+  }
+  // pod-a's 700 Mbit/s on eth0 (--nic-selection=first); pod-b was removed.
+  CHECK(books.Value("netqos_nic_egress_allocated_bits_per_second", {{"nic", "eth0"}}) == 700e6);
+  CHECK(books.Value("netqos_allocations", {{"nic", "eth0"}}) == 1);
+
+  // A clean stop: the listener goes away with the daemon.
+  CHECK(h.daemon().Stop(SIGTERM) == 0);
+  CHECK_FALSE(httplib::Client("127.0.0.1", port).Get("/healthz"));
+}
+
+TEST_CASE("e2e: metrics are off unless asked for") {
+  Harness h;
+  h.Start();
+  CHECK_THAT(h.daemon().Log(), !Catch::Contains("metrics serving"));
+}
+
+TEST_CASE(
+    "e2e: json logs carry each allocation decision with pod, container, NIC, Mbps and class") {
+  Harness h;
+  auto flags = netqos::e2e::FixtureFlags();
+  flags.push_back("--log-format=json");
+  h.Start(flags);
+  auto stub = h.Plugin();
+  grpc::ClientContext ctx;
+  rp::ResourceAllocationResponse resp;
+  auto req = Req::Container("pod-json", rp::ContainerType::MAIN, "shared_cores", 300);
+  REQUIRE(stub->Allocate(&ctx, req, &resp).ok());
+  REQUIRE(h.daemon().Stop(SIGTERM) == 0);
+
+  std::istringstream lines(h.daemon().Log());
+  std::string line;
+  int decisions = 0, parsed = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    INFO(line);
+    nlohmann::json j;
+    REQUIRE_NOTHROW(j = nlohmann::json::parse(line));  // every line is one JSON object
+    ++parsed;
+    CHECK(j["ts"].is_string());
+    CHECK(j["level"].is_string());
+    CHECK(j["msg"].is_string());
+    if (j["msg"] != "allocated") continue;
+    ++decisions;
+    CHECK(j["level"] == "info");
+    CHECK(j["pod"] == "test/test");
+    CHECK(j["uid"] == "pod-json");
+    CHECK(j["container"] == "test");
+    CHECK(j["nic"] == "eth0");
+    CHECK(j["mbps"] == "300");
+    CHECK(j["class_id"] == "22345");  // --network-resource-plugin-class-id-shared-cores
+  }
+  CHECK(parsed > 3);
+  CHECK(decisions == 1);
+}

@@ -1,0 +1,409 @@
+// The metrics endpoint of the real netqosd with --enforcement=bpf: a container (a cgroup under an
+// extra kubepods root, listed in a file:// pod list, allocated through gRPC) sends a known amount
+// of UDP and TCP over a veth into a namespace, and netqos_container_bytes_total{direction="egress"}
+// for it moves by what it sent (IP bytes), within a few percent. /metrics is parsed with the strict
+// text-format parser; /healthz and /readyz answer 200 once the first enforcement pass is done.
+// Like scripts/enforcement-demo.sh: private bpffs, temp dirs, `netqosd --uninstall` at the end.
+// Root only.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/bpffs_fixture.h"
+#include "support/cgroup_fixture.h"
+#include "support/files.h"
+#include "support/netns.h"
+#include "support/process.h"
+#include "support/prom_parser.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using netqos::testing::DaemonProcess;
+using netqos::testing::NetnsFixture;
+using netqos::testing::ParsePrometheusText;
+using netqos::testing::PrivateBpffs;
+using netqos::testing::PromDocument;
+using netqos::testing::PromLabels;
+using netqos::testing::RunCommand;
+using netqos::testing::TempDir;
+using netqos::testing::TestCgroup;
+using netqos::testing::UniquePrefix;
+
+constexpr uint16_t kUdpPort = 15471;
+constexpr uint16_t kTcpPort = 15472;
+constexpr size_t kUdpPayload = 1000;
+constexpr int kUdpDatagrams = 4000;
+constexpr size_t kTcpBytes = 16u << 20;
+constexpr size_t kIpUdpHeaders = 20 + 8;
+
+// Receivers for the sender's traffic inside the peer namespace, so nothing is refused: a UDP
+// socket and a TCP listener drained by threads that entered the namespace (setns is per thread).
+class Sink {
+ public:
+  Sink(const std::string& netns, const std::string& ip) {
+    std::atomic<int> ready{0};
+    std::mutex error_mu;
+    std::string error;
+    for (int kind : {SOCK_DGRAM, SOCK_STREAM}) {
+      threads_.emplace_back([this, netns, ip, kind, &ready, &error, &error_mu] {
+        const int nsfd = ::open(("/var/run/netns/" + netns).c_str(), O_RDONLY | O_CLOEXEC);
+        int fd = -1;
+        if (nsfd >= 0 && ::setns(nsfd, CLONE_NEWNET) == 0) {
+          fd = ::socket(AF_INET, kind | SOCK_CLOEXEC, 0);
+          sockaddr_in a{};
+          a.sin_family = AF_INET;
+          a.sin_port = htons(kind == SOCK_DGRAM ? kUdpPort : kTcpPort);
+          ::inet_pton(AF_INET, ip.c_str(), &a.sin_addr);
+          const int one = 1;
+          ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+          if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+              (kind == SOCK_STREAM && ::listen(fd, 4) != 0)) {
+            ::close(fd);
+            fd = -1;
+          }
+        }
+        if (nsfd >= 0) ::close(nsfd);
+        if (fd < 0) {
+          std::lock_guard lk(error_mu);
+          error = std::string("sink in ") + netns + ": " + std::strerror(errno);
+          ++ready;
+          return;
+        }
+        ++ready;
+        Drain(fd, kind);
+        ::close(fd);
+      });
+    }
+    while (ready < 2) std::this_thread::sleep_for(1ms);
+    if (!error.empty()) {
+      Stop();
+      throw std::runtime_error(error);
+    }
+  }
+  ~Sink() { Stop(); }
+  uint64_t tcp_bytes() const { return tcp_bytes_; }
+
+ private:
+  // Reads until Stop(); a TCP connection is closed when its sender shuts down (so the sender's
+  // final recv sees the end).
+  void Drain(int fd, int kind) {
+    static thread_local char buf[1 << 16];
+    std::vector<int> conns;
+    while (!stop_) {
+      std::vector<pollfd> fds = {{fd, POLLIN, 0}};
+      for (int c : conns) fds.push_back({c, POLLIN, 0});
+      if (::poll(fds.data(), fds.size(), 50) <= 0) continue;
+      if (fds[0].revents & POLLIN) {
+        if (kind == SOCK_DGRAM) {
+          while (::recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0) {
+          }
+        } else if (int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC); c >= 0) {
+          conns.push_back(c);
+        }
+      }
+      for (size_t i = 1; i < fds.size(); ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        ssize_t n;
+        while ((n = ::recv(fds[i].fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+          tcp_bytes_ += static_cast<uint64_t>(n);
+        }
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+          ::close(fds[i].fd);
+          conns.erase(std::find(conns.begin(), conns.end(), fds[i].fd));
+        }
+      }
+    }
+    for (int c : conns) ::close(c);
+  }
+  void Stop() {
+    stop_ = true;
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> tcp_bytes_{0};
+  std::vector<std::thread> threads_;
+};
+
+// Forks a child that joins `cgroup`, sends, and exits 0 when every byte was accepted by the
+// kernel. Only async-signal-safe calls after fork (the test process has threads).
+int SendFromCgroup(const std::string& cgroup, const std::string& ip, bool tcp) {
+  const std::string procs = cgroup + "/cgroup.procs";
+  static char payload[1 << 16];
+  std::memset(payload, 'x', sizeof(payload));
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(tcp ? kTcpPort : kUdpPort);
+  ::inet_pton(AF_INET, ip.c_str(), &to.sin_addr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    const int cg = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (cg < 0 || ::write(cg, "0", 1) != 1) ::_exit(10);
+    ::close(cg);
+    const int fd = ::socket(AF_INET, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+    if (fd < 0) ::_exit(11);
+    if (tcp) {
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) ::_exit(12);
+      size_t left = kTcpBytes;
+      while (left > 0) {
+        const size_t chunk = left < sizeof(payload) ? left : sizeof(payload);
+        const ssize_t n = ::send(fd, payload, chunk, MSG_NOSIGNAL);
+        if (n <= 0) ::_exit(13);
+        left -= static_cast<size_t>(n);
+      }
+      ::shutdown(fd, SHUT_WR);
+      char b;
+      while (::recv(fd, &b, 1, 0) > 0) {
+      }
+    } else {
+      for (int i = 0; i < kUdpDatagrams; ++i) {
+        // A full socket buffer (ENOBUFS/EAGAIN) is retried: only accepted datagrams count.
+        int tries = 0;
+        while (::sendto(fd, payload, kUdpPayload, 0, reinterpret_cast<sockaddr*>(&to),
+                        sizeof(to)) != static_cast<ssize_t>(kUdpPayload)) {
+          if (++tries > 1000) ::_exit(14);
+          const timespec ts{0, 1000000};
+          ::nanosleep(&ts, nullptr);
+        }
+        if (i % 200 == 199) {  // pace a little so the sink keeps up
+          const timespec ts{0, 2000000};
+          ::nanosleep(&ts, nullptr);
+        }
+      }
+    }
+    ::close(fd);
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// `format` with the pid as its one unsigned argument.
+std::string Hex(const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, static_cast<unsigned>(::getpid()));
+  return buf;
+}
+
+// One test's world; the destructor tears down in dependency order, also when the test failed.
+struct MetricsEnv {
+  PrivateBpffs bpffs;
+  NetnsFixture net;
+  TempDir dir;
+  std::string prefix = UniquePrefix() + "m";
+  std::string ns = prefix + "ns";
+  std::string host_if = prefix + "h";
+  std::string peer_if = prefix + "p";
+  std::string subnet = "10.246." + std::to_string(::getpid() % 200 + 20) + ".";
+  std::string root_name = "netqos-mtest-" + std::to_string(::getpid());
+  std::string pod_uid = Hex("aaaaaaaa-0000-4000-8000-%012x");
+  std::string container_id = Hex("c0ffee%08x");
+  std::unique_ptr<TestCgroup> root, pod, container;
+  std::unique_ptr<DaemonProcess> daemon;
+
+  MetricsEnv() {
+    net.AddNamespace(ns);
+    net.SetUp(ns, "lo", true);
+    net.AddVeth(host_if, peer_if, ns);
+    net.AddAddress("", host_if, subnet + "1/24");
+    net.AddAddress(ns, peer_if, subnet + "2/24");
+    net.SetUp("", host_if, true);
+    net.SetUp(ns, peer_if, true);
+    root = std::make_unique<TestCgroup>(root_name);
+    pod = std::make_unique<TestCgroup>(*root, "pod" + pod_uid);
+    container = std::make_unique<TestCgroup>(*pod, container_id);
+    const nlohmann::json pods = {
+        {"kind", "PodList"},
+        {"items",
+         {{{"metadata", {{"uid", pod_uid}, {"namespace", "netqos-mtest"}, {"name", "sender"}}},
+           {"status",
+            {{"qosClass", "Burstable"},
+             {"containerStatuses",
+              {{{"name", "app"}, {"containerID", "containerd://" + container_id}}}}}}}}}};
+    netqos::testing::WriteFile(dir.file("pods.json"), pods.dump());
+  }
+  ~MetricsEnv() {
+    try {
+      if (daemon) {
+        (void)daemon->Stop(SIGTERM);
+        daemon.reset();
+      }
+      (void)RunCommand({NETQOSD_PATH, "--uninstall", "--bpf-pin-dir=" + bpffs.PinDir(),
+                        "--qrm-state-dir=" + dir.file("state")},
+                       dir.file("uninstall.log"));
+    } catch (...) {
+    }
+    container.reset();
+    pod.reset();
+    root.reset();
+  }
+
+  std::string Socket() const { return dir.file("sock") + "/qrm_network_plugin_static.sock"; }
+  std::string Log() const { return daemon ? daemon->Log() : ""; }
+
+  void StartDaemon() {
+    std::string deny;
+    for (const auto& link : netqos::testing::ListDir("/sys/class/net")) {
+      if (link != host_if) deny += (deny.empty() ? "" : ",") + link;
+    }
+    daemon = std::make_unique<DaemonProcess>(
+        std::vector<std::string>{
+            NETQOSD_PATH, "--enforcement=bpf", "--qrm-socket-dirs=" + dir.file("sock"),
+            "--qrm-state-dir=" + dir.file("state"), "--bpf-pin-dir=" + bpffs.PinDir(),
+            "--kubelet-pods-url=file://" + dir.file("pods.json"),
+            "--addition-cgroup-paths=/" + root_name, "--nic-allow=" + host_if, "--nic-deny=" + deny,
+            "--nic-selection=first", "--enforcement-resync-period=2",
+            "--metrics-bind-address=127.0.0.1:0"},
+        dir.file("netqosd.log"));
+  }
+
+  netqos::testing::CommandResult Ctl(std::vector<std::string> args) {
+    args.insert(args.begin(), {NETQOSCTL_PATH, "--socket=" + Socket()});
+    return RunCommand(args, dir.file("ctl.out"));
+  }
+
+  int MetricsPort() {
+    static const std::regex re("metrics serving address=127\\.0\\.0\\.1:([0-9]+)");
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::smatch m;
+      const std::string log = Log();
+      if (std::regex_search(log, m, re)) return std::stoi(m[1]);
+      if (!daemon->Running()) break;
+      std::this_thread::sleep_for(20ms);
+    }
+    return 0;
+  }
+};
+
+PromDocument Scrape(httplib::Client& client) {
+  auto r = client.Get("/metrics");
+  if (!r || r->status != 200) throw std::runtime_error("GET /metrics failed");
+  return ParsePrometheusText(r->body);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "daemon metrics: a container's egress bytes are counted within a few percent of what it sent",
+    "[metrics]") {
+  MetricsEnv env;
+  env.StartDaemon();
+  const int port = env.MetricsPort();
+  INFO(env.Log());
+  REQUIRE(port > 0);
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(10, 0);
+
+  // Ready once the first enforcement pass is done (it runs before the plugin serves).
+  std::optional<int> ready_code;
+  for (int i = 0; i < 100 && ready_code != 200; ++i) {
+    if (auto r = client.Get("/readyz")) ready_code = r->status;
+    if (ready_code != 200) std::this_thread::sleep_for(50ms);
+  }
+  CHECK(ready_code == 200);
+  auto health = client.Get("/healthz");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+
+  auto alloc =
+      env.Ctl({"allocate", "--pod-uid=" + env.pod_uid, "--pod-namespace=netqos-mtest",
+               "--pod-name=sender", "--container=app", "--qos=shared_cores", "--mbps=100"});
+  REQUIRE(alloc.exit_code == 0);
+
+  const std::string cgroup_id = std::to_string(env.container->Id());
+  const PromLabels egress = {{"cgroup_id", cgroup_id}, {"direction", "egress"}};
+  // The enforcer classifies the container (the pod list, the cgroup) and then applies the
+  // allocation (the Allocate event): wait for the allocated series.
+  std::optional<PromDocument> doc;
+  for (int i = 0; i < 100; ++i) {
+    doc = Scrape(client);
+    if (doc->Find("netqos_container_allocated_bits_per_second", egress)) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  REQUIRE(doc->Find("netqos_container_bytes_total", egress));
+  const PromLabels container = {{"cgroup_id", cgroup_id}};
+  const auto series = doc->Samples("netqos_container_bytes_total", egress).front();
+  CHECK(series.labels.at("namespace") == "netqos-mtest");
+  CHECK(series.labels.at("pod") == "sender");
+  CHECK(series.labels.at("container") == "app");
+  const std::string class_id = series.labels.at("class_id");
+  CHECK(doc->Value("netqos_enforcement_mode", {{"mode", "bpf"}}) == 1);
+  CHECK(doc->Value("netqos_enforcement_passes_total") > 0);
+  CHECK(doc->Value("netqos_enforcement_pods_known") == 1);
+  CHECK(doc->Value("netqos_container_allocated_bits_per_second", egress) == 100e6);
+  CHECK(doc->Value("netqos_nic_egress_allocated_bits_per_second", {{"nic", env.host_if}}) == 100e6);
+
+  Sink sink(env.ns, env.subnet + "2");
+  const double bytes0 = doc->Value("netqos_container_bytes_total", egress);
+  const double packets0 = doc->Value("netqos_container_packets_total", egress);
+  const double class0 =
+      doc->Value("netqos_class_bytes_total", {{"class_id", class_id}, {"direction", "egress"}});
+
+  SECTION("UDP") {
+    REQUIRE(SendFromCgroup(env.container->Path(), env.subnet + "2", false) == 0);
+    const double sent_ip = static_cast<double>(kUdpDatagrams) * (kUdpPayload + kIpUdpHeaders);
+    const PromDocument after = Scrape(client);
+    const double counted = after.Value("netqos_container_bytes_total", egress) - bytes0;
+    const double packets = after.Value("netqos_container_packets_total", egress) - packets0;
+    std::printf(
+        "metrics: UDP sent %.0f IP bytes in %d datagrams; counted %.0f bytes, %.0f "
+        "packets (%.3f%%)\n",
+        sent_ip, kUdpDatagrams, counted, packets, 100.0 * (counted - sent_ip) / sent_ip);
+    CHECK(counted == Approx(sent_ip).epsilon(0.02));
+    CHECK(packets == Approx(kUdpDatagrams).epsilon(0.02));
+    CHECK(
+        after.Value("netqos_class_bytes_total", {{"class_id", class_id}, {"direction", "egress"}}) -
+            class0 >=
+        counted);
+  }
+  SECTION("TCP") {
+    REQUIRE(SendFromCgroup(env.container->Path(), env.subnet + "2", true) == 0);
+    const double sent = static_cast<double>(kTcpBytes);
+    const PromDocument after = Scrape(client);
+    const double counted = after.Value("netqos_container_bytes_total", egress) - bytes0;
+    std::printf(
+        "metrics: TCP sent %.0f payload bytes (sink read %llu); counted %.0f IP bytes "
+        "(%.3f%% over)\n",
+        sent, static_cast<unsigned long long>(sink.tcp_bytes()), counted,
+        100.0 * (counted - sent) / sent);
+    // IP and TCP headers (once per GSO packet) and the handshake come on top of the payload.
+    CHECK(counted >= sent);
+    // At most 52 header bytes per 1448-byte segment (3.6 %) when GSO cannot merge any.
+    CHECK(counted == Approx(sent).epsilon(0.04));
+  }
+  auto again = client.Get("/healthz");
+  REQUIRE(again);
+  CHECK(again->status == 200);
+}

@@ -1,0 +1,197 @@
+// netqosd's metric families from hand-built allocation and enforcement snapshots, and the RPC
+// observer: names, labels, base units, and a document the strict parser accepts.
+#include "metrics/daemon_metrics.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "support/prom_parser.h"
+
+using netqos::metrics::CollectAllocations;
+using netqos::metrics::CollectEnforcement;
+using netqos::metrics::DaemonMetrics;
+using netqos::metrics::Family;
+using netqos::metrics::RenderText;
+using netqos::testing::ParsePrometheusText;
+using netqos::testing::PromDocument;
+
+namespace {
+
+netqos::service::AllocationService::View TwoNics() {
+  netqos::service::AllocationService::View v;
+  netqos::core::Nic eth0;
+  eth0.id = {"", "eth0"};
+  eth0.speed_mbps = 25000;
+  netqos::core::Nic eth2;
+  eth2.id = {"ns2", "eth2"};
+  eth2.healthy = false;
+  v.nics = {eth0, eth2};
+  netqos::core::NicState s0;
+  s0.egress = {22500, 0, 4000, 18500, 300, 18200};
+  s0.ingress = {21250, 0, 4000, 17250, 200, 17050};
+  v.machine_state[eth0.id] = s0;
+  netqos::core::NicState s2;
+  s2.egress = {22500, 0, 0, 0, 0, 0};
+  v.machine_state[eth2.id] = s2;
+  netqos::core::AllocationInfo a;
+  a.pod_uid = "uid-a";
+  a.container_name = "app";
+  a.if_name = "eth0";
+  a.egress = 100;
+  a.ingress = 50;
+  netqos::core::AllocationInfo b = a;
+  b.pod_uid = "uid-b";
+  b.container_name = "";  // pod level (AllocateForPod)
+  b.egress = 200;
+  b.ingress = 150;
+  v.pod_entries["uid-a"]["app"] = a;
+  v.pod_entries["uid-b"][""] = b;
+  return v;
+}
+
+netqos::service::EnforcementReport SomeEnforcement() {
+  netqos::service::EnforcementReport r;
+  r.mode = "bpf";
+  r.passes = 12;
+  r.pod_list_failures = 2;
+  r.problem_reports_total = 5;
+  r.pods_known = true;
+  r.shaped_nics = {"eth0"};
+  r.problems = {{"nic eth9", "NIC missing", 3}};
+  netqos::service::ContainerEnforcement c;
+  c.cgroup_id = 4242;
+  c.pod_uid = "uid-a";
+  c.pod_namespace = "default";
+  c.pod_name = "web \"1\"";
+  c.container = "app";
+  c.net_class_id = 22345;
+  c.nic = "eth0";
+  c.allocated_mbps = 100;
+  c.counters = {1000, 10, 2000, 20, 1};
+  netqos::service::ContainerEnforcement d = c;
+  d.cgroup_id = 4343;
+  d.pod_uid = "uid-b";
+  d.pod_name = "batch";
+  d.container = "worker";
+  d.allocated_mbps = 200;
+  d.counters = {5, 1, 0, 0, 0};
+  netqos::service::ContainerEnforcement e = c;  // a container without an allocation
+  e.cgroup_id = 4444;
+  e.pod_uid = "uid-c";
+  e.pod_name = "idle";
+  e.nic = "";
+  e.allocated_mbps = 0;
+  r.containers = {c, d, e};
+  r.classes = {{22345, {1005, 11, 2000, 20, 1}}};
+  return r;
+}
+
+PromDocument Render(const std::vector<Family>& families) {
+  const std::string text = RenderText(families);
+  INFO(text);
+  return ParsePrometheusText(text);
+}
+
+}  // namespace
+
+TEST_CASE("NIC families in bits per second from the allocation snapshot") {
+  std::vector<Family> fams;
+  CollectAllocations(TwoNics(), &fams);
+  auto doc = Render(fams);
+  CHECK(doc.Value("netqos_nic_egress_capacity_bits_per_second", {{"nic", "eth0"}}) == 22500e6);
+  CHECK(doc.Value("netqos_nic_egress_reserved_bits_per_second", {{"nic", "eth0"}}) == 4000e6);
+  CHECK(doc.Value("netqos_nic_egress_allocatable_bits_per_second", {{"nic", "eth0"}}) == 18500e6);
+  CHECK(doc.Value("netqos_nic_egress_allocated_bits_per_second", {{"nic", "eth0"}}) == 300e6);
+  CHECK(doc.Value("netqos_nic_ingress_capacity_bits_per_second", {{"nic", "eth0"}}) == 21250e6);
+  CHECK(doc.Value("netqos_nic_ingress_allocated_bits_per_second", {{"nic", "eth0"}}) == 200e6);
+  CHECK(doc.Value("netqos_nic_healthy", {{"nic", "eth0"}}) == 1);
+  CHECK(doc.Value("netqos_nic_healthy", {{"nic", "ns2-eth2"}}) == 0);
+  CHECK(doc.Value("netqos_allocations", {{"nic", "eth0"}}) == 2);
+  CHECK(doc.Value("netqos_allocations", {{"nic", "ns2-eth2"}}) == 0);
+  CHECK(doc.Family("netqos_nic_healthy").type == "gauge");
+}
+
+TEST_CASE("per-container and per-class counters by direction, enforcement status") {
+  const auto view = TwoNics();
+  std::vector<Family> fams;
+  CollectEnforcement(SomeEnforcement(), &view, &fams);
+  auto doc = Render(fams);
+  const netqos::testing::PromLabels web = {{"namespace", "default"},
+                                           {"pod", "web \"1\""},
+                                           {"container", "app"},
+                                           {"cgroup_id", "4242"},
+                                           {"class_id", "22345"}};
+  auto with = [](netqos::testing::PromLabels l, const char* direction) {
+    l["direction"] = direction;
+    return l;
+  };
+  CHECK(doc.Value("netqos_container_bytes_total", with(web, "egress")) == 1000);
+  CHECK(doc.Value("netqos_container_bytes_total", with(web, "ingress")) == 2000);
+  CHECK(doc.Value("netqos_container_packets_total", with(web, "egress")) == 10);
+  CHECK(doc.Value("netqos_container_packets_total", with(web, "ingress")) == 20);
+  CHECK(doc.Value("netqos_container_drops_total", web) == 1);
+  CHECK(doc.Value("netqos_container_allocated_bits_per_second", with(web, "egress")) == 100e6);
+  CHECK(doc.Value("netqos_container_allocated_bits_per_second", with(web, "ingress")) == 50e6);
+  // A pod-level allocation gives its containers the pod's ingress.
+  CHECK(doc.Value("netqos_container_allocated_bits_per_second",
+                  {{"pod", "batch"}, {"direction", "ingress"}}) == 150e6);
+  // No allocation, no allocated series; its counters are still there.
+  CHECK_FALSE(doc.Find("netqos_container_allocated_bits_per_second",
+                       {{"pod", "idle"}, {"direction", "egress"}}));
+  CHECK(doc.Value("netqos_container_bytes_total", {{"pod", "idle"}, {"direction", "egress"}}) ==
+        1000);
+  CHECK(doc.Value("netqos_class_bytes_total", {{"class_id", "22345"}, {"direction", "egress"}}) ==
+        1005);
+  CHECK(doc.Value("netqos_class_packets_total",
+                  {{"class_id", "22345"}, {"direction", "ingress"}}) == 20);
+  CHECK(doc.Value("netqos_class_drops_total", {{"class_id", "22345"}}) == 1);
+  CHECK(doc.Value("netqos_enforcement_mode", {{"mode", "bpf"}}) == 1);
+  CHECK(doc.Value("netqos_enforcement_passes_total") == 12);
+  CHECK(doc.Value("netqos_enforcement_pod_list_failures_total") == 2);
+  CHECK(doc.Value("netqos_enforcement_problem_reports_total") == 5);
+  CHECK(doc.Value("netqos_enforcement_problems", {{"object", "nic eth9"}}) == 1);
+  CHECK(doc.Value("netqos_enforcement_pods_known") == 1);
+  CHECK(doc.Value("netqos_enforcement_shaped_nic", {{"nic", "eth0"}}) == 1);
+}
+
+TEST_CASE("enforcement off: the mode is exposed and the per-container families are empty") {
+  netqos::service::EnforcementReport r;
+  std::vector<Family> fams;
+  CollectEnforcement(r, nullptr, &fams);
+  auto doc = Render(fams);
+  CHECK(doc.Value("netqos_enforcement_mode", {{"mode", "none"}}) == 1);
+  CHECK(doc.Family("netqos_container_bytes_total").samples.empty());
+  CHECK(doc.Family("netqos_container_bytes_total").type == "counter");
+}
+
+TEST_CASE("the RPC observer counts calls by method and code and times them") {
+  DaemonMetrics m("1.2.3", nullptr, nullptr);
+  auto before = ParsePrometheusText(m.RenderText());
+  // Every resource plugin method is exposed at zero before its first call.
+  for (const auto& method : netqos::metrics::ResourcePluginMethods()) {
+    INFO(method);
+    CHECK(before.Value("netqos_rpc_requests_total", {{"method", method}, {"code", "OK"}}) == 0);
+    CHECK(before.Value("netqos_rpc_duration_seconds_count", {{"method", method}}) == 0);
+  }
+  m.Observe("Allocate", "OK", 0.002);
+  m.Observe("Allocate", "OK", 0.0004);
+  m.Observe("Allocate", "RESOURCE_EXHAUSTED", 0.003);
+  m.Observe("GetTopologyHints", "OK", 7.0);
+  m.SetHeartbeat(1700000000.25);
+  auto doc = ParsePrometheusText(m.RenderText());
+  CHECK(doc.Value("netqos_rpc_requests_total", {{"method", "Allocate"}, {"code", "OK"}}) == 2);
+  CHECK(doc.Value("netqos_rpc_requests_total",
+                  {{"method", "Allocate"}, {"code", "RESOURCE_EXHAUSTED"}}) == 1);
+  CHECK(doc.Value("netqos_rpc_duration_seconds_count", {{"method", "Allocate"}}) == 3);
+  CHECK(doc.Value("netqos_rpc_duration_seconds_sum", {{"method", "Allocate"}}) == Approx(0.0054));
+  CHECK(doc.Value("netqos_rpc_duration_seconds_bucket",
+                  {{"method", "Allocate"}, {"le", "0.0005"}}) == 1);
+  CHECK(doc.Value("netqos_rpc_duration_seconds_bucket",
+                  {{"method", "GetTopologyHints"}, {"le", "5"}}) == 0);
+  CHECK(doc.Value("netqos_rpc_duration_seconds_bucket",
+                  {{"method", "GetTopologyHints"}, {"le", "+Inf"}}) == 1);
+  CHECK(doc.Value("netqos_build_info", {{"version", "1.2.3"}}) == 1);
+  CHECK(doc.Value("netqos_up") == 1);
+  CHECK(doc.Value("netqos_heartbeat_timestamp_seconds") == 1700000000.25);
+}

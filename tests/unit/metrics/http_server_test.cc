@@ -1,0 +1,143 @@
+// The metrics listener: --metrics-bind-address parsing, /metrics, /healthz and /readyz over real
+// loopback HTTP, a stale heartbeat turning /healthz to 503, and a port already in use.
+#include "metrics/http_server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+using netqos::metrics::MetricsServer;
+using netqos::metrics::ParseBindAddress;
+using netqos::metrics::ProbeResult;
+
+namespace {
+
+std::unique_ptr<MetricsServer> StartOrFail(MetricsServer::Options o) {
+  auto s = MetricsServer::Start(std::move(o));
+  if (!s.ok()) FAIL(s.status().message());
+  return std::move(*s);
+}
+
+}  // namespace
+
+TEST_CASE("metrics bind addresses: host port, bracketed IPv6, any address") {
+  auto a = ParseBindAddress("127.0.0.1:9465");
+  REQUIRE(a.ok());
+  CHECK(a->host == "127.0.0.1");
+  CHECK(a->port == 9465);
+  CHECK(a->Text() == "127.0.0.1:9465");
+  auto b = ParseBindAddress("[::1]:9465");
+  REQUIRE(b.ok());
+  CHECK(b->host == "::1");
+  CHECK(b->Text() == "[::1]:9465");
+  auto c = ParseBindAddress(":9465");
+  REQUIRE(c.ok());
+  CHECK(c->host == "0.0.0.0");
+  auto d = ParseBindAddress("localhost:0");
+  REQUIRE(d.ok());
+  CHECK(d->port == 0);
+  for (const char* bad :
+       {"", "9465", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:http", "::1:9465",
+        "[::1]9465", "[nothost]:1", "bad host:1", "127.0.0.1:-1", "[::1"}) {
+    INFO(bad);
+    auto r = ParseBindAddress(bad);
+    CHECK_FALSE(r.ok());
+    if (!r.ok()) CHECK_THAT(r.status().message(), Catch::Contains("--metrics-bind-address"));
+  }
+}
+
+TEST_CASE("metrics server answers /metrics, /healthz and /readyz") {
+  std::atomic<bool> ready{false};
+  std::atomic<int> beats{0};
+  MetricsServer::Options o;
+  o.bind_address = "127.0.0.1:0";
+  o.render = [] { return std::string("# HELP x X.\n# TYPE x gauge\nx 1\n"); };
+  o.ready = [&] { return ready ? ProbeResult{true, "ready"} : ProbeResult{false, "not yet"}; };
+  o.on_heartbeat = [&](double) { ++beats; };
+  o.heartbeat_interval = std::chrono::milliseconds(20);
+  auto server = StartOrFail(std::move(o));
+  CHECK(beats >= 1);  // one beat before serving
+  REQUIRE(server->address().port > 0);
+
+  httplib::Client client("127.0.0.1", server->address().port);
+  auto m = client.Get("/metrics");
+  REQUIRE(m);
+  CHECK(m->status == 200);
+  CHECK(m->body == "# HELP x X.\n# TYPE x gauge\nx 1\n");
+  CHECK(m->get_header_value("Content-Type") == "text/plain; version=0.0.4; charset=utf-8");
+
+  auto h = client.Get("/healthz");
+  REQUIRE(h);
+  CHECK(h->status == 200);
+  CHECK_THAT(h->body, Catch::StartsWith("ok"));
+
+  auto r = client.Get("/readyz");
+  REQUIRE(r);
+  CHECK(r->status == 503);
+  CHECK(r->body == "not yet\n");
+  ready = true;
+  r = client.Get("/readyz");
+  REQUIRE(r);
+  CHECK(r->status == 200);
+
+  auto missing = client.Get("/nothing");
+  REQUIRE(missing);
+  CHECK(missing->status == 404);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(beats >= 3);  // the ticker keeps beating
+  server->Stop();
+  server->Stop();  // idempotent
+  CHECK_FALSE(httplib::Client("127.0.0.1", server->address().port).Get("/healthz"));
+}
+
+TEST_CASE("a stuck liveness probe turns /healthz to 503") {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stuck = false, release = false;
+  MetricsServer::Options o;
+  o.bind_address = "127.0.0.1:0";
+  o.render = [] { return std::string(); };
+  o.liveness_probe = [&] {
+    std::unique_lock lk(mu);
+    cv.wait(lk, [&] { return !stuck || release; });
+  };
+  o.heartbeat_interval = std::chrono::milliseconds(10);
+  o.heartbeat_timeout = std::chrono::milliseconds(150);
+  auto server = StartOrFail(std::move(o));
+  CHECK(server->Health().ok);
+  {
+    std::lock_guard lk(mu);
+    stuck = true;  // the next probe blocks, as a deadlocked service lock would
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  httplib::Client client("127.0.0.1", server->address().port);
+  auto h = client.Get("/healthz");
+  REQUIRE(h);
+  CHECK(h->status == 503);
+  CHECK_THAT(h->body, Catch::Contains("heartbeat"));
+  {
+    std::lock_guard lk(mu);
+    release = true;
+  }
+  cv.notify_all();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(server->Health().ok);
+}
+
+TEST_CASE("a metrics address already in use is an error naming it") {
+  MetricsServer::Options o;
+  o.bind_address = "127.0.0.1:0";
+  auto first = StartOrFail(o);
+  MetricsServer::Options again;
+  again.bind_address = "127.0.0.1:" + std::to_string(first->address().port);
+  auto second = MetricsServer::Start(again);
+  REQUIRE_FALSE(second.ok());
+  CHECK_THAT(second.status().message(), Catch::Contains(again.bind_address));
+}

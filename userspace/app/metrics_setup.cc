@@ -1,0 +1,59 @@
+#include "app/metrics_setup.h"
+
+#include <sys/stat.h>
+
+#include <utility>
+
+#include "common/version.h"
+
+namespace netqos::app {
+
+std::unique_ptr<metrics::DaemonMetrics> MakeDaemonMetrics(const DaemonConfig& config,
+                                                          service::AllocationService& service,
+                                                          const service::EnforcementView& view) {
+  if (config.metrics_bind_address.empty()) return nullptr;
+  return std::make_unique<metrics::DaemonMetrics>(Version(), &service, &view);
+}
+
+metrics::ProbeResult CheckReadiness(const std::vector<std::string>& socket_paths,
+                                    const service::EnforcementReport& enforcement) {
+  for (const auto& path : socket_paths) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
+      return {false, "not ready: plugin socket " + path +
+                         " is not served (a deleted socket is re-served within a second)"};
+    }
+  }
+  if (enforcement.mode == "disabled") {
+    return {false, "not ready: enforcement was asked for and is disabled: " + enforcement.error};
+  }
+  if (enforcement.mode == "bpf" && enforcement.passes == 0) {
+    return {false, "not ready: the first enforcement pass has not finished"};
+  }
+  return {true, "ready: " + std::to_string(socket_paths.size()) +
+                    " plugin socket(s) served, enforcement=" + enforcement.mode};
+}
+
+Result<std::unique_ptr<metrics::MetricsServer>> StartMetricsServer(
+    const DaemonConfig& config, metrics::DaemonMetrics& daemon_metrics,
+    service::AllocationService& service, const service::EnforcementView& view,
+    std::vector<std::string> socket_paths) {
+  metrics::MetricsServer::Options o;
+  o.bind_address = config.metrics_bind_address;
+  o.render = [&daemon_metrics] { return daemon_metrics.RenderText(); };
+  o.ready = [&view, paths = std::move(socket_paths)] {
+    return CheckReadiness(paths, view.Report(false));
+  };
+  // Both take the lock their component's work runs under: if either deadlocks, the heartbeat
+  // stops and /healthz turns 503, so the kubelet restarts the daemon.
+  o.liveness_probe = [&service, &view] {
+    (void)service.Options();
+    (void)view.Report(false);
+  };
+  o.on_heartbeat = [&daemon_metrics](double unix_seconds) {
+    daemon_metrics.SetHeartbeat(unix_seconds);
+  };
+  return metrics::MetricsServer::Start(std::move(o));
+}
+
+}  // namespace netqos::app

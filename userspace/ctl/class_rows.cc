@@ -1,0 +1,248 @@
+#include "ctl/class_rows.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "ctl/table.h"
+
+namespace netqos::ctl {
+namespace admin = ::netqos::admin::v1;
+using Json = nlohmann::json;
+
+std::string QosLevelText(uint8_t level) {
+  switch (level) {
+    case NETQOS_QOS_SYSTEM:
+      return "system_cores";
+    case NETQOS_QOS_DEDICATED:
+      return "dedicated_cores";
+    case NETQOS_QOS_SHARED:
+      return "shared_cores";
+    case NETQOS_QOS_RECLAIMED:
+      return "reclaimed_cores";
+    default:
+      return "unknown";
+  }
+}
+
+std::string HandleText(uint32_t priority) {
+  if (priority == 0) return "-";
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%x:%x", priority >> 16, priority & 0xffffu);
+  return buf;
+}
+
+std::string HumanRate(double v) {
+  static const char* const kUnits[] = {"", "k", "M", "G", "T"};
+  size_t unit = 0;
+  while (std::fabs(v) >= 1000 && unit + 1 < std::size(kUnits)) {
+    v /= 1000;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%s", v, kUnits[unit]);
+  return buf;
+}
+
+std::string HumanCount(uint64_t v) {
+  if (v < 1000) return std::to_string(v);
+  return HumanRate(static_cast<double>(v));
+}
+
+Json CountersJson(const bpf::Counters& c) {
+  return {{"tx_bytes", c.tx_bytes},
+          {"tx_packets", c.tx_packets},
+          {"rx_bytes", c.rx_bytes},
+          {"rx_packets", c.rx_packets},
+          {"drops", c.drops}};
+}
+
+bpf::Counters FromProto(const admin::TrafficCounters& c) {
+  return {c.tx_bytes(), c.tx_packets(), c.rx_bytes(), c.rx_packets(), c.drops()};
+}
+
+std::string DescribePinError(const Status& status, const std::string& pin_dir) {
+  switch (status.code()) {
+    case StatusCode::kNotFound:
+      if (status.message().rfind("pin dir ", 0) == 0) {
+        return "pin dir " + pin_dir +
+               " not found: is enforcement on (--enforcement=bpf) and is --bpf-pin-dir right?";
+      }
+      return status.message() + ": the pin dir " + pin_dir +
+             " is incomplete; restart netqosd with --enforcement=bpf to re-create it";
+    case StatusCode::kPermissionDenied:
+      return status.message();  // already says to run as root
+    default:
+      return "cannot read the pinned maps in " + pin_dir + ": " + status.message();
+  }
+}
+
+uint32_t ClassRow::priority() const {
+  if (pinned) return pinned->priority;
+  return daemon ? daemon->priority() : 0;
+}
+
+uint32_t ClassRow::net_class_id() const {
+  if (pinned) return pinned->net_class_id;
+  return daemon ? daemon->net_class_id() : 0;
+}
+
+std::string ClassRow::qos_level() const {
+  if (pinned) return QosLevelText(pinned->qos_level);
+  return daemon ? daemon->qos_level() : "";
+}
+
+std::string ClassRow::Name() const {
+  if (!daemon) return "";
+  std::string name = daemon->pod_namespace() + "/" + daemon->pod_name();
+  if (!daemon->container().empty()) name += "/" + daemon->container();
+  return name;
+}
+
+ClassRows JoinClasses(const PinnedSnapshot* pinned, const admin::ListClassesResponse* daemon,
+                      bool with_counter_only) {
+  std::map<uint64_t, ClassRow> by_id;
+  auto row = [&](uint64_t id) -> ClassRow& {
+    ClassRow& r = by_id[id];
+    r.cgroup_id = id;
+    return r;
+  };
+  if (pinned != nullptr) {
+    for (const auto& [id, cls] : pinned->classes) row(id).pinned = cls;
+  }
+  if (daemon != nullptr) {
+    for (const auto& c : daemon->containers()) {
+      ClassRow& r = row(c.cgroup_id());
+      r.daemon = c;
+      if (c.has_counters()) r.counters = FromProto(c.counters());
+    }
+  }
+  if (pinned != nullptr) {
+    // The pinned counters are the kernel's own; they win over the daemon's copy.
+    for (const auto& [id, counters] : pinned->container_counters) {
+      if (by_id.count(id) == 0 && !with_counter_only) continue;
+      row(id).counters = counters;
+    }
+  }
+  ClassRows out;
+  for (auto& [id, r] : by_id) out.containers.push_back(std::move(r));
+  std::stable_sort(out.containers.begin(), out.containers.end(),
+                   [](const ClassRow& a, const ClassRow& b) {
+                     // Named rows first (by name), then the anonymous ones by id.
+                     const std::string na = a.Name(), nb = b.Name();
+                     if (na.empty() != nb.empty()) return !na.empty();
+                     if (na != nb) return na < nb;
+                     return a.cgroup_id < b.cgroup_id;
+                   });
+
+  std::map<uint32_t, bpf::Counters> classes;
+  if (daemon != nullptr) {
+    for (const auto& c : daemon->classes()) classes[c.net_class_id()] = FromProto(c.counters());
+  }
+  if (pinned != nullptr) {
+    for (const auto& [id, c] : pinned->class_counters) classes[id] = c;
+  }
+  out.classes.assign(classes.begin(), classes.end());
+  return out;
+}
+
+Json ClassRowJson(const ClassRow& r) {
+  Json j = {{"cgroup_id", r.cgroup_id},
+            {"in_pinned_map", r.pinned.has_value()},
+            {"known_to_daemon", r.daemon.has_value()},
+            {"priority", r.priority()},
+            {"htb_class", r.priority() == 0 ? "" : HandleText(r.priority())},
+            {"net_class_id", r.net_class_id()},
+            {"qos_level", r.qos_level()}};
+  if (r.daemon) {
+    const auto& d = *r.daemon;
+    j["pod_uid"] = d.pod_uid();
+    j["pod_namespace"] = d.pod_namespace();
+    j["pod_name"] = d.pod_name();
+    j["container"] = d.container();
+    j["capped"] = d.capped();
+    j["nic"] = d.nic();
+    j["allocated_mbps"] = d.allocated_mbps();
+    if (r.pinned && r.pinned->priority != d.priority()) {
+      j["note"] = "the class map differs from the daemon's last pass (being reconciled)";
+    }
+  } else {
+    for (const char* k : {"pod_uid", "pod_namespace", "pod_name", "container", "nic"}) j[k] = "";
+    j["capped"] = false;
+    j["allocated_mbps"] = 0;
+  }
+  j["counters"] = r.counters ? CountersJson(*r.counters) : Json(nullptr);
+  return j;
+}
+
+Json ClassesJson(const ClassRows& rows, const ClassSources& sources) {
+  Json containers = Json::array();
+  for (const auto& r : rows.containers) containers.push_back(ClassRowJson(r));
+  Json classes = Json::array();
+  for (const auto& [id, c] : rows.classes) {
+    classes.push_back({{"net_class_id", id}, {"counters", CountersJson(c)}});
+  }
+  return {{"pin_dir", sources.pin_dir},
+          {"pinned_maps_read", sources.pinned_read},
+          {"daemon_reachable", sources.daemon_reached},
+          {"mode", sources.mode},
+          {"note", sources.note},
+          {"containers", containers},
+          {"classes", classes}};
+}
+
+namespace {
+
+std::string Or(const std::string& s, const char* dash = "-") { return s.empty() ? dash : s; }
+
+std::string TxRx(const std::optional<bpf::Counters>& c) {
+  if (!c) return "-";
+  return HumanCount(c->tx_bytes) + "B/" + HumanCount(c->rx_bytes) + "B";
+}
+
+}  // namespace
+
+void PrintClasses(const ClassRows& rows, const ClassSources& sources, std::ostream& out) {
+  if (!sources.note.empty()) out << "note: " << sources.note << "\n";
+  if (rows.containers.empty()) {
+    out << "no class entries";
+    if (sources.daemon_reached && sources.mode != "bpf") {
+      out << ": enforcement is off in netqosd (mode " << Or(sources.mode) << ")";
+    }
+    out << "\n";
+  } else {
+    Table t({"CGROUP", "POD/CONTAINER", "QOS", "CLASSID", "HTB", "CAP", "NIC", "TX/RX", "DROPS",
+             "STATE"});
+    for (const auto& r : rows.containers) {
+      std::string cap = "-";
+      if (r.daemon && r.daemon->capped()) cap = std::to_string(r.daemon->allocated_mbps()) + "M";
+      std::string state;
+      if (r.pinned && r.daemon) {
+        state = r.pinned->priority == r.daemon->priority() ? "ok" : "reconciling";
+      } else if (r.pinned) {
+        state = sources.daemon_reached ? "not wanted by daemon" : "pinned";
+      } else {
+        state = sources.pinned_read ? "missing in map" : "daemon";
+      }
+      t.AddRow({std::to_string(r.cgroup_id),
+                Or(r.Name(), sources.daemon_reached ? "?" : "(names need the daemon)"),
+                Or(r.qos_level()), std::to_string(r.net_class_id()), HandleText(r.priority()), cap,
+                r.daemon ? Or(r.daemon->nic()) : "-", TxRx(r.counters),
+                r.counters ? std::to_string(r.counters->drops) : "-", state});
+    }
+    t.Print(out);
+  }
+  if (!rows.classes.empty()) {
+    out << "\n";
+    Table c({"CLASSID", "TX BYTES", "TX PKTS", "RX BYTES", "RX PKTS", "DROPS"});
+    for (const auto& [id, k] : rows.classes) {
+      c.AddRow({std::to_string(id), HumanCount(k.tx_bytes), HumanCount(k.tx_packets),
+                HumanCount(k.rx_bytes), HumanCount(k.rx_packets), std::to_string(k.drops)});
+    }
+    c.Print(out);
+  }
+}
+
+}  // namespace netqos::ctl

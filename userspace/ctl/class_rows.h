@@ -1,0 +1,83 @@
+// The class map as netqosctl shows it: entries read from the pinned map joined, by cgroup id, with
+// what netqosd reports about them (ListClasses: pod and container names, allocation, NIC). Either
+// side may be missing (daemon down, pins unreadable); the join and its rendering are pure.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bpf/pinned_maps.h"
+#include "common/status.h"
+#include "netqos/admin/v1/admin.pb.h"
+
+namespace netqos::ctl {
+
+inline constexpr char kDefaultPinDir[] = "/sys/fs/bpf/netqos";
+
+// "shared_cores" for NETQOS_QOS_SHARED, ...; "unknown" otherwise.
+std::string QosLevelText(uint8_t level);
+// An HTB class handle as tc prints it: 0x100100 -> "10:100"; 0 -> "-".
+std::string HandleText(uint32_t priority);
+// 123456789 -> "123.5M" (SI, for bit/s and packets/s); values below 1000 keep one decimal.
+std::string HumanRate(double v);
+// Totals (bytes, packets) in the same SI style: 1536 -> "1.5k".
+std::string HumanCount(uint64_t v);
+
+nlohmann::json CountersJson(const bpf::Counters& c);
+bpf::Counters FromProto(const ::netqos::admin::v1::TrafficCounters& c);
+
+// What to tell the operator when the pinned maps cannot be read, e.g. "pin dir X not found: is
+// enforcement on (--enforcement=bpf) and is --bpf-pin-dir right?".
+std::string DescribePinError(const Status& status, const std::string& pin_dir);
+
+// The pinned side: nullopt members when it could not be read.
+struct PinnedSnapshot {
+  std::vector<std::pair<uint64_t, netqos_class>> classes;
+  std::vector<std::pair<uint64_t, bpf::Counters>> container_counters;
+  std::vector<std::pair<uint32_t, bpf::Counters>> class_counters;
+};
+
+struct ClassRow {
+  uint64_t cgroup_id = 0;
+  std::optional<netqos_class> pinned;                         // the kernel's entry
+  std::optional<::netqos::admin::v1::ContainerClass> daemon;  // netqosd's view of it
+  std::optional<bpf::Counters> counters;                      // pinned counters, else the daemon's
+
+  uint32_t priority() const;
+  uint32_t net_class_id() const;
+  std::string qos_level() const;
+  // "ns/pod/container" when the daemon knows it, else "".
+  std::string Name() const;
+};
+
+struct ClassRows {
+  std::vector<ClassRow> containers;  // sorted by name, then cgroup id
+  std::vector<std::pair<uint32_t, bpf::Counters>> classes;
+};
+
+// Either input may be null. Containers are the union of both sides (plus cgroups that only have
+// counters, when `with_counter_only` is set).
+ClassRows JoinClasses(const PinnedSnapshot* pinned,
+                      const ::netqos::admin::v1::ListClassesResponse* daemon,
+                      bool with_counter_only = false);
+
+nlohmann::json ClassRowJson(const ClassRow& row);
+
+// Where the data came from, for the header line and the JSON document.
+struct ClassSources {
+  std::string pin_dir;
+  bool pinned_read = false;
+  bool daemon_reached = false;
+  std::string mode;  // the daemon's enforcement mode ("" when unreachable)
+  std::string note;  // why a side is missing, what to do
+};
+
+nlohmann::json ClassesJson(const ClassRows& rows, const ClassSources& sources);
+void PrintClasses(const ClassRows& rows, const ClassSources& sources, std::ostream& out);
+
+}  // namespace netqos::ctl

@@ -1,0 +1,365 @@
+// The enforcement subcommands: status, classes, top, cgroup. Each asks the daemon (admin RPCs) and
+// reads the pinned maps directly (bpf/pinned_maps.h), and works with whichever side answers.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "bpf/cgroup_id.h"
+#include "bpf/pinned_maps.h"
+#include "ctl/cgroup_explain.h"
+#include "ctl/class_rows.h"
+#include "ctl/commands.h"
+#include "ctl/ctl.h"
+#include "ctl/status_view.h"
+#include "ctl/top_view.h"
+#include "netqos/admin/v1/admin.grpc.pb.h"
+
+namespace netqos::ctl {
+namespace {
+
+namespace admin = ::netqos::admin::v1;
+using Clock = std::chrono::steady_clock;
+
+// The name joins and status must not stall a refreshing `top` for the full --timeout.
+constexpr double kQuickTimeoutSeconds = 3;
+
+template <typename Response, typename Call>
+std::optional<Response> TryRpc(const GlobalOptions& g, double timeout, const char* rpc, Call call,
+                               std::string* error) {
+  GlobalOptions quick = g;
+  quick.timeout_seconds = std::min(g.timeout_seconds, timeout);
+  auto conn = Connection::Open(quick, error);
+  if (!conn) return std::nullopt;
+  auto stub = admin::Admin::NewStub(conn->channel());
+  grpc::ClientContext ctx;
+  conn->Prepare(&ctx);
+  Response resp;
+  grpc::Status s = call(*stub, &ctx, &resp);
+  if (!s.ok()) {
+    *error = DescribeRpcError(rpc, s, g.socket);
+    return std::nullopt;
+  }
+  return resp;
+}
+
+std::optional<admin::GetStatusResponse> TryStatus(const GlobalOptions& g, std::string* error) {
+  return TryRpc<admin::GetStatusResponse>(
+      g, g.timeout_seconds, "GetStatus",
+      [](admin::Admin::Stub& stub, grpc::ClientContext* ctx, admin::GetStatusResponse* resp) {
+        return stub.GetStatus(ctx, admin::GetStatusRequest{}, resp);
+      },
+      error);
+}
+
+std::optional<admin::ListClassesResponse> TryListClasses(const GlobalOptions& g,
+                                                         bool without_counters, double timeout,
+                                                         std::string* error) {
+  return TryRpc<admin::ListClassesResponse>(
+      g, timeout, "ListClasses",
+      [without_counters](admin::Admin::Stub& stub, grpc::ClientContext* ctx,
+                         admin::ListClassesResponse* resp) {
+        admin::ListClassesRequest req;
+        req.set_without_counters(without_counters);
+        return stub.ListClasses(ctx, req, resp);
+      },
+      error);
+}
+
+// --bpf-pin-dir, else where the daemon says it pins, else the default.
+std::string ResolvePinDir(const std::string& flag, const std::string& daemon_pin_dir) {
+  if (!flag.empty()) return flag;
+  if (!daemon_pin_dir.empty()) return daemon_pin_dir;
+  return kDefaultPinDir;
+}
+
+// Reads the classes and both counter maps; false (with *error set) on failure.
+bool ReadPinned(const bpf::PinnedMaps& maps, PinnedSnapshot* snap, std::string* error) {
+  auto classes = maps.Classes();
+  auto containers = maps.AllContainerCounters();
+  auto class_counters = maps.AllClassCounters();
+  for (const Status& st : {classes.status(), containers.status(), class_counters.status()}) {
+    if (!st.ok()) {
+      *error = DescribePinError(st, maps.pin_dir());
+      return false;
+    }
+  }
+  snap->classes = std::move(classes).value();
+  snap->container_counters = std::move(containers).value();
+  snap->class_counters = std::move(class_counters).value();
+  return true;
+}
+
+// The cgroup2 mount point (from /proc/self/mounts), "" if there is none.
+std::string Cgroup2Mount() {
+  std::ifstream in("/proc/self/mounts");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string dev, dir, type;
+    if (f >> dev >> dir >> type && type == "cgroup2") return dir;
+  }
+  return "";
+}
+
+// The directory under `root` whose inode is `id`, "" if none (bounded walk).
+std::string FindCgroupById(const std::string& root, uint64_t id) {
+  namespace fs = std::filesystem;
+  struct stat st {};
+  if (::stat(root.c_str(), &st) == 0 && st.st_ino == id) return root;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+  size_t seen = 0;
+  for (; !ec && it != fs::recursive_directory_iterator() && seen < 1000000; it.increment(ec)) {
+    ++seen;
+    std::error_code dir_ec;
+    if (!it->is_directory(dir_ec) || it->is_symlink(dir_ec)) continue;
+    if (::stat(it->path().c_str(), &st) == 0 && st.st_ino == id) return it->path().string();
+  }
+  return "";
+}
+
+bool IsTerminal(const std::ostream& out) {
+  return out.rdbuf() == std::cout.rdbuf() && ::isatty(STDOUT_FILENO) == 1;
+}
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+double MonotonicSeconds() {
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+int CmdStatus(const GlobalOptions& g, const std::string& pin_dir_flag, std::ostream& out,
+              std::ostream& /*err*/) {
+  StatusInput in;
+  in.socket = g.socket;
+  in.daemon = TryStatus(g, &in.daemon_error);
+  in.pins = bpf::InspectPinDir(
+      ResolvePinDir(pin_dir_flag, in.daemon ? in.daemon->enforcement().pin_dir() : ""));
+  if (g.json) {
+    out << StatusJson(in).dump(2) << "\n";
+  } else {
+    PrintStatus(in, out);
+  }
+  // The output already says why; the exit code tells scripts the daemon is not answering.
+  return in.daemon ? kExitOk : kExitRpcError;
+}
+
+int CmdClasses(const GlobalOptions& g, const std::string& pin_dir_flag, std::ostream& out,
+               std::ostream& err) {
+  std::string daemon_error;
+  auto daemon = TryListClasses(g, false, g.timeout_seconds, &daemon_error);
+  ClassSources sources;
+  sources.pin_dir = ResolvePinDir(pin_dir_flag, daemon ? daemon->pin_dir() : "");
+  sources.daemon_reached = daemon.has_value();
+  if (daemon) sources.mode = daemon->mode();
+
+  PinnedSnapshot snap;
+  std::string pin_error;
+  auto maps = bpf::PinnedMaps::Open(sources.pin_dir);
+  if (maps.ok()) {
+    sources.pinned_read = ReadPinned(**maps, &snap, &pin_error);
+  } else {
+    pin_error = DescribePinError(maps.status(), sources.pin_dir);
+  }
+  if (!daemon && !sources.pinned_read) {
+    err << "netqosctl: " << daemon_error << "\nnetqosctl: " << pin_error << "\n";
+    return kExitRpcError;
+  }
+  if (!daemon) {
+    sources.note = "pod and container names need the daemon: " + daemon_error;
+  } else if (!sources.pinned_read &&
+             !(sources.mode == "none" && maps.status().code() == StatusCode::kNotFound)) {
+    sources.note = "pinned maps not read, showing netqosd's view: " + pin_error;
+  }
+  const ClassRows rows =
+      JoinClasses(sources.pinned_read ? &snap : nullptr, daemon ? &*daemon : nullptr);
+  if (g.json) {
+    out << ClassesJson(rows, sources).dump(2) << "\n";
+  } else {
+    PrintClasses(rows, sources, out);
+  }
+  return kExitOk;
+}
+
+int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFlags& flags,
+           std::ostream& out, std::ostream& err) {
+  std::string daemon_error;
+  auto names = TryListClasses(g, true, kQuickTimeoutSeconds, &daemon_error);
+  const std::string pin_dir = ResolvePinDir(pin_dir_flag, names ? names->pin_dir() : "");
+  auto opened = bpf::PinnedMaps::Open(pin_dir);
+  std::unique_ptr<bpf::PinnedMaps> maps;
+  std::string pin_note;
+  if (opened.ok()) {
+    maps = std::move(opened).value();
+  } else if (names) {
+    // Counters through the daemon (it reads the same maps) when this process cannot.
+    pin_note = names->mode() == "bpf"
+                   ? "counters through netqosd: " + DescribePinError(opened.status(), pin_dir)
+                   : "enforcement is off in netqosd (mode " + names->mode() +
+                         "): nothing is classified or counted";
+  } else {
+    err << "netqosctl: " << DescribePinError(opened.status(), pin_dir) << "\nnetqosctl: (and "
+        << daemon_error << ")\n";
+    return kExitRpcError;
+  }
+
+  // One reading of the counters, plus the class entries (for names and classes of idle ones).
+  PinnedSnapshot classes_only;
+  auto sample = [&](CounterSample* s, std::string* error) {
+    s->containers.clear();
+    s->classes.clear();
+    classes_only.classes.clear();
+    if (maps) {
+      PinnedSnapshot snap;
+      if (!ReadPinned(*maps, &snap, error)) return false;
+      s->seconds = MonotonicSeconds();
+      s->containers.insert(snap.container_counters.begin(), snap.container_counters.end());
+      s->classes.insert(snap.class_counters.begin(), snap.class_counters.end());
+      classes_only.classes = std::move(snap.classes);
+      return true;
+    }
+    auto r = TryListClasses(g, false, kQuickTimeoutSeconds, error);
+    if (!r) return false;
+    s->seconds = MonotonicSeconds();
+    for (const auto& c : r->containers()) s->containers[c.cgroup_id()] = FromProto(c.counters());
+    for (const auto& c : r->classes()) s->classes[c.net_class_id()] = FromProto(c.counters());
+    return true;
+  };
+
+  const bool clear = !g.json && !flags.no_clear && IsTerminal(out);
+  const auto interval = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(flags.interval_seconds));
+  CounterSample before, after;
+  std::string error;
+  if (!sample(&before, &error)) {
+    err << "netqosctl: " << error << "\n";
+    return kExitRpcError;
+  }
+  auto next = Clock::now() + interval;
+  for (int64_t i = 0; flags.iterations == 0 || i < flags.iterations; ++i) {
+    std::this_thread::sleep_until(next);
+    next += interval;
+    if (!sample(&after, &error)) {
+      err << "netqosctl: " << error << "\n";
+      return kExitRpcError;
+    }
+    // Names: asked again each refresh, so a daemon that comes or goes shows at once.
+    std::string names_error;
+    auto fresh = TryListClasses(g, true, kQuickTimeoutSeconds, &names_error);
+    const ClassRows rows = JoinClasses(maps ? &classes_only : nullptr, fresh ? &*fresh : nullptr);
+    TopFrame frame = BuildTopFrame(before, after, rows.containers);
+    frame.unix_time = UnixNow();
+    frame.pin_dir = pin_dir;
+    frame.source = maps ? "pinned maps" : "netqosd";
+    frame.names_from_daemon = fresh.has_value();
+    frame.note = pin_note;
+    if (!fresh) {
+      frame.note +=
+          (frame.note.empty() ? "" : "; ") + std::string("names need the daemon: ") + names_error;
+    }
+    if (g.json) {
+      out << TopFrameJson(frame).dump() << "\n";
+    } else {
+      if (clear) out << "\033[H\033[2J";
+      PrintTopFrame(frame, out);
+      if (!clear) out << "\n";
+    }
+    out.flush();
+    before = std::move(after);
+  }
+  return kExitOk;
+}
+
+int CmdCgroup(const GlobalOptions& g, const std::string& pin_dir_flag, const std::string& target,
+              std::ostream& out, std::ostream& err) {
+  CgroupFacts f;
+  const std::string mount = Cgroup2Mount();
+  const bool is_id = !target.empty() && std::all_of(target.begin(), target.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+  if (is_id) {
+    try {
+      f.cgroup_id = std::stoull(target);
+    } catch (const std::exception&) {
+      err << "netqosctl: cgroup id " << target << " is out of range\n";
+      return kExitUsage;
+    }
+    if (!mount.empty()) f.path = FindCgroupById(mount, f.cgroup_id);
+  } else {
+    std::string path = target;
+    struct stat st {};
+    // A path relative to the cgroup2 mount ("kubepods.slice/...") is accepted too.
+    if (::stat(path.c_str(), &st) != 0 && !mount.empty() && !path.empty() && path[0] != '/') {
+      const std::string under = mount + "/" + path;
+      if (::stat(under.c_str(), &st) == 0) path = under;
+    }
+    auto id = bpf::CgroupIdOf(path);
+    if (!id.ok()) {
+      err << "netqosctl: " << id.status().message()
+          << (id.status().code() == StatusCode::kNotFound
+                  ? ": give a cgroup directory (absolute, or relative to the cgroup2 mount " +
+                        (mount.empty() ? std::string("(none found)") : mount) + ") or a cgroup id"
+                  : std::string())
+          << "\n";
+      return kExitUsage;
+    }
+    f.path = path;
+    f.cgroup_id = *id;
+  }
+
+  auto status = TryStatus(g, &f.daemon_error);
+  f.daemon_reached = status.has_value();
+  if (status) {
+    f.mode = status->enforcement().mode();
+    f.mode_error = status->enforcement().error();
+    std::string classes_error;
+    if (auto classes = TryListClasses(g, false, g.timeout_seconds, &classes_error)) {
+      for (const auto& c : classes->containers()) {
+        if (c.cgroup_id() == f.cgroup_id) f.daemon = c;
+      }
+    } else {
+      f.daemon_reached = false;
+      f.daemon_error = classes_error;
+    }
+  }
+  f.pin_dir = ResolvePinDir(pin_dir_flag, status ? status->enforcement().pin_dir() : "");
+  auto maps = bpf::PinnedMaps::Open(f.pin_dir);
+  if (maps.ok()) {
+    auto entry = (*maps)->Class(f.cgroup_id);
+    auto counters = (*maps)->ContainerCounters(f.cgroup_id);
+    if (entry.ok() && counters.ok()) {
+      f.pinned_read = true;
+      f.entry = *entry;
+      const bpf::Counters& c = *counters;
+      if (f.entry || c.tx_packets || c.rx_packets || c.drops) f.counters = c;
+    } else {
+      f.pinned_error = DescribePinError(entry.ok() ? counters.status() : entry.status(), f.pin_dir);
+    }
+  } else {
+    f.pinned_error = DescribePinError(maps.status(), f.pin_dir);
+  }
+  if (!f.counters && f.daemon && f.daemon->has_counters()) {
+    f.counters = FromProto(f.daemon->counters());
+  }
+
+  const Explanation why = Explain(f);
+  if (g.json) {
+    out << CgroupJson(f, why).dump(2) << "\n";
+  } else {
+    PrintCgroup(f, why, out);
+  }
+  return kExitOk;
+}
+
+}  // namespace netqos::ctl

@@ -1,0 +1,222 @@
+#include "ctl/status_view.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "common/version.h"
+#include "ctl/table.h"
+
+namespace netqos::ctl {
+namespace admin = ::netqos::admin::v1;
+using Json = nlohmann::json;
+namespace {
+
+std::string Or(const std::string& s, const char* dash = "-") { return s.empty() ? dash : s; }
+
+std::string Join(const google::protobuf::RepeatedPtrField<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+Json DaemonJson(const admin::GetStatusResponse& s) {
+  Json nics = Json::array();
+  for (const auto& n : s.nics()) {
+    nics.push_back({{"nic", n.nic()},
+                    {"speed_mbps", n.speed_mbps()},
+                    {"healthy", n.healthy()},
+                    {"unhealthy_reason", n.unhealthy_reason()},
+                    {"shaped", n.shaped()}});
+  }
+  const auto& e = s.enforcement();
+  Json problems = Json::array();
+  for (const auto& p : e.problems()) {
+    problems.push_back(
+        {{"object", p.object()}, {"message", p.message()}, {"times_seen", p.times_seen()}});
+  }
+  return {
+      {"version", s.version()},
+      {"pid", s.pid()},
+      {"uptime_seconds", s.uptime_seconds()},
+      {"socket_paths", std::vector<std::string>(s.socket_paths().begin(), s.socket_paths().end())},
+      {"topology_source", s.topology_source()},
+      {"pods", s.pods()},
+      {"containers", s.containers()},
+      {"allocated_egress_mbps", s.allocated_egress_mbps()},
+      {"allocated_ingress_mbps", s.allocated_ingress_mbps()},
+      {"nics_total", s.nics_total()},
+      {"nics_healthy", s.nics_healthy()},
+      {"nics", nics},
+      {"enforcement",
+       {{"mode", e.mode()},
+        {"error", e.error()},
+        {"pin_dir", e.pin_dir()},
+        {"cgroup_root", e.cgroup_root()},
+        {"pods_known", e.pods_known()},
+        {"passes", e.passes()},
+        {"pod_list_failures", e.pod_list_failures()},
+        {"problem_reports_total", e.problem_reports_total()},
+        {"shaped_nics", std::vector<std::string>(e.shaped_nics().begin(), e.shaped_nics().end())},
+        {"problems", problems},
+        {"classified_containers", e.classified_containers()}}}};
+}
+
+Json PinsJson(const bpf::PinDirState& p) {
+  Json maps = Json::array();
+  for (const auto& m : p.maps) {
+    maps.push_back({{"name", m.name},
+                    {"path", m.path},
+                    {"present", m.present},
+                    {"entries", m.counted ? Json(m.entries) : Json(nullptr)},
+                    {"max_entries", m.max_entries},
+                    {"id", m.id},
+                    {"error", m.error}});
+  }
+  const auto& l = p.egress_link;
+  return {{"pin_dir", p.pin_dir},
+          {"exists", p.exists},
+          {"on_bpffs", p.on_bpffs},
+          {"error", p.error},
+          {"maps", maps},
+          {"egress_link",
+           {{"path", l.path},
+            {"present", l.present},
+            {"id", l.id},
+            {"prog_id", l.prog_id},
+            {"prog_name", l.prog_name},
+            {"cgroup_id", l.cgroup_id},
+            {"egress", l.egress},
+            {"error", l.error}}},
+          {"other_versions", p.other_versions}};
+}
+
+void PrintPins(const bpf::PinDirState& p, const std::string& mode, std::ostream& out) {
+  out << "\npinned state (" << p.pin_dir << "):\n";
+  if (!p.error.empty()) {
+    out << "  " << p.error << "\n";
+    return;
+  }
+  if (!p.exists) {
+    out << "  pin dir not found";
+    if (mode == "none") {
+      out << " (enforcement is off: nothing is pinned)\n";
+    } else {
+      out << ": is enforcement on (--enforcement=bpf) and is --bpf-pin-dir right?\n";
+    }
+    return;
+  }
+  out << "  pin dir present" << (p.on_bpffs ? " (bpffs)" : " (NOT on a bpffs)") << "\n";
+  Table t({"  MAP", "PRESENT", "ENTRIES", "MAX", "ID", "ERROR"});
+  for (const auto& m : p.maps) {
+    t.AddRow({"  " + m.name, m.present ? "yes" : "no", m.counted ? std::to_string(m.entries) : "-",
+              m.max_entries ? std::to_string(m.max_entries) : "-",
+              m.id ? std::to_string(m.id) : "-", Or(m.error)});
+  }
+  t.Print(out);
+  const auto& l = p.egress_link;
+  out << "  egress link: ";
+  if (!l.present) {
+    out << "not pinned (" << l.path << "): no cgroup is classified\n";
+  } else if (!l.error.empty()) {
+    out << "pinned, unreadable: " << l.error << "\n";
+  } else {
+    out << "pinned (link " << l.id << ", program " << Or(l.prog_name, "?") << " id " << l.prog_id;
+    if (l.cgroup_id == 0) {
+      out << ", DEFUNCT: its cgroup is gone; restart netqosd to re-attach)\n";
+    } else {
+      out << ", cgroup id " << l.cgroup_id << (l.egress ? ", egress" : ", NOT egress") << ")\n";
+    }
+  }
+  if (!p.other_versions.empty()) {
+    out << "  maps of another layout version (an upgrade did not finish migrating them):";
+    for (const auto& v : p.other_versions) out << " " << v;
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+std::string DurationText(double seconds) {
+  long long s = seconds < 0 ? 0 : static_cast<long long>(seconds);
+  char buf[48];
+  if (s >= 86400) {
+    std::snprintf(buf, sizeof(buf), "%lldd%lldh", s / 86400, (s % 86400) / 3600);
+  } else if (s >= 3600) {
+    std::snprintf(buf, sizeof(buf), "%lldh%02lldm", s / 3600, (s % 3600) / 60);
+  } else if (s >= 60) {
+    std::snprintf(buf, sizeof(buf), "%lldm%02llds", s / 60, s % 60);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%llds", s);
+  }
+  return buf;
+}
+
+Json StatusJson(const StatusInput& in) {
+  Json daemon = {{"reachable", in.daemon.has_value()}, {"socket", in.socket}};
+  if (in.daemon) {
+    daemon.update(DaemonJson(*in.daemon));
+  } else {
+    daemon["error"] = in.daemon_error;
+  }
+  return {{"netqosctl_version", Version()}, {"daemon", daemon}, {"pinned", PinsJson(in.pins)}};
+}
+
+void PrintStatus(const StatusInput& in, std::ostream& out) {
+  if (!in.daemon) {
+    out << "daemon:      NOT REACHABLE: " << in.daemon_error << "\n";
+    PrintPins(in.pins, "", out);
+    return;
+  }
+  const auto& s = *in.daemon;
+  const auto& e = s.enforcement();
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"daemon", "running (netqosd " + s.version() + ", pid " + std::to_string(s.pid()) + ", up " +
+                     DurationText(s.uptime_seconds()) + ")"},
+      {"sockets", Or(Join(s.socket_paths()))},
+      {"topology", Or(s.topology_source())},
+      {"allocations", std::to_string(s.containers()) + " containers in " +
+                          std::to_string(s.pods()) + " pods, " +
+                          std::to_string(s.allocated_egress_mbps()) + "/" +
+                          std::to_string(s.allocated_ingress_mbps()) + " Mbps egress/ingress"},
+      {"NICs",
+       std::to_string(s.nics_healthy()) + " of " + std::to_string(s.nics_total()) + " healthy"}};
+  std::string mode = e.mode();
+  if (e.mode() == "bpf") {
+    mode += " (cgroup root " + Or(e.cgroup_root(), "?") + ", " + std::to_string(e.passes()) +
+            " passes, pod list " + (e.pods_known() ? "read" : "NOT READ yet") + ")";
+  } else if (e.mode() == "disabled") {
+    mode += ": " + e.error();
+  } else if (e.mode() == "none") {
+    mode += " (allocations only; --enforcement=bpf to enforce)";
+  }
+  kv.emplace_back("enforcement", mode);
+  if (e.mode() == "bpf") {
+    kv.emplace_back("classified", std::to_string(e.classified_containers()) + " containers");
+    kv.emplace_back("shaped NICs", Or(Join(e.shaped_nics()), "none"));
+    kv.emplace_back("problems", e.problems().empty()
+                                    ? std::string("none")
+                                    : std::to_string(e.problems_size()) + " active");
+  }
+  PrintKeyValues(kv, out);
+  if (!s.nics().empty()) {
+    out << "\n";
+    Table t({"NIC", "SPEED", "HEALTH", "SHAPED"});
+    for (const auto& n : s.nics()) {
+      t.AddRow({n.nic(), n.speed_mbps() < 0 ? "?" : std::to_string(n.speed_mbps()),
+                n.healthy() ? "healthy" : "unhealthy (" + Or(n.unhealthy_reason(), "?") + ")",
+                n.shaped() ? "yes" : "no"});
+    }
+    t.Print(out);
+  }
+  if (!e.problems().empty()) {
+    out << "\n";
+    Table t({"PROBLEM", "SEEN", "MESSAGE"});
+    for (const auto& p : e.problems()) {
+      t.AddRow({p.object(), std::to_string(p.times_seen()), p.message()});
+    }
+    t.Print(out);
+  }
+  PrintPins(in.pins, e.mode(), out);
+}
+
+}  // namespace netqos::ctl

@@ -1,0 +1,158 @@
+#include "ctl/top_view.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "ctl/table.h"
+
+namespace netqos::ctl {
+using Json = nlohmann::json;
+namespace {
+
+double Delta(uint64_t before, uint64_t after) {
+  return static_cast<double>(after >= before ? after - before : after);
+}
+
+Json RatesJson(const Rates& r) {
+  return {{"tx_bits_per_second", r.tx_bits},
+          {"tx_packets_per_second", r.tx_packets},
+          {"rx_bits_per_second", r.rx_bits},
+          {"rx_packets_per_second", r.rx_packets},
+          {"drops_per_second", r.drops}};
+}
+
+std::vector<std::string> RateCells(const Rates& r, const bpf::Counters& totals) {
+  return {HumanRate(r.tx_bits),    HumanRate(r.tx_packets), HumanRate(r.rx_bits),
+          HumanRate(r.rx_packets), HumanRate(r.drops),      std::to_string(totals.drops)};
+}
+
+}  // namespace
+
+Rates RateBetween(const bpf::Counters& before, const bpf::Counters& after, double seconds) {
+  Rates r;
+  if (seconds <= 0) return r;
+  r.tx_bits = Delta(before.tx_bytes, after.tx_bytes) * 8 / seconds;
+  r.tx_packets = Delta(before.tx_packets, after.tx_packets) / seconds;
+  r.rx_bits = Delta(before.rx_bytes, after.rx_bytes) * 8 / seconds;
+  r.rx_packets = Delta(before.rx_packets, after.rx_packets) / seconds;
+  r.drops = Delta(before.drops, after.drops) / seconds;
+  return r;
+}
+
+TopFrame BuildTopFrame(const CounterSample& before, const CounterSample& after,
+                       const std::vector<ClassRow>& rows) {
+  TopFrame f;
+  f.interval_seconds = after.seconds - before.seconds;
+  std::map<uint64_t, TopFrame::Container> containers;
+  for (const auto& r : rows) {
+    auto& c = containers[r.cgroup_id];
+    c.cgroup_id = r.cgroup_id;
+    c.row = r;
+  }
+  for (const auto& [id, now] : after.containers) {
+    auto& c = containers[id];
+    c.cgroup_id = id;
+    c.totals = now;
+    auto prev = before.containers.find(id);
+    // An entry created during the interval started from zero.
+    c.rates = RateBetween(prev == before.containers.end() ? bpf::Counters{} : prev->second, now,
+                          f.interval_seconds);
+  }
+  for (auto& [id, c] : containers) f.containers.push_back(std::move(c));
+  std::stable_sort(f.containers.begin(), f.containers.end(),
+                   [](const TopFrame::Container& a, const TopFrame::Container& b) {
+                     const double ra = a.rates.tx_bits + a.rates.rx_bits;
+                     const double rb = b.rates.tx_bits + b.rates.rx_bits;
+                     if (ra != rb) return ra > rb;
+                     return a.cgroup_id < b.cgroup_id;
+                   });
+  for (const auto& [id, now] : after.classes) {
+    TopFrame::Class c;
+    c.net_class_id = id;
+    c.totals = now;
+    auto prev = before.classes.find(id);
+    c.rates = RateBetween(prev == before.classes.end() ? bpf::Counters{} : prev->second, now,
+                          f.interval_seconds);
+    f.classes.push_back(c);
+  }
+  return f;
+}
+
+Json TopFrameJson(const TopFrame& f) {
+  Json containers = Json::array();
+  for (const auto& c : f.containers) {
+    Json j = RatesJson(c.rates);
+    j["cgroup_id"] = c.cgroup_id;
+    j["totals"] = CountersJson(c.totals);
+    if (c.row) {
+      const Json row = ClassRowJson(*c.row);
+      for (const char* k :
+           {"pod_uid", "pod_namespace", "pod_name", "container", "qos_level", "net_class_id",
+            "htb_class", "nic", "allocated_mbps", "in_pinned_map", "known_to_daemon"}) {
+        j[k] = row.at(k);
+      }
+    } else {
+      j["in_pinned_map"] = false;
+      j["known_to_daemon"] = false;
+    }
+    containers.push_back(std::move(j));
+  }
+  Json classes = Json::array();
+  for (const auto& c : f.classes) {
+    Json j = RatesJson(c.rates);
+    j["net_class_id"] = c.net_class_id;
+    j["totals"] = CountersJson(c.totals);
+    classes.push_back(std::move(j));
+  }
+  return {{"time", f.unix_time},
+          {"interval_seconds", f.interval_seconds},
+          {"pin_dir", f.pin_dir},
+          {"source", f.source},
+          {"names_from_daemon", f.names_from_daemon},
+          {"note", f.note},
+          {"containers", containers},
+          {"classes", classes}};
+}
+
+void PrintTopFrame(const TopFrame& f, std::ostream& out) {
+  char head[64];
+  std::snprintf(head, sizeof(head), "%.1f", f.interval_seconds);
+  out << "netqosctl top: rates over " << head << " s from " << f.source;
+  if (f.source != "netqosd") out << " (" << f.pin_dir << ")";
+  out << (f.names_from_daemon ? ", names from netqosd" : ", no names (netqosd not reachable)")
+      << "\n";
+  if (!f.note.empty()) out << "note: " << f.note << "\n";
+  out << "\n";
+  if (f.containers.empty()) {
+    out << "no containers in the class or counter maps\n";
+  } else {
+    Table t({"CGROUP", "POD/CONTAINER", "HTB", "CAP", "TX bit/s", "TX pkt/s", "RX bit/s",
+             "RX pkt/s", "DROP/s", "DROPS"});
+    for (const auto& c : f.containers) {
+      std::string name = "-", htb = "-", cap = "-";
+      if (c.row) {
+        if (!c.row->Name().empty()) name = c.row->Name();
+        htb = HandleText(c.row->priority());
+        if (c.row->daemon && c.row->daemon->capped()) {
+          cap = std::to_string(c.row->daemon->allocated_mbps()) + "M";
+        }
+      }
+      std::vector<std::string> cells = {std::to_string(c.cgroup_id), name, htb, cap};
+      for (auto& cell : RateCells(c.rates, c.totals)) cells.push_back(std::move(cell));
+      t.AddRow(std::move(cells));
+    }
+    t.Print(out);
+  }
+  if (!f.classes.empty()) {
+    out << "\n";
+    Table t({"CLASSID", "TX bit/s", "TX pkt/s", "RX bit/s", "RX pkt/s", "DROP/s", "DROPS"});
+    for (const auto& c : f.classes) {
+      std::vector<std::string> cells = {std::to_string(c.net_class_id)};
+      for (auto& cell : RateCells(c.rates, c.totals)) cells.push_back(std::move(cell));
+      t.AddRow(std::move(cells));
+    }
+    t.Print(out);
+  }
+}
+
+}  // namespace netqos::ctl

@@ -1,0 +1,67 @@
+// `netqosctl top`: rates from two samples of the per-container and per-class counters (deltas of
+// the pinned per-CPU maps), joined with the class rows for names; one frame per refresh, as a
+// table or one JSON line. Pure: the command samples, this computes and renders.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "bpf/pinned_maps.h"
+#include "ctl/class_rows.h"
+
+namespace netqos::ctl {
+
+struct CounterSample {
+  double seconds = 0;  // a monotonic clock reading
+  std::map<uint64_t, bpf::Counters> containers;
+  std::map<uint32_t, bpf::Counters> classes;
+};
+
+struct Rates {
+  double tx_bits = 0;  // per second
+  double tx_packets = 0;
+  double rx_bits = 0;
+  double rx_packets = 0;
+  double drops = 0;
+};
+
+// Per-second rates between two readings. A counter that went backwards (its entry was removed
+// and created again) counts from zero.
+Rates RateBetween(const bpf::Counters& before, const bpf::Counters& after, double seconds);
+
+struct TopFrame {
+  struct Container {
+    uint64_t cgroup_id = 0;
+    std::optional<ClassRow> row;  // class entry and/or the daemon's names
+    Rates rates;
+    bpf::Counters totals;
+  };
+  struct Class {
+    uint32_t net_class_id = 0;
+    Rates rates;
+    bpf::Counters totals;
+  };
+  double interval_seconds = 0;
+  double unix_time = 0;
+  std::string pin_dir;
+  std::string source;  // "pinned maps" or "netqosd" (counters from ListClasses)
+  bool names_from_daemon = false;
+  std::string note;
+  std::vector<Container> containers;  // busiest first
+  std::vector<Class> classes;
+};
+
+// Containers: every cgroup with counters in `after` or a row in `rows`; classes: every class id
+// with counters in `after`.
+TopFrame BuildTopFrame(const CounterSample& before, const CounterSample& after,
+                       const std::vector<ClassRow>& rows);
+
+nlohmann::json TopFrameJson(const TopFrame& frame);
+void PrintTopFrame(const TopFrame& frame, std::ostream& out);
+
+}  // namespace netqos::ctl

@@ -1,0 +1,263 @@
+#include "metrics/daemon_metrics.h"
+
+#include <map>
+#include <utility>
+
+#include "core/constants.h"
+
+namespace netqos::metrics {
+namespace {
+
+constexpr double kBitsPerMbit = 1e6;
+
+Family MakeFamily(std::string name, std::string help, MetricType type) {
+  Family f;
+  f.name = std::move(name);
+  f.help = std::move(help);
+  f.type = type;
+  return f;
+}
+
+double Bits(uint64_t mbps) { return static_cast<double>(mbps) * kBitsPerMbit; }
+
+// The allocation of a container in the books: its own entry, else its pod's pod-level one
+// (AllocateForPod), as the enforcer resolves it.
+const core::AllocationInfo* FindAllocation(const service::AllocationService::View& view,
+                                           const std::string& pod_uid,
+                                           const std::string& container) {
+  auto pod = view.pod_entries.find(pod_uid);
+  if (pod == view.pod_entries.end()) return nullptr;
+  auto it = pod->second.find(container);
+  if (it == pod->second.end()) it = pod->second.find(core::kPodLevelContainerName);
+  return it == pod->second.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+const std::vector<std::string>& ResourcePluginMethods() {
+  static const std::vector<std::string> kMethods = {"GetTopologyHints",
+                                                    "GetPodTopologyHints",
+                                                    "Allocate",
+                                                    "AllocateForPod",
+                                                    "RemovePod",
+                                                    "GetResourcesAllocation",
+                                                    "GetTopologyAwareResources",
+                                                    "GetTopologyAwareAllocatableResources",
+                                                    "GetResourcePluginOptions",
+                                                    "PreStartContainer"};
+  return kMethods;
+}
+
+const std::vector<double>& RpcDurationBounds() {
+  static const std::vector<double> kBounds = {
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+  return kBounds;
+}
+
+void CollectAllocations(const service::AllocationService::View& view, std::vector<Family>* out) {
+  Family containers = MakeFamily(
+      "netqos_allocations", "Containers (and pod-level entries) holding an allocation on a NIC.",
+      MetricType::kGauge);
+  Family healthy =
+      MakeFamily("netqos_nic_healthy",
+                 "1 when the NIC is usable for new allocations (up, with an address), else 0.",
+                 MetricType::kGauge);
+  struct Direction {
+    const char* name;
+    const core::BandwidthInfo core::NicState::*field;
+  };
+  const Direction directions[] = {{"egress", &core::NicState::egress},
+                                  {"ingress", &core::NicState::ingress}};
+  // [direction][capacity, reserved, allocatable, allocated]
+  std::vector<Family> bandwidth;
+  for (const auto& d : directions) {
+    const std::string dir = d.name;
+    bandwidth.push_back(
+        MakeFamily("netqos_nic_" + dir + "_capacity_bits_per_second",
+                   "NIC " + dir + " capacity: link speed x the " + dir + " capacity rate.",
+                   MetricType::kGauge));
+    bandwidth.push_back(MakeFamily(
+        "netqos_nic_" + dir + "_reserved_bits_per_second",
+        "NIC " + dir + " bandwidth withheld from allocation (system plus configured reservation).",
+        MetricType::kGauge));
+    bandwidth.push_back(MakeFamily(
+        "netqos_nic_" + dir + "_allocatable_bits_per_second",
+        "NIC " + dir + " bandwidth that can be allocated (0 while the NIC is unhealthy).",
+        MetricType::kGauge));
+    bandwidth.push_back(MakeFamily("netqos_nic_" + dir + "_allocated_bits_per_second",
+                                   "NIC " + dir + " bandwidth allocated to containers.",
+                                   MetricType::kGauge));
+  }
+
+  for (const auto& nic : view.nics) {
+    const Labels labels = {{"nic", nic.id.Identifier()}};
+    healthy.samples.push_back({labels, nic.healthy ? 1.0 : 0.0});
+    double count = 0;
+    for (const auto& [uid, entries] : view.pod_entries) {
+      for (const auto& [name, info] : entries) {
+        if (info.nic() == nic.id) ++count;
+      }
+    }
+    containers.samples.push_back({labels, count});
+    auto st = view.machine_state.find(nic.id);
+    if (st == view.machine_state.end()) continue;
+    for (size_t d = 0; d < 2; ++d) {
+      const core::BandwidthInfo& bw = st->second.*(directions[d].field);
+      bandwidth[d * 4 + 0].samples.push_back({labels, Bits(bw.capacity)});
+      bandwidth[d * 4 + 1].samples.push_back(
+          {labels, Bits(uint64_t{bw.sys_reservation} + bw.reservation)});
+      bandwidth[d * 4 + 2].samples.push_back({labels, Bits(bw.allocatable)});
+      bandwidth[d * 4 + 3].samples.push_back({labels, Bits(bw.allocated)});
+    }
+  }
+  out->push_back(std::move(containers));
+  out->push_back(std::move(healthy));
+  for (auto& f : bandwidth) out->push_back(std::move(f));
+}
+
+void CollectEnforcement(const service::EnforcementReport& report,
+                        const service::AllocationService::View* allocations,
+                        std::vector<Family>* out) {
+  Family mode = MakeFamily("netqos_enforcement_mode",
+                           "1 for the enforcement mode in effect: bpf, none, or disabled (bpf "
+                           "was asked for and failed to start).",
+                           MetricType::kGauge);
+  mode.samples.push_back({{{"mode", report.mode}}, 1});
+  Family passes = MakeFamily("netqos_enforcement_passes_total",
+                             "Reconciliation passes of the enforcer.", MetricType::kCounter);
+  passes.samples.push_back({{}, static_cast<double>(report.passes)});
+  Family pod_failures = MakeFamily("netqos_enforcement_pod_list_failures_total",
+                                   "Failed reads of the kubelet's pod list.", MetricType::kCounter);
+  pod_failures.samples.push_back({{}, static_cast<double>(report.pod_list_failures)});
+  Family reports = MakeFamily("netqos_enforcement_problem_reports_total",
+                              "Enforcement problems seen, counted on every pass they last.",
+                              MetricType::kCounter);
+  reports.samples.push_back({{}, static_cast<double>(report.problem_reports_total)});
+  Family problems = MakeFamily(
+      "netqos_enforcement_problems",
+      "1 for each enforcement problem active now (object: what it is about).", MetricType::kGauge);
+  for (const auto& p : report.problems) problems.samples.push_back({{{"object", p.object}}, 1});
+  Family pods_known =
+      MakeFamily("netqos_enforcement_pods_known",
+                 "1 once the kubelet's pod list has been read, else 0.", MetricType::kGauge);
+  pods_known.samples.push_back({{}, report.pods_known ? 1.0 : 0.0});
+  Family shaped = MakeFamily("netqos_enforcement_shaped_nic",
+                             "1 for each NIC carrying netqos's HTB shaping.", MetricType::kGauge);
+  for (const auto& nic : report.shaped_nics) shaped.samples.push_back({{{"nic", nic}}, 1});
+
+  Family c_bytes = MakeFamily(
+      "netqos_container_bytes_total",
+      "Bytes a container sent (egress, counted by the cgroup egress program) or received "
+      "(ingress, on enforced NICs), IP headers included, since its class map entry was created.",
+      MetricType::kCounter);
+  Family c_packets =
+      MakeFamily("netqos_container_packets_total",
+                 "Packets a container sent (egress) or received (ingress).", MetricType::kCounter);
+  Family c_drops = MakeFamily(
+      "netqos_container_drops_total",
+      "Packets of a container the dataplane dropped (the BPF programs never drop; queue drops "
+      "of the HTB leaves are in tc -s class).",
+      MetricType::kCounter);
+  Family c_alloc = MakeFamily(
+      "netqos_container_allocated_bits_per_second",
+      "A classified container's allocation, by direction (its pod's for a pod-level one).",
+      MetricType::kGauge);
+  Family k_bytes =
+      MakeFamily("netqos_class_bytes_total",
+                 "Bytes of all containers of a net class id, by direction.", MetricType::kCounter);
+  Family k_packets = MakeFamily("netqos_class_packets_total",
+                                "Packets of all containers of a net class id, by direction.",
+                                MetricType::kCounter);
+  Family k_drops =
+      MakeFamily("netqos_class_drops_total", "Packets of a net class id the dataplane dropped.",
+                 MetricType::kCounter);
+
+  for (const auto& c : report.containers) {
+    const Labels base = {{"namespace", c.pod_namespace},
+                         {"pod", c.pod_name},
+                         {"container", c.container},
+                         {"cgroup_id", std::to_string(c.cgroup_id)},
+                         {"class_id", std::to_string(c.net_class_id)}};
+    auto with_direction = [&](const char* direction) {
+      Labels l = {{"direction", direction}};
+      l.insert(l.end(), base.begin(), base.end());
+      return l;
+    };
+    c_bytes.samples.push_back({with_direction("egress"), static_cast<double>(c.counters.tx_bytes)});
+    c_bytes.samples.push_back(
+        {with_direction("ingress"), static_cast<double>(c.counters.rx_bytes)});
+    c_packets.samples.push_back(
+        {with_direction("egress"), static_cast<double>(c.counters.tx_packets)});
+    c_packets.samples.push_back(
+        {with_direction("ingress"), static_cast<double>(c.counters.rx_packets)});
+    c_drops.samples.push_back({base, static_cast<double>(c.counters.drops)});
+    if (c.nic.empty()) continue;  // no allocation: the QoS level's default class
+    c_alloc.samples.push_back({with_direction("egress"), Bits(c.allocated_mbps)});
+    if (allocations != nullptr) {
+      if (const auto* a = FindAllocation(*allocations, c.pod_uid, c.container); a != nullptr) {
+        c_alloc.samples.push_back({with_direction("ingress"), Bits(a->ingress)});
+      }
+    }
+  }
+  for (const auto& k : report.classes) {
+    const std::string id = std::to_string(k.net_class_id);
+    k_bytes.samples.push_back(
+        {{{"direction", "egress"}, {"class_id", id}}, static_cast<double>(k.counters.tx_bytes)});
+    k_bytes.samples.push_back(
+        {{{"direction", "ingress"}, {"class_id", id}}, static_cast<double>(k.counters.rx_bytes)});
+    k_packets.samples.push_back(
+        {{{"direction", "egress"}, {"class_id", id}}, static_cast<double>(k.counters.tx_packets)});
+    k_packets.samples.push_back(
+        {{{"direction", "ingress"}, {"class_id", id}}, static_cast<double>(k.counters.rx_packets)});
+    k_drops.samples.push_back({{{"class_id", id}}, static_cast<double>(k.counters.drops)});
+  }
+  for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &pods_known, &shaped,
+                    &c_bytes, &c_packets, &c_drops, &c_alloc, &k_bytes, &k_packets, &k_drops}) {
+    out->push_back(std::move(*f));
+  }
+}
+
+DaemonMetrics::DaemonMetrics(std::string version, service::AllocationService* allocations,
+                             const service::EnforcementView* enforcement)
+    : rpc_requests_(registry_.AddCounter(
+          "netqos_rpc_requests_total",
+          "Resource plugin RPCs handled, by method and gRPC status code.", {"method", "code"})),
+      rpc_duration_(registry_.AddHistogram("netqos_rpc_duration_seconds",
+                                           "Time to handle a resource plugin RPC.", {"method"},
+                                           RpcDurationBounds())),
+      heartbeat_(registry_.AddGauge(
+          "netqos_heartbeat_timestamp_seconds",
+          "Unix time of the last heartbeat: a ticker that takes the allocation service's and "
+          "the enforcer's locks every second.")) {
+  for (const auto& m : ResourcePluginMethods()) {
+    rpc_requests_.Inc({m, "OK"}, 0);
+    rpc_duration_.Touch({m});
+  }
+  registry_.AddGauge("netqos_build_info", "1, labelled with the netqosd version.", {"version"})
+      .Set({std::move(version)}, 1);
+  registry_.AddGauge("netqos_up", "1 while netqosd serves metrics.").Set({}, 1);
+
+  if (allocations != nullptr) {
+    registry_.AddCollector([allocations, enforcement](std::vector<Family>* out) {
+      const service::AllocationService::View view = allocations->Snapshot();
+      CollectAllocations(view, out);
+      if (enforcement != nullptr) CollectEnforcement(enforcement->Report(true), &view, out);
+    });
+  } else if (enforcement != nullptr) {
+    registry_.AddCollector([enforcement](std::vector<Family>* out) {
+      CollectEnforcement(enforcement->Report(true), nullptr, out);
+    });
+  }
+}
+
+void DaemonMetrics::Observe(std::string_view method, std::string_view code,
+                            double seconds) noexcept {
+  try {
+    const std::string m(method);
+    rpc_requests_.Inc({m, std::string(code)});
+    rpc_duration_.Observe({m}, seconds);
+  } catch (...) {  // out of memory: the call is simply not counted
+  }
+}
+
+}  // namespace netqos::metrics

@@ -1,0 +1,86 @@
+// MetricsServer: the HTTP listener of --metrics-bind-address (cpp-httplib), serving
+//   /metrics  the Prometheus text exposition (format 0.0.4)
+//   /healthz  200 while the heartbeat is fresh: a ticker thread runs a liveness probe every
+//             second (the app's probe takes the locks of the allocation service and the
+//             enforcer, so a deadlock there turns the heartbeat stale), 503 otherwise
+//   /readyz   200 when the app's readiness check passes, 503 with its reason otherwise
+// Each answer is one line of text. The listener never stops the daemon: a failed scrape is a 500.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace netqos::metrics {
+
+struct BindAddress {
+  std::string host;  // IPv4/IPv6 literal (no brackets) or a host name; "0.0.0.0" for ":PORT"
+  int port = 0;      // 0: any free port (tests)
+  std::string Text() const;  // host:port, [v6]:port
+};
+
+// "HOST:PORT", "[V6]:PORT" or ":PORT" (every IPv4 address). Port 0..65535 (0 = pick a free one).
+Result<BindAddress> ParseBindAddress(const std::string& address);
+
+struct ProbeResult {
+  bool ok = true;
+  std::string reason;  // one line, shown in the body
+};
+
+class MetricsServer {
+ public:
+  struct Options {
+    std::string bind_address;                  // see ParseBindAddress
+    std::function<std::string()> render;       // the /metrics body
+    std::function<ProbeResult()> ready;        // /readyz; null = always ready
+    std::function<void()> liveness_probe;      // run by the ticker before each heartbeat
+    std::function<void(double)> on_heartbeat;  // unix time of each heartbeat (a gauge)
+    std::chrono::milliseconds heartbeat_interval{1000};
+    std::chrono::milliseconds heartbeat_timeout{10000};  // older: /healthz says 503
+  };
+
+  // Binds (failing with the address when it cannot), runs one heartbeat, then serves on its own
+  // threads until Stop().
+  static Result<std::unique_ptr<MetricsServer>> Start(Options options);
+  ~MetricsServer();
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  // Stops listening and the ticker; idempotent.
+  void Stop();
+  // The address actually bound (the real port when 0 was asked for).
+  const BindAddress& address() const { return address_; }
+
+  // What /healthz and /readyz answer now (exposed for tests).
+  ProbeResult Health() const;
+  ProbeResult Readiness() const;
+
+ private:
+  explicit MetricsServer(Options options);
+  void Beat();
+  void TickerLoop();
+
+  Options options_;
+  BindAddress address_;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread listen_thread_;
+  std::thread ticker_thread_;
+  std::atomic<int64_t> last_beat_ns_{0};  // steady_clock
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace netqos::metrics
