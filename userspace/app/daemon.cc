@@ -192,6 +192,8 @@ int RunDaemon(const DaemonConfig& config) {
   metrics_server.reset();  // before enforcement.reset(): its collectors read enforcement_view
   registrar.reset();
   (*server)->Stop();
+  // The topology watcher may still notify the service: detach the enforcer before it goes.
+  service_ptr->SetChangeListener(nullptr);
   enforcement.reset();
   if (Status st = service_ptr->Flush(); !st.ok())
     spdlog::warn("final snapshot failed; the journal still holds every change: {}", st.message());

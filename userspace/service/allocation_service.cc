@@ -125,12 +125,11 @@ void AllocationService::SetChangeListener(std::function<void(const ChangeEvent&)
 }
 
 void AllocationService::Notify(const ChangeEvent& event) {
-  std::function<void(const ChangeEvent&)> listener;
-  {
-    std::lock_guard lk(listener_mu_);
-    listener = listener_;
-  }
-  if (listener) listener(event);
+  // Called under listener_mu_ so that SetChangeListener(nullptr) returns only once no call into
+  // the old listener is in flight. Listeners must be quick and must not call back into the
+  // service's change methods.
+  std::lock_guard lk(listener_mu_);
+  if (listener_) listener_(event);
 }
 
 AllocationService::View AllocationService::Snapshot() {

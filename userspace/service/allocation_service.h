@@ -45,6 +45,7 @@ class AllocationService {
 
   // What changed, for whoever acts on allocations (the enforcer). Called after the change is
   // durable and applied, outside the service's lock, on the thread that made the change.
+  // Setting another listener (or none) waits for a call in flight to the old one.
   struct ChangeEvent {
     enum class Kind { kAllocated, kPodRemoved, kTopology };
     Kind kind = Kind::kAllocated;
