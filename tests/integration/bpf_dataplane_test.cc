@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "bpf/dataplane.h"
+#include "support/bpf_test_run.h"
 
 namespace {
 
@@ -201,21 +202,8 @@ struct TestRunResult {
 
 // BPF_PROG_TEST_RUN with ctx priority in_priority; the kernel runs it in the calling task.
 int TestRun(int prog_fd, std::vector<uint8_t> pkt, uint32_t in_priority, TestRunResult* r) {
-  __sk_buff ctx_in{};
-  ctx_in.priority = in_priority;
-  __sk_buff ctx_out{};
-  bpf_test_run_opts opts{};
-  opts.sz = sizeof(opts);
-  opts.data_in = pkt.data();
-  opts.data_size_in = static_cast<uint32_t>(pkt.size());
-  opts.ctx_in = &ctx_in;
-  opts.ctx_size_in = sizeof(ctx_in);
-  opts.ctx_out = &ctx_out;
-  opts.ctx_size_out = sizeof(ctx_out);
-  opts.repeat = 1;
-  r->err = bpf_prog_test_run_opts(prog_fd, &opts);
-  r->retval = opts.retval;
-  r->priority = ctx_out.priority;
+  const auto run = netqos::testing::RunSkbProgram(prog_fd, std::move(pkt), in_priority);
+  *r = {run.err, run.retval, run.priority};
   return r->err == 0 ? 0 : 1;
 }
 

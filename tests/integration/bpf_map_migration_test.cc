@@ -23,6 +23,7 @@
 
 #include "bpf/dataplane.h"
 #include "netqos_old_layout.skel.h"
+#include "support/bpf_test_run.h"
 #include "support/bpffs_fixture.h"
 #include "support/cgroup_fixture.h"
 
@@ -150,20 +151,9 @@ int64_t TestRunPriority(int prog_fd, uint32_t in_priority) {
   eth.h_proto = htons(ETH_P_IP);
   std::memcpy(pkt.data(), &eth, sizeof(eth));
   pkt[sizeof(ethhdr)] = 0x45;  // IPv4, ihl 5
-  __sk_buff ctx_in{};
-  ctx_in.priority = in_priority;
-  __sk_buff ctx_out{};
-  bpf_test_run_opts opts{};
-  opts.sz = sizeof(opts);
-  opts.data_in = pkt.data();
-  opts.data_size_in = static_cast<uint32_t>(pkt.size());
-  opts.ctx_in = &ctx_in;
-  opts.ctx_size_in = sizeof(ctx_in);
-  opts.ctx_out = &ctx_out;
-  opts.ctx_size_out = sizeof(ctx_out);
-  opts.repeat = 1;
-  if (bpf_prog_test_run_opts(prog_fd, &opts) != 0 || opts.retval != 1) return -1;
-  return ctx_out.priority;
+  const auto run = netqos::testing::RunSkbProgram(prog_fd, std::move(pkt), in_priority);
+  if (run.err != 0 || run.retval != 1) return -1;
+  return run.priority;
 }
 
 const netqos::bpf::MigratedMap* Find(const netqos::bpf::MigrationReport& r, const char* target) {
