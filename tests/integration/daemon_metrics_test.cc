@@ -3,7 +3,7 @@
 // of UDP and TCP over a veth into a namespace, and netqos_container_bytes_total{direction="egress"}
 // for it moves by what it sent (IP bytes), within a few percent. /metrics is parsed with the strict
 // text-format parser; /healthz and /readyz answer 200 once the first enforcement pass is done.
-// Like scripts/enforcement-demo.sh: private bpffs, temp dirs, `netqosd --uninstall` at the end.
+// Like scripts/demo-run.sh: private bpffs, temp dirs, `netqosd --uninstall` at the end.
 // Root only.
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 // netqosctl's operator commands (status, classes, top, cgroup) against the real netqosd enforcing
-// on this machine, set up as scripts/enforcement-demo.sh does: a veth into a network namespace as
+// on this machine, set up as scripts/demo-run.sh does: a veth into a network namespace as
 // the only (shaped) NIC, two container cgroups under an extra kubepods root
 // (--addition-cgroup-paths) listed by a file:// pod list, a private bpffs. Checked: what status,
 // classes and cgroup report with the daemon up; that top's rate for a container sending through
