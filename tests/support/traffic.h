@@ -68,6 +68,10 @@ struct TcClass {
   // bytes on the wire without preamble and FCS.
   uint64_t sent_bytes = 0;
   uint64_t sent_packets = 0;
+  uint64_t dropped = 0;     // "(dropped N, overlimits M requeues R)"
+  uint64_t overlimits = 0;
+  uint64_t backlog_bytes = 0;  // "backlog Xb Yp" (tc prints large values as "12Kb")
+  uint64_t backlog_packets = 0;
 };
 
 // "100Mbit" → 100000000; throws on anything else.
@@ -132,8 +136,20 @@ inline std::map<std::string, TcClass> ParseTcClasses(const std::string& text) {
         }
       }
     } else if (w == "Sent" && cur != nullptr) {
-      std::string unit;  // "Sent 123 bytes 4 pkt (dropped ...)"
-      words >> cur->sent_bytes >> unit >> cur->sent_packets;
+      std::string unit;  // "Sent 123 bytes 4 pkt (dropped 5, overlimits 6 requeues 0)"
+      words >> cur->sent_bytes >> unit >> cur->sent_packets >> unit;
+      std::string label, value;
+      while (words >> label >> value) {
+        if (label == "(dropped") cur->dropped = std::stoull(value);
+        if (label == "overlimits") cur->overlimits = std::stoull(value);
+      }
+    } else if (w == "backlog" && cur != nullptr) {
+      std::string bytes, packets;  // "backlog 1514b 1p requeues 0"
+      words >> bytes >> packets;
+      cur->backlog_bytes = ParseTcSize(bytes);
+      if (!packets.empty() && packets.back() == 'p') {
+        cur->backlog_packets = std::stoull(packets.substr(0, packets.size() - 1));
+      }
     }
   }
   return out;

@@ -9,6 +9,7 @@
 #include "bpf/bpffs.h"
 #include "cgroup/cgroup_paths.h"
 #include "cgroup/mount_detect.h"
+#include "enforce/kernel_class_stats.h"
 
 namespace netqos::app {
 namespace {
@@ -97,6 +98,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   ports.remove_pod = [&service](const std::string& uid) { return service.RemovePod(uid); };
   ports.table = stack->table.get();
   ports.shaper = stack->shaper.get();
+  ports.read_class_stats = enforce::ReadKernelClassStats;
 
   spdlog::info("enforcement starting pin_dir={} cgroup_root={} driver={} pods_url={} "
                "enforce_nics={}",
@@ -130,7 +132,7 @@ int Uninstall(const DaemonConfig& config) {
   if (auto nics = ParseEnforceNics(config.enforce_nics); nics.ok()) {
     for (const auto& id : nics->nics) {
       extra.push_back({id.netns, id.netns.empty() ? "" : config.NetnsDir() + "/" + id.netns,
-                       id.name, -1});
+                       id.name, -1, {}});
     }
   }
   if (Status st = enforce::RemoveInstalledLinks(InstalledLinksRecordPath(config), extra); !st.ok()) {

@@ -11,6 +11,14 @@ service::TrafficCounters Convert(const bpf::Counters& c) {
   return {c.tx_bytes, c.tx_packets, c.rx_bytes, c.rx_packets, c.drops};
 }
 
+service::QueueCounters Convert(const shaping::HtbClassStats& s) {
+  return {s.bytes, s.packets, s.drops, s.overlimits, s.backlog_bytes, s.backlog_packets};
+}
+
+service::LeafQueue Convert(const enforce::LeafQueue& q) {
+  return {q.device, shaping::HandleText(q.handle), Convert(q.stats), q.error};
+}
+
 std::string LevelName(uint8_t level) {
   if (level >= shaping::kQosLevelCount) return "unknown";
   return std::string(shaping::QosLevelName(static_cast<shaping::QosLevel>(level))) + "_cores";
@@ -34,6 +42,11 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
   r.shaped_nics = st.shaped_nics;
   for (const auto& p : st.problems) r.problems.push_back({p.key, p.message, p.times_seen});
 
+  // Read after the status, from the enforcer's own copy of the last pass: should a pass run in
+  // between, a container whose leaf it removed shows no queue in this one report.
+  const enforce::QueueSnapshot queues =
+      with_counters ? stack_->enforcer->QueueStats() : enforce::QueueSnapshot{};
+  r.queue_counters = with_counters;
   std::set<uint32_t> class_ids;
   for (const auto& [id, d] : st.classes) {
     service::ContainerEnforcement c;
@@ -54,6 +67,14 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
         c.counters = Convert(*counters);
       }
     }
+    if (auto q = queues.containers.find(id); q != queues.containers.end()) {
+      if (q->second.egress) c.egress_queue = Convert(*q->second.egress);
+      if (q->second.ingress) c.ingress_queue = Convert(*q->second.ingress);
+    }
+    // The BPF programs never drop: a container's drops are its own leaves'.
+    for (const auto& leaf : {c.egress_queue, c.ingress_queue}) {
+      if (leaf) c.counters.drops += leaf->counters.drops;
+    }
     class_ids.insert(c.net_class_id);
     r.containers.push_back(std::move(c));
   }
@@ -64,6 +85,11 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
       if (auto counters = stack_->dataplane->ClassCounters(cls); counters.ok()) {
         ce.counters = Convert(*counters);
       }
+    }
+    if (auto q = queues.classes.find(cls); q != queues.classes.end()) {
+      ce.egress_queue = Convert(q->second.egress);
+      ce.ingress_queue = Convert(q->second.ingress);
+      ce.counters.drops += ce.egress_queue.drops + ce.ingress_queue.drops;
     }
     r.classes.push_back(ce);
   }

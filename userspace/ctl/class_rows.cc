@@ -63,6 +63,50 @@ bpf::Counters FromProto(const admin::TrafficCounters& c) {
   return {c.tx_bytes(), c.tx_packets(), c.rx_bytes(), c.rx_packets(), c.drops()};
 }
 
+Json QueueCountersJson(const admin::QueueCounters& q) {
+  return {{"bytes", q.bytes()},
+          {"packets", q.packets()},
+          {"drops", q.drops()},
+          {"overlimits", q.overlimits()},
+          {"backlog_bytes", q.backlog_bytes()},
+          {"backlog_packets", q.backlog_packets()}};
+}
+
+std::optional<uint64_t> LeafDrops::Total() const {
+  if (!egress && !ingress) return std::nullopt;
+  return egress.value_or(0) + ingress.value_or(0);
+}
+
+std::string DropsText(const LeafDrops& d) {
+  auto one = [](const std::optional<uint64_t>& v) { return v ? HumanCount(*v) : "-"; };
+  return one(d.egress) + "/" + one(d.ingress);
+}
+
+Json DropsJson(const LeafDrops& d) {
+  auto one = [](const std::optional<uint64_t>& v) { return v ? Json(*v) : Json(nullptr); };
+  return {{"egress", one(d.egress)}, {"ingress", one(d.ingress)}};
+}
+
+namespace {
+
+// A leaf the daemon reported: its drops, unless it could not be read. No leaf: none of its own.
+std::optional<uint64_t> LeafQueueDrops(bool has, const admin::LeafQueue& q) {
+  if (!has) return 0;
+  if (!q.error().empty()) return std::nullopt;
+  return q.counters().drops();
+}
+
+Json LeafQueueJson(bool has, const admin::LeafQueue& q) {
+  if (!has) return nullptr;
+  Json j = QueueCountersJson(q.counters());
+  j["device"] = q.device();
+  j["htb_class"] = q.htb_class();
+  if (!q.error().empty()) j["error"] = q.error();
+  return j;
+}
+
+}  // namespace
+
 std::string DescribePinError(const Status& status, const std::string& pin_dir) {
   switch (status.code()) {
     case StatusCode::kNotFound:
@@ -94,6 +138,12 @@ std::string ClassRow::qos_level() const {
   return daemon ? daemon->qos_level() : "";
 }
 
+LeafDrops ClassRow::Drops() const {
+  if (!daemon || !queues_read) return {};
+  return {LeafQueueDrops(daemon->has_egress_queue(), daemon->egress_queue()),
+          LeafQueueDrops(daemon->has_ingress_queue(), daemon->ingress_queue())};
+}
+
 std::string ClassRow::Name() const {
   if (!daemon) return "";
   std::string name = daemon->pod_namespace() + "/" + daemon->pod_name();
@@ -116,6 +166,7 @@ ClassRows JoinClasses(const PinnedSnapshot* pinned, const admin::ListClassesResp
     for (const auto& c : daemon->containers()) {
       ClassRow& r = row(c.cgroup_id());
       r.daemon = c;
+      r.queues_read = daemon->queue_counters();
       if (c.has_counters()) r.counters = FromProto(c.counters());
     }
   }
@@ -139,7 +190,13 @@ ClassRows JoinClasses(const PinnedSnapshot* pinned, const admin::ListClassesResp
 
   std::map<uint32_t, bpf::Counters> classes;
   if (daemon != nullptr) {
-    for (const auto& c : daemon->classes()) classes[c.net_class_id()] = FromProto(c.counters());
+    out.queues_read = daemon->queue_counters();
+    for (const auto& c : daemon->classes()) {
+      classes[c.net_class_id()] = FromProto(c.counters());
+      if (out.queues_read) {
+        out.class_drops[c.net_class_id()] = {c.egress_queue().drops(), c.ingress_queue().drops()};
+      }
+    }
   }
   if (pinned != nullptr) {
     for (const auto& [id, c] : pinned->class_counters) classes[id] = c;
@@ -165,6 +222,10 @@ Json ClassRowJson(const ClassRow& r) {
     j["capped"] = d.capped();
     j["nic"] = d.nic();
     j["allocated_mbps"] = d.allocated_mbps();
+    if (r.queues_read) {
+      j["queues"] = {{"egress", LeafQueueJson(d.has_egress_queue(), d.egress_queue())},
+                     {"ingress", LeafQueueJson(d.has_ingress_queue(), d.ingress_queue())}};
+    }
     if (r.pinned && r.pinned->priority != d.priority()) {
       j["note"] = "the class map differs from the daemon's last pass (being reconciled)";
     }
@@ -173,8 +234,17 @@ Json ClassRowJson(const ClassRow& r) {
     j["capped"] = false;
     j["allocated_mbps"] = 0;
   }
+  if (!j.contains("queues")) j["queues"] = {{"egress", nullptr}, {"ingress", nullptr}};
+  j["drops"] = DropsJson(r.Drops());
   j["counters"] = r.counters ? CountersJson(*r.counters) : Json(nullptr);
   return j;
+}
+
+LeafDrops ClassDrops(const ClassRows& rows, uint32_t net_class_id) {
+  if (!rows.queues_read) return {};
+  auto it = rows.class_drops.find(net_class_id);
+  // A class the daemon does not list has no containers with leaves of their own.
+  return it == rows.class_drops.end() ? LeafDrops{0, 0} : it->second;
 }
 
 Json ClassesJson(const ClassRows& rows, const ClassSources& sources) {
@@ -182,13 +252,16 @@ Json ClassesJson(const ClassRows& rows, const ClassSources& sources) {
   for (const auto& r : rows.containers) containers.push_back(ClassRowJson(r));
   Json classes = Json::array();
   for (const auto& [id, c] : rows.classes) {
-    classes.push_back({{"net_class_id", id}, {"counters", CountersJson(c)}});
+    classes.push_back({{"net_class_id", id},
+                       {"counters", CountersJson(c)},
+                       {"drops", DropsJson(ClassDrops(rows, id))}});
   }
   return {{"pin_dir", sources.pin_dir},
           {"pinned_maps_read", sources.pinned_read},
           {"daemon_reachable", sources.daemon_reached},
           {"mode", sources.mode},
           {"note", sources.note},
+          {"queues_read", rows.queues_read},
           {"containers", containers},
           {"classes", classes}};
 }
@@ -213,8 +286,8 @@ void PrintClasses(const ClassRows& rows, const ClassSources& sources, std::ostre
     }
     out << "\n";
   } else {
-    Table t({"CGROUP", "POD/CONTAINER", "QOS", "CLASSID", "HTB", "CAP", "NIC", "TX/RX", "DROPS",
-             "STATE"});
+    Table t({"CGROUP", "POD/CONTAINER", "QOS", "CLASSID", "HTB", "CAP", "NIC", "TX/RX",
+             "DROPS TX/RX", "STATE"});
     for (const auto& r : rows.containers) {
       std::string cap = "-";
       if (r.daemon && r.daemon->capped()) cap = std::to_string(r.daemon->allocated_mbps()) + "M";
@@ -229,17 +302,17 @@ void PrintClasses(const ClassRows& rows, const ClassSources& sources, std::ostre
       t.AddRow({std::to_string(r.cgroup_id),
                 Or(r.Name(), sources.daemon_reached ? "?" : "(names need the daemon)"),
                 Or(r.qos_level()), std::to_string(r.net_class_id()), HandleText(r.priority()), cap,
-                r.daemon ? Or(r.daemon->nic()) : "-", TxRx(r.counters),
-                r.counters ? std::to_string(r.counters->drops) : "-", state});
+                r.daemon ? Or(r.daemon->nic()) : "-", TxRx(r.counters), DropsText(r.Drops()),
+                state});
     }
     t.Print(out);
   }
   if (!rows.classes.empty()) {
     out << "\n";
-    Table c({"CLASSID", "TX BYTES", "TX PKTS", "RX BYTES", "RX PKTS", "DROPS"});
+    Table c({"CLASSID", "TX BYTES", "TX PKTS", "RX BYTES", "RX PKTS", "DROPS TX/RX"});
     for (const auto& [id, k] : rows.classes) {
       c.AddRow({std::to_string(id), HumanCount(k.tx_bytes), HumanCount(k.tx_packets),
-                HumanCount(k.rx_bytes), HumanCount(k.rx_packets), std::to_string(k.drops)});
+                HumanCount(k.rx_bytes), HumanCount(k.rx_packets), DropsText(ClassDrops(rows, id))});
     }
     c.Print(out);
   }

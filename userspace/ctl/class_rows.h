@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -30,6 +31,21 @@ std::string HumanCount(uint64_t v);
 
 nlohmann::json CountersJson(const bpf::Counters& c);
 bpf::Counters FromProto(const ::netqos::admin::v1::TrafficCounters& c);
+nlohmann::json QueueCountersJson(const ::netqos::admin::v1::QueueCounters& q);
+
+// Queue drops of HTB leaves by direction (the BPF programs never drop, so these are a
+// container's drops). Unset: unknown (netqosd not reachable or too old to report them, or the
+// leaf could not be read).
+struct LeafDrops {
+  std::optional<uint64_t> egress;
+  std::optional<uint64_t> ingress;
+  // Sum of the known directions; nullopt when neither is known.
+  std::optional<uint64_t> Total() const;
+};
+
+// "12/0" (egress/ingress), "-" for an unknown direction.
+std::string DropsText(const LeafDrops& d);
+nlohmann::json DropsJson(const LeafDrops& d);
 
 // What to tell the operator when the pinned maps cannot be read, e.g. "pin dir X not found: is
 // enforcement on (--enforcement=bpf) and is --bpf-pin-dir right?".
@@ -47,18 +63,27 @@ struct ClassRow {
   std::optional<netqos_class> pinned;                         // the kernel's entry
   std::optional<::netqos::admin::v1::ContainerClass> daemon;  // netqosd's view of it
   std::optional<bpf::Counters> counters;                      // pinned counters, else the daemon's
+  bool queues_read = false;  // the daemon read the HTB leaves for its answer (see Drops())
 
   uint32_t priority() const;
   uint32_t net_class_id() const;
   std::string qos_level() const;
   // "ns/pod/container" when the daemon knows it, else "".
   std::string Name() const;
+  // Its own leaves' drops: from the daemon when it read the queues; 0 in a direction where the
+  // container has no leaf of its own (what its level's shared default leaf drops is not its).
+  LeafDrops Drops() const;
 };
 
 struct ClassRows {
   std::vector<ClassRow> containers;  // sorted by name, then cgroup id
   std::vector<std::pair<uint32_t, bpf::Counters>> classes;
+  bool queues_read = false;  // the daemon read the HTB leaves: class_drops is meaningful
+  std::map<uint32_t, LeafDrops> class_drops;  // net class id -> its leaves' drops (daemon)
 };
+
+// A class's drops (sums over its containers' own leaves); unknown unless the daemon read them.
+LeafDrops ClassDrops(const ClassRows& rows, uint32_t net_class_id);
 
 // Either input may be null. Containers are the union of both sides (plus cgroups that only have
 // counters, when `with_counter_only` is set).

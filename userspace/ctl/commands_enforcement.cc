@@ -214,11 +214,13 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
     return kExitRpcError;
   }
 
-  // One reading of the counters, plus the class entries (for names and classes of idle ones).
+  // One reading of the counters, plus the class entries (for names and classes of idle ones),
+  // and the daemon's answer: names, and the HTB leaves' drops (which only netqosd reads).
   PinnedSnapshot classes_only;
+  std::optional<admin::ListClassesResponse> fresh;
+  std::string names_error;
   auto sample = [&](CounterSample* s, std::string* error) {
-    s->containers.clear();
-    s->classes.clear();
+    *s = CounterSample{};
     classes_only.classes.clear();
     if (maps) {
       PinnedSnapshot snap;
@@ -227,13 +229,24 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
       s->containers.insert(snap.container_counters.begin(), snap.container_counters.end());
       s->classes.insert(snap.class_counters.begin(), snap.class_counters.end());
       classes_only.classes = std::move(snap.classes);
-      return true;
+      // Asked again each refresh, so a daemon that comes or goes shows at once.
+      names_error.clear();
+      fresh = TryListClasses(g, false, kQuickTimeoutSeconds, &names_error);
+    } else {
+      fresh = TryListClasses(g, false, kQuickTimeoutSeconds, error);
+      if (!fresh) return false;
+      s->seconds = MonotonicSeconds();
+      for (const auto& c : fresh->containers()) {
+        s->containers[c.cgroup_id()] = FromProto(c.counters());
+        // The daemon's copy already includes the leaves' drops: they are added from the queues.
+        s->containers[c.cgroup_id()].drops = 0;
+      }
+      for (const auto& c : fresh->classes()) {
+        s->classes[c.net_class_id()] = FromProto(c.counters());
+        s->classes[c.net_class_id()].drops = 0;
+      }
     }
-    auto r = TryListClasses(g, false, kQuickTimeoutSeconds, error);
-    if (!r) return false;
-    s->seconds = MonotonicSeconds();
-    for (const auto& c : r->containers()) s->containers[c.cgroup_id()] = FromProto(c.counters());
-    for (const auto& c : r->classes()) s->classes[c.net_class_id()] = FromProto(c.counters());
+    AddLeafDrops(JoinClasses(nullptr, fresh ? &*fresh : nullptr), s);
     return true;
   };
 
@@ -254,9 +267,6 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
       err << "netqosctl: " << error << "\n";
       return kExitRpcError;
     }
-    // Names: asked again each refresh, so a daemon that comes or goes shows at once.
-    std::string names_error;
-    auto fresh = TryListClasses(g, true, kQuickTimeoutSeconds, &names_error);
     const ClassRows rows = JoinClasses(maps ? &classes_only : nullptr, fresh ? &*fresh : nullptr);
     TopFrame frame = BuildTopFrame(before, after, rows.containers);
     frame.unix_time = UnixNow();
@@ -265,8 +275,11 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
     frame.names_from_daemon = fresh.has_value();
     frame.note = pin_note;
     if (!fresh) {
-      frame.note +=
-          (frame.note.empty() ? "" : "; ") + std::string("names need the daemon: ") + names_error;
+      frame.note += (frame.note.empty() ? "" : "; ") +
+                    std::string("names need the daemon (so do drops): ") + names_error;
+    } else if (!fresh->queue_counters() && fresh->mode() == "bpf") {
+      frame.note += (frame.note.empty() ? "" : "; ") +
+                    std::string("this netqosd does not report its HTB leaves' drops");
     }
     if (g.json) {
       out << TopFrameJson(frame).dump() << "\n";
@@ -320,11 +333,13 @@ int CmdCgroup(const GlobalOptions& g, const std::string& pin_dir_flag, const std
 
   auto status = TryStatus(g, &f.daemon_error);
   f.daemon_reached = status.has_value();
+  bool queues_read = false;
   if (status) {
     f.mode = status->enforcement().mode();
     f.mode_error = status->enforcement().error();
     std::string classes_error;
     if (auto classes = TryListClasses(g, false, g.timeout_seconds, &classes_error)) {
+      queues_read = classes->queue_counters();
       for (const auto& c : classes->containers()) {
         if (c.cgroup_id() == f.cgroup_id) f.daemon = c;
       }
@@ -351,6 +366,10 @@ int CmdCgroup(const GlobalOptions& g, const std::string& pin_dir_flag, const std
   }
   if (!f.counters && f.daemon && f.daemon->has_counters()) {
     f.counters = FromProto(f.daemon->counters());
+  } else if (f.counters && f.daemon && queues_read) {
+    // The BPF programs never drop: the drops are the container's HTB leaves', which only the
+    // daemon reads.
+    f.counters->drops = f.daemon->counters().drops();
   }
 
   const Explanation why = Explain(f);

@@ -13,20 +13,68 @@ double Delta(uint64_t before, uint64_t after) {
   return static_cast<double>(after >= before ? after - before : after);
 }
 
+Json OptionalJson(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+
 Json RatesJson(const Rates& r) {
   return {{"tx_bits_per_second", r.tx_bits},
           {"tx_packets_per_second", r.tx_packets},
           {"rx_bits_per_second", r.rx_bits},
           {"rx_packets_per_second", r.rx_packets},
-          {"drops_per_second", r.drops}};
+          {"drops_per_second", r.drops},
+          {"egress_drops_per_second", OptionalJson(r.egress_drops)},
+          {"ingress_drops_per_second", OptionalJson(r.ingress_drops)}};
 }
 
-std::vector<std::string> RateCells(const Rates& r, const bpf::Counters& totals) {
+std::string DropRateText(const Rates& r) {
+  auto one = [](const std::optional<double>& v) { return v ? HumanRate(*v) : "-"; };
+  return one(r.egress_drops) + "/" + one(r.ingress_drops);
+}
+
+std::vector<std::string> RateCells(const Rates& r, const LeafDrops& drops) {
   return {HumanRate(r.tx_bits),    HumanRate(r.tx_packets), HumanRate(r.rx_bits),
-          HumanRate(r.rx_packets), HumanRate(r.drops),      std::to_string(totals.drops)};
+          HumanRate(r.rx_packets), DropRateText(r),         DropsText(drops)};
+}
+
+// Per-second drops of one direction between two samples: known when both samples had the queues
+// (a leaf missing from the first one is new: it counts from zero).
+std::optional<double> DropRate(const CounterSample& before, const std::optional<uint64_t>* prev,
+                               const std::optional<uint64_t>& now, double seconds) {
+  if (!before.queues_read || !now || seconds <= 0) return std::nullopt;
+  uint64_t from = 0;
+  if (prev != nullptr) {
+    if (!*prev) return std::nullopt;
+    from = **prev;
+  }
+  return Delta(from, *now) / seconds;
+}
+
+// The leaf drop rates and totals of one container or class, into its rates and totals.
+template <typename Key>
+void AddDrops(const CounterSample& before, const CounterSample& after,
+              const std::map<Key, LeafDrops>& before_drops,
+              const std::map<Key, LeafDrops>& after_drops, Key key, double seconds, Rates* rates,
+              bpf::Counters* totals, LeafDrops* drops) {
+  auto now = after_drops.find(key);
+  if (!after.queues_read || now == after_drops.end()) return;
+  *drops = now->second;
+  auto prev = before_drops.find(key);
+  const LeafDrops* p = prev == before_drops.end() ? nullptr : &prev->second;
+  rates->egress_drops = DropRate(before, p ? &p->egress : nullptr, now->second.egress, seconds);
+  rates->ingress_drops = DropRate(before, p ? &p->ingress : nullptr, now->second.ingress, seconds);
+  rates->drops += rates->egress_drops.value_or(0) + rates->ingress_drops.value_or(0);
+  totals->drops += now->second.Total().value_or(0);
 }
 
 }  // namespace
+
+void AddLeafDrops(const ClassRows& rows, CounterSample* sample) {
+  sample->queues_read = rows.queues_read;
+  if (!rows.queues_read) return;
+  for (const auto& r : rows.containers) {
+    if (r.daemon) sample->container_drops[r.cgroup_id] = r.Drops();
+  }
+  for (const auto& [id, counters] : rows.classes) sample->class_drops[id] = ClassDrops(rows, id);
+}
 
 Rates RateBetween(const bpf::Counters& before, const bpf::Counters& after, double seconds) {
   Rates r;
@@ -58,6 +106,11 @@ TopFrame BuildTopFrame(const CounterSample& before, const CounterSample& after,
     c.rates = RateBetween(prev == before.containers.end() ? bpf::Counters{} : prev->second, now,
                           f.interval_seconds);
   }
+  for (auto& [id, c] : containers) {
+    c.cgroup_id = id;
+    AddDrops(before, after, before.container_drops, after.container_drops, id, f.interval_seconds,
+             &c.rates, &c.totals, &c.drops);
+  }
   for (auto& [id, c] : containers) f.containers.push_back(std::move(c));
   std::stable_sort(f.containers.begin(), f.containers.end(),
                    [](const TopFrame::Container& a, const TopFrame::Container& b) {
@@ -73,6 +126,8 @@ TopFrame BuildTopFrame(const CounterSample& before, const CounterSample& after,
     auto prev = before.classes.find(id);
     c.rates = RateBetween(prev == before.classes.end() ? bpf::Counters{} : prev->second, now,
                           f.interval_seconds);
+    AddDrops(before, after, before.class_drops, after.class_drops, id, f.interval_seconds, &c.rates,
+             &c.totals, &c.drops);
     f.classes.push_back(c);
   }
   return f;
@@ -84,12 +139,13 @@ Json TopFrameJson(const TopFrame& f) {
     Json j = RatesJson(c.rates);
     j["cgroup_id"] = c.cgroup_id;
     j["totals"] = CountersJson(c.totals);
+    j["drops"] = DropsJson(c.drops);
     if (c.row) {
       const Json row = ClassRowJson(*c.row);
       for (const char* k :
            {"pod_uid", "pod_namespace", "pod_name", "container", "qos_level", "net_class_id",
-            "htb_class", "nic", "allocated_mbps", "in_pinned_map", "known_to_daemon"}) {
-        j[k] = row.at(k);
+            "htb_class", "nic", "allocated_mbps", "in_pinned_map", "known_to_daemon", "queues"}) {
+        if (row.contains(k)) j[k] = row.at(k);
       }
     } else {
       j["in_pinned_map"] = false;
@@ -102,6 +158,7 @@ Json TopFrameJson(const TopFrame& f) {
     Json j = RatesJson(c.rates);
     j["net_class_id"] = c.net_class_id;
     j["totals"] = CountersJson(c.totals);
+    j["drops"] = DropsJson(c.drops);
     classes.push_back(std::move(j));
   }
   return {{"time", f.unix_time},
@@ -127,7 +184,7 @@ void PrintTopFrame(const TopFrame& f, std::ostream& out) {
     out << "no containers in the class or counter maps\n";
   } else {
     Table t({"CGROUP", "POD/CONTAINER", "HTB", "CAP", "TX bit/s", "TX pkt/s", "RX bit/s",
-             "RX pkt/s", "DROP/s", "DROPS"});
+             "RX pkt/s", "DROP/s TX/RX", "DROPS TX/RX"});
     for (const auto& c : f.containers) {
       std::string name = "-", htb = "-", cap = "-";
       if (c.row) {
@@ -138,17 +195,18 @@ void PrintTopFrame(const TopFrame& f, std::ostream& out) {
         }
       }
       std::vector<std::string> cells = {std::to_string(c.cgroup_id), name, htb, cap};
-      for (auto& cell : RateCells(c.rates, c.totals)) cells.push_back(std::move(cell));
+      for (auto& cell : RateCells(c.rates, c.drops)) cells.push_back(std::move(cell));
       t.AddRow(std::move(cells));
     }
     t.Print(out);
   }
   if (!f.classes.empty()) {
     out << "\n";
-    Table t({"CLASSID", "TX bit/s", "TX pkt/s", "RX bit/s", "RX pkt/s", "DROP/s", "DROPS"});
+    Table t(
+        {"CLASSID", "TX bit/s", "TX pkt/s", "RX bit/s", "RX pkt/s", "DROP/s TX/RX", "DROPS TX/RX"});
     for (const auto& c : f.classes) {
       std::vector<std::string> cells = {std::to_string(c.net_class_id)};
-      for (auto& cell : RateCells(c.rates, c.totals)) cells.push_back(std::move(cell));
+      for (auto& cell : RateCells(c.rates, c.drops)) cells.push_back(std::move(cell));
       t.AddRow(std::move(cells));
     }
     t.Print(out);

@@ -1,6 +1,7 @@
 // `netqosctl top`: rates from two samples of the per-container and per-class counters (deltas of
-// the pinned per-CPU maps), joined with the class rows for names; one frame per refresh, as a
-// table or one JSON line. Pure: the command samples, this computes and renders.
+// the pinned per-CPU maps) and of the HTB leaves' drops (from netqosd), joined with the class rows
+// for names; one frame per refresh, as a table or one JSON line. Pure: the command samples, this
+// computes and renders.
 #pragma once
 
 #include <cstdint>
@@ -20,14 +21,23 @@ struct CounterSample {
   double seconds = 0;  // a monotonic clock reading
   std::map<uint64_t, bpf::Counters> containers;
   std::map<uint32_t, bpf::Counters> classes;
+  // The leaves' drops, when netqosd answered with them (the BPF counters never drop).
+  bool queues_read = false;
+  std::map<uint64_t, LeafDrops> container_drops{};
+  std::map<uint32_t, LeafDrops> class_drops{};
 };
+
+// The leaves' drops of every container and class in `rows` (as JoinClasses built them).
+void AddLeafDrops(const ClassRows& rows, CounterSample* sample);
 
 struct Rates {
   double tx_bits = 0;  // per second
   double tx_packets = 0;
   double rx_bits = 0;
   double rx_packets = 0;
-  double drops = 0;
+  double drops = 0;  // all known drops (the leaves' both ways; the BPF programs never drop)
+  std::optional<double> egress_drops;  // the own egress leaf's; unset when unknown
+  std::optional<double> ingress_drops;
 };
 
 // Per-second rates between two readings. A counter that went backwards (its entry was removed
@@ -39,12 +49,14 @@ struct TopFrame {
     uint64_t cgroup_id = 0;
     std::optional<ClassRow> row;  // class entry and/or the daemon's names
     Rates rates;
-    bpf::Counters totals;
+    bpf::Counters totals;  // drops: all known (the leaves')
+    LeafDrops drops;       // the own leaves' drops so far, by direction
   };
   struct Class {
     uint32_t net_class_id = 0;
     Rates rates;
     bpf::Counters totals;
+    LeafDrops drops;
   };
   double interval_seconds = 0;
   double unix_time = 0;

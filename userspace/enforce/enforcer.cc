@@ -301,6 +301,11 @@ void Enforcer::Pass(bool full) {
   }
 
   std::vector<std::string> shaped;
+  std::vector<LinkLeaves> leaf_links;
+  auto record_leaves = [&](const core::Nic& nic, const Applied& a) {
+    leaf_links.push_back(
+        {nic, IfbNameFor(nic.ifindex), LeafHandles(a.egress), LeafHandles(a.ingress)});
+  };
   for (const auto& link : links) {
     const core::Nic& nic = *nic_of.at(link.id);
     auto eplan = shaping::BuildHtbPlan(link.id.Identifier(), options_.shaping, link.link_mbps,
@@ -316,6 +321,7 @@ void Enforcer::Pass(bool full) {
     if (!full && a.ok && a.ifindex == nic.ifindex && SamePlan(a.egress, *eplan) &&
         SamePlan(a.ingress, *iplan)) {
       shaped.push_back(link.id.Identifier());
+      record_leaves(nic, a);
       continue;
     }
     if (auto st = ports_.shaper->Apply(nic, *eplan, *iplan); !st.ok()) {
@@ -325,6 +331,7 @@ void Enforcer::Pass(bool full) {
     }
     a = Applied{nic.ifindex, std::move(*eplan), std::move(*iplan), true};
     shaped.push_back(link.id.Identifier());
+    record_leaves(nic, a);
   }
 
   // Residual state (spec 7.7): allocations of pods the kubelet stopped listing are dropped after
@@ -362,6 +369,36 @@ void Enforcer::Pass(bool full) {
   status_.capped = capped;
   status_.shaped_nics = std::move(shaped);
   status_.classes = std::move(desired.by_cgroup);
+  leaf_links_ = std::move(leaf_links);
+}
+
+QueueSnapshot Enforcer::QueueStats() const {
+  if (!ports_.read_class_stats) return {};
+  std::vector<LinkLeaves> links;
+  std::map<uint64_t, DesiredContainer> containers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    links = leaf_links_;
+    containers = status_.classes;
+  }
+  std::vector<Result<LinkClassStats>> readings;
+  for (const auto& link : links) {
+    readings.push_back(ports_.read_class_stats(link.nic));
+  }
+  QueueSnapshot snap = AttributeLeafQueues(links, readings, containers);
+  // Scrapes come every few seconds: log a failure when it starts, changes or clears, not each time.
+  std::string errors;
+  for (const auto& e : snap.errors) errors += (errors.empty() ? "" : "; ") + e;
+  std::lock_guard<std::mutex> lock(stats_log_mu_);
+  if (errors != stats_error_logged_) {
+    if (errors.empty()) {
+      spdlog::info("htb queue counters readable again");
+    } else {
+      spdlog::warn("htb queue counters not read: {}", errors);
+    }
+    stats_error_logged_ = errors;
+  }
+  return snap;
 }
 
 }  // namespace netqos::enforce

@@ -27,6 +27,7 @@
 #include "enforce/class_sync.h"
 #include "enforce/class_table.h"
 #include "enforce/container_resolver.h"
+#include "enforce/leaf_queues.h"
 #include "enforce/link_shaper.h"
 #include "enforce/problem_log.h"
 #include "shaping/htb_plan.h"
@@ -45,6 +46,8 @@ struct EnforcerPorts {
   std::function<Status(const std::string& pod_uid)> remove_pod;
   ClassTable* table = nullptr;
   LinkShaper* shaper = nullptr;
+  // Reads a shaped NIC's HTB class counters, for QueueStats(); optional (none: no queues).
+  ReadLinkClassStats read_class_stats;
 };
 
 struct EnforcerOptions {
@@ -93,6 +96,10 @@ class Enforcer {
   void OnTopologyChanged();
 
   EnforcerStatus Status() const;
+  // The HTB leaves' counters, read now (outside the lock, from the calling thread) and attributed
+  // to the containers of the last pass: the drops, overlimits and backlog of each capped
+  // container's own leaves. Read on demand so a scrape is never staler than the kernel.
+  QueueSnapshot QueueStats() const;
 
  private:
   Enforcer(EnforcerOptions options, EnforcerPorts ports);
@@ -133,6 +140,9 @@ class Enforcer {
   bool stopping_ = false;
   std::map<std::string, Clock::time_point> tombstones_;  // pods removed through RemovePod
   EnforcerStatus status_;
+  std::vector<LinkLeaves> leaf_links_;  // the shaped links of the last pass and their leaves
+  mutable std::mutex stats_log_mu_;
+  mutable std::string stats_error_logged_;  // the last queue-read failure logged ("" = none)
   std::thread worker_;
 };
 

@@ -42,6 +42,22 @@ void FillCounters(const service::TrafficCounters& c, admin::TrafficCounters* out
   out->set_drops(c.drops);
 }
 
+void FillQueue(const service::QueueCounters& q, admin::QueueCounters* out) {
+  out->set_bytes(q.bytes);
+  out->set_packets(q.packets);
+  out->set_drops(q.drops);
+  out->set_overlimits(q.overlimits);
+  out->set_backlog_bytes(q.backlog_bytes);
+  out->set_backlog_packets(q.backlog_packets);
+}
+
+void FillLeaf(const service::LeafQueue& leaf, admin::LeafQueue* out) {
+  out->set_device(leaf.device);
+  out->set_htb_class(leaf.htb_class);
+  FillQueue(leaf.counters, out->mutable_counters());
+  out->set_error(leaf.error);
+}
+
 }  // namespace
 
 void FillAllocations(const service::AllocationService::View& view,
@@ -185,6 +201,7 @@ void FillStatus(const service::AllocationService::View& view,
 void FillClasses(const service::EnforcementReport& report, admin::ListClassesResponse* out) {
   out->set_mode(report.mode);
   out->set_pin_dir(report.pin_dir);
+  out->set_queue_counters(report.queue_counters);
   for (const auto& c : report.containers) {
     auto* cc = out->add_containers();
     cc->set_cgroup_id(c.cgroup_id);
@@ -200,11 +217,17 @@ void FillClasses(const service::EnforcementReport& report, admin::ListClassesRes
     cc->set_nic(c.nic);
     cc->set_allocated_mbps(c.allocated_mbps);
     FillCounters(c.counters, cc->mutable_counters());
+    if (c.egress_queue) FillLeaf(*c.egress_queue, cc->mutable_egress_queue());
+    if (c.ingress_queue) FillLeaf(*c.ingress_queue, cc->mutable_ingress_queue());
   }
   for (const auto& cls : report.classes) {
     auto* cc = out->add_classes();
     cc->set_net_class_id(cls.net_class_id);
     FillCounters(cls.counters, cc->mutable_counters());
+    if (report.queue_counters) {
+      FillQueue(cls.egress_queue, cc->mutable_egress_queue());
+      FillQueue(cls.ingress_queue, cc->mutable_ingress_queue());
+    }
   }
 }
 

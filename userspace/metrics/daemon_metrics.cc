@@ -155,9 +155,16 @@ void CollectEnforcement(const service::EnforcementReport& report,
                  "Packets a container sent (egress) or received (ingress).", MetricType::kCounter);
   Family c_drops = MakeFamily(
       "netqos_container_drops_total",
-      "Packets of a container the dataplane dropped (the BPF programs never drop; queue drops "
-      "of the HTB leaves are in tc -s class).",
+      "Packets of a container its own HTB leaf dropped (queue full), egress on the NIC and "
+      "ingress on its IFB; 0 without a leaf of its own (the BPF programs never drop).",
       MetricType::kCounter);
+  Family c_overlimits = MakeFamily(
+      "netqos_container_overlimits_total",
+      "Times a container's own HTB leaf was over its rate when asked to send (throttled).",
+      MetricType::kCounter);
+  Family c_backlog =
+      MakeFamily("netqos_container_backlog_bytes",
+                 "Bytes queued in a container's own HTB leaf now.", MetricType::kGauge);
   Family c_alloc = MakeFamily(
       "netqos_container_allocated_bits_per_second",
       "A classified container's allocation, by direction (its pod's for a pod-level one).",
@@ -169,7 +176,12 @@ void CollectEnforcement(const service::EnforcementReport& report,
                                 "Packets of all containers of a net class id, by direction.",
                                 MetricType::kCounter);
   Family k_drops =
-      MakeFamily("netqos_class_drops_total", "Packets of a net class id the dataplane dropped.",
+      MakeFamily("netqos_class_drops_total",
+                 "Packets the own HTB leaves of a net class id's containers dropped, by direction.",
+                 MetricType::kCounter);
+  Family k_overlimits =
+      MakeFamily("netqos_class_overlimits_total",
+                 "Overlimits of the own HTB leaves of a net class id's containers, by direction.",
                  MetricType::kCounter);
 
   for (const auto& c : report.containers) {
@@ -190,7 +202,18 @@ void CollectEnforcement(const service::EnforcementReport& report,
         {with_direction("egress"), static_cast<double>(c.counters.tx_packets)});
     c_packets.samples.push_back(
         {with_direction("ingress"), static_cast<double>(c.counters.rx_packets)});
-    c_drops.samples.push_back({base, static_cast<double>(c.counters.drops)});
+    // A leaf whose counters could not be read has no sample (rather than a false 0); a
+    // container without a leaf of its own has no drops of its own.
+    for (const auto& [direction, leaf] :
+         {std::pair{"egress", &c.egress_queue}, std::pair{"ingress", &c.ingress_queue}}) {
+      if (*leaf && !(*leaf)->error.empty()) continue;
+      const service::QueueCounters q = *leaf ? (*leaf)->counters : service::QueueCounters{};
+      c_drops.samples.push_back({with_direction(direction), static_cast<double>(q.drops)});
+      c_overlimits.samples.push_back(
+          {with_direction(direction), static_cast<double>(q.overlimits)});
+      c_backlog.samples.push_back(
+          {with_direction(direction), static_cast<double>(q.backlog_bytes)});
+    }
     if (c.nic.empty()) continue;  // no allocation: the QoS level's default class
     c_alloc.samples.push_back({with_direction("egress"), Bits(c.allocated_mbps)});
     if (allocations != nullptr) {
@@ -209,10 +232,16 @@ void CollectEnforcement(const service::EnforcementReport& report,
         {{{"direction", "egress"}, {"class_id", id}}, static_cast<double>(k.counters.tx_packets)});
     k_packets.samples.push_back(
         {{{"direction", "ingress"}, {"class_id", id}}, static_cast<double>(k.counters.rx_packets)});
-    k_drops.samples.push_back({{{"class_id", id}}, static_cast<double>(k.counters.drops)});
+    for (const auto& [direction, q] :
+         {std::pair{"egress", &k.egress_queue}, std::pair{"ingress", &k.ingress_queue}}) {
+      const Labels labels = {{"direction", direction}, {"class_id", id}};
+      k_drops.samples.push_back({labels, static_cast<double>(q->drops)});
+      k_overlimits.samples.push_back({labels, static_cast<double>(q->overlimits)});
+    }
   }
   for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &pods_known, &shaped,
-                    &c_bytes, &c_packets, &c_drops, &c_alloc, &k_bytes, &k_packets, &k_drops}) {
+                    &c_bytes, &c_packets, &c_drops, &c_overlimits, &c_backlog, &c_alloc, &k_bytes,
+                    &k_packets, &k_drops, &k_overlimits}) {
     out->push_back(std::move(*f));
   }
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,27 @@ struct TrafficCounters {
   uint64_t tx_packets = 0;
   uint64_t rx_bytes = 0;
   uint64_t rx_packets = 0;
+  // What netqos's shaping dropped of it: the BPF programs never drop, so in a report these are
+  // the own HTB leaves' queue drops, both directions (as in the *_queue members).
   uint64_t drops = 0;
+};
+
+// An HTB class's counters as the kernel keeps them (`tc -s class show`), since it was created.
+struct QueueCounters {
+  uint64_t bytes = 0;  // dequeued to the device (frames, without preamble and FCS)
+  uint64_t packets = 0;
+  uint64_t drops = 0;          // refused because the queue was full
+  uint64_t overlimits = 0;     // times the class was over its rate and ceil when asked to send
+  uint64_t backlog_bytes = 0;  // queued now
+  uint64_t backlog_packets = 0;
+};
+
+// A container's own HTB leaf in one direction.
+struct LeafQueue {
+  std::string device;     // egress: the NIC; ingress: its IFB (nqifb<ifindex>)
+  std::string htb_class;  // "10:100"
+  QueueCounters counters;
+  std::string error;  // why the counters could not be read ("" = read; else counters are zero)
 };
 
 struct ContainerEnforcement {
@@ -31,11 +52,18 @@ struct ContainerEnforcement {
   std::string nic;            // allocation's NIC identifier ("" when not allocated)
   uint32_t allocated_mbps = 0;
   TrafficCounters counters;   // since the entry was created (egress tx, ingress rx)
+  // Its own leaves, read with the counters. Unset: no leaf of its own in that direction (its
+  // traffic shares its QoS level's default leaf, whose drops cannot be told apart by container).
+  std::optional<LeafQueue> egress_queue;
+  std::optional<LeafQueue> ingress_queue;
 };
 
 struct ClassEnforcement {
   uint32_t net_class_id = 0;
   TrafficCounters counters;
+  // Sums over the own leaves of the class's containers (a shared pod-level leaf counted once).
+  QueueCounters egress_queue;
+  QueueCounters ingress_queue;
 };
 
 struct EnforcementProblem {
@@ -57,12 +85,14 @@ struct EnforcementReport {
   std::vector<EnforcementProblem> problems;
   std::vector<ContainerEnforcement> containers;
   std::vector<ClassEnforcement> classes;
+  bool queue_counters = false;  // the HTB leaves were read: the *_queue members are meaningful
 };
 
 class EnforcementView {
  public:
   virtual ~EnforcementView() = default;
-  // A consistent copy; `with_counters` reads the per-CPU maps (one syscall per entry).
+  // A consistent copy; `with_counters` reads the per-CPU maps (one syscall per entry) and the
+  // HTB leaves' counters (one netlink dump per shaped NIC and IFB).
   virtual EnforcementReport Report(bool with_counters) const = 0;
 };
 

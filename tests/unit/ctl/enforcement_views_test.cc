@@ -211,6 +211,131 @@ TEST_CASE("top: rates from counter deltas", "[ctl]") {
   CHECK_THAT(table.str(), Catch::Contains("CLASSID"));
 }
 
+TEST_CASE("drops: the daemon's HTB leaf counters in classes and top", "[ctl]") {
+  auto leaf = [](admin::LeafQueue* q, const char* device, uint64_t drops) {
+    q->set_device(device);
+    q->set_htb_class("10:100");
+    q->mutable_counters()->set_drops(drops);
+    q->mutable_counters()->set_overlimits(drops * 10);
+  };
+  auto daemon_with = [&](uint64_t egress_drops, bool queues) {
+    admin::ListClassesResponse d;
+    d.set_mode("bpf");
+    d.set_queue_counters(queues);
+    auto* web = d.add_containers();
+    *web = DaemonEntry(10, "web", "app", 0x100100, true, 100);
+    if (queues) {
+      leaf(web->mutable_egress_queue(), "eth0", egress_drops);
+      leaf(web->mutable_ingress_queue(), "nqifb2", 2);
+    }
+    *d.add_containers() = DaemonEntry(30, "web", "sidecar", 0x100031, false, 0);
+    auto* cls = d.add_classes();
+    cls->set_net_class_id(7);
+    if (queues) {
+      cls->mutable_egress_queue()->set_drops(egress_drops);
+      cls->mutable_ingress_queue()->set_drops(2);
+    }
+    return d;
+  };
+
+  SECTION("classes: per direction; a container without a leaf of its own has none") {
+    const admin::ListClassesResponse daemon = daemon_with(10, true);
+    const ClassRows rows = JoinClasses(nullptr, &daemon);
+    REQUIRE(rows.containers.size() == 2);
+    CHECK(rows.containers[0].Name() == "ns/web/app");
+    CHECK(rows.containers[0].Drops().egress == std::optional<uint64_t>(10));
+    CHECK(rows.containers[0].Drops().ingress == std::optional<uint64_t>(2));
+    CHECK(rows.containers[0].Drops().Total() == std::optional<uint64_t>(12));
+    CHECK(rows.containers[1].Drops().egress == std::optional<uint64_t>(0));
+    CHECK(ClassDrops(rows, 7).egress == std::optional<uint64_t>(10));
+    std::ostringstream table;
+    PrintClasses(rows, {"/pins", false, true, "bpf", ""}, table);
+    CHECK_THAT(table.str(), Catch::Contains("DROPS TX/RX"));
+    CHECK_THAT(table.str(), Catch::Contains("10/2"));
+    CHECK_THAT(table.str(), Catch::Contains("0/0"));
+    const auto j = ClassesJson(rows, {"/pins", false, true, "bpf", ""});
+    CHECK(j["queues_read"] == true);
+    CHECK(j["containers"][0]["drops"]["egress"] == 10);
+    CHECK(j["containers"][0]["queues"]["egress"]["overlimits"] == 100);
+    CHECK(j["containers"][0]["queues"]["ingress"]["device"] == "nqifb2");
+    CHECK(j["containers"][1]["drops"]["ingress"] == 0);
+    CHECK(j["containers"][1]["queues"]["egress"].is_null());
+    CHECK(j["classes"][0]["drops"]["ingress"] == 2);
+  }
+
+  SECTION("an unreadable leaf, a daemon that does not read queues, no daemon: unknown") {
+    admin::ListClassesResponse daemon = daemon_with(10, true);
+    daemon.mutable_containers(0)->mutable_egress_queue()->set_error("rtnl: boom");
+    ClassRows rows = JoinClasses(nullptr, &daemon);
+    CHECK_FALSE(rows.containers[0].Drops().egress.has_value());
+    CHECK(rows.containers[0].Drops().ingress == std::optional<uint64_t>(2));
+    CHECK(ClassRowJson(rows.containers[0])["queues"]["egress"]["error"] == "rtnl: boom");
+
+    const admin::ListClassesResponse old = daemon_with(10, false);
+    rows = JoinClasses(nullptr, &old);
+    CHECK_FALSE(rows.containers[0].Drops().Total().has_value());
+    CHECK_FALSE(ClassDrops(rows, 7).egress.has_value());
+    std::ostringstream table;
+    PrintClasses(rows, {"/pins", false, true, "bpf", ""}, table);
+    CHECK_THAT(table.str(), Catch::Contains("-/-"));
+
+    PinnedSnapshot pinned;
+    pinned.classes = {{10, Entry(0x100100, 7)}};
+    rows = JoinClasses(&pinned, nullptr);
+    CHECK_FALSE(rows.containers[0].Drops().egress.has_value());
+    CHECK(ClassRowJson(rows.containers[0])["drops"]["egress"].is_null());
+  }
+
+  SECTION("top: drop rates between two readings of the daemon's leaves") {
+    CounterSample before{10.0, {{10, Tx(0, 0)}}, {{7, Tx(0, 0)}}};
+    CounterSample after{10.5, {{10, Tx(1000, 10)}}, {{7, Tx(1000, 10)}}};
+    const admin::ListClassesResponse d1 = daemon_with(10, true);
+    const admin::ListClassesResponse d2 = daemon_with(60, true);
+    AddLeafDrops(JoinClasses(nullptr, &d1), &before);
+    const ClassRows rows = JoinClasses(nullptr, &d2);
+    AddLeafDrops(rows, &after);
+    const TopFrame f = BuildTopFrame(before, after, rows.containers);
+    const TopFrame::Container* web = nullptr;
+    const TopFrame::Container* side = nullptr;
+    for (const auto& c : f.containers) (c.cgroup_id == 10 ? web : side) = &c;
+    REQUIRE(web != nullptr);
+    REQUIRE(side != nullptr);
+    CHECK(web->rates.egress_drops == std::optional<double>(100.0));
+    CHECK(web->rates.ingress_drops == std::optional<double>(0.0));
+    CHECK(web->rates.drops == Approx(100));
+    CHECK(web->drops.egress == std::optional<uint64_t>(60));
+    CHECK(web->totals.drops == 62);
+    CHECK(side->rates.egress_drops == std::optional<double>(0.0));
+    REQUIRE(f.classes.size() == 1);
+    CHECK(f.classes[0].rates.egress_drops == std::optional<double>(100.0));
+    CHECK(f.classes[0].drops.ingress == std::optional<uint64_t>(2));
+
+    const auto j = TopFrameJson(f);
+    for (const auto& c : j["containers"]) {
+      if (c["cgroup_id"] != 10) continue;
+      CHECK(c["drops"]["egress"] == 60);
+      CHECK(c["egress_drops_per_second"] == 100.0);
+      CHECK(c["queues"]["egress"]["device"] == "eth0");
+      CHECK(c["totals"]["drops"] == 62);
+    }
+    std::ostringstream table;
+    PrintTopFrame(f, table);
+    CHECK_THAT(table.str(), Catch::Contains("DROP/s TX/RX"));
+    CHECK_THAT(table.str(), Catch::Contains("100.0/0.0"));
+    CHECK_THAT(table.str(), Catch::Contains("60/2"));
+
+    // The first reading had no daemon: totals are known, rates are not.
+    CounterSample blind{10.0, {{10, Tx(0, 0)}}, {{7, Tx(0, 0)}}};
+    const TopFrame g = BuildTopFrame(blind, after, rows.containers);
+    for (const auto& c : g.containers) {
+      if (c.cgroup_id != 10) continue;
+      CHECK_FALSE(c.rates.egress_drops.has_value());
+      CHECK(c.drops.egress == std::optional<uint64_t>(60));
+    }
+    CHECK(TopFrameJson(g)["containers"][0]["egress_drops_per_second"].is_null());
+  }
+}
+
 TEST_CASE("cgroup: container cgroup names of both drivers", "[ctl]") {
   CHECK(
       LooksLikeContainerCgroup("/sys/fs/cgroup/kubepods/burstable/"

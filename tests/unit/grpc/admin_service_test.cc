@@ -190,11 +190,26 @@ TEST_CASE("ListClasses translates every container and class with counters", "[gr
   CHECK(web.counters().rx_bytes() == 2000);
   CHECK(web.counters().rx_packets() == 30);
   CHECK(web.counters().drops() == 1);
+  CHECK(out.queue_counters());
+  REQUIRE(web.has_egress_queue());
+  CHECK(web.egress_queue().device() == "eth0");
+  CHECK(web.egress_queue().htb_class() == "10:100");
+  CHECK(web.egress_queue().counters().bytes() == 990000);
+  CHECK(web.egress_queue().counters().packets() == 690);
+  CHECK(web.egress_queue().counters().drops() == 1);
+  CHECK(web.egress_queue().counters().overlimits() == 55);
+  CHECK(web.egress_queue().counters().backlog_bytes() == 1514);
+  CHECK(web.egress_queue().counters().backlog_packets() == 1);
+  CHECK(web.egress_queue().error().empty());
+  CHECK_FALSE(web.has_ingress_queue());  // no ingress leaf of its own
   CHECK_FALSE(out.containers(1).capped());
+  CHECK_FALSE(out.containers(1).has_egress_queue());
   CHECK(out.containers(1).htb_class() == "10:31");
   REQUIRE(out.classes_size() == 1);
   CHECK(out.classes(0).net_class_id() == 7);
   CHECK(out.classes(0).counters().tx_bytes() == 1000500);
+  CHECK(out.classes(0).egress_queue().drops() == 1);
+  CHECK(out.classes(0).ingress_queue().drops() == 0);
 }
 
 TEST_CASE("Admin RPC handlers: version, pid, sockets, counters only when asked", "[grpc][admin]") {
@@ -221,6 +236,8 @@ TEST_CASE("Admin RPC handlers: version, pid, sockets, counters only when asked",
   REQUIRE(admin.ListClasses(nullptr, &names_only, &classes).ok());
   CHECK(classes.containers_size() == 2);
   CHECK(classes.containers(0).counters().tx_bytes() == 0);
+  CHECK_FALSE(classes.queue_counters());
+  CHECK_FALSE(classes.containers(0).has_egress_queue());
   CHECK(view.counter_reads() == 0);
 
   classes.Clear();

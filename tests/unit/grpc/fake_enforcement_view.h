@@ -17,8 +17,13 @@ class FakeEnforcementView final : public service::EnforcementView {
     if (with_counters) ++counter_reads_;
     service::EnforcementReport r = report_;
     if (!with_counters) {
-      for (auto& c : r.containers) c.counters = {};
-      for (auto& c : r.classes) c.counters = {};
+      for (auto& c : r.containers) {
+        c.counters = {};
+        c.egress_queue.reset();
+        c.ingress_queue.reset();
+      }
+      for (auto& c : r.classes) c = {c.net_class_id, {}, {}, {}};
+      r.queue_counters = false;
     }
     return r;
   }
@@ -58,6 +63,7 @@ inline service::EnforcementReport SampleEnforcementReport() {
   web.nic = "eth0";
   web.allocated_mbps = 100;
   web.counters = {1000000, 700, 2000, 30, 1};
+  web.egress_queue = {"eth0", "10:100", {990000, 690, 1, 55, 1514, 1}, ""};
   service::ContainerEnforcement side = web;
   side.cgroup_id = 4343;
   side.container = "sidecar";
@@ -67,8 +73,10 @@ inline service::EnforcementReport SampleEnforcementReport() {
   side.nic = "";
   side.allocated_mbps = 0;
   side.counters = {500, 5, 0, 0, 0};
+  side.egress_queue.reset();
   r.containers = {web, side};
-  r.classes = {{7, {1000500, 705, 2000, 30, 1}}};
+  r.classes = {{7, {1000500, 705, 2000, 30, 1}, {990000, 690, 1, 55, 1514, 1}, {}}};
+  r.queue_counters = true;
   return r;
 }
 

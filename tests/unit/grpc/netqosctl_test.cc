@@ -220,7 +220,16 @@ TEST_CASE("netqosctl enforcement commands against a daemon with a fake enforceme
     CHECK(j["containers"][0]["cgroup_id"] == 4242);
     CHECK(j["containers"][0]["htb_class"] == "10:100");
     CHECK(j["containers"][0]["counters"]["tx_bytes"] == 1000000);
+    CHECK(j["queues_read"] == true);
+    // Drops are the container's own HTB leaves'; without a leaf of its own: 0.
+    CHECK(j["containers"][0]["drops"]["egress"] == 1);
+    CHECK(j["containers"][0]["drops"]["ingress"] == 0);
+    CHECK(j["containers"][0]["queues"]["egress"]["htb_class"] == "10:100");
+    CHECK(j["containers"][0]["queues"]["egress"]["overlimits"] == 55);
+    CHECK(j["containers"][0]["queues"]["ingress"].is_null());
+    CHECK(j["containers"][1]["drops"]["egress"] == 0);
     CHECK(j["classes"][0]["net_class_id"] == 7);
+    CHECK(j["classes"][0]["drops"]["egress"] == 1);
 
     r = ctl({"classes", no_pins});
     REQUIRE(r.exit_code == 0);
@@ -241,6 +250,14 @@ TEST_CASE("netqosctl enforcement commands against a daemon with a fake enforceme
       CHECK(j["names_from_daemon"] == true);
       REQUIRE(j["containers"].size() == 2);
       CHECK(j["containers"][0]["tx_bits_per_second"] == 0.0);  // the fake's counters stand still
+      for (const auto& c : j["containers"]) {
+        if (c["container"] != "app") continue;
+        CHECK(c["drops"]["egress"] == 1);
+        CHECK(c["drops"]["ingress"] == 0);
+        CHECK(c["egress_drops_per_second"] == 0.0);
+        CHECK(c["totals"]["drops"] == 1);
+      }
+      CHECK(j["classes"][0]["drops"]["egress"] == 1);
       ++frames;
     }
     CHECK(frames == 2);

@@ -68,7 +68,9 @@ netqos::service::EnforcementReport SomeEnforcement() {
   c.net_class_id = 22345;
   c.nic = "eth0";
   c.allocated_mbps = 100;
-  c.counters = {1000, 10, 2000, 20, 1};
+  c.counters = {1000, 10, 2000, 20, 9};
+  c.egress_queue = {"eth0", "10:100", {9000, 6, 7, 30, 3000, 2}, ""};
+  c.ingress_queue = {"nqifb2", "10:100", {500, 5, 2, 4, 0, 0}, ""};
   netqos::service::ContainerEnforcement d = c;
   d.cgroup_id = 4343;
   d.pod_uid = "uid-b";
@@ -76,14 +78,26 @@ netqos::service::EnforcementReport SomeEnforcement() {
   d.container = "worker";
   d.allocated_mbps = 200;
   d.counters = {5, 1, 0, 0, 0};
+  // Its egress leaf could not be read; it has no ingress leaf (no ingress allocation).
+  d.egress_queue = {"eth0", "10:101", {}, "rtnl_class_alloc_cache: boom"};
+  d.ingress_queue.reset();
   netqos::service::ContainerEnforcement e = c;  // a container without an allocation
   e.cgroup_id = 4444;
   e.pod_uid = "uid-c";
   e.pod_name = "idle";
   e.nic = "";
   e.allocated_mbps = 0;
+  e.counters.drops = 0;
+  e.egress_queue.reset();
+  e.ingress_queue.reset();
   r.containers = {c, d, e};
-  r.classes = {{22345, {1005, 11, 2000, 20, 1}}};
+  netqos::service::ClassEnforcement k;
+  k.net_class_id = 22345;
+  k.counters = {1005, 11, 2000, 20, 9};
+  k.egress_queue = {9000, 6, 7, 30, 3000, 2};
+  k.ingress_queue = {500, 5, 2, 4, 0, 0};
+  r.classes = {k};
+  r.queue_counters = true;
   return r;
 }
 
@@ -130,7 +144,22 @@ TEST_CASE("per-container and per-class counters by direction, enforcement status
   CHECK(doc.Value("netqos_container_bytes_total", with(web, "ingress")) == 2000);
   CHECK(doc.Value("netqos_container_packets_total", with(web, "egress")) == 10);
   CHECK(doc.Value("netqos_container_packets_total", with(web, "ingress")) == 20);
-  CHECK(doc.Value("netqos_container_drops_total", web) == 1);
+  // Drops, overlimits and backlog are the container's own HTB leaf's, by direction.
+  CHECK(doc.Value("netqos_container_drops_total", with(web, "egress")) == 7);
+  CHECK(doc.Value("netqos_container_drops_total", with(web, "ingress")) == 2);
+  CHECK(doc.Value("netqos_container_overlimits_total", with(web, "egress")) == 30);
+  CHECK(doc.Value("netqos_container_overlimits_total", with(web, "ingress")) == 4);
+  CHECK(doc.Value("netqos_container_backlog_bytes", with(web, "egress")) == 3000);
+  CHECK(doc.Family("netqos_container_drops_total").type == "counter");
+  CHECK(doc.Family("netqos_container_backlog_bytes").type == "gauge");
+  // An unreadable leaf has no sample rather than a false 0; no leaf of its own: 0.
+  CHECK_FALSE(
+      doc.Find("netqos_container_drops_total", {{"pod", "batch"}, {"direction", "egress"}}));
+  CHECK(doc.Value("netqos_container_drops_total", {{"pod", "batch"}, {"direction", "ingress"}}) ==
+        0);
+  CHECK(doc.Value("netqos_container_drops_total", {{"pod", "idle"}, {"direction", "egress"}}) == 0);
+  CHECK(doc.Value("netqos_container_drops_total", {{"pod", "idle"}, {"direction", "ingress"}}) ==
+        0);
   CHECK(doc.Value("netqos_container_allocated_bits_per_second", with(web, "egress")) == 100e6);
   CHECK(doc.Value("netqos_container_allocated_bits_per_second", with(web, "ingress")) == 50e6);
   // A pod-level allocation gives its containers the pod's ingress.
@@ -145,7 +174,12 @@ TEST_CASE("per-container and per-class counters by direction, enforcement status
         1005);
   CHECK(doc.Value("netqos_class_packets_total",
                   {{"class_id", "22345"}, {"direction", "ingress"}}) == 20);
-  CHECK(doc.Value("netqos_class_drops_total", {{"class_id", "22345"}}) == 1);
+  CHECK(doc.Value("netqos_class_drops_total", {{"class_id", "22345"}, {"direction", "egress"}}) ==
+        7);
+  CHECK(doc.Value("netqos_class_drops_total", {{"class_id", "22345"}, {"direction", "ingress"}}) ==
+        2);
+  CHECK(doc.Value("netqos_class_overlimits_total",
+                  {{"class_id", "22345"}, {"direction", "egress"}}) == 30);
   CHECK(doc.Value("netqos_enforcement_mode", {{"mode", "bpf"}}) == 1);
   CHECK(doc.Value("netqos_enforcement_passes_total") == 12);
   CHECK(doc.Value("netqos_enforcement_pod_list_failures_total") == 2);
