@@ -2,6 +2,7 @@
 
 #include <net/if.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,7 @@ namespace netqos::enforce {
 namespace {
 
 constexpr char kForwardPrioritySysctl[] = "/proc/sys/net/ipv4/ip_forward_update_priority";
+constexpr char kIfbPrefix[] = "nqifb";
 
 // Reads the namespace-local sysctl of the calling thread's network namespace; -1 if unreadable.
 int ReadForwardPriority() {
@@ -40,9 +42,24 @@ Status WriteForwardPriority(int value) {
 
 std::string NicText(const core::Nic& nic) { return "nic " + nic.id.Identifier(); }
 
+// An IFB named after an ifindex that no device of this namespace has any more: it belonged to an
+// earlier incarnation of the NIC (deleted and re-created), and nothing redirects to it.
+bool IsStaleIfb(const std::string& ifb, int current_ifindex) {
+  const std::string prefix = kIfbPrefix;
+  if (ifb.rfind(prefix, 0) != 0 || ifb == IfbNameFor(current_ifindex)) return false;
+  int ifindex = 0;
+  try {
+    ifindex = std::stoi(ifb.substr(prefix.size()));
+  } catch (const std::exception&) {
+    return false;
+  }
+  char name[IF_NAMESIZE] = {};
+  return ifindex > 0 && ::if_indextoname(static_cast<unsigned>(ifindex), name) == nullptr;
+}
+
 }  // namespace
 
-std::string IfbNameFor(int ifindex) { return "nqifb" + std::to_string(ifindex); }
+std::string IfbNameFor(int ifindex) { return kIfbPrefix + std::to_string(ifindex); }
 
 Result<std::vector<InstalledLink>> LoadInstalledLinks(const std::string& path) {
   std::ifstream in(path);
@@ -58,6 +75,7 @@ Result<std::vector<InstalledLink>> LoadInstalledLinks(const std::string& path) {
       l.netns_path = e.value("netns_path", "");
       l.name = e.at("name").get<std::string>();
       l.forward_priority_before = e.value("forward_priority_before", -1);
+      l.ifbs = e.value("ifbs", std::vector<std::string>{});
       out.push_back(std::move(l));
     }
     return out;
@@ -73,7 +91,8 @@ Status SaveInstalledLinks(const std::string& path, const std::vector<InstalledLi
     j["links"].push_back({{"netns", l.netns},
                           {"netns_path", l.netns_path},
                           {"name", l.name},
-                          {"forward_priority_before", l.forward_priority_before}});
+                          {"forward_priority_before", l.forward_priority_before},
+                          {"ifbs", l.ifbs}});
   }
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -92,6 +111,15 @@ Status SaveInstalledLinks(const std::string& path, const std::vector<InstalledLi
 Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egress,
                                const shaping::HtbPlan& ingress) {
   int forward_before = -1;
+  // IFBs recorded for this link; those of an earlier incarnation of the NIC are removed below.
+  std::vector<std::string> ifbs;
+  if (!options_.record_path.empty()) {
+    if (auto links = LoadInstalledLinks(options_.record_path); links.ok()) {
+      for (const auto& l : *links) {
+        if (l.netns == nic.id.netns && l.name == nic.id.name) ifbs = l.ifbs;
+      }
+    }
+  }
   Status st = topology::RunInNetns(
       nic.netns_path,
       [&](const std::string&) -> Status {
@@ -122,6 +150,23 @@ Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egr
         attach.ifindex = nic.ifindex;
         attach.ifb_ifindex = *ifb;
         NETQOS_RETURN_IF_ERROR(bpf::AttachIngress(attach).Wrap("ingress classifier"));
+        std::vector<std::string> kept{IfbNameFor(nic.ifindex)};
+        for (const auto& old : ifbs) {
+          if (old == kept.front()) continue;
+          if (!IsStaleIfb(old, nic.ifindex)) {
+            kept.push_back(old);  // the ifindex in its name is in use again: left to --uninstall
+            continue;
+          }
+          if (Status del = installer->DeleteIfb(old); !del.ok()) {
+            spdlog::warn("cannot remove ifb of an earlier incarnation nic={} ifb={} error=\"{}\"",
+                         nic.id.Identifier(), old, del.message());
+            kept.push_back(old);
+            continue;
+          }
+          spdlog::info("removed ifb of an earlier incarnation nic={} ifb={}", nic.id.Identifier(),
+                       old);
+        }
+        ifbs = std::move(kept);
         if (!report->Unchanged() || !ireport->Unchanged()) {
           spdlog::info("shaping applied nic={} egress_added={} egress_changed={} egress_deleted={} "
                        "ingress_added={} ingress_changed={} ingress_deleted={}",
@@ -133,32 +178,36 @@ Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egr
       },
       topology::NetnsSysfs::kNone);
   if (!st.ok()) {
+    // The IFB may have been created before the failure: keep it on the record for --uninstall.
+    if (std::find(ifbs.begin(), ifbs.end(), IfbNameFor(nic.ifindex)) == ifbs.end()) {
+      ifbs.push_back(IfbNameFor(nic.ifindex));
+    }
     // The sysctl may have been changed before the shaping failed (a foreign root qdisc, say):
     // record its old value anyway, or --uninstall could not restore it (the namespace's other
     // NICs then find it at 0 and record nothing).
-    if (forward_before >= 0) {
-      if (Status rec = Record(nic, forward_before); !rec.ok()) {
-        spdlog::error("recording net.ipv4.ip_forward_update_priority={} for {} failed: {}",
-                      forward_before, NicText(nic), rec.message());
-      }
+    if (Status rec = Record(nic, forward_before, ifbs); !rec.ok()) {
+      spdlog::error("recording what was installed on {} failed: {}", NicText(nic), rec.message());
     }
     return st.Wrap(NicText(nic));
   }
-  return Record(nic, forward_before);
+  return Record(nic, forward_before, ifbs);
 }
 
-Status KernelLinkShaper::Record(const core::Nic& nic, int forward_priority_before) {
+Status KernelLinkShaper::Record(const core::Nic& nic, int forward_priority_before,
+                                const std::vector<std::string>& ifbs) {
   if (options_.record_path.empty()) return Status::Ok();
   auto links = LoadInstalledLinks(options_.record_path);
   if (!links.ok()) return links.status();
   for (auto& l : *links) {
     if (l.netns == nic.id.netns && l.name == nic.id.name) {
-      if (forward_priority_before < 0 || l.forward_priority_before >= 0) return Status::Ok();
-      l.forward_priority_before = forward_priority_before;
+      const bool forward_changed = forward_priority_before >= 0 && l.forward_priority_before < 0;
+      if (!forward_changed && l.ifbs == ifbs) return Status::Ok();
+      if (forward_changed) l.forward_priority_before = forward_priority_before;
+      l.ifbs = ifbs;
       return SaveInstalledLinks(options_.record_path, *links);
     }
   }
-  links->push_back({nic.id.netns, nic.netns_path, nic.id.name, forward_priority_before});
+  links->push_back({nic.id.netns, nic.netns_path, nic.id.name, forward_priority_before, ifbs});
   return SaveInstalledLinks(options_.record_path, *links);
 }
 
@@ -185,6 +234,8 @@ Status RemoveInstalledLinks(const std::string& record_path, const std::vector<In
             NETQOS_RETURN_IF_ERROR(installer->Remove(ifindex));
             NETQOS_RETURN_IF_ERROR(installer->DeleteIfb(IfbNameFor(ifindex)));
           }
+          // Also the IFBs of a NIC that is gone, or of its earlier incarnations.
+          for (const auto& ifb : l.ifbs) NETQOS_RETURN_IF_ERROR(installer->DeleteIfb(ifb));
           if (l.forward_priority_before > 0) {
             NETQOS_RETURN_IF_ERROR(WriteForwardPriority(l.forward_priority_before));
           }

@@ -28,6 +28,9 @@ struct InstalledLink {
   std::string netns_path;  // "" = host
   std::string name;
   int forward_priority_before = -1;  // sysctl value before netqos set it; -1 = untouched
+  // IFBs created for this link. A NIC deleted and re-created gets a new ifindex and so a new
+  // IFB; the earlier ones are removed when it is shaped again, or by --uninstall.
+  std::vector<std::string> ifbs;
 };
 
 // The record of installed links (JSON). A missing file is an empty list.
@@ -48,7 +51,8 @@ class KernelLinkShaper : public LinkShaper {
                const shaping::HtbPlan& ingress) override;
 
  private:
-  Status Record(const core::Nic& nic, int forward_priority_before);
+  Status Record(const core::Nic& nic, int forward_priority_before,
+                const std::vector<std::string>& ifbs);
   KernelLinkShaperOptions options_;
 };
 

@@ -1,0 +1,58 @@
+// The installed-links record (what `netqosd --uninstall` removes): round trip, including the IFBs
+// of NICs that were deleted and re-created, and records written before IFBs were listed.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "enforce/link_shaper.h"
+
+using netqos::enforce::InstalledLink;
+using netqos::enforce::LoadInstalledLinks;
+using netqos::enforce::SaveInstalledLinks;
+
+namespace {
+
+std::string TempPath() {
+  char tmpl[] = "/tmp/nq-links.XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  return tmpl;
+}
+
+}  // namespace
+
+TEST_CASE("installed links: the record keeps every IFB of a link") {
+  const std::string path = TempPath();
+  std::vector<InstalledLink> links = {
+      {"", "", "eth0", 1, {"nqifb12", "nqifb7"}},
+      {"ns2", "/var/run/netns/ns2", "eth2", -1, {}},
+  };
+  REQUIRE(SaveInstalledLinks(path, links).ok());
+  auto loaded = LoadInstalledLinks(path);
+  REQUIRE(loaded.ok());
+  REQUIRE(loaded->size() == 2);
+  CHECK((*loaded)[0].name == "eth0");
+  CHECK((*loaded)[0].forward_priority_before == 1);
+  CHECK((*loaded)[0].ifbs == std::vector<std::string>{"nqifb12", "nqifb7"});
+  CHECK((*loaded)[1].netns == "ns2");
+  CHECK((*loaded)[1].netns_path == "/var/run/netns/ns2");
+  CHECK((*loaded)[1].ifbs.empty());
+  std::remove(path.c_str());
+}
+
+TEST_CASE("installed links: a record written before IFBs were listed still loads") {
+  const std::string path = TempPath();
+  std::ofstream(path) << R"({"links": [{"netns": "", "netns_path": "", "name": "eth0",
+                                        "forward_priority_before": -1}]})";
+  auto loaded = LoadInstalledLinks(path);
+  REQUIRE(loaded.ok());
+  REQUIRE(loaded->size() == 1);
+  CHECK((*loaded)[0].name == "eth0");
+  CHECK((*loaded)[0].ifbs.empty());
+  std::remove(path.c_str());
+}
