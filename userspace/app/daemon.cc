@@ -103,11 +103,16 @@ int RunDaemon(const DaemonConfig& config) {
   checkpoint::FileStateStore::Options store_opts;
   store_opts.dir = config.EffectiveStateDir();
   store_opts.skip_corruption = config.skip_network_state_corruption;
+  const bool full_rewrite = config.checkpoint_mode == "full-rewrite";
+  store_opts.fsync_dir_after_snapshot = !full_rewrite;
+  store_opts.snapshot_every_records = config.checkpoint_snapshot_every;
   auto store = checkpoint::FileStateStore::Create(store_opts);
   if (!store.ok()) return Fail(store.status());
 
-  auto svc = service::AllocationService::Create(std::move(*policy), std::move(*store),
-                                                MakeChooser(config.nic_selection));
+  auto svc = service::AllocationService::Create(
+      std::move(*policy), std::move(*store), MakeChooser(config.nic_selection),
+      full_rewrite ? service::AllocationService::Durability::kFullRewrite
+                   : service::AllocationService::Durability::kJournal);
   if (!svc.ok()) {
     return Fail(svc.status().Wrap(
         "could not restore state from checkpoint; fix or move the file aside (after draining "

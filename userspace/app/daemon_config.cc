@@ -8,6 +8,7 @@
 #include "app/enforce_nics.h"
 #include "app/shaping_flags.h"
 #include "cgroup/kubelet_pods_client.h"
+#include "common/version.h"
 #include "core/constants.h"
 #include "metrics/http_server.h"
 
@@ -91,7 +92,7 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   CLI::App app{
       "netqosd: Kubernetes network QoS daemon. Serves the kubelet's QoS Resource Manager as\n"
       "Katalyst's network plugin (resource resource.katalyst.kubewharf.io/net_bandwidth)."};
-  app.set_version_flag("--version", std::string("netqosd 0.1.0"));
+  app.set_version_flag("--version", std::string("netqosd ") + Version());
   app.option_defaults()->always_capture_default();
   auto& p = c.policy;
 
@@ -220,6 +221,13 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--log-level", c.log_level,
                  "netqos: trace, debug, info, warn, error or critical");
   AddBoolFlag(app, "--print-config", c.print_config, "netqos: print the effective flags and exit");
+  app.add_option("--checkpoint-mode", c.checkpoint_mode,
+                 "netqos: journal (one fsync'd record per Allocate/RemovePod) or full-rewrite "
+                 "(rewrite the whole checkpoint on every change, as Katalyst does; a benchmark "
+                 "baseline, see docs/benchmarks.md)");
+  app.add_option("--checkpoint-snapshot-every", c.checkpoint_snapshot_every,
+                 "netqos: fold the journal into a full checkpoint snapshot after this many "
+                 "changes (journal mode)");
 
   // netqos: metrics and logs (docs/metrics.md).
   app.add_option("--metrics-bind-address", c.metrics_bind_address,
@@ -370,6 +378,11 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
   if (!level_ok)
     return InvalidArgument("--log-level must be one of trace, debug, info, warn, error, "
                            "critical, off; got \"" + c.log_level + "\"");
+  if (c.checkpoint_mode != "journal" && c.checkpoint_mode != "full-rewrite")
+    return InvalidArgument("--checkpoint-mode must be journal or full-rewrite, got \"" +
+                           c.checkpoint_mode + "\"");
+  if (c.checkpoint_snapshot_every == 0)
+    return InvalidArgument("--checkpoint-snapshot-every must be at least 1");
   if (c.log_format != "text" && c.log_format != "json")
     return InvalidArgument("--log-format must be text or json, got \"" + c.log_format + "\"");
   if (!c.metrics_bind_address.empty()) {

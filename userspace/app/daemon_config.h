@@ -48,6 +48,11 @@ struct DaemonConfig {
   // netqos operations: metrics and logs (docs/metrics.md).
   std::string metrics_bind_address;  // "" = no metrics listener; host:port, e.g. 127.0.0.1:9465
   std::string log_format = "text";   // "text" or "json" (one JSON object per line)
+  // "journal" (one fsync'd record per change) or "full-rewrite" (Katalyst's whole-file rewrite
+  // per change; a benchmark baseline, see docs/benchmarks.md).
+  std::string checkpoint_mode = "journal";
+  // A full snapshot folds the journal in after this many journaled changes.
+  uint64_t checkpoint_snapshot_every = 4096;
 
   // netqos enforcement flags (eBPF classification + HTB shaping on cgroup v2).
   std::string enforcement = "bpf";  // "bpf" or "none" (allocation only)

@@ -574,7 +574,7 @@ Status FileStateStore::WriteSnapshotFile(const std::string& contents) {
     ::unlink(tmp.c_str());
     return st;
   }
-  return FsyncDir(options_.dir);
+  return options_.fsync_dir_after_snapshot ? FsyncDir(options_.dir) : Status::Ok();
 }
 
 Status FileStateStore::FinishSnapshot(uint64_t seq, const core::Snapshot& snapshot) {

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 
+#include "common/version.h"
 #include "ctl/class_rows.h"
 #include "ctl/commands.h"
 
@@ -38,6 +39,7 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
                "netqosctl"};
   app.require_subcommand(1);
   app.fallthrough();  // global flags may follow the subcommand
+  app.set_version_flag("--version", std::string("netqosctl ") + Version());
 
   GlobalOptions g;
   g.socket = kDefaultSocket;

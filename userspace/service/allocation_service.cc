@@ -2,13 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 namespace netqos::service {
 
 Result<std::unique_ptr<AllocationService>> AllocationService::Create(
     core::StaticPolicy policy, std::unique_ptr<core::StateStore> store,
-    std::unique_ptr<core::NicChooser> chooser) {
+    std::unique_ptr<core::NicChooser> chooser, Durability durability) {
   auto loaded = store->Load();
   if (!loaded.ok()) return loaded.status();
   if (loaded->found) {
@@ -16,8 +19,8 @@ Result<std::unique_ptr<AllocationService>> AllocationService::Create(
     // NICs and configuration, so capacity or reservation changes take effect on restart.
     policy.Restore(std::move(loaded->pod_entries));
   }
-  std::unique_ptr<AllocationService> svc(
-      new AllocationService(std::move(policy), std::move(store), std::move(chooser)));
+  std::unique_ptr<AllocationService> svc(new AllocationService(
+      std::move(policy), std::move(store), std::move(chooser), durability));
   size_t containers = 0;
   for (const auto& [uid, entries] : svc->policy_.pod_entries()) containers += entries.size();
   spdlog::info("state restored found={} corruption_skipped={} pods={} containers={}",
@@ -32,8 +35,12 @@ Result<std::unique_ptr<AllocationService>> AllocationService::Create(
 
 AllocationService::AllocationService(core::StaticPolicy policy,
                                      std::unique_ptr<core::StateStore> store,
-                                     std::unique_ptr<core::NicChooser> chooser)
-    : policy_(std::move(policy)), store_(std::move(store)), chooser_(std::move(chooser)) {}
+                                     std::unique_ptr<core::NicChooser> chooser,
+                                     Durability durability)
+    : durability_(durability),
+      policy_(std::move(policy)),
+      store_(std::move(store)),
+      chooser_(std::move(chooser)) {}
 
 AllocationService::~AllocationService() {
   {
@@ -139,6 +146,7 @@ AllocationService::View AllocationService::Snapshot() {
 }
 
 Status AllocationService::CommitLocked(const core::StateChange& change) {
+  if (durability_ == Durability::kFullRewrite) return CommitFullRewriteLocked(change);
   // Durable first: if the journal write fails the in-memory state is untouched and the kubelet
   // sees the error, so nothing is acknowledged that a restart would forget.
   Status st = store_->Append(change);
@@ -149,6 +157,28 @@ Status AllocationService::CommitLocked(const core::StateChange& change) {
   policy_.Apply(change);
   MaybeScheduleSnapshotLocked();
   return Status::Ok();
+}
+
+Status AllocationService::CommitFullRewriteLocked(const core::StateChange& change) {
+  // O(pods) per call by design: this mode exists to measure the journal against it. The pod's
+  // previous entries are kept so that a failed write leaves the state exactly as it was.
+  const std::string& uid = std::holds_alternative<core::SetAllocation>(change)
+                               ? std::get<core::SetAllocation>(change).info.pod_uid
+                               : std::get<core::RemovePodEntries>(change).pod_uid;
+  std::vector<core::AllocationInfo> before;
+  if (auto it = policy_.pod_entries().find(uid); it != policy_.pod_entries().end()) {
+    for (const auto& [name, info] : it->second) before.push_back(info);
+  }
+  policy_.Apply(change);
+  auto seq = store_->BeginSnapshot();
+  Status st = seq.ok() ? store_->FinishSnapshot(
+                             *seq, core::Snapshot{policy_.pod_entries(), policy_.machine_state()})
+                       : seq.status();
+  if (st.ok()) return Status::Ok();
+  policy_.Apply(core::RemovePodEntries{uid});
+  for (auto& info : before) policy_.Apply(core::SetAllocation{std::move(info)});
+  spdlog::error("checkpoint rewrite failed, state unchanged: {}", st.message());
+  return Status(StatusCode::kUnavailable, "persist allocation state: " + st.message());
 }
 
 void AllocationService::MaybeScheduleSnapshotLocked() {

@@ -22,11 +22,18 @@ namespace netqos::service {
 
 class AllocationService {
  public:
+  // How a change is made durable before it is acknowledged.
+  enum class Durability {
+    kJournal,      // one fsync'd journal record (StateStore::Append); snapshots in the background
+    kFullRewrite,  // the whole state rewritten synchronously on every change, as Katalyst does
+                   // (--checkpoint-mode=full-rewrite: the baseline of bench/control_plane_bench)
+  };
+
   // Restores the state from the store (Load), recomputes the machine state, writes a fresh
   // snapshot and starts the background snapshot writer.
   static Result<std::unique_ptr<AllocationService>> Create(
       core::StaticPolicy policy, std::unique_ptr<core::StateStore> store,
-      std::unique_ptr<core::NicChooser> chooser);
+      std::unique_ptr<core::NicChooser> chooser, Durability durability = Durability::kJournal);
   ~AllocationService();
 
   AllocationService(const AllocationService&) = delete;
@@ -68,14 +75,17 @@ class AllocationService {
 
  private:
   AllocationService(core::StaticPolicy policy, std::unique_ptr<core::StateStore> store,
-                    std::unique_ptr<core::NicChooser> chooser);
+                    std::unique_ptr<core::NicChooser> chooser, Durability durability);
   // Journals and applies one change; caller holds mu_.
   Status CommitLocked(const core::StateChange& change);
+  // kFullRewrite: applies the change, then writes the whole state; undoes it if that fails.
+  Status CommitFullRewriteLocked(const core::StateChange& change);
   void MaybeScheduleSnapshotLocked();
   void Notify(const ChangeEvent& event);
   void SnapshotLoop();
   Status WriteSnapshotNow();
 
+  const Durability durability_;
   std::mutex mu_;
   core::StaticPolicy policy_;
   std::unique_ptr<core::StateStore> store_;

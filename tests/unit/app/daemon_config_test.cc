@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/daemon_config.h"
+#include "common/version.h"
 
 using netqos::app::DaemonConfig;
 using netqos::app::ParseDaemonFlags;
@@ -147,6 +148,15 @@ TEST_CASE("an empty --flag= value is empty, as in Go, and never takes the next a
   REQUIRE(nics.config);
   CHECK(nics.config->enforce_nics.empty());
   CHECK(nics.config->uninstall);
+}
+
+TEST_CASE("netqosd --version prints the build's release version, not a hard-coded one") {
+  std::ostringstream out;
+  std::streambuf* old = std::cout.rdbuf(out.rdbuf());
+  auto r = Parse({"--version"});
+  std::cout.rdbuf(old);
+  CHECK(r.exit_code == 0);
+  CHECK(out.str() == std::string("netqosd ") + netqos::Version() + "\n");
 }
 
 TEST_CASE("help and version exit 0 without a config") {

@@ -1,0 +1,373 @@
+// Control plane: GetTopologyHints, Allocate and RemovePod through the real netqosd over its unix
+// socket, with 100, 1,000 and 10,000 containers in state and 2 and 16 NICs, durable state on this
+// machine's disk. Each configuration is measured twice in the same run, on the same state: with
+// netqos's journal (the default, one fdatasync'd record per change) and with
+// --checkpoint-mode=full-rewrite (the whole checkpoint rewritten and fsync'd on every change,
+// Katalyst's design), and the ratio is printed.
+//
+// The state is filled through the socket by a daemon whose state dir is on tmpfs (fsync is free
+// there, so 10,000 allocations take seconds), then copied to disk for the measured daemons.
+// One kubelet cycle = GetTopologyHints + Allocate + RemovePod of a new single-container pod, so the
+// state size stays put while measuring.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_support.h"
+#include "kubelet_client.h"
+
+namespace netqos::bench {
+namespace {
+
+struct Plan {
+  std::vector<int> nic_counts;
+  std::vector<int> sizes;
+  int journal_cycles;                // latency samples per op, journal mode
+  double baseline_budget_s;          // full-rewrite: stop sampling after this long ...
+  int baseline_min_cycles;           // ... but not before this many samples
+  int baseline_max_cycles;
+  std::vector<int> client_counts;
+  double throughput_s;
+};
+
+Plan MakePlan(bool quick) {
+  if (quick) return {{2}, {100}, 30, 2.0, 10, 30, {1, 16}, 0.5};
+  return {{2, 16}, {100, 1000, 10000}, 500, 12.0, 30, 500, {1, 16}, 3.0};
+}
+
+// 4 NUMA nodes on 2 sockets; `nics` NICs of 100 Gbit/s spread over them.
+std::string TopologyJson(int nics) {
+  std::string s = R"({"numa_nodes": [{"id": 0, "socket": 0}, {"id": 1, "socket": 0},
+                      {"id": 2, "socket": 1}, {"id": 3, "socket": 1}], "nics": [)";
+  for (int i = 0; i < nics; ++i) {
+    s += std::string(i ? "," : "") + R"({"name": "eth)" + std::to_string(i) +
+         R"(", "speed_mbps": 100000, "numa_node": )" + std::to_string(i % 4) +
+         R"(, "enabled": true, "ipv4": ["10.99.)" + std::to_string(i) + R"(.1"]})";
+  }
+  return s + "]}";
+}
+
+std::string Uid(const std::string& prefix, long n) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%s-%012ld", prefix.c_str(), n);
+  return buf;
+}
+
+// Allocates containers fill-<from>..fill-<to-1> (1 Mbit/s each) with `threads` clients.
+void Fill(const std::string& socket, long from, long to, int threads) {
+  std::vector<std::thread> workers;
+  std::mutex mu;
+  std::string error;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      try {
+        KubeletClient c(socket);
+        for (long i = from + t; i < to; i += threads) {
+          if (InterruptSignal().load() != 0) return;
+          const std::string uid = Uid("fill", i);
+          Check(c.Allocate(ContainerRequest(uid, "fill-" + std::to_string(i), "app", 1)),
+                "fill Allocate " + uid);
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard lk(mu);
+        error = e.what();
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  CheckInterrupted();
+  if (!error.empty()) throw std::runtime_error(error);
+}
+
+struct Latencies {
+  std::vector<double> hints, alloc, remove;  // µs
+};
+
+// One kubelet cycle on a new pod; appends each RPC's latency.
+void Cycle(KubeletClient& c, const std::string& uid, Latencies* out) {
+  const auto req = ContainerRequest(uid, "bench", "app", 1);
+  auto t0 = Clock::now();
+  Check(c.Hints(req), "GetTopologyHints " + uid);
+  auto t1 = Clock::now();
+  Check(c.Allocate(req), "Allocate " + uid);
+  auto t2 = Clock::now();
+  Check(c.RemovePod(uid), "RemovePod " + uid);
+  auto t3 = Clock::now();
+  if (out != nullptr) {
+    out->hints.push_back(Micros(t1 - t0));
+    out->alloc.push_back(Micros(t2 - t1));
+    out->remove.push_back(Micros(t3 - t2));
+  }
+}
+
+Latencies MeasureLatency(const std::string& socket, const std::string& prefix, int min_cycles,
+                         int max_cycles, double budget_s) {
+  KubeletClient c(socket);
+  for (int i = 0; i < 5; ++i) Cycle(c, Uid(prefix + "w", i), nullptr);  // warm the connection
+  Latencies l;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < max_cycles; ++i) {
+    CheckInterrupted();
+    if (i >= min_cycles && Seconds(Clock::now() - t0) > budget_s) break;
+    Cycle(c, Uid(prefix, i), &l);
+  }
+  return l;
+}
+
+// Cycles per second with `clients` concurrent clients (each its own connection) for `seconds`.
+double MeasureThroughput(const std::string& socket, const std::string& prefix, int clients,
+                         double seconds) {
+  std::vector<std::thread> workers;
+  std::vector<long> done(static_cast<size_t>(clients), 0);
+  std::mutex mu;
+  std::string error;
+  const auto t0 = Clock::now();
+  const auto end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  for (int t = 0; t < clients; ++t) {
+    workers.emplace_back([&, t] {
+      try {
+        KubeletClient c(socket);
+        for (long i = 0; Clock::now() < end && InterruptSignal().load() == 0; ++i) {
+          Cycle(c, Uid(prefix + std::to_string(t) + "-", i), nullptr);
+          ++done[static_cast<size_t>(t)];
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard lk(mu);
+        error = e.what();
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  const double elapsed = Seconds(Clock::now() - t0);  // includes the calls in flight at the end
+  CheckInterrupted();
+  if (!error.empty()) throw std::runtime_error(error);
+  long total = 0;
+  for (long d : done) total += d;
+  return static_cast<double>(total) / elapsed;
+}
+
+struct ModeResult {
+  Latencies lat;
+  std::map<int, double> throughput;  // clients -> cycles/s
+  double start_ms = 0;
+  uint64_t checkpoint_bytes = 0;
+};
+
+// One daemon on `state_dir` in one checkpoint mode: latency, then (with_throughput) throughput.
+ModeResult MeasureMode(const Plan& plan, const std::string& state_dir, const std::string& topo,
+                       const std::string& work, bool full_rewrite, const std::string& prefix,
+                       bool with_throughput) {
+  ScopedDir sock(work, "sock");
+  std::vector<std::string> flags = {"--topology-file=" + topo, "--qrm-state-dir=" + state_dir,
+                                    "--enforcement=none"};
+  if (full_rewrite) flags.push_back("--checkpoint-mode=full-rewrite");
+  Netqosd d(flags, sock.path(), work + "/" + prefix + ".log");
+  ModeResult r;
+  r.start_ms = d.start_ms();
+  if (full_rewrite) {
+    r.lat = MeasureLatency(d.socket(), prefix, plan.baseline_min_cycles, plan.baseline_max_cycles,
+                           with_throughput ? plan.baseline_budget_s : plan.baseline_budget_s / 2);
+  } else {
+    r.lat = MeasureLatency(d.socket(), prefix, plan.journal_cycles, plan.journal_cycles, 1e9);
+  }
+  for (int clients : with_throughput ? plan.client_counts : std::vector<int>{}) {
+    r.throughput[clients] =
+        MeasureThroughput(d.socket(), prefix + "t" + std::to_string(clients), clients,
+                          plan.throughput_s);
+  }
+  std::error_code ec;
+  r.checkpoint_bytes = std::filesystem::file_size(state_dir + "/network_plugin_state", ec);
+  d.Stop();
+  return r;
+}
+
+void CopyState(const std::string& from, const std::string& to) {
+  std::filesystem::remove_all(to);
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+}
+
+// What one appended journal line costs on the filesystem of `dir` (write + fdatasync): the floor
+// under a durable Allocate there.
+std::vector<double> FlushLatencies(const std::string& dir, int n) {
+  const std::string path = dir + "/flush-probe";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("open " + path);
+  const std::string line(200, 'x');
+  std::vector<double> us;
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
+        ::fdatasync(fd) != 0) {
+      ::close(fd);
+      throw std::runtime_error("write/fdatasync " + path);
+    }
+    us.push_back(Micros(Clock::now() - t0));
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+  return us;
+}
+
+std::string Row(const std::vector<std::string>& cells) {
+  std::string out = "|";
+  for (const auto& c : cells) out += " " + c + " |";
+  return out;
+}
+
+void Run(const Args& args) {
+  const Plan plan = MakePlan(args.quick);
+  Report rep("control_plane", args);
+  rep.Line("## Control plane: kubelet RPCs through the real netqosd");
+  rep.Line();
+  rep.Line("`bench/control_plane_bench.cc`. The real `netqosd` (`--enforcement=none`, a topology "
+           "file with N NICs of 100 Gbit/s on 4 NUMA nodes) on a unix socket, its state dir on "
+           "this machine's disk (ext4 on a virtio disk) with default checkpointing: one "
+           "`fdatasync`'d journal record per Allocate/RemovePod, acknowledged after the flush. "
+           "The baseline is the same binary on the same state with `--checkpoint-mode=full-rewrite`: "
+           "the whole checkpoint (pod entries and machine state, Katalyst's layout) serialised, "
+           "written to a temp file, fsync'd and renamed over the old one on every change, as "
+           "Katalyst's checkpoint manager does (HEAD writes once per call, v0.5.3 twice). A cycle "
+           "is GetTopologyHints + Allocate + RemovePod of a new single-container pod (1 Mbit/s, "
+           "shared_cores), so the state size stays constant; latency is one client, sequential, "
+           "measured at the client (gRPC round trip included). The state is filled through the "
+           "socket by a daemon whose state dir is on tmpfs, then copied to disk.");
+  rep.Line();
+  rep.TableHeader({"NICs", "containers", "op", "journal p50", "journal p99", "baseline p50",
+                   "baseline p99", "p50 ratio", "p99 ratio", "samples (j/b)"});
+  std::vector<std::string> thr_rows, start_rows, tmpfs_rows;
+  std::map<int, std::pair<double, double>> alloc_p99_at_max;  // nics -> (journal, baseline)
+  std::map<int, std::pair<double, double>> alloc_p50_at_max;
+  std::map<int, double> tmpfs_alloc_p99_at_max;
+  const int max_size = plan.sizes.back();
+
+  for (int nics : plan.nic_counts) {
+    ScopedDir work(args.work_dir, args.tag + "-cp");
+    const std::string topo = work.file("topology.json");
+    std::ofstream(topo) << TopologyJson(nics);
+    // The fill daemon's state lives on tmpfs: fsync costs nothing there.
+    ScopedDir shm("/dev/shm", args.tag + "-fill");
+    const std::string fill_state = shm.file("state");
+    long filled = 0;
+    for (int size : plan.sizes) {
+      {
+        ScopedDir sock(work.path(), "fsock");
+        Netqosd filler({"--topology-file=" + topo, "--qrm-state-dir=" + fill_state,
+                        "--enforcement=none", "--log-level=warn"},
+                       sock.path(), work.file("fill.log"));
+        const auto t0 = Clock::now();
+        Fill(filler.socket(), filled, size, 4);
+        std::printf("[control plane] %d NICs: filled %ld -> %d containers in %.1f s\n", nics,
+                    filled, size, Seconds(Clock::now() - t0));
+        filled = size;
+        filler.Stop();  // final snapshot: one file holds the whole state
+      }
+      const std::string tag = std::to_string(nics) + "n" + std::to_string(size);
+      const std::string n = std::to_string(nics), c = Thousands(size);
+
+      // On disk: the figures.
+      const std::string disk_state = work.file("state-" + std::to_string(size));
+      CopyState(fill_state, disk_state);
+      ModeResult j = MeasureMode(plan, disk_state, topo, work.path(), false, "j" + tag, true);
+      ModeResult b = MeasureMode(plan, disk_state, topo, work.path(), true, "b" + tag, true);
+      std::filesystem::remove_all(disk_state);
+      // On tmpfs: the same without the disk's flush, which tells the software path apart.
+      const std::string mem_state = shm.file("mem-" + std::to_string(size));
+      CopyState(fill_state, mem_state);
+      ModeResult jm = MeasureMode(plan, mem_state, topo, work.path(), false, "jm" + tag, false);
+      ModeResult bm = MeasureMode(plan, mem_state, topo, work.path(), true, "bm" + tag, false);
+      std::filesystem::remove_all(mem_state);
+
+      auto row = [&](const char* op, const std::vector<double>& jv, const std::vector<double>& bv) {
+        const double jp50 = Percentile(jv, 50), jp99 = Percentile(jv, 99);
+        const double bp50 = Percentile(bv, 50), bp99 = Percentile(bv, 99);
+        rep.TableRow({n, c, op, Us(jp50), Us(jp99), Us(bp50), Us(bp99), Ratio(bp50 / jp50),
+                      Ratio(bp99 / jp99),
+                      std::to_string(jv.size()) + " / " + std::to_string(bv.size())});
+      };
+      row("GetTopologyHints", j.lat.hints, b.lat.hints);
+      row("Allocate", j.lat.alloc, b.lat.alloc);
+      row("RemovePod", j.lat.remove, b.lat.remove);
+      {
+        const auto& jv = jm.lat.alloc;
+        const auto& bv = bm.lat.alloc;
+        tmpfs_rows.push_back(Row({n, c, Us(Percentile(jv, 50)), Us(Percentile(jv, 99)),
+                                  Us(Percentile(bv, 50)), Us(Percentile(bv, 99)),
+                                  Ratio(Percentile(bv, 50) / Percentile(jv, 50)),
+                                  Ratio(Percentile(bv, 99) / Percentile(jv, 99)),
+                                  std::to_string(jv.size()) + " / " + std::to_string(bv.size())}));
+      }
+      if (size == max_size) {
+        alloc_p99_at_max[nics] = {Percentile(j.lat.alloc, 99), Percentile(b.lat.alloc, 99)};
+        alloc_p50_at_max[nics] = {Percentile(j.lat.alloc, 50), Percentile(b.lat.alloc, 50)};
+        tmpfs_alloc_p99_at_max[nics] = Percentile(jm.lat.alloc, 99);
+      }
+      for (int clients : plan.client_counts) {
+        const double jt = j.throughput[clients], bt = b.throughput[clients];
+        thr_rows.push_back(Row({n, c, std::to_string(clients), Fmt(jt, 0), Fmt(bt, bt < 10 ? 2 : 0),
+                                Ratio(jt / bt)}));
+      }
+      start_rows.push_back(Row({n, c, Thousands(static_cast<double>(b.checkpoint_bytes)),
+                                Fmt(j.start_ms, 0) + " ms"}));
+    }
+  }
+  rep.Line();
+  rep.Line("Throughput: kubelet cycles per second (each = 3 RPCs) with 1 and 16 concurrent "
+           "clients, each on its own connection, for " + Fmt(plan.throughput_s, 1) +
+           " s (calls still in flight at the end are waited for and counted in the time).");
+  rep.Line();
+  rep.TableHeader({"NICs", "containers", "clients", "journal cycles/s", "baseline cycles/s",
+                   "ratio"});
+  for (const auto& r : thr_rows) rep.Line(r);
+  rep.Line();
+
+  // The floor under a durable Allocate on this disk, and the software path on tmpfs.
+  ScopedDir probe(args.work_dir, args.tag + "-flush");
+  const std::vector<double> flush = FlushLatencies(probe.path(), args.quick ? 50 : 300);
+  rep.Line("What a durable acknowledgement costs here: one 200-byte append + `fdatasync` on the "
+           "same filesystem, " + std::to_string(flush.size()) + " times: p50 " +
+           Us(Percentile(flush, 50)) + ", p99 " + Us(Percentile(flush, 99)) + ". The same "
+           "Allocate with the state dir on tmpfs (as `--qrm-enable-in-memory-state` keeps it; "
+           "the flush is then free, so this is the software path: gRPC, policy, journal encoding "
+           "vs full serialisation):");
+  rep.Line();
+  rep.TableHeader({"NICs", "containers", "journal p50", "journal p99", "baseline p50",
+                   "baseline p99", "p50 ratio", "p99 ratio", "samples (j/b)"});
+  for (const auto& r : tmpfs_rows) rep.Line(r);
+  rep.Line();
+  rep.Line("Checkpoint size and daemon start (restore from checkpoint + journal, until the socket "
+           "answers GetInfo):");
+  rep.Line();
+  rep.TableHeader({"NICs", "containers", "checkpoint bytes", "netqosd start"});
+  for (const auto& r : start_rows) rep.Line(r);
+  rep.Line();
+
+  for (const auto& [nics, p] : alloc_p99_at_max) {
+    const std::string where = std::to_string(nics) + " NICs, " + Thousands(max_size) + " containers";
+    rep.Target("Allocate p99 ≤ 100 µs (" + where + ")", Us(p.first), p.first <= 100,
+               "fdatasync alone here: p50 " + Us(Percentile(flush, 50)) + ", p99 " +
+                   Us(Percentile(flush, 99)) + "; on tmpfs the Allocate p99 is " +
+                   Us(tmpfs_alloc_p99_at_max[nics]));
+    const double ratio99 = p.second / p.first;
+    const double ratio50 = alloc_p50_at_max[nics].second / alloc_p50_at_max[nics].first;
+    rep.Target("Allocate ≥ 20× the full-rewrite baseline (" + where + ")",
+               "p99 " + Ratio(ratio99) + ", p50 " + Ratio(ratio50),
+               ratio99 >= 20 && ratio50 >= 20,
+               "baseline p50 " + Us(alloc_p50_at_max[nics].second) + ", p99 " + Us(p.second));
+  }
+}
+
+}  // namespace
+}  // namespace netqos::bench
+
+int main(int argc, char** argv) {
+  const auto args = netqos::bench::ParseArgs(
+      argc, argv, "Control-plane latency and throughput of netqosd (no root needed).");
+  return netqos::bench::RunMain("control_plane_bench", [&] { netqos::bench::Run(args); });
+}

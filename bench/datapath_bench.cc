@@ -1,0 +1,393 @@
+// Datapath cost of netqos, two ways, each against a baseline measured in the same run:
+//  1. Per-invocation cost of each BPF program (BPF_PROG_TEST_RUN, kernel-timed over many repeats)
+//     next to an empty program of the same type (bench/bpf/netqos_bench_empty.bpf.c).
+//  2. Traffic over a veth into a network namespace, from a "container" cgroup: bulk TCP both ways
+//     and 64-byte UDP both ways, with nothing attached, with netqos classifying and counting
+//     (no --enforce-nics), and with netqos shaping the veth (HTB + IFB; the container's leaf is
+//     allocated far above what the veth carries: an uncapped class). Configurations alternate
+//     round by round and each figure is the median of the rounds.
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/pkt_cls.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <netinet/in.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench_support.h"
+#include "bpf/cgroup_id.h"
+#include "bpf/dataplane.h"
+#include "enforcement_env.h"
+#include "netqos_bench_empty.skel.h"
+
+namespace netqos::bench {
+namespace {
+
+// --------------------------------------------------------------------------------------------
+// 1. BPF_PROG_TEST_RUN
+
+// Ethernet + IPv4 + TCP or UDP header; addresses and ports in host order.
+std::vector<uint8_t> Packet(uint8_t proto, uint32_t saddr, uint16_t sport, uint32_t daddr,
+                            uint16_t dport) {
+  const size_t l4 = proto == IPPROTO_TCP ? sizeof(tcphdr) : sizeof(udphdr);
+  std::vector<uint8_t> pkt(sizeof(ethhdr) + sizeof(iphdr) + l4, 0);
+  ethhdr eth{};
+  eth.h_proto = htons(ETH_P_IP);
+  std::memcpy(pkt.data(), &eth, sizeof(eth));
+  iphdr ip{};
+  ip.version = 4;
+  ip.ihl = 5;
+  ip.ttl = 64;
+  ip.protocol = proto;
+  ip.tot_len = htons(static_cast<uint16_t>(sizeof(iphdr) + l4));
+  ip.saddr = htonl(saddr);
+  ip.daddr = htonl(daddr);
+  std::memcpy(pkt.data() + sizeof(eth), &ip, sizeof(ip));
+  uint8_t* l4p = pkt.data() + sizeof(eth) + sizeof(ip);
+  if (proto == IPPROTO_TCP) {
+    tcphdr tcp{};
+    tcp.source = htons(sport);
+    tcp.dest = htons(dport);
+    tcp.doff = 5;
+    tcp.ack = 1;
+    std::memcpy(l4p, &tcp, sizeof(tcp));
+  } else {
+    udphdr udp{};
+    udp.source = htons(sport);
+    udp.dest = htons(dport);
+    udp.len = htons(static_cast<uint16_t>(l4));
+    std::memcpy(l4p, &udp, sizeof(udp));
+  }
+  return pkt;
+}
+
+constexpr uint32_t kLoopback = 0x7f000001;
+
+// Average ns per run of `repeat` kernel-timed runs of prog_fd on pkt; -1 on error.
+double TestRunNs(int prog_fd, std::vector<uint8_t> pkt, uint32_t repeat) {
+  __sk_buff ctx{};
+  bpf_test_run_opts opts{};
+  opts.sz = sizeof(opts);
+  opts.data_in = pkt.data();
+  opts.data_size_in = static_cast<uint32_t>(pkt.size());
+  opts.ctx_in = &ctx;
+  opts.ctx_size_in = sizeof(ctx);
+  opts.repeat = repeat;
+  if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) return -1;
+  return static_cast<double>(opts.duration);  // the kernel divides by repeat
+}
+
+// Runs `fn` in a child that first joins `cgroup` (BPF_PROG_TEST_RUN of a cgroup_skb program sees
+// the calling task's cgroup) and returns what fn returned; throws if the child failed.
+double InChild(const std::string& cgroup, const std::function<double()>& fn) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork");
+  if (pid == 0) {
+    ::close(fds[0]);
+    double v = -2;
+    {
+      std::ofstream procs(cgroup + "/cgroup.procs");
+      procs << "0" << std::flush;
+      if (procs) v = fn();
+    }
+    (void)!::write(fds[1], &v, sizeof(v));
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  double v = -3;
+  const ssize_t n = ::read(fds[0], &v, sizeof(v));
+  ::close(fds[0]);
+  ::waitpid(pid, nullptr, 0);
+  if (n != static_cast<ssize_t>(sizeof(v)) || v < 0) {
+    throw std::runtime_error("BPF_PROG_TEST_RUN in a child failed (" + std::to_string(v) + ")");
+  }
+  return v;
+}
+
+// A UDP socket on loopback that sent one datagram (so netqos_egress tagged it with the child's
+// cgroup), then test-runs of the ingress program on a packet addressed to it.
+double IngressToTaggedSocket(int prog_fd, uint32_t repeat) {
+  const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(kLoopback);
+  socklen_t len = sizeof(addr);
+  if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(s, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return -4;
+  }
+  const char byte = 0;
+  if (::sendto(s, &byte, 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 1) return -5;
+  const double ns =
+      TestRunNs(prog_fd, Packet(IPPROTO_UDP, kLoopback, 5555, kLoopback, ntohs(addr.sin_port)),
+                repeat);
+  ::close(s);
+  return ns;
+}
+
+struct ProgramCosts {
+  double egress_added_ns = 0;   // classified container, over the empty cgroup_skb program
+  double ingress_added_ns = 0;  // packet for a tagged socket, over the empty tc program
+};
+
+ProgramCosts ProgramCost(const Args& args, Report& rep) {
+  const uint32_t repeat = args.quick ? 100000 : 2000000;
+  const int rounds = args.quick ? 3 : 7;
+
+  // A bpffs and a cgroup tree of our own; the programs are attached to that tree only.
+  ScopedDir dir(args.work_dir, args.tag + "-dp");
+  MakeDir(dir.file("bpf"));
+  if (::mount("bpf", dir.file("bpf").c_str(), "bpf", 0, "mode=0700") != 0) {
+    throw std::runtime_error("mount bpffs: " + std::string(std::strerror(errno)));
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{dir.file("bpf")};
+  testing::TestCgroup root(args.tag + "-dp");
+  testing::TestCgroup classified(root, "classified");
+  testing::TestCgroup unclassified(root, "unclassified");
+
+  bpf::Dataplane::Options o;
+  o.pin_dir = dir.file("bpf") + "/netqos";
+  o.cgroup_path = root.Path();
+  auto dp = bpf::Dataplane::Open(o);
+  if (!dp.ok()) throw std::runtime_error("Dataplane::Open: " + dp.status().message());
+  netqos_class cls{};
+  cls.priority = 0x100100;
+  cls.net_class_id = 7;
+  cls.qos_level = NETQOS_QOS_SHARED;
+  if (auto st = (*dp)->SetClass(classified.Id(), cls); !st.ok()) {
+    throw std::runtime_error(st.message());
+  }
+  struct Empty {
+    netqos_bench_empty* skel = netqos_bench_empty__open_and_load();
+    ~Empty() { netqos_bench_empty__destroy(skel); }
+  } empty;
+  if (empty.skel == nullptr) throw std::runtime_error("loading netqos_bench_empty.bpf.o failed");
+
+  const int egress = (*dp)->EgressProgramFd();
+  const int ingress = (*dp)->IngressProgramFd();
+  const int empty_egress = bpf_program__fd(empty.skel->progs.bench_empty_egress);
+  const int empty_tc = bpf_program__fd(empty.skel->progs.bench_empty_tc);
+  const auto tcp = Packet(IPPROTO_TCP, kLoopback, 40000, kLoopback, 80);
+  const auto no_socket = Packet(IPPROTO_UDP, kLoopback, 1, kLoopback, 9);
+
+  struct Case {
+    std::string program, path, cgroup;
+    std::function<double()> run;
+    bool egress;
+  };
+  std::vector<Case> cases = {
+      {"netqos_egress (cgroup_skb/egress)", "container classified: class map hit, counters",
+       classified.Path(), [&] { return TestRunNs(egress, tcp, repeat); }, true},
+      {"netqos_egress (cgroup_skb/egress)", "cgroup not in the class map", unclassified.Path(),
+       [&] { return TestRunNs(egress, tcp, repeat); }, true},
+      {"empty cgroup_skb/egress", "baseline", classified.Path(),
+       [&] { return TestRunNs(empty_egress, tcp, repeat); }, true},
+      {"netqos_ingress (tc)", "packet for a tagged socket: lookup, class, counters",
+       classified.Path(), [&] { return IngressToTaggedSocket(ingress, repeat); }, false},
+      {"netqos_ingress (tc)", "no local socket for the packet", classified.Path(),
+       [&] { return TestRunNs(ingress, no_socket, repeat); }, false},
+      {"empty tc", "baseline", classified.Path(),
+       [&] { return TestRunNs(empty_tc, no_socket, repeat); }, false},
+  };
+  std::vector<std::vector<double>> samples(cases.size());
+  for (int r = 0; r < rounds; ++r) {  // interleaved, so drift hits every case alike
+    for (size_t i = 0; i < cases.size(); ++i) {
+      CheckInterrupted();
+      samples[i].push_back(InChild(cases[i].cgroup, cases[i].run));
+    }
+  }
+  const double empty_egress_ns = Median(samples[2]);
+  const double empty_tc_ns = Median(samples[5]);
+
+  rep.Line("### Per-invocation cost of each BPF program (BPF_PROG_TEST_RUN)");
+  rep.Line();
+  rep.Line("Kernel-timed average over " + Thousands(repeat) + " runs of a 54-byte TCP/UDP packet, "
+           "median of " + std::to_string(rounds) + " interleaved rounds; the empty programs of "
+           "the same types are the baseline. The programs are loaded by `userspace/bpf/dataplane` "
+           "exactly as netqosd loads them (attached to a private cgroup tree and bpffs).");
+  rep.Line();
+  rep.TableHeader({"program", "path", "ns / packet", "empty program", "added ns", "ratio"});
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const double ns = Median(samples[i]);
+    const double base = cases[i].egress ? empty_egress_ns : empty_tc_ns;
+    const bool is_base = cases[i].path == "baseline";
+    rep.TableRow({cases[i].program, cases[i].path, Fmt(ns, 1), is_base ? "" : Fmt(base, 1),
+                  is_base ? "" : Fmt(ns - base, 1), is_base ? "" : Ratio(ns / base)});
+  }
+  rep.Line();
+  return {Median(samples[0]) - empty_egress_ns, Median(samples[3]) - empty_tc_ns};
+}
+
+// --------------------------------------------------------------------------------------------
+// 2. Traffic over a veth
+
+struct TrafficFigures {
+  double tcp_egress_mbps = 0, tcp_ingress_mbps = 0;
+  double udp_egress_sent_pps = 0, udp_egress_rcvd_pps = 0, udp_ingress_rcvd_pps = 0;
+};
+
+// pps a UDP iperf3 run reports: (sent, delivered) = (sum_sent.packets, sum_received.packets -
+// lost) over the sender's seconds.
+std::pair<double, double> UdpPps(const testing::Iperf3Result& r) {
+  const auto j = nlohmann::json::parse(r.output, nullptr, false);
+  if (j.is_discarded()) throw std::runtime_error("iperf3 UDP output is not JSON: " + r.output);
+  const auto& sent = j.at("end").at("sum_sent");
+  const auto& rcvd = j.at("end").at("sum_received");
+  const double secs = sent.at("seconds").get<double>();
+  const double s = sent.at("packets").get<double>();
+  const double d = rcvd.at("packets").get<double>() - rcvd.at("lost_packets").get<double>();
+  return {s / secs, d / secs};
+}
+
+testing::Iperf3Result RunIperf(const EnforcementEnv& env, const std::string& cgroup, uint16_t port,
+                               int seconds, bool reverse, std::vector<std::string> extra) {
+  testing::Iperf3Client c({.server_ip = env.peer_ip(),
+                           .port = port,
+                           .seconds = seconds,
+                           .reverse = reverse,
+                           .cgroup = cgroup,
+                           .netns = "",
+                           .extra_args = std::move(extra)});
+  auto r = c.Wait();
+  CheckInterrupted();
+  if (!r.ok()) throw std::runtime_error("iperf3: " + r.error + "\n" + r.output);
+  return r;
+}
+
+TrafficFigures RunTraffic(const EnforcementEnv& env, const std::string& cgroup, uint16_t port,
+                          int seconds) {
+  TrafficFigures f;
+  f.tcp_egress_mbps = RunIperf(env, cgroup, port, seconds, false, {}).ReceiverMbps();
+  f.tcp_ingress_mbps = RunIperf(env, cgroup, port, seconds, true, {}).ReceiverMbps();
+  const std::vector<std::string> small = {"-u", "-b", "0", "-l", "64"};
+  std::tie(f.udp_egress_sent_pps, f.udp_egress_rcvd_pps) =
+      UdpPps(RunIperf(env, cgroup, port, seconds, false, small));
+  f.udp_ingress_rcvd_pps = UdpPps(RunIperf(env, cgroup, port, seconds, true, small)).second;
+  return f;
+}
+
+void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
+  const int rounds = args.quick ? 1 : 5;
+  const int seconds = args.quick ? 1 : 2;
+  constexpr int kSpeed = 40000, kAlloc = 30000;  // Mbit/s: far above what the veth carries
+
+  EnforcementEnv env(args, "d", 1);
+  env.pods = {MakeBenchPod(1, 0)};
+  env.WritePods();
+  const BenchPod& pod = env.pods[0];
+  const std::string cg = env.MakeCgroup(pod);
+  testing::Iperf3Server server(env.ns(), env.peer_ip(), 15201);
+
+  // The allocation is made once and kept in the state dir across the daemon's restarts.
+  env.StartDaemon(true, kSpeed);
+  env.Allocate(pod, kAlloc);
+  const uint32_t leaf = env.WaitLeaf(cg, 10s);
+  if (leaf == 0) throw std::runtime_error("the sender container did not get its leaf");
+  env.StopDaemon();
+
+  const std::vector<std::string> configs = {"nothing attached", "netqos classify+count",
+                                            "netqos shaping (uncapped leaf)"};
+  std::vector<std::vector<TrafficFigures>> results(configs.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t c = 0; c < configs.size(); ++c) {
+      if (c == 1) env.StartDaemon(false, kSpeed);
+      if (c == 2) env.StartDaemon(true, kSpeed);
+      if (c == 1 && !env.WaitEntry(cg, 10s)) {
+        throw std::runtime_error("the sender is not in the class map after restart");
+      }
+      if (c == 2) {  // the traffic really goes through the container's HTB leaf
+        if (env.WaitLeaf(cg, 10s) != leaf) throw std::runtime_error("the sender changed leaf");
+        const auto classes = testing::TcClasses(env.host_if());
+        if (classes.count(HandleText(leaf)) == 0) {
+          throw std::runtime_error("no HTB leaf " + HandleText(leaf) + " on " + env.host_if());
+        }
+      }
+      results[c].push_back(RunTraffic(env, cg, server.port(), seconds));
+      const auto& f = results[c].back();
+      std::printf("[datapath] round %d %-32s tcp %.0f/%.0f Mbit/s udp %.0f/%.0f/%.0f pps\n", r + 1,
+                  configs[c].c_str(), f.tcp_egress_mbps, f.tcp_ingress_mbps, f.udp_egress_sent_pps,
+                  f.udp_egress_rcvd_pps, f.udp_ingress_rcvd_pps);
+      if (c > 0) env.StopDaemon();
+    }
+  }
+
+  auto median = [&](size_t c, double TrafficFigures::*field) {
+    std::vector<double> v;
+    for (const auto& f : results[c]) v.push_back(f.*field);
+    return Median(v);
+  };
+  struct Metric {
+    std::string name;
+    double TrafficFigures::*field;
+    bool pps;
+  };
+  const std::vector<Metric> metrics = {
+      {"bulk TCP, container → netns (Mbit/s)", &TrafficFigures::tcp_egress_mbps, false},
+      {"bulk TCP, netns → container (Mbit/s)", &TrafficFigures::tcp_ingress_mbps, false},
+      {"64-byte UDP, container sends (pps sent)", &TrafficFigures::udp_egress_sent_pps, true},
+      {"64-byte UDP, container sends (pps delivered)", &TrafficFigures::udp_egress_rcvd_pps, true},
+      {"64-byte UDP, container receives (pps delivered)", &TrafficFigures::udp_ingress_rcvd_pps,
+       true},
+  };
+  rep.Line("### Traffic over a veth: netqos attached vs nothing attached");
+  rep.Line();
+  rep.Line("A veth from the host into a network namespace; iperf3 client in a container cgroup on "
+           "the host, server in the namespace; " + std::to_string(seconds) + " s per run, median "
+           "of " + std::to_string(rounds) + " rounds, the three configurations alternating round "
+           "by round. *classify+count*: netqosd without `--enforce-nics` (the egress program on "
+           "the cgroup root, the ingress program, class map and counters). *shaping*: netqosd "
+           "with `--enforce-nics` on the veth (HTB root and leaves on it, ingress redirected to "
+           "an IFB with the same tree), the container allocated " + Thousands(kAlloc) +
+           " Mbit/s, far above what the veth carries. UDP: `iperf3 -u -b 0 -l 64`; *sent* is "
+           "what the sender got through its stack, *delivered* what reached the receiver (both "
+           "CPU-bound on this machine).");
+  rep.Line();
+  rep.TableHeader({"figure", configs[0], configs[1], "ratio", configs[2], "ratio"});
+  for (const auto& m : metrics) {
+    const double base = median(0, m.field), bpf = median(1, m.field), full = median(2, m.field);
+    auto show = [&](double v) { return m.pps ? Thousands(v) : Fmt(v, 0); };
+    rep.TableRow({m.name, show(base), show(bpf), Ratio(bpf / base), show(full), Ratio(full / base)});
+    rep.Target("≥ 0.97× nothing attached: " + m.name,
+               "classify+count " + Fmt(bpf / base, 3) + "×, shaping " + Fmt(full / base, 3) + "×",
+               bpf / base >= 0.97 && full / base >= 0.97,
+               "programs add " + Fmt(costs.egress_added_ns, 0) + " ns (egress) / " +
+                   Fmt(costs.ingress_added_ns, 0) + " ns (ingress) per packet");
+  }
+  rep.Line();
+}
+
+void Run(const Args& args) {
+  Report rep("datapath", args);
+  rep.Line("## Datapath cost");
+  rep.Line();
+  rep.Line("`bench/datapath_bench.cc`.");
+  rep.Line();
+  const ProgramCosts costs = ProgramCost(args, rep);
+  Throughput(args, rep, costs);
+}
+
+}  // namespace
+}  // namespace netqos::bench
+
+int main(int argc, char** argv) {
+  const auto args = netqos::bench::ParseArgs(
+      argc, argv, "Per-packet cost of netqos's BPF programs and veth throughput with netqos (root).");
+  if (int code = netqos::bench::CheckRoot("datapath_bench"); code >= 0) return code;
+  return netqos::bench::RunMain("datapath_bench", [&] { netqos::bench::Run(args); });
+}
