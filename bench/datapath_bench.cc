@@ -9,11 +9,7 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
 #include <linux/pkt_cls.h>
-#include <linux/tcp.h>
-#include <linux/udp.h>
 #include <netinet/in.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -30,6 +26,7 @@
 #include "bpf/dataplane.h"
 #include "enforcement_env.h"
 #include "netqos_bench_empty.skel.h"
+#include "support/bpf_test_run.h"
 
 namespace netqos::bench {
 namespace {
@@ -37,55 +34,15 @@ namespace {
 // --------------------------------------------------------------------------------------------
 // 1. BPF_PROG_TEST_RUN
 
-// Ethernet + IPv4 + TCP or UDP header; addresses and ports in host order.
-std::vector<uint8_t> Packet(uint8_t proto, uint32_t saddr, uint16_t sport, uint32_t daddr,
-                            uint16_t dport) {
-  const size_t l4 = proto == IPPROTO_TCP ? sizeof(tcphdr) : sizeof(udphdr);
-  std::vector<uint8_t> pkt(sizeof(ethhdr) + sizeof(iphdr) + l4, 0);
-  ethhdr eth{};
-  eth.h_proto = htons(ETH_P_IP);
-  std::memcpy(pkt.data(), &eth, sizeof(eth));
-  iphdr ip{};
-  ip.version = 4;
-  ip.ihl = 5;
-  ip.ttl = 64;
-  ip.protocol = proto;
-  ip.tot_len = htons(static_cast<uint16_t>(sizeof(iphdr) + l4));
-  ip.saddr = htonl(saddr);
-  ip.daddr = htonl(daddr);
-  std::memcpy(pkt.data() + sizeof(eth), &ip, sizeof(ip));
-  uint8_t* l4p = pkt.data() + sizeof(eth) + sizeof(ip);
-  if (proto == IPPROTO_TCP) {
-    tcphdr tcp{};
-    tcp.source = htons(sport);
-    tcp.dest = htons(dport);
-    tcp.doff = 5;
-    tcp.ack = 1;
-    std::memcpy(l4p, &tcp, sizeof(tcp));
-  } else {
-    udphdr udp{};
-    udp.source = htons(sport);
-    udp.dest = htons(dport);
-    udp.len = htons(static_cast<uint16_t>(l4));
-    std::memcpy(l4p, &udp, sizeof(udp));
-  }
-  return pkt;
-}
+using testing::Ipv4Packet;
+using testing::RunSkbProgram;
 
 constexpr uint32_t kLoopback = 0x7f000001;
 
 // Average ns per run of `repeat` kernel-timed runs of prog_fd on pkt; -1 on error.
 double TestRunNs(int prog_fd, std::vector<uint8_t> pkt, uint32_t repeat) {
-  __sk_buff ctx{};
-  bpf_test_run_opts opts{};
-  opts.sz = sizeof(opts);
-  opts.data_in = pkt.data();
-  opts.data_size_in = static_cast<uint32_t>(pkt.size());
-  opts.ctx_in = &ctx;
-  opts.ctx_size_in = sizeof(ctx);
-  opts.repeat = repeat;
-  if (bpf_prog_test_run_opts(prog_fd, &opts) != 0) return -1;
-  return static_cast<double>(opts.duration);  // the kernel divides by repeat
+  const auto run = RunSkbProgram(prog_fd, std::move(pkt), 0, repeat);
+  return run.err == 0 ? static_cast<double>(run.duration_ns) : -1;
 }
 
 // Runs `fn` in a child that first joins `cgroup` (BPF_PROG_TEST_RUN of a cgroup_skb program sees
@@ -131,9 +88,8 @@ double IngressToTaggedSocket(int prog_fd, uint32_t repeat) {
   }
   const char byte = 0;
   if (::sendto(s, &byte, 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 1) return -5;
-  const double ns =
-      TestRunNs(prog_fd, Packet(IPPROTO_UDP, kLoopback, 5555, kLoopback, ntohs(addr.sin_port)),
-                repeat);
+  const double ns = TestRunNs(
+      prog_fd, Ipv4Packet(IPPROTO_UDP, kLoopback, 5555, kLoopback, ntohs(addr.sin_port)), repeat);
   ::close(s);
   return ns;
 }
@@ -183,8 +139,8 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
   const int ingress = (*dp)->IngressProgramFd();
   const int empty_egress = bpf_program__fd(empty.skel->progs.bench_empty_egress);
   const int empty_tc = bpf_program__fd(empty.skel->progs.bench_empty_tc);
-  const auto tcp = Packet(IPPROTO_TCP, kLoopback, 40000, kLoopback, 80);
-  const auto no_socket = Packet(IPPROTO_UDP, kLoopback, 1, kLoopback, 9);
+  const auto tcp = Ipv4Packet(IPPROTO_TCP, kLoopback, 40000, kLoopback, 80);
+  const auto no_socket = Ipv4Packet(IPPROTO_UDP, kLoopback, 1, kLoopback, 9);
 
   struct Case {
     std::string program, path, cgroup;

@@ -19,6 +19,8 @@ PACKAGES=(
   catch2 iproute2 procps iperf3
   # deploy manifest checks (tests/deploy/test_manifests.py)
   python3 python3-yaml
+  # libFuzzer for clang 14 (fuzz/, scripts/fuzz.sh); clang only recommends it
+  libclang-rt-14-dev
 )
 
 missing=()

@@ -1,20 +1,149 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, configures and builds netqos from scratch, and runs
-# every test through CTest. Usage: scripts/test.sh [--keep-build] [extra ctest args...]
-#   --keep-build   reuse an existing build directory (faster local iterations)
-#   BUILD_DIR=...  build directory (default: build)
+# The test command: installs what is missing, configures and builds netqos from scratch and runs
+# every test through CTest (stage main), then the same unit and e2e tests under ASan + UBSan
+# (stage asan), the concurrency tests under ThreadSanitizer (stage tsan) and a short libFuzzer
+# run of every fuzz target (stage fuzz), each in its own build directory. Fails if any stage
+# fails; prints a summary with each stage's build and run times.
+#
+#   scripts/test.sh [--keep-build] [--stages=LIST] [--skip=LIST] [--fuzz-seconds=N] [ctest args...]
+#     --keep-build       reuse existing build directories (faster local iterations)
+#     --stages=LIST      run only these stages, comma-separated: main,asan,tsan,fuzz (default all)
+#     --skip=LIST        run all stages but these
+#     --fuzz-seconds=N   time per fuzz target (default 20; see scripts/fuzz.sh)
+#     ctest args         passed to the main stage's ctest (e.g. -L unit, -R restart)
+#   BUILD_DIR=...        main build directory (default: build); the other stages use
+#                        $BUILD_DIR-asan, $BUILD_DIR-tsan and $BUILD_DIR-fuzz
+#   NETQOS_JOBS=N        build parallelism (default: nproc)
+#   NETQOS_TSAN_TESTS=RE ctest -R regex of the tsan stage (default: the concurrency tests)
+#   NETQOS_ASAN_OPT, NETQOS_TSAN_OPT  optimisation of those builds (defaults -O0 and -O1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 keep=0
-if [[ ${1:-} == --keep-build ]]; then keep=1; shift; fi
+stages=main,asan,tsan,fuzz
+skip=
+fuzz_seconds=20
+while (($#)); do
+  case $1 in
+    --keep-build) keep=1; shift ;;
+    --stages=*) stages=${1#*=}; shift ;;
+    --skip=*) skip=${1#*=}; shift ;;
+    --fuzz-seconds=*) fuzz_seconds=${1#*=}; shift ;;
+    *) break ;;  # the rest goes to the main stage's ctest
+  esac
+done
 BUILD_DIR=${BUILD_DIR:-build}
+export NETQOS_JOBS=${NETQOS_JOBS:-$(nproc)}
+
+selected=()
+IFS=, read -ra wanted <<<"$stages"
+IFS=, read -ra skipped <<<"$skip"
+for s in "${wanted[@]}"; do
+  case $s in main|asan|tsan|fuzz) ;; *) echo "test.sh: unknown stage '$s'" >&2; exit 2 ;; esac
+  for k in "${skipped[@]}"; do [[ $s == "$k" ]] && continue 2; done
+  selected+=("$s")
+done
+((${#selected[@]})) || { echo "test.sh: no stage selected" >&2; exit 2; }
 
 scripts/install-deps.sh
 
-if ((!keep)); then rm -rf "$BUILD_DIR"; fi
-cmake -S . -B "$BUILD_DIR" -G Ninja -DNETQOS_WERROR=ON
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+# Debug type (assertions on), -g1: line tables are all the sanitizers' stack traces need. The
+# ASan build is the big one (every unit test executable): -O0 compiles it in about half the time
+# of -O1 and the tests, mostly waiting on processes and sockets, run only ~25 s longer. TSan is
+# slow unoptimised and its build is small: -O1.
+sanitizer_flags() {
+  local opt="$1 -g1"
+  printf '%s\n' -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=$opt" "-DCMAKE_C_FLAGS_DEBUG=$opt" \
+    -DNETQOS_WERROR=ON -DNETQOS_BUILD_BENCH=OFF
+}
+tsan_tests=${NETQOS_TSAN_TESTS:-'[Cc]oncurren|[0-9]+ clients|^sanitizers: '}
+# What the unit and e2e tests need, and nothing else (no integration tests, no benchmarks): the
+# binaries, and every netqos_*_tests executable of the configured build but the integration one.
+unit_e2e_targets() {
+  printf "%s\n" netqos_sanitizer_selftest netqosd netqosctl
+  ninja -C "$1" -t targets all | sed -n 's/^\(netqos_[a-z0-9_]*_tests\): phony$/\1/p' |
+    grep -v '^netqos_integration_tests$'
+}
 
-cd "$BUILD_DIR"
-ctest --output-on-failure --timeout 600 "$@"
+fresh() { if ((!keep)); then rm -rf "$1"; fi; }
+now() { date +%s; }
+# Stages run in a subshell; each records when its build ended here, for the timings.
+built_marker=$(mktemp)
+trap 'rm -f "$built_marker"' EXIT
+built() { now >"$built_marker"; }
+
+stage_main() {
+  fresh "$BUILD_DIR"
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DNETQOS_WERROR=ON
+  cmake --build "$BUILD_DIR" -j "$NETQOS_JOBS"
+  built
+  (cd "$BUILD_DIR" && ctest --output-on-failure --timeout 600 "$@")
+}
+
+stage_asan() {
+  local dir=$BUILD_DIR-asan
+  fresh "$dir"
+  mapfile -t flags < <(sanitizer_flags "${NETQOS_ASAN_OPT:--O0}")
+  cmake -S . -B "$dir" -G Ninja "${flags[@]}" "-DNETQOS_SANITIZE=address;undefined"
+  mapfile -t targets < <(unit_e2e_targets "$dir")
+  cmake --build "$dir" -j "$NETQOS_JOBS" --target "${targets[@]}"
+  built
+  # The deploy checks compare the binaries' shared libraries with the runtime image's package
+  # list: a sanitized binary links libasan/libubsan, which the image rightly does not ship.
+  (cd "$dir" && ctest --output-on-failure --timeout 600 -L 'unit|e2e' -E '^deploy: runtime')
+}
+
+stage_tsan() {
+  local dir=$BUILD_DIR-tsan
+  fresh "$dir"
+  mapfile -t flags < <(sanitizer_flags "${NETQOS_TSAN_OPT:--O1}")
+  cmake -S . -B "$dir" -G Ninja "${flags[@]}" -DNETQOS_SANITIZE=thread
+  cmake --build "$dir" -j "$NETQOS_JOBS" --target netqos_sanitizer_selftest netqosd netqosctl netqos_e2e_tests
+  built
+  # The daemon under many concurrent kubelet clients (tests/e2e/concurrency_test.cc; its test
+  # names say "concurrent" or "N clients"). --no-tests=error: a rename must not silently empty
+  # this stage.
+  (cd "$dir" && ctest --output-on-failure --timeout 900 -R "$tsan_tests" --no-tests=error)
+}
+
+stage_fuzz() {
+  local dir=$BUILD_DIR-fuzz
+  fresh "$dir"
+  # fuzz.sh builds first; its own summary separates build and run.
+  FUZZ_BUILD_DIR=$dir scripts/fuzz.sh --seconds "$fuzz_seconds" --build-only
+  built
+  FUZZ_BUILD_DIR=$dir scripts/fuzz.sh --seconds "$fuzz_seconds" --no-build
+}
+
+declare -A result=()
+failed=0
+total_start=$(now)
+for s in "${selected[@]}"; do
+  echo
+  echo "================================================================================"
+  echo "== stage $s"
+  echo "================================================================================"
+  start=$(now)
+  echo "$start" >"$built_marker"
+  set +e
+  ( set -e; "stage_$s" "$@" )
+  code=$?
+  set -e
+  end=$(now)
+  build_end=$(cat "$built_marker")
+  times="build $((build_end - start))s, run $((end - build_end))s"
+  if ((code == 0)); then
+    result[$s]="passed ($times)"
+  else
+    result[$s]="FAILED, exit $code ($times)"
+    failed=1
+  fi
+  echo "== stage $s: ${result[$s]}"
+done
+
+echo
+echo "================================================================================"
+echo "== summary ($(( $(now) - total_start ))s in all)"
+for s in "${selected[@]}"; do echo "==   $s: ${result[$s]}"; done
+echo "================================================================================"
+exit "$failed"

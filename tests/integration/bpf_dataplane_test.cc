@@ -4,12 +4,8 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
 #include <linux/magic.h>
 #include <linux/pkt_cls.h>
-#include <linux/tcp.h>
-#include <linux/udp.h>
 #include <netinet/in.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -37,6 +33,7 @@ namespace {
 
 using netqos::bpf::CgroupIdOf;
 using netqos::bpf::Dataplane;
+using netqos::testing::Ipv4Packet;
 
 std::string Cgroup2Mount() {
   std::ifstream in("/proc/self/mountinfo");
@@ -159,41 +156,6 @@ int RunInChild(const std::string& cgroup_dir, const std::function<int(T*)>& fn, 
   return WEXITSTATUS(status);
 }
 
-// Ethernet + IPv4 + TCP/UDP header, ports in host order.
-std::vector<uint8_t> Packet(uint8_t proto, uint32_t saddr, uint16_t sport, uint32_t daddr,
-                            uint16_t dport) {
-  const size_t l4 = proto == IPPROTO_TCP ? sizeof(tcphdr) : sizeof(udphdr);
-  std::vector<uint8_t> pkt(sizeof(ethhdr) + sizeof(iphdr) + l4, 0);
-  ethhdr eth{};
-  eth.h_proto = htons(ETH_P_IP);
-  std::memcpy(pkt.data(), &eth, sizeof(eth));
-  iphdr ip{};
-  ip.version = 4;
-  ip.ihl = 5;
-  ip.ttl = 64;
-  ip.protocol = proto;
-  ip.tot_len = htons(static_cast<uint16_t>(sizeof(iphdr) + l4));
-  ip.saddr = htonl(saddr);
-  ip.daddr = htonl(daddr);
-  std::memcpy(pkt.data() + sizeof(eth), &ip, sizeof(ip));
-  uint8_t* l4p = pkt.data() + sizeof(eth) + sizeof(ip);
-  if (proto == IPPROTO_TCP) {
-    tcphdr tcp{};
-    tcp.source = htons(sport);
-    tcp.dest = htons(dport);
-    tcp.doff = 5;
-    tcp.ack = 1;
-    std::memcpy(l4p, &tcp, sizeof(tcp));
-  } else {
-    udphdr udp{};
-    udp.source = htons(sport);
-    udp.dest = htons(dport);
-    udp.len = htons(static_cast<uint16_t>(l4));
-    std::memcpy(l4p, &udp, sizeof(udp));
-  }
-  return pkt;
-}
-
 struct TestRunResult {
   int err;
   uint32_t retval;
@@ -263,7 +225,7 @@ TEST_CASE("egress test-run sets priority and counts only classified cgroups", "[
   REQUIRE((*dp)->SetClass(*id_a, Class(0x10010, 7)).ok());
 
   const int prog = (*dp)->EgressProgramFd();
-  const auto pkt = Packet(IPPROTO_TCP, kLoopback, 40000, kLoopback, 80);
+  const auto pkt = Ipv4Packet(IPPROTO_TCP, kLoopback, 40000, kLoopback, 80);
   std::function<int(TestRunResult*)> run = [&](TestRunResult* r) { return TestRun(prog, pkt, 5, r); };
 
   TestRunResult hit{};
@@ -452,7 +414,7 @@ TEST_CASE("ingress test-run finds the local socket's container via the egress ta
 
   // No socket for the packet: passes untouched.
   TestRunResult none{};
-  REQUIRE(TestRun(ingress, Packet(IPPROTO_UDP, kLoopback, 1, kLoopback, 9), 3, &none) == 0);
+  REQUIRE(TestRun(ingress, Ipv4Packet(IPPROTO_UDP, kLoopback, 1, kLoopback, 9), 3, &none) == 0);
   CHECK(none.retval == static_cast<uint32_t>(TC_ACT_OK));
   CHECK(none.priority == 3u);
 
@@ -468,8 +430,8 @@ TEST_CASE("ingress test-run finds the local socket's container via the egress ta
     if (::getsockname(s, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) return 3;
     const char byte = 0;
     if (::sendto(s, &byte, 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 1) return 4;
-    const int rc = TestRun(ingress, Packet(IPPROTO_UDP, kLoopback, 5555, kLoopback,
-                                           ntohs(addr.sin_port)), 3, r);
+    const int rc = TestRun(
+        ingress, Ipv4Packet(IPPROTO_UDP, kLoopback, 5555, kLoopback, ntohs(addr.sin_port)), 3, r);
     ::close(s);
     return rc;
   };

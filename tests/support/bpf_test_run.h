@@ -1,23 +1,69 @@
 // BPF_PROG_TEST_RUN of an skb program (cgroup_skb or tc) on a crafted packet, with an skb context
 // so the test sees the priority the program leaves. The kernel runs it in the calling task, so a
-// cgroup_skb program sees the caller's cgroup.
+// cgroup_skb program sees the caller's cgroup. Shared by the dataplane tests and the datapath
+// benchmark (which times many repeats of the same run).
 #pragma once
 
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <netinet/in.h>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace netqos::testing {
 
+// Ethernet + IPv4 + TCP (ACK) or UDP header, no payload; addresses and ports in host order.
+inline std::vector<uint8_t> Ipv4Packet(uint8_t proto, uint32_t saddr, uint16_t sport,
+                                       uint32_t daddr, uint16_t dport) {
+  const size_t l4 = proto == IPPROTO_TCP ? sizeof(tcphdr) : sizeof(udphdr);
+  std::vector<uint8_t> pkt(sizeof(ethhdr) + sizeof(iphdr) + l4, 0);
+  ethhdr eth{};
+  eth.h_proto = htons(ETH_P_IP);
+  std::memcpy(pkt.data(), &eth, sizeof(eth));
+  iphdr ip{};
+  ip.version = 4;
+  ip.ihl = 5;
+  ip.ttl = 64;
+  ip.protocol = proto;
+  ip.tot_len = htons(static_cast<uint16_t>(sizeof(iphdr) + l4));
+  ip.saddr = htonl(saddr);
+  ip.daddr = htonl(daddr);
+  std::memcpy(pkt.data() + sizeof(eth), &ip, sizeof(ip));
+  uint8_t* l4p = pkt.data() + sizeof(eth) + sizeof(ip);
+  if (proto == IPPROTO_TCP) {
+    tcphdr tcp{};
+    tcp.source = htons(sport);
+    tcp.dest = htons(dport);
+    tcp.doff = 5;
+    tcp.ack = 1;
+    std::memcpy(l4p, &tcp, sizeof(tcp));
+  } else {
+    udphdr udp{};
+    udp.source = htons(sport);
+    udp.dest = htons(dport);
+    udp.len = htons(static_cast<uint16_t>(l4));
+    std::memcpy(l4p, &udp, sizeof(udp));
+  }
+  return pkt;
+}
+
 struct SkbRunResult {
-  int err = 0;           // bpf_prog_test_run_opts' return (0 = ran)
-  uint32_t retval = 0;   // the program's verdict
-  uint32_t priority = 0; // skb->priority after the program
+  int err = 0;               // bpf_prog_test_run_opts' return (0 = ran)
+  uint32_t retval = 0;       // the program's verdict
+  uint32_t priority = 0;     // skb->priority after the program
+  uint32_t duration_ns = 0;  // kernel-timed average of one run (the kernel divides by repeat)
 };
 
-inline SkbRunResult RunSkbProgram(int prog_fd, std::vector<uint8_t> pkt, uint32_t in_priority) {
+// Runs the program `repeat` times on pkt (the verdict and priority are those of the last run).
+inline SkbRunResult RunSkbProgram(int prog_fd, std::vector<uint8_t> pkt, uint32_t in_priority,
+                                  uint32_t repeat = 1) {
   __sk_buff ctx_in{};
   ctx_in.priority = in_priority;
   __sk_buff ctx_out{};
@@ -29,11 +75,12 @@ inline SkbRunResult RunSkbProgram(int prog_fd, std::vector<uint8_t> pkt, uint32_
   opts.ctx_size_in = sizeof(ctx_in);
   opts.ctx_out = &ctx_out;
   opts.ctx_size_out = sizeof(ctx_out);
-  opts.repeat = 1;
+  opts.repeat = repeat;
   SkbRunResult r;
   r.err = bpf_prog_test_run_opts(prog_fd, &opts);
   r.retval = opts.retval;
   r.priority = ctx_out.priority;
+  r.duration_ns = opts.duration;
   return r;
 }
 

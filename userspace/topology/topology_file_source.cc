@@ -127,7 +127,7 @@ Result<core::Topology> ParseTopologyJson(const std::string& text, const std::str
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     return InvalidArgument("topology file " + origin + ": malformed JSON: " + e.what());
   }
   Reader top(doc, "topology file " + origin);
