@@ -18,9 +18,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "bench_support.h"
+#include "in_process_plugin.h"
 #include "kubelet_client.h"
 
 namespace netqos::bench {
@@ -88,11 +90,55 @@ void Fill(const std::string& socket, long from, long to, int threads) {
 
 struct Latencies {
   std::vector<double> hints, alloc, remove;  // µs
+  std::vector<double> floor;                 // GetResourcePluginOptions: the transport alone
+  std::vector<double> flush;                 // one append + fdatasync next to the state dir
 };
 
-// One kubelet cycle on a new pod; appends each RPC's latency.
-void Cycle(KubeletClient& c, const std::string& uid, Latencies* out) {
+// An append-only file on the state dir's filesystem: one 200-byte write + fdatasync per Probe(),
+// what a durable acknowledgement costs there at that moment.
+class FlushProbe {
+ public:
+  explicit FlushProbe(const std::string& dir) : path_(dir + "/flush-probe") {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error("open " + path_);
+  }
+  ~FlushProbe() {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  FlushProbe(const FlushProbe&) = delete;
+  FlushProbe& operator=(const FlushProbe&) = delete;
+
+  double Probe() {
+    static const std::string line(200, 'x');
+    const auto t0 = Clock::now();
+    if (::write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
+        ::fdatasync(fd_) != 0) {
+      throw std::runtime_error("write/fdatasync " + path_);
+    }
+    return Micros(Clock::now() - t0);
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// One kubelet cycle on a new pod; appends each RPC's latency. With `out`, the transport floor is
+// sampled in the same cycle, and with `probe` the disk's flush, so all figures share the moment.
+template <typename Client>
+void Cycle(Client& c, const std::string& uid, Latencies* out, FlushProbe* probe = nullptr) {
   const auto req = ContainerRequest(uid, "bench", "app", 1);
+  if constexpr (std::is_same_v<Client, KubeletClient>) {
+    if (out != nullptr) {
+      const auto f0 = Clock::now();
+      Check(c.Options(), "GetResourcePluginOptions");
+      out->floor.push_back(Micros(Clock::now() - f0));
+    }
+  }
+  if (out != nullptr) {
+    if (probe != nullptr) out->flush.push_back(probe->Probe());
+  }
   auto t0 = Clock::now();
   Check(c.Hints(req), "GetTopologyHints " + uid);
   auto t1 = Clock::now();
@@ -108,7 +154,7 @@ void Cycle(KubeletClient& c, const std::string& uid, Latencies* out) {
 }
 
 Latencies MeasureLatency(const std::string& socket, const std::string& prefix, int min_cycles,
-                         int max_cycles, double budget_s) {
+                         int max_cycles, double budget_s, FlushProbe* probe = nullptr) {
   KubeletClient c(socket);
   for (int i = 0; i < 5; ++i) Cycle(c, Uid(prefix + "w", i), nullptr);  // warm the connection
   Latencies l;
@@ -116,7 +162,22 @@ Latencies MeasureLatency(const std::string& socket, const std::string& prefix, i
   for (int i = 0; i < max_cycles; ++i) {
     CheckInterrupted();
     if (i >= min_cycles && Seconds(Clock::now() - t0) > budget_s) break;
-    Cycle(c, Uid(prefix, i), &l);
+    Cycle(c, Uid(prefix, i), &l, probe);
+  }
+  return l;
+}
+
+// The same cycles against the plugin's layers in this process (no gRPC, no socket), on a copy of
+// the filled state in `state_dir`, with the flush probe next to it.
+Latencies MeasureInProcess(int nics, const std::string& state_dir, const std::string& prefix,
+                           int cycles) {
+  InProcessPlugin plugin(nics, state_dir);
+  FlushProbe probe(std::filesystem::path(state_dir).parent_path().string());
+  for (int i = 0; i < 5; ++i) Cycle(plugin, Uid(prefix + "w", i), nullptr);
+  Latencies l;
+  for (int i = 0; i < cycles; ++i) {
+    CheckInterrupted();
+    Cycle(plugin, Uid(prefix, i), &l, &probe);
   }
   return l;
 }
@@ -175,7 +236,10 @@ ModeResult MeasureMode(const Plan& plan, const std::string& state_dir, const std
     r.lat = MeasureLatency(d.socket(), prefix, plan.baseline_min_cycles, plan.baseline_max_cycles,
                            with_throughput ? plan.baseline_budget_s : plan.baseline_budget_s / 2);
   } else {
-    r.lat = MeasureLatency(d.socket(), prefix, plan.journal_cycles, plan.journal_cycles, 1e9);
+    // The flush probe sits next to the state dir, on the same filesystem.
+    FlushProbe probe(std::filesystem::path(state_dir).parent_path().string());
+    r.lat = MeasureLatency(d.socket(), prefix, plan.journal_cycles, plan.journal_cycles, 1e9,
+                           &probe);
   }
   for (int clients : with_throughput ? plan.client_counts : std::vector<int>{}) {
     r.throughput[clients] =
@@ -191,28 +255,6 @@ ModeResult MeasureMode(const Plan& plan, const std::string& state_dir, const std
 void CopyState(const std::string& from, const std::string& to) {
   std::filesystem::remove_all(to);
   std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
-}
-
-// What one appended journal line costs on the filesystem of `dir` (write + fdatasync): the floor
-// under a durable Allocate there.
-std::vector<double> FlushLatencies(const std::string& dir, int n) {
-  const std::string path = dir + "/flush-probe";
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("open " + path);
-  const std::string line(200, 'x');
-  std::vector<double> us;
-  for (int i = 0; i < n; ++i) {
-    const auto t0 = Clock::now();
-    if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
-        ::fdatasync(fd) != 0) {
-      ::close(fd);
-      throw std::runtime_error("write/fdatasync " + path);
-    }
-    us.push_back(Micros(Clock::now() - t0));
-  }
-  ::close(fd);
-  ::unlink(path.c_str());
-  return us;
 }
 
 std::string Row(const std::vector<std::string>& cells) {
@@ -241,10 +283,12 @@ void Run(const Args& args) {
   rep.Line();
   rep.TableHeader({"NICs", "containers", "op", "journal p50", "journal p99", "baseline p50",
                    "baseline p99", "p50 ratio", "p99 ratio", "samples (j/b)"});
-  std::vector<std::string> thr_rows, start_rows, tmpfs_rows;
+  std::vector<std::string> thr_rows, start_rows, tmpfs_rows, split_rows, inproc_rows;
+  ScopedDir logs(args.work_dir, args.tag + "-cplog");
+  LogLikeTheDaemon(logs.file("in-process.log"));
   std::map<int, std::pair<double, double>> alloc_p99_at_max;  // nics -> (journal, baseline)
   std::map<int, std::pair<double, double>> alloc_p50_at_max;
-  std::map<int, double> tmpfs_alloc_p99_at_max;
+  std::map<int, std::string> split_at_max;  // nics -> where Allocate's p99 goes
   const int max_size = plan.sizes.back();
 
   for (int nics : plan.nic_counts) {
@@ -283,6 +327,13 @@ void Run(const Args& args) {
       ModeResult jm = MeasureMode(plan, mem_state, topo, work.path(), false, "jm" + tag, false);
       ModeResult bm = MeasureMode(plan, mem_state, topo, work.path(), true, "bm" + tag, false);
       std::filesystem::remove_all(mem_state);
+      // In this process, without the transport: netqos's own share.
+      CopyState(fill_state, disk_state);
+      const Latencies id = MeasureInProcess(nics, disk_state, "id" + tag, plan.journal_cycles);
+      std::filesystem::remove_all(disk_state);
+      CopyState(fill_state, mem_state);
+      const Latencies im = MeasureInProcess(nics, mem_state, "im" + tag, plan.journal_cycles);
+      std::filesystem::remove_all(mem_state);
 
       auto row = [&](const char* op, const std::vector<double>& jv, const std::vector<double>& bv) {
         const double jp50 = Percentile(jv, 50), jp99 = Percentile(jv, 99);
@@ -303,10 +354,22 @@ void Run(const Args& args) {
                                   Ratio(Percentile(bv, 99) / Percentile(jv, 99)),
                                   std::to_string(jv.size()) + " / " + std::to_string(bv.size())}));
       }
+      auto pair = [](const std::vector<double>& v) {
+        return Us(Percentile(v, 50)) + " / " + Us(Percentile(v, 99));
+      };
+      split_rows.push_back(Row({n, c, pair(j.lat.alloc), pair(j.lat.floor), pair(j.lat.flush),
+                                pair(jm.lat.alloc), pair(jm.lat.floor)}));
+      inproc_rows.push_back(Row({n, c, pair(im.hints), pair(im.alloc), pair(im.remove),
+                                 pair(id.alloc), pair(id.flush)}));
       if (size == max_size) {
         alloc_p99_at_max[nics] = {Percentile(j.lat.alloc, 99), Percentile(b.lat.alloc, 99)};
         alloc_p50_at_max[nics] = {Percentile(j.lat.alloc, 50), Percentile(b.lat.alloc, 50)};
-        tmpfs_alloc_p99_at_max[nics] = Percentile(jm.lat.alloc, 99);
+        split_at_max[nics] = "p99 of the parts, same cycles: transport round trip " +
+                             Us(Percentile(j.lat.floor, 99)) + ", append + fdatasync " +
+                             Us(Percentile(j.lat.flush, 99)) + "; Allocate with the state on tmpfs " +
+                             Us(Percentile(jm.lat.alloc, 99)) + "; netqos's own share (in " +
+                             "process, no transport) on tmpfs " + Us(Percentile(im.alloc, 99)) +
+                             ", on disk " + Us(Percentile(id.alloc, 99));
       }
       for (int clients : plan.client_counts) {
         const double jt = j.throughput[clients], bt = b.throughput[clients];
@@ -327,15 +390,31 @@ void Run(const Args& args) {
   for (const auto& r : thr_rows) rep.Line(r);
   rep.Line();
 
-  // The floor under a durable Allocate on this disk, and the software path on tmpfs.
-  ScopedDir probe(args.work_dir, args.tag + "-flush");
-  const std::vector<double> flush = FlushLatencies(probe.path(), args.quick ? 50 : 300);
-  rep.Line("What a durable acknowledgement costs here: one 200-byte append + `fdatasync` on the "
-           "same filesystem, " + std::to_string(flush.size()) + " times: p50 " +
-           Us(Percentile(flush, 50)) + ", p99 " + Us(Percentile(flush, 99)) + ". The same "
-           "Allocate with the state dir on tmpfs (as `--qrm-enable-in-memory-state` keeps it; "
-           "the flush is then free, so this is the software path: gRPC, policy, journal encoding "
-           "vs full serialisation):");
+  // Where an Allocate's time goes: the parts sampled in the same cycles as the Allocate itself.
+  rep.Line("Where a durable Allocate's time goes, one client (p50 / p99; each cycle also timed "
+           "`GetResourcePluginOptions`, a handler returning a few constant fields, which is the "
+           "gRPC round trip over the unix socket alone, and one 200-byte append + `fdatasync` on "
+           "the state dir's filesystem, what the durable acknowledgement costs at that moment). "
+           "\"tmpfs\" is the same daemon and state with the state dir on tmpfs (as "
+           "`--qrm-enable-in-memory-state` keeps it), where the flush is free: the software path "
+           "(gRPC, policy, journal encoding).");
+  rep.Line();
+  rep.TableHeader({"NICs", "containers", "Allocate (disk)", "round trip (disk run)",
+                   "append + fdatasync", "Allocate (tmpfs)", "round trip (tmpfs run)"});
+  for (const auto& r : split_rows) rep.Line(r);
+  rep.Line();
+  rep.Line("netqos's own share: the same cycles against the plugin's layers called in the "
+           "benchmark's process (`bench/in_process_plugin.h`: request translation, policy, "
+           "journal append, state update, response translation and the decision log line, as "
+           "netqosd wires them; no gRPC, no socket), on a copy of the same state (p50 / p99):");
+  rep.Line();
+  rep.TableHeader({"NICs", "containers", "GetTopologyHints (tmpfs)", "Allocate (tmpfs)",
+                   "RemovePod (tmpfs)", "Allocate (disk)", "append + fdatasync (disk)"});
+  for (const auto& r : inproc_rows) rep.Line(r);
+  rep.Line();
+  rep.Line("The software path with and without the full rewrite (state on tmpfs, so neither "
+           "waits for the disk: journal encoding of one change vs serialising the whole "
+           "checkpoint):");
   rep.Line();
   rep.TableHeader({"NICs", "containers", "journal p50", "journal p99", "baseline p50",
                    "baseline p99", "p50 ratio", "p99 ratio", "samples (j/b)"});
@@ -351,9 +430,7 @@ void Run(const Args& args) {
   for (const auto& [nics, p] : alloc_p99_at_max) {
     const std::string where = std::to_string(nics) + " NICs, " + Thousands(max_size) + " containers";
     rep.Target("Allocate p99 ≤ 100 µs (" + where + ")", Us(p.first), p.first <= 100,
-               "fdatasync alone here: p50 " + Us(Percentile(flush, 50)) + ", p99 " +
-                   Us(Percentile(flush, 99)) + "; on tmpfs the Allocate p99 is " +
-                   Us(tmpfs_alloc_p99_at_max[nics]));
+               split_at_max[nics]);
     const double ratio99 = p.second / p.first;
     const double ratio50 = alloc_p50_at_max[nics].second / alloc_p50_at_max[nics].first;
     rep.Target("Allocate ≥ 20× the full-rewrite baseline (" + where + ")",

@@ -65,6 +65,15 @@ class KubeletClient {
     return registration_->GetInfo(&ctx, req, &info).ok();
   }
 
+  // The cheapest RPC the plugin serves (a few constant fields): the transport's round trip.
+  grpc::Status Options() {
+    grpc::ClientContext ctx;
+    Deadline(&ctx);
+    rp::Empty req;
+    rp::ResourcePluginOptions resp;
+    return plugin_->GetResourcePluginOptions(&ctx, req, &resp);
+  }
+
   grpc::Status Hints(const rp::ResourceRequest& req, rp::ResourceHintsResponse* out = nullptr) {
     grpc::ClientContext ctx;
     Deadline(&ctx);

@@ -138,6 +138,10 @@ Status PluginServer::Serve(Endpoint& ep) {
   ::unlink(tmp.c_str());
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + tmp, grpc::InsecureServerCredentials());
+  // No bandwidth-delay probing: it sizes HTTP/2 flow-control windows for long fat links, but
+  // here every message is small and local, and each probe PING costs the kubelet's call another
+  // wakeup on both sides (about half the round trip of a small RPC; docs/benchmarks.md).
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   for (auto* svc : services_) builder.RegisterService(svc);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server) return Unavailable("cannot listen on unix socket " + ep.path);
