@@ -11,6 +11,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
@@ -126,6 +128,64 @@ TEST_CASE("e2e: kubelet faults: a registration never confirmed or refused does n
   CHECK(CountLines(log, {"registered with kubelet"}) == 1);
   CHECK(h.daemon().Running());
   RequireBooksExact(h, books, "after the registration faults");
+}
+
+TEST_CASE("e2e: kubelet faults: a registration left unconfirmed is reported, once per round") {
+  Harness h;
+  std::vector<std::string> flags = FixtureFlags();
+  flags.push_back("--kubelet-registration-timeout=1");
+  h.Start(flags);  // its GetInfo stands for the kubelet's: a round opens and is never answered
+  auto status = [&] {
+    auto r = h.Ctl({"status", "--json", "--bpf-pin-dir=" + h.root() + "/no-pins"});
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.output)["daemon"]["kubelet_registration"];
+  };
+  auto warnings = [&] {
+    return CountLines(h.daemon().Log(), {"level=warn", "kubelet registration unconfirmed"});
+  };
+  // Polled every half timeout: reported within a few seconds, and only once however long.
+  const auto t0 = std::chrono::steady_clock::now();
+  while (warnings() == 0 && std::chrono::steady_clock::now() - t0 < 10s) {
+    std::this_thread::sleep_for(100ms);
+  }
+  std::this_thread::sleep_for(2s);
+  CHECK(warnings() == 1);
+  auto k = status();
+  CHECK(k["state"] == "unconfirmed");
+  CHECK(k["get_info_calls"].get<int>() >= 1);
+  CHECK(k["seconds_since_get_info"].get<double>() >= 1);
+  auto text = h.Ctl({"status", "--bpf-pin-dir=" + h.root() + "/no-pins"});
+  CHECK_THAT(text.output, Catch::Contains("UNCONFIRMED: GetInfo answered, no NotifyRegistrationStatus"));
+
+  // Deleting the socket makes the daemon re-serve it and dial-check it with its own GetInfo:
+  // that is not the kubelet's, so the round stays as it was.
+  const uint64_t calls = k["get_info_calls"].get<uint64_t>();
+  REQUIRE(std::filesystem::remove(h.socket_path()));
+  const auto t1 = std::chrono::steady_clock::now();
+  while (!std::filesystem::exists(h.socket_path()) && std::chrono::steady_clock::now() - t1 < 10s) {
+    std::this_thread::sleep_for(50ms);
+  }
+  REQUIRE(std::filesystem::exists(h.socket_path()));
+  k = status();
+  CHECK(k["get_info_calls"].get<uint64_t>() == calls);
+  CHECK(k["state"] == "unconfirmed");
+
+  // The verdict arrives late: registered, and said so in the log.
+  auto stub = reg::Registration::NewStub(h.Channel());
+  grpc::ClientContext ctx;
+  reg::RegistrationStatus verdict;
+  verdict.set_plugin_registered(true);
+  reg::RegistrationStatusResponse resp;
+  REQUIRE(stub->NotifyRegistrationStatus(&ctx, verdict, &resp).ok());
+  CHECK(status()["state"] == "registered");
+  const auto t2 = std::chrono::steady_clock::now();
+  while (CountLines(h.daemon().Log(), {"verdict arrived after the warning"}) == 0 &&
+         std::chrono::steady_clock::now() - t2 < 5s) {
+    std::this_thread::sleep_for(100ms);
+  }
+  CHECK(CountLines(h.daemon().Log(), {"verdict arrived after the warning", "state=registered"}) == 1);
+  CHECK(warnings() == 1);
 }
 
 TEST_CASE(

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <system_error>
@@ -15,6 +16,7 @@
 #include "app/logging.h"
 #include "app/metrics_setup.h"
 #include "app/random_nic_chooser.h"
+#include "app/registration_watch.h"
 #include "app/topology_setup.h"
 #include "checkpoint/file_state_store.h"
 #include "core/constants.h"
@@ -28,6 +30,13 @@
 
 namespace netqos::app {
 namespace {
+
+// Half the registration timeout (so an unconfirmed registration is reported at most half a
+// timeout late), at most 5 s.
+timespec RegistrationPollInterval(int timeout_seconds) {
+  const long ms = std::min(5000L, static_cast<long>(timeout_seconds) * 500L);
+  return timespec{ms / 1000, (ms % 1000) * 1000000L};
+}
 
 std::unique_ptr<core::NicChooser> MakeChooser(const std::string& mode) {
   if (mode == "first") return std::make_unique<core::FirstNicChooser>();
@@ -147,8 +156,12 @@ int RunDaemon(const DaemonConfig& config) {
   rp_opts.rpc_observer = daemon_metrics.get();
   grpcadapter::ResourcePluginService resource_plugin(**svc, rp_opts);
   grpcadapter::RegistrationService registration;
-  grpcadapter::AdminService admin(
-      **svc, {choice->description, &enforcement_view, config.qrm_socket_dirs});
+  RegistrationWatch registration_watch(
+      registration, std::chrono::seconds(config.kubelet_registration_timeout_seconds));
+  if (daemon_metrics) registration_watch.AddMetrics(daemon_metrics->registry());
+  grpcadapter::AdminService admin(**svc, {choice->description, &enforcement_view,
+                                          config.qrm_socket_dirs,
+                                          [&registration_watch] { return registration_watch.Health(); }});
 
   auto server = grpcadapter::PluginServer::Create(config.qrm_socket_dirs,
                                                   {&resource_plugin, &registration, &admin});
@@ -179,9 +192,14 @@ int RunDaemon(const DaemonConfig& config) {
   }
 
   spdlog::info("netqosd serving sockets={}", fmt::join((*server)->SocketPaths(), ","));
+  // Woken by a signal, or every poll interval to look at the kubelet's registration.
+  const timespec poll = RegistrationPollInterval(config.kubelet_registration_timeout_seconds);
   for (;;) {
-    int sig = 0;
-    if (sigwait(&signals, &sig) != 0) continue;
+    const int sig = sigtimedwait(&signals, nullptr, &poll);
+    if (sig < 0) {
+      registration_watch.Poll();  // timeout (EAGAIN) or EINTR
+      continue;
+    }
     if (sig == SIGHUP) {
       auto t = source->Read();
       Status st = t.ok() ? service_ptr->UpdateTopology(

@@ -216,6 +216,10 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   AddBoolFlag(app, "--json", c.json, "netqos: with --print-topology, print JSON");
   app.add_option("--kubelet-register-socket", c.kubelet_register_socket,
                  "netqos: also call Registration.Register on this legacy kubelet socket");
+  app.add_option("--kubelet-registration-timeout", c.kubelet_registration_timeout_seconds,
+                 "netqos: seconds after the kubelet's GetInfo without a NotifyRegistrationStatus "
+                 "before the registration is reported unconfirmed (a warning, netqosctl status, "
+                 "netqos_kubelet_registration)");
   app.add_option("--nic-selection", c.nic_selection,
                  "netqos: how to pick among equally good NICs: random, first or last");
   app.add_option("--log-level", c.log_level,
@@ -343,6 +347,10 @@ Status ValidateEnforcementFlags(const DaemonConfig& c) {
                            c.bpf_pin_dir + "\"");
   if (auto nics = ParseEnforceNics(c.enforce_nics); !nics.ok()) return nics.status();
   if (auto shaping = BuildShapingConfig(c); !shaping.ok()) return shaping.status();
+  if (c.kubelet_registration_timeout_seconds <= 0) {
+    return InvalidArgument("--kubelet-registration-timeout must be a number of seconds > 0, got " +
+                           std::to_string(c.kubelet_registration_timeout_seconds));
+  }
   if (c.enforcement_resync_seconds <= 0)
     return InvalidArgument("--enforcement-resync-period must be a number of seconds > 0, got " +
                            std::to_string(c.enforcement_resync_seconds));

@@ -41,6 +41,9 @@ struct DaemonConfig {
   bool print_topology = false;
   bool json = false;
   std::string kubelet_register_socket;
+  // A kubelet GetInfo without a NotifyRegistrationStatus this long after is reported (one
+  // warning, netqosctl status, netqos_kubelet_registration).
+  int kubelet_registration_timeout_seconds = 60;
   std::string nic_selection = "random";
   std::string log_level = "info";
   bool print_config = false;

@@ -58,7 +58,14 @@ Json DaemonJson(const admin::GetStatusResponse& s) {
         {"problem_reports_total", e.problem_reports_total()},
         {"shaped_nics", std::vector<std::string>(e.shaped_nics().begin(), e.shaped_nics().end())},
         {"problems", problems},
-        {"classified_containers", e.classified_containers()}}}};
+        {"classified_containers", e.classified_containers()}}},
+      {"kubelet_registration",
+       s.has_kubelet_registration()
+           ? Json{{"state", s.kubelet_registration().state()},
+                  {"error", s.kubelet_registration().error()},
+                  {"get_info_calls", s.kubelet_registration().get_info_calls()},
+                  {"seconds_since_get_info", s.kubelet_registration().seconds_since_get_info()}}
+           : Json(nullptr)}};
 }
 
 Json PinsJson(const bpf::PinDirState& p) {
@@ -151,6 +158,26 @@ std::string DurationText(double seconds) {
   return buf;
 }
 
+namespace {
+
+// One line on the kubelet's registration of the socket (absent from older daemons).
+std::string KubeletRegistrationText(const admin::GetStatusResponse& s) {
+  if (!s.has_kubelet_registration()) return "-";
+  const auto& k = s.kubelet_registration();
+  const std::string ago = k.seconds_since_get_info() < 0
+                              ? std::string()
+                              : ", last GetInfo " + DurationText(k.seconds_since_get_info()) + " ago";
+  if (k.state() == "not_contacted") return "not contacted yet (no GetInfo from the kubelet)";
+  if (k.state() == "awaiting") return "awaiting the kubelet's verdict" + ago;
+  if (k.state() == "unconfirmed") {
+    return "UNCONFIRMED: GetInfo answered, no NotifyRegistrationStatus" + ago;
+  }
+  if (k.state() == "rejected") return "REJECTED: " + Or(k.error(), "no error given") + ago;
+  return k.state() + ago;
+}
+
+}  // namespace
+
 Json StatusJson(const StatusInput& in) {
   Json daemon = {{"reachable", in.daemon.has_value()}, {"socket", in.socket}};
   if (in.daemon) {
@@ -173,6 +200,7 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
       {"daemon", "running (netqosd " + s.version() + ", pid " + std::to_string(s.pid()) + ", up " +
                      DurationText(s.uptime_seconds()) + ")"},
       {"sockets", Or(Join(s.socket_paths()))},
+      {"kubelet", KubeletRegistrationText(s)},
       {"topology", Or(s.topology_source())},
       {"allocations", std::to_string(s.containers()) + " containers in " +
                           std::to_string(s.pods()) + " pods, " +

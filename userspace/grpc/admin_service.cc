@@ -279,6 +279,14 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const admin::GetStatu
     } else {
       FillStatus(service_.Snapshot(), nullptr, resp);
     }
+    if (options_.kubelet_registration) {
+      const RegistrationHealth h = options_.kubelet_registration();
+      auto* k = resp->mutable_kubelet_registration();
+      k->set_state(std::string(PhaseName(h.phase)));
+      k->set_error(h.error);
+      k->set_get_info_calls(h.get_info_calls);
+      k->set_seconds_since_get_info(h.seconds_since_get_info);
+    }
     return grpc::Status::OK;
   });
 }

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "grpc/registration_health.h"
 #include "netqos/admin/v1/admin.grpc.pb.h"
 #include "service/allocation_service.h"
 #include "service/enforcement_view.h"
@@ -22,11 +24,13 @@ class AdminService final : public ::netqos::admin::v1::Admin::Service {
     const service::EnforcementView* enforcement = nullptr;
     // --qrm-socket-dirs: GetStatus reports <dir>/qrm_network_plugin_static.sock for each.
     std::vector<std::string> socket_dirs;
+    // The kubelet's registration of the socket, for GetStatus; null: not reported.
+    std::function<RegistrationHealth()> kubelet_registration;
   };
 
   explicit AdminService(service::AllocationService& service) : AdminService(service, Options{}) {}
   AdminService(service::AllocationService& service, std::string topology_source)
-      : AdminService(service, Options{std::move(topology_source), nullptr, {}}) {}
+      : AdminService(service, Options{std::move(topology_source), nullptr, {}, {}}) {}
   // Uptime in GetStatus counts from here (the daemon builds its services just before serving).
   AdminService(service::AllocationService& service, Options options)
       : service_(service),

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "grpc/dir_watcher.h"
+#include "grpc/registration_service.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
 
 namespace netqos::grpcadapter {
@@ -58,6 +59,7 @@ Status DialCheck(const std::string& path, std::chrono::milliseconds timeout) {
   auto stub = ::pluginregistration::Registration::NewStub(channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  ctx.AddMetadata(kSelfCheckMetadataKey, "1");  // not the kubelet: not counted as its contact
   // No wait_for_ready: the server listens before the socket is renamed into place, so a refused
   // connection means the file was removed again and the watcher will retry at once.
   ::pluginregistration::InfoRequest req;

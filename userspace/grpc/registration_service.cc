@@ -17,13 +17,14 @@ void FillPluginInfo(::pluginregistration::PluginInfo* info) {
   info->add_supported_versions(kApiVersion);
 }
 
-grpc::Status RegistrationService::GetInfo(grpc::ServerContext*,
+grpc::Status RegistrationService::GetInfo(grpc::ServerContext* ctx,
                                           const ::pluginregistration::InfoRequest*,
                                           ::pluginregistration::PluginInfo* resp) {
   return RunGuarded("GetInfo", [&] {
-    {
+    if (ctx == nullptr || ctx->client_metadata().count(kSelfCheckMetadataKey) == 0) {
       std::lock_guard lk(mu_);
       ++state_.get_info_calls;
+      state_.last_get_info = std::chrono::steady_clock::now();
     }
     spdlog::debug("rpc called rpc=GetInfo plugin={} type={}", core::kResourceName, kPluginType);
     FillPluginInfo(resp);
@@ -40,6 +41,7 @@ grpc::Status RegistrationService::NotifyRegistrationStatus(
       state_.notified = true;
       state_.registered = req->plugin_registered();
       state_.error = req->error();
+      state_.last_notify = std::chrono::steady_clock::now();
     }
     if (req->plugin_registered()) {
       spdlog::info("registered with kubelet plugin={} type={}", core::kResourceName, kPluginType);

@@ -3,13 +3,19 @@
 // resource; NotifyRegistrationStatus tells us whether the kubelet accepted us.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "pluginregistration/v1/api.grpc.pb.h"
 
 namespace netqos::grpcadapter {
+
+// Client metadata that marks the daemon's own GetInfo (the socket self-check after binding), so
+// that only the kubelet's calls count as the kubelet's contact.
+inline constexpr char kSelfCheckMetadataKey[] = "x-netqos-self-check";
 
 class RegistrationService final : public ::pluginregistration::Registration::Service {
  public:
@@ -18,7 +24,9 @@ class RegistrationService final : public ::pluginregistration::Registration::Ser
     bool notified = false;    // NotifyRegistrationStatus was received at least once
     bool registered = false;  // its plugin_registered
     std::string error;        // its error, "" when registered
-    uint64_t get_info_calls = 0;
+    uint64_t get_info_calls = 0;  // the kubelet's (self-checks excluded)
+    std::optional<std::chrono::steady_clock::time_point> last_get_info;
+    std::optional<std::chrono::steady_clock::time_point> last_notify;
   };
 
   grpc::Status GetInfo(grpc::ServerContext* ctx, const ::pluginregistration::InfoRequest* req,

@@ -215,7 +215,13 @@ TEST_CASE("ListClasses translates every container and class with counters", "[gr
 TEST_CASE("Admin RPC handlers: version, pid, sockets, counters only when asked", "[grpc][admin]") {
   testing::ServedStack unused;  // only for a real AllocationService
   testing::FakeEnforcementView view(testing::SampleEnforcementReport());
-  AdminService admin(unused.service(), {"file /etc/topo.json", &view, {"/run/a/", "/run/b"}});
+  RegistrationHealth registration;
+  registration.phase = RegistrationPhase::kRejected;
+  registration.error = "plugin name conflict";
+  registration.seconds_since_get_info = 12.5;
+  registration.get_info_calls = 3;
+  AdminService admin(unused.service(), {"file /etc/topo.json", &view, {"/run/a/", "/run/b"},
+                                        [&registration] { return registration; }});
 
   ::netqos::admin::v1::GetStatusResponse status;
   REQUIRE(admin.GetStatus(nullptr, nullptr, &status).ok());
@@ -229,6 +235,11 @@ TEST_CASE("Admin RPC handlers: version, pid, sockets, counters only when asked",
   CHECK(status.topology_source() == "file /etc/topo.json");
   CHECK(status.enforcement().mode() == "bpf");
   CHECK(view.counter_reads() == 0);  // status never reads the per-CPU maps
+  REQUIRE(status.has_kubelet_registration());
+  CHECK(status.kubelet_registration().state() == "rejected");
+  CHECK(status.kubelet_registration().error() == "plugin name conflict");
+  CHECK(status.kubelet_registration().seconds_since_get_info() == 12.5);
+  CHECK(status.kubelet_registration().get_info_calls() == 3);
 
   ::netqos::admin::v1::ListClassesRequest names_only;
   names_only.set_without_counters(true);
@@ -255,6 +266,7 @@ TEST_CASE("Admin RPC handlers: version, pid, sockets, counters only when asked",
   REQUIRE(bare.GetStatus(nullptr, nullptr, &status).ok());
   CHECK(status.enforcement().mode() == "none");
   CHECK(status.socket_paths().empty());
+  CHECK_FALSE(status.has_kubelet_registration());
 }
 
 }  // namespace netqos::grpcadapter

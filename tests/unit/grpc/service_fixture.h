@@ -68,7 +68,7 @@ class ServedStack {
     service_ = std::move(svc).value();
     resource_plugin_ = std::make_unique<grpcadapter::ResourcePluginService>(*service_);
     admin_ = std::make_unique<grpcadapter::AdminService>(
-        *service_, grpcadapter::AdminService::Options{"fixture", enforcement, {dir_.path()}});
+        *service_, grpcadapter::AdminService::Options{"fixture", enforcement, {dir_.path()}, {}});
     auto server = grpcadapter::PluginServer::Create(
         {dir_.path()}, {resource_plugin_.get(), &registration_, admin_.get()});
     if (!server.ok()) throw std::runtime_error("server: " + server.status().message());
