@@ -294,6 +294,8 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
       {{"--enforcement-resync-period=0"}, {"--enforcement-resync-period", "0"}},
       {{"--enforcement-resync-period=-5"}, {"--enforcement-resync-period"}},
       {{"--enforcement-resync-period=30s"}, {"enforcement-resync-period"}},
+      {{"--kubelet-registration-timeout=0"}, {"--kubelet-registration-timeout", "0"}},
+      {{"--kubelet-registration-timeout=1m"}, {"kubelet-registration-timeout"}},
       {{"--uninstall=yes please"}, {"uninstall"}},
       {{"--keep-forwarded-priority=off-ish"}, {"keep-forwarded-priority"}},
   };
