@@ -3,15 +3,13 @@
 // of UDP and TCP over a veth into a namespace, and netqos_container_bytes_total{direction="egress"}
 // for it moves by what it sent (IP bytes), within a few percent. /metrics is parsed with the strict
 // text-format parser; /healthz and /readyz answer 200 once the first enforcement pass is done.
-// Like scripts/demo-run.sh: private bpffs, temp dirs, `netqosd --uninstall` at the end.
-// Root only.
+// The shared DaemonFixture, without --enforce-nics (classify and count only): private bpffs,
+// temp dirs, `netqosd --uninstall` at the end. Root only.
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <httplib.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,38 +21,22 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "support/bpffs_fixture.h"
-#include "support/cgroup_fixture.h"
-#include "support/files.h"
-#include "support/netns.h"
-#include "support/process.h"
-#include "support/prom_parser.h"
-#include "support/temp_dir.h"
+#include "support/daemon_fixture.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-using netqos::testing::DaemonProcess;
-using netqos::testing::NetnsFixture;
-using netqos::testing::ParsePrometheusText;
-using netqos::testing::PrivateBpffs;
+using netqos::testing::DaemonFixture;
+using netqos::testing::InodeOf;
 using netqos::testing::PromDocument;
 using netqos::testing::PromLabels;
-using netqos::testing::RunCommand;
-using netqos::testing::TempDir;
-using netqos::testing::TestCgroup;
-using netqos::testing::UniquePrefix;
 
 constexpr uint16_t kUdpPort = 15471;
 constexpr uint16_t kTcpPort = 15472;
@@ -209,146 +191,45 @@ int SendFromCgroup(const std::string& cgroup, const std::string& ip, bool tcp) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// `format` with the pid as its one unsigned argument.
-std::string Hex(const char* format) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), format, static_cast<unsigned>(::getpid()));
-  return buf;
-}
-
-// One test's world; the destructor tears down in dependency order, also when the test failed.
-struct MetricsEnv {
-  PrivateBpffs bpffs;
-  NetnsFixture net;
-  TempDir dir;
-  std::string prefix = UniquePrefix() + "m";
-  std::string ns = prefix + "ns";
-  std::string host_if = prefix + "h";
-  std::string peer_if = prefix + "p";
-  std::string subnet = "10.246." + std::to_string(::getpid() % 200 + 20) + ".";
-  std::string root_name = "netqos-mtest-" + std::to_string(::getpid());
-  std::string pod_uid = Hex("aaaaaaaa-0000-4000-8000-%012x");
-  std::string container_id = Hex("c0ffee%08x");
-  std::unique_ptr<TestCgroup> root, pod, container;
-  std::unique_ptr<DaemonProcess> daemon;
-
-  MetricsEnv() {
-    net.AddNamespace(ns);
-    net.SetUp(ns, "lo", true);
-    net.AddVeth(host_if, peer_if, ns);
-    net.AddAddress("", host_if, subnet + "1/24");
-    net.AddAddress(ns, peer_if, subnet + "2/24");
-    net.SetUp("", host_if, true);
-    net.SetUp(ns, peer_if, true);
-    root = std::make_unique<TestCgroup>(root_name);
-    pod = std::make_unique<TestCgroup>(*root, "pod" + pod_uid);
-    container = std::make_unique<TestCgroup>(*pod, container_id);
-    const nlohmann::json pods = {
-        {"kind", "PodList"},
-        {"items",
-         {{{"metadata", {{"uid", pod_uid}, {"namespace", "netqos-mtest"}, {"name", "sender"}}},
-           {"status",
-            {{"qosClass", "Burstable"},
-             {"containerStatuses",
-              {{{"name", "app"}, {"containerID", "containerd://" + container_id}}}}}}}}}};
-    netqos::testing::WriteFile(dir.file("pods.json"), pods.dump());
-  }
-  ~MetricsEnv() {
-    try {
-      if (daemon) {
-        (void)daemon->Stop(SIGTERM);
-        daemon.reset();
-      }
-      (void)RunCommand({NETQOSD_PATH, "--uninstall", "--bpf-pin-dir=" + bpffs.PinDir(),
-                        "--qrm-state-dir=" + dir.file("state")},
-                       dir.file("uninstall.log"));
-    } catch (...) {
-    }
-    container.reset();
-    pod.reset();
-    root.reset();
-  }
-
-  std::string Socket() const { return dir.file("sock") + "/qrm_network_plugin_static.sock"; }
-  std::string Log() const { return daemon ? daemon->Log() : ""; }
-
-  void StartDaemon() {
-    std::string deny;
-    for (const auto& link : netqos::testing::ListDir("/sys/class/net")) {
-      if (link != host_if) deny += (deny.empty() ? "" : ",") + link;
-    }
-    daemon = std::make_unique<DaemonProcess>(
-        std::vector<std::string>{
-            NETQOSD_PATH, "--enforcement=bpf", "--qrm-socket-dirs=" + dir.file("sock"),
-            "--qrm-state-dir=" + dir.file("state"), "--bpf-pin-dir=" + bpffs.PinDir(),
-            "--kubelet-pods-url=file://" + dir.file("pods.json"),
-            "--addition-cgroup-paths=/" + root_name, "--nic-allow=" + host_if, "--nic-deny=" + deny,
-            "--nic-selection=first", "--enforcement-resync-period=2",
-            "--metrics-bind-address=127.0.0.1:0"},
-        dir.file("netqosd.log"));
-  }
-
-  netqos::testing::CommandResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {NETQOSCTL_PATH, "--socket=" + Socket()});
-    return RunCommand(args, dir.file("ctl.out"));
-  }
-
-  int MetricsPort() {
-    static const std::regex re("metrics serving address=127\\.0\\.0\\.1:([0-9]+)");
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::smatch m;
-      const std::string log = Log();
-      if (std::regex_search(log, m, re)) return std::stoi(m[1]);
-      if (!daemon->Running()) break;
-      std::this_thread::sleep_for(20ms);
-    }
-    return 0;
-  }
-};
-
-PromDocument Scrape(httplib::Client& client) {
-  auto r = client.Get("/metrics");
-  if (!r || r->status != 200) throw std::runtime_error("GET /metrics failed");
-  return ParsePrometheusText(r->body);
-}
-
 }  // namespace
 
 TEST_CASE(
     "daemon metrics: a container's egress bytes are counted within a few percent of what it sent",
     "[metrics]") {
-  MetricsEnv env;
+  DaemonFixture env({.tag = "m",
+                     .subnet = 246,
+                     .pod_namespace = "netqos-mtest",
+                     .pod_qos_level = "",
+                     .shape_nics = false,
+                     .metrics = true,
+                     .wait_serving = false});
+  const auto& pod = env.AddPod(0xaaaaaaaa, "sender");
+  const std::string container_cgroup = env.MakeCgroup(pod);
   env.StartDaemon();
   const int port = env.MetricsPort();
   INFO(env.Log());
   REQUIRE(port > 0);
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(10, 0);
 
   // Ready once the first enforcement pass is done (it runs before the plugin serves).
   std::optional<int> ready_code;
   for (int i = 0; i < 100 && ready_code != 200; ++i) {
-    if (auto r = client.Get("/readyz")) ready_code = r->status;
+    if (auto code = env.MetricsStatus("/readyz")) ready_code = code;
     if (ready_code != 200) std::this_thread::sleep_for(50ms);
   }
   CHECK(ready_code == 200);
-  auto health = client.Get("/healthz");
+  auto health = env.MetricsStatus("/healthz");
   REQUIRE(health);
-  CHECK(health->status == 200);
+  CHECK(*health == 200);
 
-  auto alloc =
-      env.Ctl({"allocate", "--pod-uid=" + env.pod_uid, "--pod-namespace=netqos-mtest",
-               "--pod-name=sender", "--container=app", "--qos=shared_cores", "--mbps=100"});
-  REQUIRE(alloc.exit_code == 0);
+  REQUIRE_NOTHROW(env.Allocate(pod, 100));
 
-  const std::string cgroup_id = std::to_string(env.container->Id());
+  const std::string cgroup_id = std::to_string(InodeOf(container_cgroup));
   const PromLabels egress = {{"cgroup_id", cgroup_id}, {"direction", "egress"}};
   // The enforcer classifies the container (the pod list, the cgroup) and then applies the
   // allocation (the Allocate event): wait for the allocated series.
   std::optional<PromDocument> doc;
   for (int i = 0; i < 100; ++i) {
-    doc = Scrape(client);
+    doc = env.Scrape();
     if (doc->Find("netqos_container_allocated_bits_per_second", egress)) break;
     std::this_thread::sleep_for(100ms);
   }
@@ -363,18 +244,18 @@ TEST_CASE(
   CHECK(doc->Value("netqos_enforcement_passes_total") > 0);
   CHECK(doc->Value("netqos_enforcement_pods_known") == 1);
   CHECK(doc->Value("netqos_container_allocated_bits_per_second", egress) == 100e6);
-  CHECK(doc->Value("netqos_nic_egress_allocated_bits_per_second", {{"nic", env.host_if}}) == 100e6);
+  CHECK(doc->Value("netqos_nic_egress_allocated_bits_per_second", {{"nic", env.host()}}) == 100e6);
 
-  Sink sink(env.ns, env.subnet + "2");
+  Sink sink(env.ns(), env.veth().peer_ip);
   const double bytes0 = doc->Value("netqos_container_bytes_total", egress);
   const double packets0 = doc->Value("netqos_container_packets_total", egress);
   const double class0 =
       doc->Value("netqos_class_bytes_total", {{"class_id", class_id}, {"direction", "egress"}});
 
   SECTION("UDP") {
-    REQUIRE(SendFromCgroup(env.container->Path(), env.subnet + "2", false) == 0);
+    REQUIRE(SendFromCgroup(container_cgroup, env.veth().peer_ip, false) == 0);
     const double sent_ip = static_cast<double>(kUdpDatagrams) * (kUdpPayload + kIpUdpHeaders);
-    const PromDocument after = Scrape(client);
+    const PromDocument after = env.Scrape();
     const double counted = after.Value("netqos_container_bytes_total", egress) - bytes0;
     const double packets = after.Value("netqos_container_packets_total", egress) - packets0;
     std::printf(
@@ -389,9 +270,9 @@ TEST_CASE(
         counted);
   }
   SECTION("TCP") {
-    REQUIRE(SendFromCgroup(env.container->Path(), env.subnet + "2", true) == 0);
+    REQUIRE(SendFromCgroup(container_cgroup, env.veth().peer_ip, true) == 0);
     const double sent = static_cast<double>(kTcpBytes);
-    const PromDocument after = Scrape(client);
+    const PromDocument after = env.Scrape();
     const double counted = after.Value("netqos_container_bytes_total", egress) - bytes0;
     std::printf(
         "metrics: TCP sent %.0f payload bytes (sink read %llu); counted %.0f IP bytes "
@@ -403,7 +284,7 @@ TEST_CASE(
     // At most 52 header bytes per 1448-byte segment (3.6 %) when GSO cannot merge any.
     CHECK(counted == Approx(sent).epsilon(0.04));
   }
-  auto again = client.Get("/healthz");
+  auto again = env.MetricsStatus("/healthz");
   REQUIRE(again);
-  CHECK(again->status == 200);
+  CHECK(*again == 200);
 }

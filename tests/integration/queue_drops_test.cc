@@ -3,12 +3,10 @@
 // receives a UDP blast from the peer namespace, so its own leaves drop in both directions. The
 // drops in /metrics (netqos_container_drops_total, strict parser) and in `netqosctl top --json`
 // must be > 0 and equal what `tc -s class show` reports for those leaves, while a capped idle
-// container and an uncapped one that sends too report 0. Private bpffs, temp dirs, cgroups under
-// an extra kubepods root, `netqosd --uninstall` at the end. Root only.
+// container and an uncapped one that sends too report 0. The shared DaemonFixture: private bpffs,
+// temp dirs, cgroups under an extra kubepods root, `netqosd --uninstall` at the end. Root only.
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <httplib.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -22,42 +20,26 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "ctl/class_rows.h"
-#include "support/bpffs_fixture.h"
-#include "support/cgroup_fixture.h"
-#include "support/files.h"
-#include "support/netns.h"
-#include "support/process.h"
-#include "support/prom_parser.h"
-#include "support/temp_dir.h"
-#include "support/traffic.h"
+#include "support/daemon_fixture.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 using json = nlohmann::json;
-using netqos::testing::DaemonProcess;
-using netqos::testing::NetnsFixture;
-using netqos::testing::ParsePrometheusText;
-using netqos::testing::PrivateBpffs;
+using netqos::testing::DaemonFixture;
+using netqos::testing::FakePod;
+using netqos::testing::InodeOf;
 using netqos::testing::PromDocument;
 using netqos::testing::PromLabels;
-using netqos::testing::RunCommand;
 using netqos::testing::TcClass;
 using netqos::testing::TcClasses;
-using netqos::testing::TempDir;
-using netqos::testing::TestCgroup;
-using netqos::testing::UniquePrefix;
 
 constexpr int kCapMbps = 10;
 constexpr uint16_t kContainerPort = 15491;  // the blasting container's socket
@@ -144,141 +126,8 @@ class UdpBlaster {
   pid_t pid_ = -1;
 };
 
-std::string Hex(const char* format, unsigned salt) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), format, salt, static_cast<unsigned>(::getpid()));
-  return buf;
-}
-
-struct FakePod {
-  std::string uid;
-  std::string name;
-  std::string container_id;
-  std::unique_ptr<TestCgroup> pod_cgroup;
-  std::unique_ptr<TestCgroup> cgroup;
-};
-
-// One test's world; the destructor tears down in dependency order, also when the test failed.
-struct DropsEnv {
-  PrivateBpffs bpffs;
-  NetnsFixture net;
-  TempDir dir;
-  std::string prefix = UniquePrefix() + "q";
-  std::string ns = prefix + "ns";
-  std::string host_if = prefix + "h";
-  std::string peer_if = prefix + "p";
-  std::string subnet = "10.247." + std::to_string(::getpid() % 200 + 20) + ".";
-  std::string host_ip = subnet + "1";
-  std::string peer_ip = subnet + "2";
-  std::string root_name = "netqos-qtest-" + std::to_string(::getpid());
-  std::unique_ptr<TestCgroup> root;
-  // blaster: capped at 10 Mbit/s, floods both ways; idle: capped, silent; free: no allocation.
-  FakePod blaster, idle, free;
-  std::unique_ptr<DaemonProcess> daemon;
-
-  DropsEnv() {
-    net.AddNamespace(ns);
-    net.SetUp(ns, "lo", true);
-    net.AddVeth(host_if, peer_if, ns);
-    net.AddAddress("", host_if, host_ip + "/24");
-    net.AddAddress(ns, peer_if, peer_ip + "/24");
-    net.SetUp("", host_if, true);
-    net.SetUp(ns, peer_if, true);
-    root = std::make_unique<TestCgroup>(root_name);
-    json items = json::array();
-    unsigned salt = 1;
-    for (auto* p : {&blaster, &idle, &free}) {
-      p->uid = Hex("bbbbbbbb-%04x-4000-8000-%012x", salt);
-      p->container_id = Hex("d0d0%04x%08x", salt++);
-      p->pod_cgroup = std::make_unique<TestCgroup>(*root, "pod" + p->uid);
-      p->cgroup = std::make_unique<TestCgroup>(*p->pod_cgroup, p->container_id);
-    }
-    blaster.name = "blaster";
-    idle.name = "idle";
-    free.name = "free";
-    for (auto* p : {&blaster, &idle, &free}) {
-      items.push_back(
-          {{"metadata", {{"uid", p->uid}, {"namespace", "netqos-qtest"}, {"name", p->name}}},
-           {"status",
-            {{"qosClass", "Burstable"},
-             {"containerStatuses",
-              {{{"name", "app"}, {"containerID", "containerd://" + p->container_id}}}}}}});
-    }
-    netqos::testing::WriteFile(dir.file("pods.json"),
-                               json{{"kind", "PodList"}, {"items", items}}.dump());
-  }
-  ~DropsEnv() {
-    try {
-      if (daemon) {
-        (void)daemon->Stop(SIGTERM);
-        daemon.reset();
-      }
-      (void)RunCommand({NETQOSD_PATH, "--uninstall", "--bpf-pin-dir=" + bpffs.PinDir(),
-                        "--qrm-state-dir=" + dir.file("state"), "--enforce-nics=" + host_if},
-                       dir.file("uninstall.log"));
-    } catch (...) {
-    }
-    for (auto* p : {&blaster, &idle, &free}) {
-      p->cgroup.reset();
-      p->pod_cgroup.reset();
-    }
-    root.reset();
-  }
-
-  std::string Socket() const { return dir.file("sock") + "/qrm_network_plugin_static.sock"; }
-  std::string Log() const { return daemon ? daemon->Log() : ""; }
-  std::string Ifb() const { return "nqifb" + std::to_string(::if_nametoindex(host_if.c_str())); }
-
-  void StartDaemon() {
-    std::string deny;
-    for (const auto& link : netqos::testing::ListDir("/sys/class/net")) {
-      if (link != host_if) deny += (deny.empty() ? "" : ",") + link;
-    }
-    daemon = std::make_unique<DaemonProcess>(
-        std::vector<std::string>{
-            NETQOSD_PATH, "--enforcement=bpf", "--qrm-socket-dirs=" + dir.file("sock"),
-            "--qrm-state-dir=" + dir.file("state"), "--bpf-pin-dir=" + bpffs.PinDir(),
-            "--kubelet-pods-url=file://" + dir.file("pods.json"),
-            "--addition-cgroup-paths=/" + root_name, "--nic-allow=" + host_if, "--nic-deny=" + deny,
-            "--enforce-nics=" + host_if, "--nic-selection=first", "--enforcement-resync-period=2",
-            "--metrics-bind-address=127.0.0.1:0"},
-        dir.file("netqosd.log"));
-  }
-
-  netqos::testing::CommandResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {NETQOSCTL_PATH, "--socket=" + Socket()});
-    return RunCommand(args, dir.file("ctl.out"));
-  }
-
-  void Allocate(const FakePod& p, int mbps) {
-    auto r = Ctl({"allocate", "--pod-uid=" + p.uid, "--pod-namespace=netqos-qtest",
-                  "--pod-name=" + p.name, "--container=app", "--qos=shared_cores",
-                  "--mbps=" + std::to_string(mbps)});
-    if (r.exit_code != 0) throw std::runtime_error("netqosctl allocate failed: " + r.output);
-  }
-
-  int MetricsPort() {
-    static const std::regex re("metrics serving address=127\\.0\\.0\\.1:([0-9]+)");
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::smatch m;
-      const std::string log = Log();
-      if (std::regex_search(log, m, re)) return std::stoi(m[1]);
-      if (!daemon->Running()) break;
-      std::this_thread::sleep_for(20ms);
-    }
-    return 0;
-  }
-};
-
-PromDocument Scrape(httplib::Client& client) {
-  auto r = client.Get("/metrics");
-  if (!r || r->status != 200) throw std::runtime_error("GET /metrics failed");
-  return ParsePrometheusText(r->body);
-}
-
-PromLabels Series(const FakePod& p, const char* direction) {
-  return {{"cgroup_id", std::to_string(p.cgroup->Id())}, {"direction", direction}};
+PromLabels Series(const std::string& cgroup, const char* direction) {
+  return {{"cgroup_id", std::to_string(InodeOf(cgroup))}, {"direction", direction}};
 }
 
 // The leaf's counters as tc prints them; throws when the class is not there.
@@ -313,63 +162,71 @@ json TopEntry(const json& frame, uint64_t cgroup_id) {
 
 TEST_CASE("queue drops: a capped container's HTB leaf drops are exported in metrics and top",
           "[metrics][enforcement]") {
-  DropsEnv env;
+  DaemonFixture env({.tag = "q",
+                     .subnet = 247,
+                     .pod_namespace = "netqos-qtest",
+                     .pod_qos_level = "",
+                     .metrics = true});
+  // blaster: capped at 10 Mbit/s, floods both ways; idle: capped, silent; free: no allocation.
+  const FakePod& blaster = env.AddPod(0xb1, "blaster");
+  const FakePod& idle = env.AddPod(0xb2, "idle");
+  const FakePod& free = env.AddPod(0xb3, "free");
+  const std::string blaster_cg = env.MakeCgroup(blaster), idle_cg = env.MakeCgroup(idle),
+                    free_cg = env.MakeCgroup(free);
   env.StartDaemon();
   const int port = env.MetricsPort();
   INFO(env.Log());
   REQUIRE(port > 0);
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(10, 0);
 
-  env.Allocate(env.blaster, kCapMbps);
-  env.Allocate(env.idle, 50);
+  env.Allocate(blaster, kCapMbps);
+  env.Allocate(idle, 50);
 
   // The enforcer applies the allocations on the next pass; the leaves then carry the caps.
   std::optional<PromDocument> doc;
   for (int i = 0; i < 150; ++i) {
-    doc = Scrape(client);
-    if (doc->Find("netqos_container_allocated_bits_per_second", Series(env.blaster, "egress")) &&
-        doc->Find("netqos_container_allocated_bits_per_second", Series(env.idle, "egress")) &&
-        doc->Find("netqos_container_bytes_total", Series(env.free, "egress")) &&
-        doc->Find("netqos_enforcement_shaped_nic", {{"nic", env.host_if}})) {
+    doc = env.Scrape();
+    if (doc->Find("netqos_container_allocated_bits_per_second", Series(blaster_cg, "egress")) &&
+        doc->Find("netqos_container_allocated_bits_per_second", Series(idle_cg, "egress")) &&
+        doc->Find("netqos_container_bytes_total", Series(free_cg, "egress")) &&
+        doc->Find("netqos_enforcement_shaped_nic", {{"nic", env.host()}})) {
       break;
     }
     std::this_thread::sleep_for(100ms);
   }
-  REQUIRE(doc->Find("netqos_enforcement_shaped_nic", {{"nic", env.host_if}}));
-  auto classes = env.Ctl({"classes", "--json", "--bpf-pin-dir=" + env.bpffs.PinDir()});
+  REQUIRE(doc->Find("netqos_enforcement_shaped_nic", {{"nic", env.host()}}));
+  auto classes = env.Ctl({"classes", "--json", "--bpf-pin-dir=" + env.PinDir()});
   INFO(classes.output);
   REQUIRE(classes.exit_code == 0);
   std::string leaf, free_class;
   std::string class_id;
   const json listed = json::parse(classes.output);
   for (const auto& c : listed.at("containers")) {
-    if (c.at("cgroup_id") == env.blaster.cgroup->Id()) {
+    if (c.at("cgroup_id") == InodeOf(blaster_cg)) {
       leaf = c.at("htb_class");
       class_id = std::to_string(c.at("net_class_id").get<uint32_t>());
       CHECK(c.at("capped") == true);
     }
-    if (c.at("cgroup_id") == env.free.cgroup->Id()) free_class = c.at("htb_class");
+    if (c.at("cgroup_id") == InodeOf(free_cg)) free_class = c.at("htb_class");
   }
   INFO("blaster leaf " << leaf << ", free container's class " << free_class);
   REQUIRE(leaf.rfind("10:1", 0) == 0);  // a container leaf 10:1xx
   CHECK(free_class == "10:31");         // no allocation: the level's shared default leaf
-  const std::string ifb = env.Ifb();
-  REQUIRE(Leaf(env.host_if, leaf).rate_bits == kCapMbps * 1000000ull);
+  const std::string ifb = env.veth().Ifb();
+  REQUIRE(Leaf(env.host(), leaf).rate_bits == kCapMbps * 1000000ull);
   REQUIRE(Leaf(ifb, leaf).rate_bits == kCapMbps * 1000000ull);
-  REQUIRE(Leaf(env.host_if, leaf).dropped == 0);
+  REQUIRE(Leaf(env.host(), leaf).dropped == 0);
 
   // --- egress: the blaster floods the peer; the uncapped container sends a little too.
-  UdpBlaster out(env.blaster.cgroup->Path(), "", env.host_ip, kContainerPort, env.peer_ip,
-                 kPeerPort, kBlast);
-  UdpBlaster bystander(env.free.cgroup->Path(), "", env.host_ip, 0, env.peer_ip, kPeerPort, 50ms);
+  UdpBlaster out(blaster_cg, "", env.veth().host_ip, kContainerPort, env.veth().peer_ip, kPeerPort,
+                 kBlast);
+  UdpBlaster bystander(free_cg, "", env.veth().host_ip, 0, env.veth().peer_ip, kPeerPort, 50ms);
   std::this_thread::sleep_for(kBlast / 2);
   out.CheckAlive();
   // Live: what a scrape reports lies between two tc readings taken around it.
-  const uint64_t tc_before = Leaf(env.host_if, leaf).dropped;
+  const uint64_t tc_before = Leaf(env.host(), leaf).dropped;
   const double live =
-      Scrape(client).Value("netqos_container_drops_total", Series(env.blaster, "egress"));
-  const uint64_t tc_after = Leaf(env.host_if, leaf).dropped;
+      env.Scrape().Value("netqos_container_drops_total", Series(blaster_cg, "egress"));
+  const uint64_t tc_after = Leaf(env.host(), leaf).dropped;
   std::printf("queue drops: egress during the blast tc %llu <= metrics %.0f <= tc %llu\n",
               static_cast<unsigned long long>(tc_before), live,
               static_cast<unsigned long long>(tc_after));
@@ -377,27 +234,27 @@ TEST_CASE("queue drops: a capped container's HTB leaf drops are exported in metr
   CHECK(live >= static_cast<double>(tc_before));
   CHECK(live <= static_cast<double>(tc_after));
 
-  const uint64_t egress_drops = SettledDrops(env.host_if, leaf);
-  const TcClass egress_leaf = Leaf(env.host_if, leaf);
-  doc = Scrape(client);
+  const uint64_t egress_drops = SettledDrops(env.host(), leaf);
+  const TcClass egress_leaf = Leaf(env.host(), leaf);
+  doc = env.Scrape();
   std::printf("queue drops: egress after the blast tc %llu (overlimits %llu), metrics %.0f\n",
               static_cast<unsigned long long>(egress_drops),
               static_cast<unsigned long long>(egress_leaf.overlimits),
-              doc->Value("netqos_container_drops_total", Series(env.blaster, "egress")));
+              doc->Value("netqos_container_drops_total", Series(blaster_cg, "egress")));
   CHECK(egress_drops > 0);
-  CHECK(doc->Value("netqos_container_drops_total", Series(env.blaster, "egress")) ==
+  CHECK(doc->Value("netqos_container_drops_total", Series(blaster_cg, "egress")) ==
         static_cast<double>(egress_drops));
-  CHECK(doc->Value("netqos_container_overlimits_total", Series(env.blaster, "egress")) >=
+  CHECK(doc->Value("netqos_container_overlimits_total", Series(blaster_cg, "egress")) >=
         static_cast<double>(egress_leaf.overlimits));
-  CHECK(doc->Value("netqos_container_overlimits_total", Series(env.blaster, "egress")) > 0);
+  CHECK(doc->Value("netqos_container_overlimits_total", Series(blaster_cg, "egress")) > 0);
   const auto blaster_series =
-      doc->Samples("netqos_container_drops_total", Series(env.blaster, "egress"));
+      doc->Samples("netqos_container_drops_total", Series(blaster_cg, "egress"));
   REQUIRE(blaster_series.size() == 1);
   CHECK(blaster_series.front().labels.at("pod") == "blaster");
-  CHECK(doc->Value("netqos_container_drops_total", Series(env.idle, "egress")) == 0);
-  CHECK(doc->Value("netqos_container_drops_total", Series(env.free, "egress")) == 0);
-  CHECK(doc->Value("netqos_container_drops_total", Series(env.free, "ingress")) == 0);
-  CHECK(doc->Value("netqos_container_bytes_total", Series(env.free, "egress")) > 0);
+  CHECK(doc->Value("netqos_container_drops_total", Series(idle_cg, "egress")) == 0);
+  CHECK(doc->Value("netqos_container_drops_total", Series(free_cg, "egress")) == 0);
+  CHECK(doc->Value("netqos_container_drops_total", Series(free_cg, "ingress")) == 0);
+  CHECK(doc->Value("netqos_container_bytes_total", Series(free_cg, "egress")) > 0);
   // The class sums its containers' own leaves: here only the blaster's drops.
   CHECK(doc->Value("netqos_class_drops_total", {{"class_id", class_id}, {"direction", "egress"}}) ==
         static_cast<double>(egress_drops));
@@ -405,39 +262,39 @@ TEST_CASE("queue drops: a capped container's HTB leaf drops are exported in metr
   // --- ingress: the peer floods the blaster's socket (tagged by its sends) through the IFB.
   REQUIRE(Leaf(ifb, leaf).dropped == 0);
   {
-    UdpBlaster in("", env.ns, env.peer_ip, 0, env.host_ip, kContainerPort, kBlast);
+    UdpBlaster in("", env.ns(), env.veth().peer_ip, 0, env.veth().host_ip, kContainerPort, kBlast);
     std::this_thread::sleep_for(kBlast / 2);
     in.CheckAlive();
     const uint64_t ingress_drops = SettledDrops(ifb, leaf);
-    doc = Scrape(client);
+    doc = env.Scrape();
     std::printf("queue drops: ingress on %s tc %llu, metrics %.0f\n", ifb.c_str(),
                 static_cast<unsigned long long>(ingress_drops),
-                doc->Value("netqos_container_drops_total", Series(env.blaster, "ingress")));
+                doc->Value("netqos_container_drops_total", Series(blaster_cg, "ingress")));
     CHECK(ingress_drops > 0);
-    CHECK(doc->Value("netqos_container_drops_total", Series(env.blaster, "ingress")) ==
+    CHECK(doc->Value("netqos_container_drops_total", Series(blaster_cg, "ingress")) ==
           static_cast<double>(ingress_drops));
     CHECK(doc->Value("netqos_class_drops_total",
                      {{"class_id", class_id}, {"direction", "ingress"}}) ==
           static_cast<double>(ingress_drops));
-    CHECK(doc->Value("netqos_container_drops_total", Series(env.idle, "ingress")) == 0);
+    CHECK(doc->Value("netqos_container_drops_total", Series(idle_cg, "ingress")) == 0);
 
     // The same numbers in `netqosctl top --json`, and in its table.
     auto top = env.Ctl({"top", "--json", "--iterations", "1", "--interval", "0.3",
-                        "--bpf-pin-dir=" + env.bpffs.PinDir()});
+                        "--bpf-pin-dir=" + env.PinDir()});
     INFO(top.output);
     REQUIRE(top.exit_code == 0);
     const json frame = json::parse(top.output.substr(0, top.output.find('\n')));
     CHECK(frame.at("names_from_daemon") == true);
-    const json b = TopEntry(frame, env.blaster.cgroup->Id());
+    const json b = TopEntry(frame, InodeOf(blaster_cg));
     CHECK(b.at("drops").at("egress").get<uint64_t>() == egress_drops);
     CHECK(b.at("drops").at("ingress").get<uint64_t>() == ingress_drops);
     CHECK(b.at("queues").at("egress").at("htb_class") == leaf);
-    CHECK(b.at("queues").at("egress").at("device") == env.host_if);
+    CHECK(b.at("queues").at("egress").at("device") == env.host());
     CHECK(b.at("queues").at("ingress").at("device") == ifb);
     CHECK(b.at("egress_drops_per_second") == 0.0);  // both blasts are over
     CHECK(b.at("totals").at("drops").get<uint64_t>() == egress_drops + ingress_drops);
-    for (const FakePod* p : {&env.idle, &env.free}) {
-      const json e = TopEntry(frame, p->cgroup->Id());
+    for (const std::string* cgroup : {&idle_cg, &free_cg}) {
+      const json e = TopEntry(frame, InodeOf(*cgroup));
       CHECK(e.at("drops").at("egress") == 0);
       CHECK(e.at("drops").at("ingress") == 0);
     }
@@ -450,8 +307,8 @@ TEST_CASE("queue drops: a capped container's HTB leaf drops are exported in metr
     }
     CHECK(class_seen);
 
-    auto table = env.Ctl(
-        {"top", "--iterations", "1", "--interval", "0.2", "--bpf-pin-dir=" + env.bpffs.PinDir()});
+    auto table =
+        env.Ctl({"top", "--iterations", "1", "--interval", "0.2", "--bpf-pin-dir=" + env.PinDir()});
     REQUIRE(table.exit_code == 0);
     CHECK_THAT(table.output, Catch::Contains("netqos-qtest/blaster/app"));
     CHECK_THAT(table.output,
