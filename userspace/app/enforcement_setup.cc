@@ -77,6 +77,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
 
   enforce::EnforcerOptions eo;
   eo.policy = config.policy;
+  eo.pods_source = config.kubelet_pods_url;
   eo.cgroup_mount = *mount;
   eo.layout.driver = *driver;
   eo.layout.additional_roots = config.addition_cgroup_paths;
@@ -90,7 +91,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
 
   enforce::EnforcerPorts ports;
   cgroup::KubeletPodsClient* client = stack->pods.get();
-  ports.list_pods = [client] { return client->ListPods(); };
+  ports.fetch_pods = [client] { return client->FetchPodList(); };
   ports.snapshot = [&service] {
     auto view = service.Snapshot();
     return enforce::AllocationSnapshot{std::move(view.pod_entries), std::move(view.topology_nics)};

@@ -87,7 +87,7 @@ Result<std::string> KubeletPodsClient::ReadToken() const {
   return token;
 }
 
-Result<std::vector<PodInfo>> KubeletPodsClient::ReadPodListFile() const {
+Result<std::string> KubeletPodsClient::ReadPodListFile() const {
   const std::string& file = parsed_.path;
   auto fail = [&](int err) {
     return Status(err == ENOENT                   ? StatusCode::kNotFound
@@ -111,10 +111,15 @@ Result<std::vector<PodInfo>> KubeletPodsClient::ReadPodListFile() const {
     text.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
-  return ParsePodList(text, options_.url);
+  return text;
 }
 
 Result<std::vector<PodInfo>> KubeletPodsClient::ListPods() const {
+  NETQOS_ASSIGN_OR_RETURN(std::string body, FetchPodList());
+  return ParsePodList(body, options_.url);
+}
+
+Result<std::string> KubeletPodsClient::FetchPodList() const {
   if (parsed_.scheme == "file") return ReadPodListFile();
   const std::string& url = options_.url;
   httplib::Headers headers = {{"Accept", "application/json"}};
@@ -142,7 +147,7 @@ Result<std::vector<PodInfo>> KubeletPodsClient::ListPods() const {
   if (res->status != 200) {
     return Unavailable("GET " + url + ": HTTP " + std::to_string(res->status));
   }
-  return ParsePodList(res->body, url);
+  return std::move(res->body);
 }
 
 }  // namespace netqos::cgroup

@@ -47,6 +47,8 @@ class KubeletPodsClient {
   // file:// URLs: one read of the file (no token, no timeout); NotFound naming the file when it
   // does not exist, PermissionDenied when it cannot be read, InvalidArgument for a bad PodList.
   Result<std::vector<PodInfo>> ListPods() const;
+  // The same read, the body unparsed (the enforcer parses it only when it changed).
+  Result<std::string> FetchPodList() const;
 
   const std::string& url() const { return options_.url; }
 
@@ -54,7 +56,7 @@ class KubeletPodsClient {
   KubeletPodsClient(KubeletPodsClientOptions options, KubeletUrl url)
       : options_(std::move(options)), parsed_(std::move(url)) {}
   Result<std::string> ReadToken() const;
-  Result<std::vector<PodInfo>> ReadPodListFile() const;
+  Result<std::string> ReadPodListFile() const;
 
   KubeletPodsClientOptions options_;
   KubeletUrl parsed_;

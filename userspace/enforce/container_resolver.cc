@@ -62,38 +62,56 @@ std::string Dashes(std::string uid) {
 
 }  // namespace
 
+uint64_t ContainerResolver::PodCgroupId(const cgroup::PodInfo& pod) const {
+  const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
+  auto dir = cgroup::ResolveCgroupDir(mount_, cgroup::PodCgroupCandidates(layout_, qos, pod.uid));
+  if (!dir.ok()) return 0;
+  auto id = cgroup::CgroupId(*dir);
+  return id.ok() ? *id : 0;
+}
+
+std::optional<ObservedContainer> ContainerResolver::Observe(const cgroup::PodInfo& pod,
+                                                            const cgroup::ContainerInfo& c,
+                                                            uint64_t pod_cgroup_id) const {
+  const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
+  auto dir = cgroup::ResolveContainerCgroup(
+      mount_, cgroup::ContainerCgroupCandidates(layout_, qos, pod.uid, c.runtime, c.id));
+  Result<uint64_t> id = dir.ok() ? cgroup::CgroupId(*dir) : Result<uint64_t>(dir.status());
+  if (!id.ok()) return std::nullopt;
+  ObservedContainer o;
+  o.pod_uid = pod.uid;
+  o.pod_namespace = pod.ns;
+  o.pod_name = pod.name;
+  o.container_name = c.name;
+  o.pod_annotations = pod.annotations;
+  o.cgroup_id = *id;
+  o.pod_cgroup_id = pod_cgroup_id;
+  return o;
+}
+
 ResolvedContainers ContainerResolver::Resolve(const std::vector<cgroup::PodInfo>& pods,
                                               const std::set<std::string>& skip_pods) const {
   ResolvedContainers out;
   for (const auto& pod : pods) {
     if (pod.uid.empty() || skip_pods.count(pod.uid) != 0) continue;
-    const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
-    uint64_t pod_id = 0;
-    if (auto dir = cgroup::ResolveCgroupDir(mount_, cgroup::PodCgroupCandidates(layout_, qos, pod.uid));
-        dir.ok()) {
-      if (auto id = cgroup::CgroupId(*dir); id.ok()) pod_id = *id;
-    }
+    const uint64_t pod_id = PodCgroupId(pod);
     for (const auto& c : pod.containers) {
       if (c.init || c.id.empty()) continue;
-      auto dir = cgroup::ResolveContainerCgroup(
-          mount_, cgroup::ContainerCgroupCandidates(layout_, qos, pod.uid, c.runtime, c.id));
-      Result<uint64_t> id = dir.ok() ? cgroup::CgroupId(*dir) : Result<uint64_t>(dir.status());
-      if (!id.ok()) {
+      auto o = Observe(pod, c, pod_id);
+      if (!o) {
         out.missing.push_back(pod.ns + "/" + pod.name + " container " + c.name + " (" + c.id + ")");
         continue;
       }
-      ObservedContainer o;
-      o.pod_uid = pod.uid;
-      o.pod_namespace = pod.ns;
-      o.pod_name = pod.name;
-      o.container_name = c.name;
-      o.pod_annotations = pod.annotations;
-      o.cgroup_id = *id;
-      o.pod_cgroup_id = pod_id;
-      out.containers.push_back(std::move(o));
+      out.containers.push_back(std::move(*o));
     }
   }
   return out;
+}
+
+std::optional<ObservedContainer> ContainerResolver::ResolveOne(
+    const cgroup::PodInfo& pod, const cgroup::ContainerInfo& container) const {
+  if (pod.uid.empty() || container.init || container.id.empty()) return std::nullopt;
+  return Observe(pod, container, PodCgroupId(pod));
 }
 
 Result<std::set<uint64_t>> ListCgroupIds(const std::string& root) {

@@ -29,10 +29,19 @@ class ContainerResolver {
   // Regular (non-init) started containers of every pod not in `skip_pods`.
   ResolvedContainers Resolve(const std::vector<cgroup::PodInfo>& pods,
                              const std::set<std::string>& skip_pods) const;
+  // One container of `pod` (a cgroup that just appeared); nullopt for an init or not started
+  // container, or when its cgroup is not found.
+  std::optional<ObservedContainer> ResolveOne(const cgroup::PodInfo& pod,
+                                              const cgroup::ContainerInfo& container) const;
 
   const std::string& mount() const { return mount_; }
 
  private:
+  uint64_t PodCgroupId(const cgroup::PodInfo& pod) const;  // 0 when not found
+  std::optional<ObservedContainer> Observe(const cgroup::PodInfo& pod,
+                                           const cgroup::ContainerInfo& container,
+                                           uint64_t pod_cgroup_id) const;
+
   std::string mount_;
   cgroup::CgroupLayout layout_;
 };

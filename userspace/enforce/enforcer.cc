@@ -1,5 +1,6 @@
 #include "enforce/enforcer.h"
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -9,21 +10,16 @@
 namespace netqos::enforce {
 namespace {
 
-bool SamePlan(const shaping::HtbPlan& a, const shaping::HtbPlan& b) {
-  return a.nic == b.nic && a.link_mbps == b.link_mbps && a.qdisc_handle == b.qdisc_handle &&
-         a.default_minor == b.default_minor && a.classes == b.classes;
-}
-
-std::string NicKey(const core::NicId& id) { return "nic:" + id.Identifier(); }
-
 // How long a pod removed through RemovePod is kept out of classification when the kubelet still
 // lists it (terminating): its entries are cleared at once, not re-added as unallocated.
 constexpr auto kTombstoneTtl = std::chrono::minutes(10);
 // Retry interval for container cgroups that appeared before the kubelet listed their container.
 constexpr auto kPendingRetry = std::chrono::seconds(1);
 constexpr int kPendingRetries = 30;
-// Bursts of events (mkdir -p of a pod and its containers) are handled in one pass.
+// Bursts of events (mkdir -p of a pod and its containers) are handled in one pass. Created
+// containers alone cost little each, so they wait less: their reaction time is the point.
 constexpr auto kCoalesce = std::chrono::milliseconds(20);
+constexpr auto kCoalesceContainers = std::chrono::milliseconds(2);
 
 // The kubepods root of the driver and every --addition-cgroup-paths root, under the mount.
 std::vector<std::string> WatchRoots(const EnforcerOptions& o) {
@@ -44,11 +40,12 @@ std::vector<std::string> WatchRoots(const EnforcerOptions& o) {
 Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
     : options_(std::move(options)),
       ports_(std::move(ports)),
+      pod_reader_(ports_.fetch_pods, options_.pods_source),
       resolver_(options_.cgroup_mount, options_.layout),
       sync_(options_.residual_class_grace) {}
 
 Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, EnforcerPorts ports) {
-  if (!ports.table || !ports.shaper || !ports.list_pods || !ports.snapshot) {
+  if (!ports.table || !ports.shaper || !ports.fetch_pods || !ports.snapshot) {
     return InvalidArgument("enforcer: missing port");
   }
   std::unique_ptr<Enforcer> e(new Enforcer(std::move(options), std::move(ports)));
@@ -56,7 +53,7 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
   if (!current.ok()) return current.status().Wrap("read the class map");
   e->sync_.Adopt(*current, Clock::now());
   spdlog::info("enforcement adopting class_entries={}", current->size());
-  e->Pass(true);
+  e->Work(true);
   e->next_full_ = Clock::now() + e->options_.resync;
   e->next_pods_ = Clock::now() + e->options_.pods_refresh;
 
@@ -100,6 +97,7 @@ void Enforcer::Wake(bool refresh_pods) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     dirty_ = true;
+    general_ = true;  // every caller reports something only a whole pass handles
     refresh_pods_ = refresh_pods_ || refresh_pods;
   }
   cv_.notify_all();
@@ -127,13 +125,18 @@ void Enforcer::OnTopologyChanged() { Wake(false); }
 void Enforcer::OnCgroupCreated(const std::string& path) {
   auto name = ParseContainerCgroupPath(path);
   if (!name) return;  // pod, QoS and slice directories need nothing
-  bool known = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    known = known_container_ids_.count(name->container_id) != 0;
-    if (!known) pending_ids_[name->container_id] = 0;
+    if (known_containers_.count(name->container_id) != 0) {
+      created_ids_.push_back(name->container_id);
+      dirty_ = true;
+    } else {
+      pending_ids_[name->container_id] = 0;
+      dirty_ = true;
+      refresh_pods_ = true;
+    }
   }
-  Wake(!known);
+  cv_.notify_all();
 }
 
 EnforcerStatus Enforcer::Status() const {
@@ -161,10 +164,11 @@ void Enforcer::Loop() {
       refresh_pods_ = true;
       retry_at_.reset();
     }
+    const bool containers_only = !full && !refresh_pods_ && !general_;
     lock.unlock();
-    std::this_thread::sleep_for(kCoalesce);
+    std::this_thread::sleep_for(containers_only ? kCoalesceContainers : kCoalesce);
     try {
-      Pass(full);
+      Work(full);
     } catch (const std::exception& ex) {
       spdlog::error("enforcement pass failed: {}", ex.what());
     } catch (...) {
@@ -175,53 +179,88 @@ void Enforcer::Loop() {
   }
 }
 
-void Enforcer::Pass(bool full) {
-  const auto now = Clock::now();
+void Enforcer::Work(bool full) {
+  PendingWork w;
+  std::vector<std::string> created;
   bool refresh = false;
-  std::set<std::string> tombstoned;
-  bool pods_known = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    refresh = refresh_pods_ || full || !status_.pods_known;
+    refresh = refresh_pods_ || full || !pods_known_;
+    w.general_event = general_;
+    created.swap(created_ids_);
     refresh_pods_ = false;
+    general_ = false;
     dirty_ = false;
-    pods_known = status_.pods_known;
   }
-  problems_.BeginPass();
+  w.full_due = full;
+  w.baseline = baseline_;
+  w.pods_read = refresh;
+  if (refresh) w.pods_changed = RefreshPods(full, Clock::now());
+  w.unresolved = unresolved_;
+  w.created_containers = created.size();
+  const PassScope scope = DecideScope(w);
+  spdlog::debug("enforcement wake-up scope={} created={}", PassScopeName(scope), created.size());
+  switch (scope) {
+    case PassScope::kNothing:
+      return;
+    case PassScope::kContainers:
+      AddContainers(created);
+      return;
+    case PassScope::kAll:
+    case PassScope::kFull:
+      Pass(scope == PassScope::kFull);
+      // A whole pass over thousands of pods leaves tens of MB of freed parse and resolve
+      // buffers; hand them back so that the idle daemon's RSS is what it keeps.
+      ::malloc_trim(0);
+      return;
+  }
+}
 
-  if (refresh) {
-    auto pods = ports_.list_pods();
+bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
+  auto read = pod_reader_.Read(force);
+  if (!read.ok()) {
+    pods_known_ = false;
+    pods_error_ = read.status().message();
     std::lock_guard<std::mutex> lock(mu_);
-    if (pods.ok()) {
-      pods_ = std::move(*pods);
-      pods_known = true;
-      known_container_ids_.clear();
-      for (const auto& p : pods_) {
-        for (const auto& c : p.containers) {
-          if (!c.id.empty()) known_container_ids_.insert(c.id);
-        }
-      }
-      // Cgroups seen before the kubelet listed their container: retry for a while.
-      for (auto it = pending_ids_.begin(); it != pending_ids_.end();) {
-        if (known_container_ids_.count(it->first) != 0 || ++it->second > kPendingRetries) {
-          it = pending_ids_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      if (!pending_ids_.empty()) retry_at_ = now + kPendingRetry;
-    } else {
-      pods_known = false;
-      ++status_.pod_list_failures;
-    }
-    if (!pods.ok()) problems_.Report("kubelet", pods.status().message());
+    ++status_.pod_list_failures;
+    return true;
   }
+  pods_known_ = true;
+  pods_error_.reset();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (read->has_value()) {
+    pods_ = std::move(**read);
+    known_containers_.clear();
+    for (size_t p = 0; p < pods_.size(); ++p) {
+      for (size_t c = 0; c < pods_[p].containers.size(); ++c) {
+        const std::string& id = pods_[p].containers[c].id;
+        if (!id.empty()) known_containers_[id] = {p, c};
+      }
+    }
+  }
+  // Cgroups seen before the kubelet listed their container: retry for a while.
+  for (auto it = pending_ids_.begin(); it != pending_ids_.end();) {
+    if (known_containers_.count(it->first) != 0 || ++it->second > kPendingRetries) {
+      it = pending_ids_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!pending_ids_.empty()) retry_at_ = now + kPendingRetry;
+  return read->has_value();
+}
+
+void Enforcer::Pass(bool full) {
+  const auto now = Clock::now();
+  std::set<std::string> tombstoned;
+  problems_.BeginPass();
+  if (pods_error_) problems_.Report("kubelet", *pods_error_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::set<std::string> listed;
     for (const auto& p : pods_) listed.insert(p.uid);
     for (auto it = tombstones_.begin(); it != tombstones_.end();) {
-      const bool gone = pods_known && listed.count(it->first) == 0;
+      const bool gone = pods_known_ && listed.count(it->first) == 0;
       if (gone || now - it->second > kTombstoneTtl) {
         it = tombstones_.erase(it);
       } else {
@@ -231,13 +270,13 @@ void Enforcer::Pass(bool full) {
     }
   }
 
-  const AllocationSnapshot snap = ports_.snapshot();
+  AllocationSnapshot snap = ports_.snapshot();
   const ResolvedContainers resolved = resolver_.Resolve(pods_, tombstoned);
   for (const auto& m : resolved.missing) spdlog::debug("container cgroup not found yet: {}", m);
 
   const bool shaping_on = static_cast<bool>(options_.is_enforced);
   std::vector<EnforcedLink> links;
-  std::map<core::NicId, const core::Nic*> nic_of;
+  std::map<core::NicId, core::Nic> nic_of;
   for (const auto& nic : snap.nics) {
     if (!shaping_on || !options_.is_enforced(nic)) continue;
     if (nic.ifindex <= 0) {
@@ -247,7 +286,7 @@ void Enforcer::Pass(bool full) {
                        "link speed unknown; give it with --nic-speed-override to shape it");
     } else {
       links.push_back({nic.id, static_cast<uint64_t>(nic.speed_mbps)});
-      nic_of[nic.id] = &nic;
+      nic_of[nic.id] = nic;
     }
   }
   for (const auto& want : options_.enforce_names) {
@@ -261,6 +300,7 @@ void Enforcer::Pass(bool full) {
   if (!current.ok()) {
     problems_.Report("class-map", current.status().message());
     problems_.EndPass();
+    baseline_ = false;  // what the map holds is unknown: no container is added on top of it
     return;
   }
   std::map<uint64_t, uint32_t> current_priority;
@@ -273,7 +313,13 @@ void Enforcer::Pass(bool full) {
                                              dopts, minors_);
   for (const auto& p : desired.problems) problems_.Report("container:" + p.substr(0, p.find(':')), p);
 
-  auto live = ListCgroupIds(options_.cgroup_mount);
+  // Only entries nobody wants are judged by whether their cgroup still exists: the tree (every
+  // cgroup of the host) is walked only when there are some.
+  const bool undesired = std::any_of(current->begin(), current->end(), [&](const auto& kv) {
+    return desired.by_cgroup.count(kv.first) == 0;
+  });
+  Result<std::set<uint64_t>> live = std::set<uint64_t>();
+  if (undesired) live = ListCgroupIds(options_.cgroup_mount);
   if (!live.ok()) problems_.Report("cgroup-tree", live.status().message());
   std::set<uint64_t> evict;
   for (const auto& [id, uid] : pod_of_cgroup_) {
@@ -282,7 +328,7 @@ void Enforcer::Pass(bool full) {
   SyncInputs in;
   in.desired = &desired.by_cgroup;
   in.live_cgroups = live.ok() ? &*live : nullptr;
-  in.pods_known = pods_known;
+  in.pods_known = pods_known_;
   in.evict_now = &evict;
   in.now = now;
   const SyncReport report = sync_.Sync(*ports_.table, *current, in);
@@ -300,43 +346,21 @@ void Enforcer::Pass(bool full) {
     if (d.leaf_key) ++capped;
   }
 
+  links_ = std::move(links);
+  nic_of_ = std::move(nic_of);
+  egress_leaves_ = std::move(desired.egress);
+  ingress_leaves_ = std::move(desired.ingress);
   std::vector<std::string> shaped;
   std::vector<LinkLeaves> leaf_links;
-  auto record_leaves = [&](const core::Nic& nic, const Applied& a) {
-    leaf_links.push_back(
-        {nic, IfbNameFor(nic.ifindex), LeafHandles(a.egress), LeafHandles(a.ingress)});
-  };
-  for (const auto& link : links) {
-    const core::Nic& nic = *nic_of.at(link.id);
-    auto eplan = shaping::BuildHtbPlan(link.id.Identifier(), options_.shaping, link.link_mbps,
-                                       desired.egress[link.id]);
-    auto iplan = shaping::BuildHtbPlan(IfbNameFor(nic.ifindex), options_.shaping, link.link_mbps,
-                                       desired.ingress[link.id]);
-    if (!eplan.ok() || !iplan.ok()) {
-      problems_.Report(NicKey(link.id), (!eplan.ok() ? eplan.status() : iplan.status()).message());
-      continue;
-    }
-    for (const auto& o : eplan->overcommit) problems_.Report(NicKey(link.id) + ":overcommit", o);
-    Applied& a = applied_[link.id];
-    if (!full && a.ok && a.ifindex == nic.ifindex && SamePlan(a.egress, *eplan) &&
-        SamePlan(a.ingress, *iplan)) {
-      shaped.push_back(link.id.Identifier());
-      record_leaves(nic, a);
-      continue;
-    }
-    if (auto st = ports_.shaper->Apply(nic, *eplan, *iplan); !st.ok()) {
-      problems_.Report(NicKey(link.id), st.message());
-      a.ok = false;
-      continue;
-    }
-    a = Applied{nic.ifindex, std::move(*eplan), std::move(*iplan), true};
+  for (const auto& link : links_) {
+    if (!ApplyLink(link, full)) continue;
     shaped.push_back(link.id.Identifier());
-    record_leaves(nic, a);
+    leaf_links.push_back(LeavesOf(nic_of_.at(link.id), applied_.at(link.id)));
   }
 
   // Residual state (spec 7.7): allocations of pods the kubelet stopped listing are dropped after
   // a while, on full passes with a good pod list only.
-  if (full && pods_known && ports_.remove_pod) {
+  if (full && pods_known_ && ports_.remove_pod) {
     std::set<std::string> listed;
     for (const auto& p : pods_) listed.insert(p.uid);
     for (auto it = missing_since_.begin(); it != missing_since_.end();) {
@@ -361,10 +385,13 @@ void Enforcer::Pass(bool full) {
     }
   }
   problems_.EndPass();
+  allocations_ = std::move(snap.allocations);
+  unresolved_ = !resolved.missing.empty();
+  baseline_ = true;
 
   std::lock_guard<std::mutex> lock(mu_);
   ++status_.passes;
-  status_.pods_known = pods_known;
+  status_.pods_known = pods_known_;
   status_.classified = desired.by_cgroup.size();
   status_.capped = capped;
   status_.shaped_nics = std::move(shaped);

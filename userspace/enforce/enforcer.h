@@ -1,8 +1,10 @@
 // The enforcement reconciler: keeps the class map and every enforced NIC's shaping in step with the
 // allocations and the containers running on the node. One worker thread does all the work; events
 // (an allocation, a RemovePod, a topology change, a container cgroup appearing or going away) only
-// wake it, and a periodic resync repairs whatever drifted. Bad states are reported once through a
-// ProblemLog and never stop the other containers' enforcement.
+// wake it, and a periodic resync repairs whatever drifted. A wake-up does what it needs (see
+// pass_scope.h): a container cgroup appearing adds that container only, an unchanged pod list
+// costs its read only, everything else recomputes the whole desired state. Bad states are reported
+// once through a ProblemLog and never stop the other containers' enforcement.
 #pragma once
 
 #include <chrono>
@@ -29,6 +31,8 @@
 #include "enforce/container_resolver.h"
 #include "enforce/leaf_queues.h"
 #include "enforce/link_shaper.h"
+#include "enforce/pass_scope.h"
+#include "enforce/pod_list_reader.h"
 #include "enforce/problem_log.h"
 #include "shaping/htb_plan.h"
 
@@ -40,7 +44,8 @@ struct AllocationSnapshot {
 };
 
 struct EnforcerPorts {
-  std::function<Result<std::vector<cgroup::PodInfo>>()> list_pods;
+  // One read of the kubelet's pod list, unparsed (parsed only when it changed).
+  std::function<Result<std::string>()> fetch_pods;
   std::function<AllocationSnapshot()> snapshot;
   // Removes a pod's allocations (residual state cleanup, spec 7.7).
   std::function<Status(const std::string& pod_uid)> remove_pod;
@@ -52,6 +57,7 @@ struct EnforcerPorts {
 
 struct EnforcerOptions {
   core::PolicyConfig policy;
+  std::string pods_source;  // the pod list's URL, for messages
   std::string cgroup_mount;
   cgroup::CgroupLayout layout;
   // Which NICs to shape; empty = none (classify and count only).
@@ -102,14 +108,39 @@ class Enforcer {
   QueueSnapshot QueueStats() const;
 
  private:
+  struct Applied {
+    int ifindex = 0;
+    shaping::HtbPlan egress;
+    shaping::HtbPlan ingress;
+    bool ok = false;
+  };
+  struct ContainerRef {  // where a listed container is in pods_
+    size_t pod = 0;
+    size_t container = 0;
+  };
+
   Enforcer(EnforcerOptions options, EnforcerPorts ports);
   void Wake(bool refresh_pods);
   void Loop();
+  // One wake-up: reads the pod list if due, then runs the pass its scope needs.
+  void Work(bool full);
+  // Reads the pod list; true when it changed or could not be read.
+  bool RefreshPods(bool force, Clock::time_point now);
+  // Recomputes the whole desired state and diffs it against the class map and the shaping;
+  // `full` (the periodic resync) also re-applies unchanged plans and drops residual pods.
   void Pass(bool full);
+  // Adds the class entries and leaves of containers whose cgroup appeared (new_containers.cc).
+  void AddContainers(const std::vector<std::string>& container_ids);
+  // Builds the link's plans from the leaves and applies them when they changed (or `force`);
+  // false after a reported failure (enforcer_links.cc).
+  bool ApplyLink(const EnforcedLink& link, bool force);
+  LinkLeaves LeavesOf(const core::Nic& nic, const Applied& a) const;
+  static std::string NicKey(const core::NicId& id);  // names a NIC's problems
   void OnCgroupCreated(const std::string& path);
 
   EnforcerOptions options_;
   EnforcerPorts ports_;
+  PodListReader pod_reader_;
   ContainerResolver resolver_;
   ClassSync sync_;
   ProblemLog problems_;
@@ -118,16 +149,20 @@ class Enforcer {
 
   // Worker state (touched by the worker thread only, and by Start before it runs).
   std::vector<cgroup::PodInfo> pods_;
-  std::set<std::string> known_container_ids_;              // guarded by mu_
-  std::map<std::string, int> pending_ids_;                 // guarded by mu_: id -> refreshes tried
-  std::optional<Clock::time_point> retry_at_;              // guarded by mu_
+  bool pods_known_ = false;
+  std::optional<std::string> pods_error_;  // the last read's failure, reported by the next pass
+  std::map<std::string, ContainerRef> known_containers_;    // guarded by mu_: id -> where in pods_
+  std::map<std::string, int> pending_ids_;                  // guarded by mu_: id -> refreshes tried
+  std::optional<Clock::time_point> retry_at_;               // guarded by mu_
   std::map<std::string, Clock::time_point> missing_since_;  // pod uid -> first pass not listed
-  struct Applied {
-    int ifindex = 0;
-    shaping::HtbPlan egress;
-    shaping::HtbPlan ingress;
-    bool ok = false;
-  };
+  // What the last whole pass worked from, so that a new container is added on top of it.
+  bool baseline_ = false;
+  bool unresolved_ = false;  // listed containers without a cgroup were left
+  core::PodEntries allocations_;
+  std::vector<EnforcedLink> links_;
+  std::map<core::NicId, core::Nic> nic_of_;
+  std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress_leaves_;
+  std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress_leaves_;
   std::map<core::NicId, Applied> applied_;
   std::map<uint64_t, std::string> pod_of_cgroup_;
   Clock::time_point next_full_;
@@ -135,8 +170,10 @@ class Enforcer {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool dirty_ = false;
+  bool dirty_ = false;  // any work: wakes the worker
   bool refresh_pods_ = false;
+  bool general_ = false;                  // an event that needs a whole pass
+  std::vector<std::string> created_ids_;  // listed containers whose cgroup appeared
   bool stopping_ = false;
   std::map<std::string, Clock::time_point> tombstones_;  // pods removed through RemovePod
   EnforcerStatus status_;

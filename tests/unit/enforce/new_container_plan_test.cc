@@ -1,0 +1,160 @@
+// PlanNewContainer: a container added on its own gets the class entry and leaf a whole
+// recomputation would give it, its minor from the node-wide allocator, and a pod-level leaf
+// already in place is not added twice. Pure.
+#include "enforce/new_container_plan.h"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/constants.h"
+
+namespace {
+
+using netqos::core::AllocationInfo;
+using netqos::core::NicId;
+using netqos::enforce::ComputeDesiredState;
+using netqos::enforce::DesiredOptions;
+using netqos::enforce::DesiredState;
+using netqos::enforce::EnforcedLink;
+using netqos::enforce::NewContainerPlan;
+using netqos::enforce::ObservedContainer;
+using netqos::enforce::PlanNewContainer;
+using netqos::shaping::kQdiscMajor;
+using netqos::shaping::MakeHandle;
+using netqos::shaping::MinorAllocator;
+
+const NicId kEth0{"", "eth0"};  // enforced
+const NicId kEth1{"", "eth1"};  // not enforced
+
+AllocationInfo Alloc(const NicId& nic, uint32_t egress, uint32_t ingress,
+                     const std::string& level = "shared_cores") {
+  AllocationInfo a;
+  a.qos_level = level;
+  a.if_name = nic.name;
+  a.egress = egress;
+  a.ingress = ingress;
+  return a;
+}
+
+ObservedContainer Container(const std::string& uid, const std::string& name, uint64_t cgroup_id,
+                            uint64_t pod_cgroup_id = 0) {
+  ObservedContainer c;
+  c.pod_uid = uid;
+  c.pod_namespace = "ns";
+  c.pod_name = "pod-" + uid;
+  c.container_name = name;
+  c.cgroup_id = cgroup_id;
+  c.pod_cgroup_id = pod_cgroup_id;
+  return c;
+}
+
+struct World {
+  netqos::core::PolicyConfig policy;
+  netqos::core::PodEntries allocations;
+  std::vector<EnforcedLink> enforced{{kEth0, 1000}};
+  DesiredOptions options{true};
+  MinorAllocator minors;
+
+  DesiredState Whole(const std::vector<ObservedContainer>& containers) {
+    return ComputeDesiredState(policy, allocations, containers, enforced, {}, options, minors);
+  }
+  NewContainerPlan Add(const ObservedContainer& c) {
+    return PlanNewContainer(policy, allocations, c, enforced, options, minors);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("new container plan: same entry and leaf as recomputing everything", "[enforce]") {
+  World incremental, whole;
+  for (World* w : {&incremental, &whole}) {
+    w->allocations["u1"]["a"] = Alloc(kEth0, 100, 50);
+    w->allocations["u2"]["b"] = Alloc(kEth0, 200, 0, "dedicated_cores");
+    w->allocations["u3"]["c"] = Alloc(kEth1, 300, 300);  // not an enforced NIC
+  }
+  const auto a = Container("u1", "a", 11), b = Container("u2", "b", 12),
+             c = Container("u3", "c", 13), d = Container("u4", "d", 14);  // d: not allocated
+  incremental.Whole({a});
+  const DesiredState want = whole.Whole({a, b, c, d});
+
+  for (const auto& added : {b, c, d}) {
+    INFO("container " << added.container_name);
+    const NewContainerPlan plan = incremental.Add(added);
+    CHECK(plan.problems.empty());
+    REQUIRE(plan.desired.has_value());
+    const auto& expect = want.by_cgroup.at(added.cgroup_id);
+    CHECK(plan.desired->entry == expect.entry);
+    CHECK(plan.desired->leaf_key == expect.leaf_key);
+    CHECK(plan.desired->nic == expect.nic);
+    CHECK(plan.desired->egress_mbps == expect.egress_mbps);
+  }
+  // b's leaf: egress only (no ingress allocation), at the minor the whole pass gave it.
+  World again;
+  again.allocations = incremental.allocations;
+  again.Whole({a});
+  const NewContainerPlan pb = again.Add(b);
+  REQUIRE(pb.egress_leaf.has_value());
+  CHECK(pb.egress_leaf->key == 12);
+  CHECK(pb.egress_leaf->mbps == 200);
+  CHECK(pb.egress_leaf->minor == 0x101);
+  CHECK(pb.egress_leaf->minor == *whole.minors.Lookup(12));
+  CHECK_FALSE(pb.ingress_leaf.has_value());
+  CHECK(pb.desired->entry.priority == MakeHandle(kQdiscMajor, 0x101));
+  // The whole pass that follows keeps the minor: the leaf does not move.
+  const DesiredState next = again.Whole({a, b});
+  CHECK(next.by_cgroup.at(12).entry.priority == MakeHandle(kQdiscMajor, 0x101));
+  CHECK(again.minors.Lookup(11) == std::optional<uint32_t>(0x100));
+}
+
+TEST_CASE("new container plan: a pod-level leaf already in place is not added again", "[enforce]") {
+  World w;
+  w.allocations["u1"][netqos::core::kPodLevelContainerName] = Alloc(kEth0, 100, 100);
+  const auto first = Container("u1", "a", 21, /*pod_cgroup_id=*/20);
+  const auto second = Container("u1", "b", 22, 20);
+  w.Whole({first});
+  const NewContainerPlan plan = w.Add(second);
+  REQUIRE(plan.desired.has_value());
+  CHECK(plan.desired->leaf_key == std::optional<uint64_t>(20));
+  CHECK(plan.desired->entry.priority == MakeHandle(kQdiscMajor, *w.minors.Lookup(20)));
+  CHECK_FALSE(plan.egress_leaf.has_value());
+  CHECK_FALSE(plan.ingress_leaf.has_value());
+
+  // The pod's first container on its own brings the leaf, both ways.
+  World fresh;
+  fresh.allocations = w.allocations;
+  const NewContainerPlan p1 = fresh.Add(first);
+  REQUIRE(p1.egress_leaf.has_value());
+  REQUIRE(p1.ingress_leaf.has_value());
+  CHECK(p1.egress_leaf->key == 20);
+  CHECK(p1.ingress_leaf->minor == p1.egress_leaf->minor);
+}
+
+TEST_CASE("new container plan: no free minor leaves the container on its level's default leaf",
+          "[enforce]") {
+  World w;
+  w.minors = MinorAllocator(0x100, 0x100);  // room for one leaf
+  w.allocations["u1"]["a"] = Alloc(kEth0, 100, 0);
+  w.allocations["u2"]["b"] = Alloc(kEth0, 100, 0);
+  w.Whole({Container("u1", "a", 31)});
+  const NewContainerPlan plan = w.Add(Container("u2", "b", 32));
+  REQUIRE(plan.desired.has_value());
+  CHECK_FALSE(plan.desired->leaf_key.has_value());
+  CHECK(plan.desired->entry.priority == MakeHandle(kQdiscMajor, 0x31));
+  CHECK_FALSE(plan.egress_leaf.has_value());
+  REQUIRE(plan.problems.size() == 1);
+  CHECK_THAT(plan.problems[0], Catch::Contains("no free HTB leaf minor"));
+}
+
+TEST_CASE("new container plan: an unknown QoS level is not classified, with its problem",
+          "[enforce]") {
+  World w;
+  w.allocations["u1"]["a"] = Alloc(kEth0, 100, 0, "gold_cores");
+  const NewContainerPlan plan = w.Add(Container("u1", "a", 41));
+  CHECK_FALSE(plan.desired.has_value());
+  REQUIRE(plan.problems.size() == 1);
+  CHECK_THAT(plan.problems[0], Catch::Contains("unknown QoS level"));
+  CHECK(w.minors.size() == 0);
+}

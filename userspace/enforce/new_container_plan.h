@@ -1,0 +1,32 @@
+// The class entry and leaf of one container whose cgroup just appeared, without recomputing every
+// other container: ComputeDesiredState's per-container rules applied to it alone, its leaf minor
+// taken from the node-wide allocator that the last whole pass left. Pure (no I/O).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/types.h"
+#include "enforce/desired_state.h"
+#include "shaping/htb_plan.h"
+
+namespace netqos::enforce {
+
+struct NewContainerPlan {
+  std::optional<DesiredContainer> desired;  // nullopt: not classified (see problems)
+  // The leaf to add to its NIC's trees; none when not capped or when the leaf is there already
+  // (a pod-level allocation whose pod has another container running).
+  std::optional<shaping::ContainerAllocation> egress_leaf;
+  std::optional<shaping::ContainerAllocation> ingress_leaf;
+  std::vector<std::string> problems;
+};
+
+NewContainerPlan PlanNewContainer(const core::PolicyConfig& policy,
+                                  const core::PodEntries& allocations,
+                                  const ObservedContainer& container,
+                                  const std::vector<EnforcedLink>& enforced,
+                                  const DesiredOptions& options, shaping::MinorAllocator& minors);
+
+}  // namespace netqos::enforce

@@ -1,0 +1,93 @@
+// Enforcer::AddContainers: the reaction to container cgroups appearing, which is the common event
+// on a busy node. Only the new containers are resolved, planned and written (their class entries,
+// and their leaves on the links they are capped on), on top of what the last whole pass computed;
+// nothing else is listed or diffed. Whatever this path cannot settle (a cgroup not found, a class
+// map write failing) is left to the next whole pass.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "enforce/enforcer.h"
+#include "enforce/new_container_plan.h"
+
+namespace netqos::enforce {
+
+void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
+  std::set<std::string> tombstoned;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [uid, when] : tombstones_) tombstoned.insert(uid);
+  }
+  // pods_, known_containers_ and status_.classes change on this thread only: read without the lock.
+  std::vector<ObservedContainer> found;
+  for (const auto& id : container_ids) {
+    auto ref = known_containers_.find(id);
+    if (ref == known_containers_.end()) continue;
+    const cgroup::PodInfo& pod = pods_[ref->second.pod];
+    if (tombstoned.count(pod.uid) != 0) continue;
+    auto o = resolver_.ResolveOne(pod, pod.containers[ref->second.container]);
+    if (!o) {
+      unresolved_ = true;  // the next pod-list refresh runs a whole pass
+      continue;
+    }
+    if (status_.classes.count(o->cgroup_id) == 0) found.push_back(std::move(*o));
+  }
+  if (found.empty()) return;
+
+  DesiredOptions dopts;
+  dopts.set_priority = static_cast<bool>(options_.is_enforced);
+  std::set<core::NicId> changed_links;
+  std::map<uint64_t, DesiredContainer> added;
+  for (const auto& c : found) {
+    NewContainerPlan plan =
+        PlanNewContainer(options_.policy, allocations_, c, links_, dopts, minors_);
+    for (const auto& p : plan.problems) {
+      problems_.Report("container:" + p.substr(0, p.find(':')), p);
+    }
+    if (!plan.desired) continue;
+    if (netqos::Status st = ports_.table->Set(c.cgroup_id, plan.desired->entry); !st.ok()) {
+      problems_.Report("cgroup:" + std::to_string(c.cgroup_id),
+                       st.Wrap("set class of new container " + c.pod_namespace + "/" + c.pod_name +
+                               " " + c.container_name)
+                           .message());
+      continue;
+    }
+    if (plan.egress_leaf) {
+      egress_leaves_[*plan.desired->nic].push_back(*plan.egress_leaf);
+      changed_links.insert(*plan.desired->nic);
+    }
+    if (plan.ingress_leaf) {
+      ingress_leaves_[*plan.desired->nic].push_back(*plan.ingress_leaf);
+      changed_links.insert(*plan.desired->nic);
+    }
+    pod_of_cgroup_[c.cgroup_id] = c.pod_uid;
+    added.emplace(c.cgroup_id, std::move(*plan.desired));
+  }
+
+  std::map<core::NicId, LinkLeaves> relinked;
+  for (const auto& link : links_) {
+    if (changed_links.count(link.id) == 0 || !ApplyLink(link, false)) continue;
+    relinked.emplace(link.id, LeavesOf(nic_of_.at(link.id), applied_.at(link.id)));
+  }
+  spdlog::debug("enforcement added containers={} links_changed={}", added.size(), relinked.size());
+
+  std::lock_guard<std::mutex> lock(mu_);
+  ++status_.passes;
+  for (auto& [id, d] : added) {
+    if (d.leaf_key) ++status_.capped;
+    status_.classes[id] = std::move(d);
+  }
+  status_.classified = status_.classes.size();
+  for (auto& [id, leaves] : relinked) {
+    auto it = std::find_if(leaf_links_.begin(), leaf_links_.end(),
+                           [&](const LinkLeaves& l) { return l.nic.id == id; });
+    if (it != leaf_links_.end()) {
+      *it = std::move(leaves);
+      continue;
+    }
+    leaf_links_.push_back(std::move(leaves));  // shaped again after a failure
+    status_.shaped_nics.push_back(id.Identifier());
+  }
+}
+
+}  // namespace netqos::enforce

@@ -1,0 +1,34 @@
+// What one wake-up of the enforcement worker must touch. A container cgroup appearing needs that
+// container's class entry (and leaf) only; the pod-list refresh every few seconds needs nothing
+// when the list did not change; everything else recomputes the whole desired state. Kept apart
+// from the worker so the rule is tested without a kernel.
+#pragma once
+
+#include <cstddef>
+
+namespace netqos::enforce {
+
+struct PendingWork {
+  bool full_due = false;      // the periodic resync (repairs drift in the map and the qdiscs)
+  bool baseline = false;      // a whole pass ran before, so its results can be built upon
+  bool pods_read = false;     // the kubelet's pod list was fetched for this wake-up
+  bool pods_changed = false;  // ... and it differed from the last one, or could not be read
+  // An allocation, a RemovePod, a topology change, a cgroup removed or a watcher error.
+  bool general_event = false;
+  // The last whole pass left listed containers without a cgroup: a refresh re-resolves them.
+  bool unresolved = false;
+  size_t created_containers = 0;  // cgroups created of containers the pod list names
+};
+
+enum class PassScope {
+  kNothing,     // the refresh found the same pod list and nothing else happened
+  kContainers,  // only the created containers: their entries and leaves are added
+  kAll,         // the whole desired state, diffed against the class map and the shaping
+  kFull,        // kAll, and every NIC's shaping re-applied even when its plan is unchanged
+};
+
+PassScope DecideScope(const PendingWork& w);
+
+const char* PassScopeName(PassScope s);
+
+}  // namespace netqos::enforce

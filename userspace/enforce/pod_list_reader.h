@@ -1,0 +1,41 @@
+// Reads the kubelet's pod list and parses it only when its bytes changed. At 10,000 pods the list
+// is megabytes of JSON, re-read every few seconds and nearly always the same as the last time:
+// comparing a hash of the bytes costs a fraction of parsing them and re-resolving every container.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cgroup/pod_list.h"
+#include "common/status.h"
+
+namespace netqos::enforce {
+
+class PodListReader {
+ public:
+  // One read of the list, unparsed (a GET of the kubelet's /pods, or a file).
+  using Fetch = std::function<Result<std::string>()>;
+  // `source` names the list in parse errors (its URL).
+  PodListReader(Fetch fetch, std::string source)
+      : fetch_(std::move(fetch)), source_(std::move(source)) {}
+
+  // The pods when the bytes differ from the last successful read, or when `force`; nullopt when
+  // they are the same. A failed fetch or parse is returned and forgets the last list, so the next
+  // good read counts as a change.
+  Result<std::optional<std::vector<cgroup::PodInfo>>> Read(bool force);
+
+ private:
+  struct Digest {
+    size_t size = 0;
+    size_t hash = 0;
+    bool operator==(const Digest&) const = default;
+  };
+  Fetch fetch_;
+  std::string source_;
+  std::optional<Digest> last_;
+};
+
+}  // namespace netqos::enforce
