@@ -41,8 +41,14 @@ struct netqos_class {
 	__u32 net_class_id; /* Katalyst class id; keys NETQOS_MAP_CLASS_STATS */
 	__u8 qos_level;	    /* enum netqos_qos_level */
 	__u8 pad[3];
-	__u32 flags; /* reserved, 0 */
+	__u32 flags; /* NETQOS_CLASS_F_* */
 };
+
+/* netqos_class.flags: the class's received packets are redirected to the NIC's IFB, whose HTB
+ * can hold them back (an ingress leaf, or a QoS level whose ceiling is below the link). Without
+ * it they skip the IFB: an uncapped container's ingress pays the classifier only.
+ */
+#define NETQOS_CLASS_F_INGRESS_SHAPED 0x1u
 
 /* Value of both counter maps (per CPU; userspace sums). */
 struct netqos_counters {

@@ -2,7 +2,7 @@
 /* Ingress classification for the IFB path: attached at tc ingress of a NIC, it finds the local
  * socket a packet is for, takes that socket's cgroup from the tag the egress program left, sets
  * skb->priority to the container's HTB class, counts rx, and redirects to the IFB (if configured)
- * whose HTB shapes it. skb->sk/bpf_skb_cgroup_id are never used here: on veth they still point to
+ * whose HTB shapes it when the class is marked as shaped there. skb->sk/bpf_skb_cgroup_id are never used here: on veth they still point to
  * the sending socket of the other namespace.
  */
 #include <linux/if_ether.h>
@@ -16,6 +16,10 @@
 
 /* Set by the loader before load; 0 = classify and count only, no redirect. */
 const volatile __u32 cfg_ifb_ifindex = 0;
+/* Set by the loader: packets of no class (no local socket, not tagged, not in the class map) go
+ * to the IFB too. Only worth it when the unclassified level's ceiling is below the link.
+ */
+const volatile __u32 cfg_redirect_unclassified = 0;
 
 #define NETQOS_IP_MF 0x2000
 #define NETQOS_IP_OFFSET 0x1fff
@@ -67,9 +71,13 @@ static __always_inline int netqos_parse(struct __sk_buff *skb, struct bpf_sock_t
 	return 0;
 }
 
-static __always_inline int netqos_done(void)
+/* shaped: the packet's HTB class on the IFB can hold it back. The others pass straight on: the
+ * detour through the IFB and its qdisc lock costs them a large share of their packet rate
+ * (docs/benchmarks.md) and buys nothing.
+ */
+static __always_inline int netqos_done(int shaped)
 {
-	if (cfg_ifb_ifindex)
+	if (cfg_ifb_ifindex && shaped)
 		return bpf_redirect(cfg_ifb_ifindex, 0);
 	return TC_ACT_OK;
 }
@@ -85,13 +93,13 @@ int netqos_ingress(struct __sk_buff *skb)
 
 	proto = netqos_parse(skb, &tuple, &tuple_size);
 	if (!proto)
-		return netqos_done();
+		return netqos_done(cfg_redirect_unclassified);
 	if (proto == IPPROTO_TCP)
 		sk = bpf_sk_lookup_tcp(skb, &tuple, tuple_size, BPF_F_CURRENT_NETNS, 0);
 	else
 		sk = bpf_sk_lookup_udp(skb, &tuple, tuple_size, BPF_F_CURRENT_NETNS, 0);
 	if (!sk)
-		return netqos_done();
+		return netqos_done(cfg_redirect_unclassified);
 
 	struct netqos_sock_tag *tag = bpf_sk_storage_get(&NETQOS_MAP_SOCK_TAG, sk, 0, 0);
 
@@ -99,18 +107,18 @@ int netqos_ingress(struct __sk_buff *skb)
 		cgroup_id = tag->cgroup_id;
 	bpf_sk_release(sk);
 	if (!cgroup_id)
-		return netqos_done();
+		return netqos_done(cfg_redirect_unclassified);
 
 	struct netqos_class *cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
 
 	if (!cls)
-		return netqos_done();
+		return netqos_done(cfg_redirect_unclassified);
 	if (cls->priority)
 		skb->priority = cls->priority;
 	__u32 segs = skb->gso_segs ? skb->gso_segs : 1;
 
 	netqos_count(cgroup_id, cls->net_class_id, skb->len, segs, 1);
-	return netqos_done();
+	return netqos_done(cls->flags & NETQOS_CLASS_F_INGRESS_SHAPED);
 }
 
 char LICENSE[] SEC("license") = "GPL";

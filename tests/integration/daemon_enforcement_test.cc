@@ -31,6 +31,7 @@ using netqos::testing::FakePod;
 using netqos::testing::HandleText;
 using netqos::testing::InodeOf;
 using netqos::testing::IsContainerLeaf;
+using netqos::testing::LinkDirection;
 using netqos::testing::ShOk;
 using netqos::testing::TcClasses;
 using netqos::testing::TrafficClock;
@@ -225,6 +226,23 @@ TEST_CASE(
         /*exact=*/false);
     CHECK(w.Mbps("a egress") <= 50 * (1 + kCapTolerance));
     CHECK(w.Mbps("a ingress") <= 50 * (1 + kCapTolerance));
+  }
+  {
+    // What C receives skips the IFB: nothing there could hold it back (its level's class borrows
+    // up to the link), so its packets do not pay the detour. A's, with an ingress leaf, go there.
+    CHECK(env.ClassOf(cg_a)->flags == NETQOS_CLASS_F_INGRESS_SHAPED);
+    CHECK(env.ClassOf(cg_c)->flags == 0u);
+    env.Server(0, ++port);
+    env.Client(cg_c, 0, port, 9, /*reverse=*/true, {"-b", "800M"});
+    WireRate w;
+    w.HtbClass("IFB", "", ifb, "10:1").Link("veth rx", "", host, LinkDirection::kRx);
+    std::this_thread::sleep_for(kWarmUp);
+    w.Measure(std::chrono::seconds(2));
+    env.StopTraffic();
+    std::printf("C receives: %.1f Mbit/s on the veth, %.3f Mbit/s through the IFB\n",
+                w.Mbps("veth rx"), w.Mbps("IFB"));
+    CHECK(w.Mbps("veth rx") > 400);
+    CHECK(w.Mbps("IFB") < 1);
   }
   CHECK(env.DaemonRunning());
   const std::string left = env.Leftovers();

@@ -88,8 +88,9 @@ uint32_t SlotProgId(int ifindex) {
   return bpf_tc_query(&hook, &opts) == 0 ? opts.prog_id : 0;
 }
 
-// The verdict of program `id` for a non-IP frame (no socket to find): TC_ACT_REDIRECT when a
-// redirect target is configured, TC_ACT_OK when not.
+// The verdict of program `id` for a non-IP frame (no socket to find, so unclassified):
+// TC_ACT_REDIRECT when a redirect target is configured and unclassified packets go there,
+// TC_ACT_OK when not.
 int VerdictForArp(uint32_t id) {
   const int fd = bpf_prog_get_fd_by_id(id);
   if (fd < 0) return -1;
@@ -155,14 +156,26 @@ TEST_CASE("ingress attach: attach, atomic re-attach with a new target, detach", 
   REQUIRE(first != 0);
   CHECK(VerdictForArp(first) == TC_ACT_OK);  // no redirect target
 
-  // Re-attach with a redirect target: replaced in place, one filter, the new program redirects.
+  // A redirect target, unclassified packets not sent there: the ARP frame passes on.
   st = AttachIngress(
       {.pin_dir = fx.bpffs.PinDir(), .ifindex = fx.ifindex, .ifb_ifindex = fx.other_ifindex});
   INFO(st.message());
   REQUIRE(st.ok());
+  const uint32_t classified_only = SlotProgId(fx.ifindex);
+  CHECK(classified_only != first);
+  CHECK(VerdictForArp(classified_only) == TC_ACT_OK);
+
+  // Re-attach redirecting unclassified packets too: replaced in place, one filter, the new
+  // program redirects.
+  st = AttachIngress({.pin_dir = fx.bpffs.PinDir(),
+                      .ifindex = fx.ifindex,
+                      .ifb_ifindex = fx.other_ifindex,
+                      .redirect_unclassified = true});
+  INFO(st.message());
+  REQUIRE(st.ok());
   const uint32_t second = SlotProgId(fx.ifindex);
   CHECK(second != 0);
-  CHECK(second != first);
+  CHECK(second != classified_only);
   CHECK(VerdictForArp(second) == TC_ACT_REDIRECT);
   const std::string after = fx.Filters();
   INFO(after);

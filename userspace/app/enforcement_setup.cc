@@ -9,6 +9,7 @@
 #include "bpf/bpffs.h"
 #include "cgroup/cgroup_paths.h"
 #include "cgroup/mount_detect.h"
+#include "enforce/desired_state.h"
 #include "enforce/kernel_class_stats.h"
 
 namespace netqos::app {
@@ -65,6 +66,8 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   so.record_path = InstalledLinksRecordPath(config);
   so.replace_root_qdisc = config.replace_root_qdisc;
   so.keep_forwarded_priority = config.set_forward_priority_sysctl;
+  so.redirect_unclassified = enforce::DesiredOptionsFor(*shaping, true)
+                                 .ingress_level_limited[static_cast<size_t>(shaping->default_level)];
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
 
   cgroup::KubeletPodsClientOptions po;

@@ -96,6 +96,7 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
   dp->ingress_ = netqos_ingress__open_opts(&opts);
   if (dp->ingress_ == nullptr) return ErrnoStatus("open BPF object netqos_ingress", errno);
   dp->ingress_->rodata->cfg_ifb_ifindex = options.ifb_ifindex;
+  dp->ingress_->rodata->cfg_redirect_unclassified = options.redirect_unclassified ? 1 : 0;
 
   NETQOS_RETURN_IF_ERROR(CheckPinnedLayouts(dp->egress_->obj));
   NETQOS_RETURN_IF_ERROR(CheckPinnedLayouts(dp->ingress_->obj));

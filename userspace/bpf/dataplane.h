@@ -27,6 +27,7 @@ class Dataplane {
     std::string pin_dir = "/sys/fs/bpf/netqos";  // must be on a bpffs; created if missing
     std::string cgroup_path;                      // cgroup v2 dir the egress program attaches to
     uint32_t ifb_ifindex = 0;                     // ingress redirect target; 0 = no redirect
+    bool redirect_unclassified = false;  // also redirect packets of no class (see netqos_ingress)
   };
 
   // Loads both objects, reusing maps pinned in pin_dir (entries survive restarts), and attaches

@@ -137,6 +137,7 @@ Status AttachIngress(const IngressAttachOptions& options) {
   std::unique_ptr<netqos_ingress, SkelDeleter> skel(netqos_ingress__open_opts(&open_opts));
   if (!skel) return ErrnoStatus(where + ": open BPF object netqos_ingress", errno);
   skel->rodata->cfg_ifb_ifindex = static_cast<uint32_t>(options.ifb_ifindex);
+  skel->rodata->cfg_redirect_unclassified = options.redirect_unclassified ? 1 : 0;
   if (int err = netqos_ingress__load(skel.get()); err) {
     return ErrnoStatus(where + ": load BPF object netqos_ingress (pin dir " + options.pin_dir + ")",
                        err);

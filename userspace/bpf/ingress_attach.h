@@ -27,6 +27,9 @@ struct IngressAttachOptions {
   std::string pin_dir;  // where Dataplane::Open pinned the maps (they must exist)
   int ifindex = 0;      // the NIC, in the calling thread's network namespace
   int ifb_ifindex = 0;  // redirect target in the same namespace; 0 = classify and count only
+  // Packets of classes flagged NETQOS_CLASS_F_INGRESS_SHAPED go to the IFB; with this set, so do
+  // packets of no class (their level's HTB class there may hold them back).
+  bool redirect_unclassified = false;
 };
 
 // Loads a fresh instance of the ingress program (maps reused from pin_dir: FailedPrecondition

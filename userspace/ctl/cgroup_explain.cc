@@ -59,6 +59,9 @@ Explanation Explain(const CgroupFacts& f) {
       what += ", skb->priority left alone (counted only: no NIC is shaped)";
     } else {
       what += ", skb->priority " + HandleText(c.priority) + " (HTB class on every shaped NIC)";
+      what += (c.flags & NETQOS_CLASS_F_INGRESS_SHAPED) != 0
+                  ? "; received packets are redirected to the NIC's IFB and shaped there"
+                  : "; received packets skip the IFB (nothing there would hold them back)";
     }
     add(what);
     if (f.daemon) {

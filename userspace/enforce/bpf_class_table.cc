@@ -1,5 +1,7 @@
 #include "enforce/bpf_class_table.h"
 
+static_assert(netqos::enforce::kClassIngressShaped == NETQOS_CLASS_F_INGRESS_SHAPED);
+
 namespace netqos::enforce {
 
 Result<std::map<uint64_t, ClassEntry>> BpfClassTable::List() const {
@@ -7,7 +9,7 @@ Result<std::map<uint64_t, ClassEntry>> BpfClassTable::List() const {
   if (!list.ok()) return list.status();
   std::map<uint64_t, ClassEntry> out;
   for (const auto& [id, cls] : *list) {
-    out[id] = ClassEntry{cls.priority, cls.net_class_id, cls.qos_level};
+    out[id] = ClassEntry{cls.priority, cls.net_class_id, cls.qos_level, cls.flags};
   }
   return out;
 }
@@ -17,6 +19,7 @@ Status BpfClassTable::Set(uint64_t cgroup_id, const ClassEntry& entry) {
   cls.priority = entry.priority;
   cls.net_class_id = entry.net_class_id;
   cls.qos_level = entry.qos_level;
+  cls.flags = entry.flags;
   return dataplane_.SetClass(cgroup_id, cls);
 }
 

@@ -47,6 +47,29 @@ std::optional<shaping::QosLevel> LevelOf(const std::string& katalyst_level) {
   return std::nullopt;
 }
 
+DesiredOptions DesiredOptionsFor(const shaping::ShapingConfig& shaping, bool shaping_on) {
+  DesiredOptions o;
+  o.set_priority = shaping_on;
+  for (size_t l = 0; l < shaping.levels.size(); ++l) {
+    o.ingress_level_limited[l] = shaping.levels[l].ceil_permille < 1000;
+  }
+  o.unclassified_level = shaping.default_level;
+  return o;
+}
+
+uint32_t ClassFlags(const DesiredOptions& options, shaping::QosLevel level, bool leaf_minor,
+                    bool ingress_leaf) {
+  if (!options.set_priority) return 0;
+  bool limited = false;
+  if (ingress_leaf) {
+    limited = true;
+  } else {
+    const auto lands_in = leaf_minor ? options.unclassified_level : level;
+    limited = options.ingress_level_limited[static_cast<size_t>(lands_in)];
+  }
+  return limited ? kClassIngressShaped : 0;
+}
+
 DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
                                  const core::PodEntries& allocations,
                                  const std::vector<ObservedContainer>& containers,
@@ -169,6 +192,8 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
     if (d.leaf_key) minor = minors.Lookup(*d.leaf_key);
     d.entry.priority = shaping::MakeHandle(shaping::kQdiscMajor,
                                            minor ? *minor : shaping::LevelDefaultMinor(level));
+    const bool ingress_leaf = minor && leaves.at(*d.leaf_key).ingress_mbps > 0;
+    d.entry.flags = ClassFlags(options, level, minor.has_value(), ingress_leaf);
   }
   for (const auto& [key, leaf] : leaves) {
     const uint32_t minor = *minors.Lookup(key);

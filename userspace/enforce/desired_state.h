@@ -2,6 +2,7 @@
 // node. Pure (no I/O): decides each container's class id, QoS level, skb->priority and HTB leaf.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -36,8 +37,11 @@ struct ClassEntry {
   uint32_t priority = 0;      // skb->priority: an HTB class handle, 0 = untouched
   uint32_t net_class_id = 0;  // Katalyst class id; keys the per-class counters
   uint8_t qos_level = 0;      // shaping::QosLevel numbering (== enum netqos_qos_level)
+  uint32_t flags = 0;         // kClassIngressShaped
   bool operator==(const ClassEntry&) const = default;
 };
+// == NETQOS_CLASS_F_INGRESS_SHAPED: the ingress program redirects the class's packets to the IFB.
+inline constexpr uint32_t kClassIngressShaped = 0x1;
 
 struct DesiredContainer {
   ClassEntry entry;
@@ -63,7 +67,22 @@ struct DesiredOptions {
   // True when at least one NIC is enforced: only then is skb->priority set. On a NIC with a
   // kernel-default qdisc the priority would otherwise pick a pfifo_fast band.
   bool set_priority = false;
+  // Per QoS level: its class on the IFB can hold traffic back (a ceiling below the link). Only
+  // then do that level's unallocated containers pay the detour through the IFB on ingress.
+  std::array<bool, shaping::kQosLevelCount> ingress_level_limited{};
+  // Where HTB puts a packet whose priority names no class of the IFB (a container capped on
+  // egress only): the unclassified level's default class.
+  shaping::QosLevel unclassified_level = shaping::QosLevel::kShared;
 };
+
+// The options for enforcing with `shaping` (on at least one NIC when `shaping_on`).
+DesiredOptions DesiredOptionsFor(const shaping::ShapingConfig& shaping, bool shaping_on);
+
+// The flags of a container's class entry (set_priority only): kClassIngressShaped when its
+// received packets land in an IFB class that can hold them back. `leaf_minor`: the container has
+// a leaf minor; `ingress_leaf`: that leaf exists on the IFB (an ingress cap).
+uint32_t ClassFlags(const DesiredOptions& options, shaping::QosLevel level, bool leaf_minor,
+                    bool ingress_leaf);
 
 // `current` is what the class map holds now (cgroup id -> priority): a container keeps the leaf
 // minor it already has, so a restarted daemon adopts the running shaping without moving flows.

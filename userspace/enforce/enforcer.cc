@@ -306,8 +306,7 @@ void Enforcer::Pass(bool full) {
   std::map<uint64_t, uint32_t> current_priority;
   for (const auto& [id, e] : *current) current_priority[id] = e.priority;
 
-  DesiredOptions dopts;
-  dopts.set_priority = shaping_on;
+  const DesiredOptions dopts = DesiredOptionsFor(options_.shaping, shaping_on);
   DesiredState desired = ComputeDesiredState(options_.policy, snap.allocations,
                                              resolved.containers, links, current_priority,
                                              dopts, minors_);

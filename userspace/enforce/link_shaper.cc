@@ -149,6 +149,7 @@ Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egr
         attach.pin_dir = options_.pin_dir;
         attach.ifindex = nic.ifindex;
         attach.ifb_ifindex = *ifb;
+        attach.redirect_unclassified = options_.redirect_unclassified;
         NETQOS_RETURN_IF_ERROR(bpf::AttachIngress(attach).Wrap("ingress classifier"));
         std::vector<std::string> kept{IfbNameFor(nic.ifindex)};
         for (const auto& old : ifbs) {

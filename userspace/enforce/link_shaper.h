@@ -42,6 +42,9 @@ struct KernelLinkShaperOptions {
   std::string record_path;  // the installed-links record
   bool replace_root_qdisc = false;
   bool keep_forwarded_priority = true;
+  // Received packets of no class go through the IFB too (the unclassified level's ceiling is
+  // below the link); otherwise only those of classes flagged kClassIngressShaped do.
+  bool redirect_unclassified = false;
 };
 
 class KernelLinkShaper : public LinkShaper {

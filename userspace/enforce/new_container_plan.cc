@@ -27,6 +27,7 @@ NewContainerPlan PlanNewContainer(const core::PolicyConfig& policy,
         d.entry.priority =
             shaping::MakeHandle(shaping::kQdiscMajor, shaping::LevelDefaultMinor(level));
       }
+      d.entry.flags = ClassFlags(options, level, false, false);
       plan.problems.push_back(d.pod_namespace + "/" + d.pod_name + " container " +
                               d.container_name +
                               ": no free HTB leaf minor; shaped by its QoS level only");

@@ -34,8 +34,8 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   }
   if (found.empty()) return;
 
-  DesiredOptions dopts;
-  dopts.set_priority = static_cast<bool>(options_.is_enforced);
+  const DesiredOptions dopts =
+      DesiredOptionsFor(options_.shaping, static_cast<bool>(options_.is_enforced));
   std::set<core::NicId> changed_links;
   std::map<uint64_t, DesiredContainer> added;
   for (const auto& c : found) {

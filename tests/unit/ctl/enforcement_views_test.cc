@@ -368,8 +368,10 @@ TEST_CASE("cgroup: what applies and why", "[ctl]") {
 
   SECTION("capped container") {
     f.entry = Entry(0x100100, 7);
+    f.entry->flags = NETQOS_CLASS_F_INGRESS_SHAPED;
     f.daemon = DaemonEntry(77, "web", "app", 0x100100, true, 100);
     const Explanation e = Explain(f);
+    CHECK_THAT(joined(e), Catch::Contains("received packets are redirected to the NIC's IFB"));
     CHECK(e.classified);
     CHECK_THAT(joined(e), Catch::Contains("shared_cores, net class id 7"));
     CHECK_THAT(joined(e), Catch::Contains("pod ns/web (uid uid-web), container app"));
@@ -389,6 +391,7 @@ TEST_CASE("cgroup: what applies and why", "[ctl]") {
     f.entry = Entry(0x100031, 7);
     f.daemon = DaemonEntry(77, "web", "app", 0x100031, false, 0);
     CHECK_THAT(joined(Explain(f)), Catch::Contains("default class 10:31"));
+    CHECK_THAT(joined(Explain(f)), Catch::Contains("received packets skip the IFB"));
   }
 
   SECTION("entry from an earlier run, daemon down") {

@@ -250,6 +250,44 @@ TEST_CASE("set_priority false leaves every priority at 0", "[enforce]") {
   CHECK(At(s, 3).entry.qos_level == static_cast<uint8_t>(QosLevel::kReclaimed));
 }
 
+TEST_CASE("received packets go through the IFB only when a class there can hold them back",
+          "[enforce]") {
+  using netqos::enforce::DesiredOptionsFor;
+  using netqos::enforce::kClassIngressShaped;
+  netqos::shaping::ShapingConfig shaping;  // every level may borrow up to the whole link
+  World w;
+  w.options = DesiredOptionsFor(shaping, true);
+  w.allocations["u1"]["both"] = Alloc("shared_cores", kEth0, 100, 50);
+  w.allocations["u1"]["egress-only"] = Alloc("dedicated_cores", kEth0, 100, 0);
+  w.containers = {Container("u1", "both", 1), Container("u1", "egress-only", 2),
+                  Container("u2", "free", 3, {{kQosKey, "reclaimed_cores"}})};
+  DesiredState s = w.Compute();
+  CHECK(At(s, 1).entry.flags == kClassIngressShaped);  // its own ingress leaf
+  CHECK(At(s, 2).entry.flags == 0);  // no ingress leaf: lands in the unclassified level's class
+  CHECK(At(s, 3).entry.flags == 0);  // its level's class borrows up to the link
+
+  // A level with a ceiling below the link holds its traffic back on ingress too.
+  shaping.levels[static_cast<size_t>(QosLevel::kReclaimed)].ceil_permille = 500;
+  w.options = DesiredOptionsFor(shaping, true);
+  s = w.Compute();
+  CHECK(At(s, 1).entry.flags == kClassIngressShaped);
+  CHECK(At(s, 2).entry.flags == 0);
+  CHECK(At(s, 3).entry.flags == kClassIngressShaped);
+  // ... and so does the unclassified level, where an egress-only leaf's packets land.
+  shaping.default_level = QosLevel::kReclaimed;
+  w.options = DesiredOptionsFor(shaping, true);
+  s = w.Compute();
+  CHECK(At(s, 2).entry.flags == kClassIngressShaped);
+
+  // Nothing shaped: nothing is redirected.
+  w.options = DesiredOptionsFor(shaping, false);
+  s = w.Compute();
+  for (const auto& [cg, d] : s.by_cgroup) {
+    INFO("cgroup " << cg);
+    CHECK(d.entry.flags == 0);
+  }
+}
+
 TEST_CASE("net class id from the pod annotation or the level's configured id", "[enforce]") {
   struct Row {
     const char* what;

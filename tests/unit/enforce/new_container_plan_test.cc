@@ -79,6 +79,9 @@ TEST_CASE("new container plan: same entry and leaf as recomputing everything", "
              c = Container("u3", "c", 13), d = Container("u4", "d", 14);  // d: not allocated
   incremental.Whole({a});
   const DesiredState want = whole.Whole({a, b, c, d});
+  // a has an ingress leaf: its packets go through the IFB; b (egress only), c and d do not.
+  CHECK(want.by_cgroup.at(11).entry.flags == netqos::enforce::kClassIngressShaped);
+  CHECK(want.by_cgroup.at(12).entry.flags == 0);
 
   for (const auto& added : {b, c, d}) {
     INFO("container " << added.container_name);
@@ -136,14 +139,18 @@ TEST_CASE("new container plan: no free minor leaves the container on its level's
           "[enforce]") {
   World w;
   w.minors = MinorAllocator(0x100, 0x100);  // room for one leaf
+  // The shared level's class has a ceiling below the link: on it, b's packets are held back.
+  w.options.ingress_level_limited[static_cast<size_t>(netqos::shaping::QosLevel::kShared)] = true;
   w.allocations["u1"]["a"] = Alloc(kEth0, 100, 0);
-  w.allocations["u2"]["b"] = Alloc(kEth0, 100, 0);
+  w.allocations["u2"]["b"] = Alloc(kEth0, 100, 50);
   w.Whole({Container("u1", "a", 31)});
   const NewContainerPlan plan = w.Add(Container("u2", "b", 32));
   REQUIRE(plan.desired.has_value());
   CHECK_FALSE(plan.desired->leaf_key.has_value());
   CHECK(plan.desired->entry.priority == MakeHandle(kQdiscMajor, 0x31));
+  CHECK(plan.desired->entry.flags == netqos::enforce::kClassIngressShaped);
   CHECK_FALSE(plan.egress_leaf.has_value());
+  CHECK_FALSE(plan.ingress_leaf.has_value());
   REQUIRE(plan.problems.size() == 1);
   CHECK_THAT(plan.problems[0], Catch::Contains("no free HTB leaf minor"));
 }
