@@ -137,6 +137,8 @@ netqos_class Class(uint32_t priority, uint32_t net_class_id) {
   c.priority = priority;
   c.net_class_id = net_class_id;
   c.qos_level = NETQOS_QOS_SHARED;
+  // Every leaf in these tests is capped both ways: received packets go to the IFB.
+  if (priority != 0) c.flags = NETQOS_CLASS_F_INGRESS_SHAPED;
   return c;
 }
 
