@@ -98,6 +98,7 @@ double IngressToTaggedSocket(int prog_fd, uint32_t repeat) {
 
 struct ProgramCosts {
   double egress_added_ns = 0;   // classified container, over the empty cgroup_skb program
+  double rx_added_ns = 0;       // classified container, over the empty cgroup_skb program
   double ingress_added_ns = 0;  // packet for a tagged socket, over the empty tc program
 };
 
@@ -138,6 +139,7 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
   if (empty.skel == nullptr) throw std::runtime_error("loading netqos_bench_empty.bpf.o failed");
 
   const int egress = (*dp)->EgressProgramFd();
+  const int rx = (*dp)->RxProgramFd();
   const int ingress = (*dp)->IngressProgramFd();
   const int empty_egress = bpf_program__fd(empty.skel->progs.bench_empty_egress);
   const int empty_tc = bpf_program__fd(empty.skel->progs.bench_empty_tc);
@@ -154,9 +156,13 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
        classified.Path(), [&] { return TestRunNs(egress, tcp, repeat); }, true},
       {"netqos_egress (cgroup_skb/egress)", "cgroup not in the class map", unclassified.Path(),
        [&] { return TestRunNs(egress, tcp, repeat); }, true},
-      {"empty cgroup_skb/egress", "baseline", classified.Path(),
+      {"netqos_rx (cgroup_skb/ingress)", "container classified: class map hit, socket tag, "
+       "counters", classified.Path(), [&] { return TestRunNs(rx, tcp, repeat); }, true},
+      {"netqos_rx (cgroup_skb/ingress)", "cgroup not in the class map", unclassified.Path(),
+       [&] { return TestRunNs(rx, tcp, repeat); }, true},
+      {"empty cgroup_skb", "baseline", classified.Path(),
        [&] { return TestRunNs(empty_egress, tcp, repeat); }, true},
-      {"netqos_ingress (tc)", "packet for a tagged socket: lookup, class, counters",
+      {"netqos_ingress (tc)", "packet for a tagged socket: lookup, class",
        classified.Path(), [&] { return IngressToTaggedSocket(ingress, repeat); }, false},
       {"netqos_ingress (tc)", "no local socket for the packet", classified.Path(),
        [&] { return TestRunNs(ingress, no_socket, repeat); }, false},
@@ -170,8 +176,9 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
       samples[i].push_back(InChild(cases[i].cgroup, cases[i].run));
     }
   }
-  const double empty_egress_ns = Median(samples[2]);
-  const double empty_tc_ns = Median(samples[5]);
+  // Case indexes: 0 egress hit, 2 rx hit, 4 empty cgroup_skb, 5 ingress hit, 7 empty tc.
+  const double empty_egress_ns = Median(samples[4]);
+  const double empty_tc_ns = Median(samples[7]);
 
   rep.Line("### Per-invocation cost of each BPF program (BPF_PROG_TEST_RUN)");
   rep.Line();
@@ -189,7 +196,8 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
                   is_base ? "" : Fmt(ns - base, 1), is_base ? "" : Ratio(ns / base)});
   }
   rep.Line();
-  return {Median(samples[0]) - empty_egress_ns, Median(samples[3]) - empty_tc_ns};
+  return {Median(samples[0]) - empty_egress_ns, Median(samples[2]) - empty_egress_ns,
+          Median(samples[5]) - empty_tc_ns};
 }
 
 // --------------------------------------------------------------------------------------------
@@ -240,16 +248,15 @@ TrafficFigures RunTraffic(const EnforcementEnv& env, const std::string& cgroup, 
   return f;
 }
 
-// What the programs cost the figure's packets. Received packets meet the ingress program only
-// when netqos shapes the NIC: classify+count installs nothing on the way in.
-std::string ReceiveOrSendNote(bool received, const ProgramCosts& costs) {
+// What the programs cost the figure's packets (BPF_PROG_TEST_RUN, over empty programs).
+std::string ProgramCostNote(bool received, const ProgramCosts& costs) {
   if (received) {
-    return "received packets: classify+count runs no program on their way in, shaping runs the "
-           "ingress program on each (" + Fmt(costs.ingress_added_ns, 0) +
-           " ns over an empty tc program)";
+    return "received packets: classify+count runs netqos_rx on each (" +
+           Fmt(costs.rx_added_ns, 0) + " ns over an empty cgroup_skb program), shaping also the "
+           "tc ingress program (" + Fmt(costs.ingress_added_ns, 0) + " ns over an empty tc one)";
   }
   return "programs add " + Fmt(costs.egress_added_ns, 0) + " ns (egress) / " +
-         Fmt(costs.ingress_added_ns, 0) + " ns (ingress) per packet";
+         Fmt(costs.ingress_added_ns, 0) + " ns (tc ingress) per packet";
 }
 
 void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
@@ -357,9 +364,9 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
            "of " + std::to_string(rounds) + " rounds, the configurations alternating round by "
            "round; a ratio is the median of the per-round ratios (each round's configurations ran "
            "back to back), with their range in parentheses. *classify+count*: netqosd without "
-           "`--enforce-nics` (the egress program on the cgroup root, class map and counters; "
-           "received packets meet no netqos program on their way in: they are counted on "
-           "enforced NICs only). *shaping*: netqosd with `--enforce-nics` on the veth (HTB root "
+           "`--enforce-nics` (the cgroup programs on the cgroup root: `netqos_egress` on sent "
+           "packets, `netqos_rx` where received ones reach their socket; class map and counters; "
+           "nothing on the veth). *shaping*: netqosd with `--enforce-nics` on the veth (HTB root "
            "on it, the ingress program on its tc ingress hook, an IFB with the same tree). *no "
            "cap*: a container without an allocation, in its QoS level's default class (the "
            "uncapped class: its received packets skip the IFB, which could not hold them back, "
@@ -390,7 +397,7 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
                "classify+count " + Fmt(ratios[1].median, 3) + "×, shaping with no cap " +
                    Fmt(ratios[2].median, 3) + "×",
                ratios[1].median >= 0.97 && ratios[2].median >= 0.97,
-               ReceiveOrSendNote(m.field == &TrafficFigures::udp_ingress_rcvd_pps, costs) +
+               ProgramCostNote(m.field == &TrafficFigures::udp_ingress_rcvd_pps, costs) +
                    "; a container with its own leaf (above line rate): " +
                    Fmt(ratios[3].median, 3) + "×");
   }

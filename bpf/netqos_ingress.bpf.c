@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Ingress classification for the IFB path: attached at tc ingress of a NIC, it finds the local
- * socket a packet is for, takes that socket's cgroup from the tag the egress program left, sets
- * skb->priority to the container's HTB class, counts rx, and redirects to the IFB (if configured)
- * whose HTB shapes it when the class is marked as shaped there. skb->sk/bpf_skb_cgroup_id are never used here: on veth they still point to
- * the sending socket of the other namespace.
+ * socket a packet is for, takes that socket's cgroup from the tag the cgroup programs left, sets
+ * skb->priority to the container's HTB class and redirects to the IFB (if configured) whose HTB
+ * shapes it when the class is marked as shaped there. Counting is netqos_rx's, at the socket.
+ * skb->sk/bpf_skb_cgroup_id are never used here: on veth they still point to the sending socket
+ * of the other namespace.
  */
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -115,9 +116,7 @@ int netqos_ingress(struct __sk_buff *skb)
 		return netqos_done(cfg_redirect_unclassified);
 	if (cls->priority)
 		skb->priority = cls->priority;
-	__u32 segs = skb->gso_segs ? skb->gso_segs : 1;
-
-	netqos_count(cgroup_id, cls->net_class_id, skb->len, segs, 1);
+	/* Not counted here: netqos_rx counts the packet when it reaches the socket. */
 	return netqos_done(cls->flags & NETQOS_CLASS_F_INGRESS_SHAPED);
 }
 

@@ -136,12 +136,16 @@ TEST_CASE("netqosctl: status, classes, top and cgroup on a live enforcing netqos
     CHECK(pins.at("egress_link").at("egress") == true);
     CHECK(pins.at("egress_link").at("cgroup_id") ==
           InodeOf(d.at("enforcement").at("cgroup_root").get<std::string>()));
+    CHECK(pins.at("rx_link").at("prog_name") == "netqos_rx");
+    CHECK(pins.at("rx_link").at("ingress") == true);
+    CHECK(pins.at("rx_link").at("cgroup_id") == pins.at("egress_link").at("cgroup_id"));
 
     const auto text = env.Ctl({"status"});
     std::printf("$ netqosctl status\n%s\n", text.output.c_str());
     CHECK(text.exit_code == 0);
     CHECK_THAT(text.output, Catch::Contains("enforcement: bpf"));
     CHECK_THAT(text.output, Catch::Contains("egress link: pinned"));
+    CHECK_THAT(text.output, Catch::Contains("rx link: pinned"));
 
     const json* ca = FindCgroup(classes.at("containers"), id_a);
     CHECK(ca->at("pod_name") == "pod-a");

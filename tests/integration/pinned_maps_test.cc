@@ -110,6 +110,12 @@ TEST_CASE("pinned maps: read-only view of what the dataplane pinned", "[bpf][ctl
     CHECK(state.egress_link.egress);
     CHECK(state.egress_link.cgroup_id == root.Id());
     CHECK(state.egress_link.prog_name == "netqos_egress");
+    CHECK(state.rx_link.present);
+    CHECK(state.rx_link.error.empty());
+    CHECK(state.rx_link.ingress);
+    CHECK_FALSE(state.rx_link.egress);
+    CHECK(state.rx_link.cgroup_id == root.Id());
+    CHECK(state.rx_link.prog_name == "netqos_rx");
     CHECK(state.other_versions.empty());
 
     dp->reset();
@@ -135,6 +141,7 @@ TEST_CASE("pinned maps: read-only view of what the dataplane pinned", "[bpf][ctl
     CHECK_THAT(state.maps[0].error, Catch::Contains("this build expects"));
     CHECK_FALSE(state.maps[1].present);
     CHECK_FALSE(state.egress_link.present);
+    CHECK_FALSE(state.rx_link.present);
     ::unlink(pin.c_str());
   }
 }

@@ -43,7 +43,8 @@ Status CheckPinnedLayouts(bpf_object* obj) {
     if (err) return ErrnoStatus(std::string("bpf_obj_get_info_by_fd(") + path + ")", err);
     if (info.type != static_cast<uint32_t>(bpf_map__type(map)) ||
         info.key_size != bpf_map__key_size(map) || info.value_size != bpf_map__value_size(map) ||
-        info.max_entries != bpf_map__max_entries(map) || info.map_flags != bpf_map__map_flags(map)) {
+        info.max_entries != bpf_map__max_entries(map) ||
+        info.map_flags != bpf_map__map_flags(map)) {
       return FailedPrecondition(
           std::string("pinned map ") + bpf_map__name(map) + " at " + path +
           " has a different layout than this build (type/key/value/max_entries/flags " +
@@ -67,6 +68,52 @@ Status Unlink(const std::string& path) {
     return ErrnoStatus("unlink(" + path + ")", errno);
   }
   return Status::Ok();
+}
+
+// The link of `prog` at `attach_type` of the cgroup, pinned at link_path: the program is swapped
+// into an existing pinned link (the old program keeps running until the swap, so no packet goes
+// unclassified), or a new link is attached and pinned.
+Result<bpf_link*> AttachCgroupLink(bpf_program* prog, bpf_attach_type attach_type,
+                                   const std::string& link_path, const std::string& cgroup_path,
+                                   uint64_t cgroup_id) {
+  const std::string prog_name = bpf_program__name(prog);
+  if (Exists(link_path)) {
+    bpf_link* link = bpf_link__open(link_path.c_str());
+    if (link == nullptr) return ErrnoStatus("bpf_link__open(" + link_path + ")", errno);
+    bpf_link_info info{};
+    uint32_t len = sizeof(info);
+    int err = bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len);
+    if (err) {
+      bpf_link__destroy(link);
+      return ErrnoStatus("bpf_obj_get_info_by_fd(" + link_path + ")", err);
+    }
+    if (info.type == BPF_LINK_TYPE_CGROUP && info.cgroup.cgroup_id == cgroup_id &&
+        info.cgroup.attach_type == static_cast<uint32_t>(attach_type)) {
+      err = bpf_link__update_program(link, prog);
+      if (err) {
+        bpf_link__destroy(link);
+        return ErrnoStatus("bpf_link__update_program(" + link_path + ")", err);
+      }
+      return link;
+    }
+    // Our own link, but for another cgroup or defunct (its cgroup was removed): replace it.
+    bpf_link_detach(bpf_link__fd(link));
+    bpf_link__destroy(link);
+    NETQOS_RETURN_IF_ERROR(Unlink(link_path));
+  }
+  int cg_fd = ::open(cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (cg_fd < 0) return ErrnoStatus("open(" + cgroup_path + ")", errno);
+  bpf_link* link = bpf_program__attach_cgroup(prog, cg_fd);
+  int attach_errno = errno;
+  ::close(cg_fd);
+  if (link == nullptr) {
+    return ErrnoStatus("attach " + prog_name + " to cgroup " + cgroup_path, attach_errno);
+  }
+  if (int err = bpf_link__pin(link, link_path.c_str()); err) {
+    bpf_link__destroy(link);
+    return ErrnoStatus("bpf_link__pin(" + link_path + ")", err);
+  }
+  return link;
 }
 
 }  // namespace
@@ -117,50 +164,15 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
   if (!migrated.ok()) return migrated.status().Wrap("migrate maps pinned in " + dp->pin_dir_);
   dp->migration_ = std::move(migrated).value();
 
-  // Egress link: swap the program inside an existing pinned link (the old program keeps running
-  // until the swap), or attach and pin a new one.
-  const std::string link_path = Join(dp->pin_dir_, kEgressLinkPin);
-  bpf_program* prog = dp->egress_->progs.netqos_egress;
-  if (Exists(link_path)) {
-    bpf_link* link = bpf_link__open(link_path.c_str());
-    if (link == nullptr) return ErrnoStatus("bpf_link__open(" + link_path + ")", errno);
-    bpf_link_info info{};
-    uint32_t len = sizeof(info);
-    int err = bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len);
-    if (err) {
-      bpf_link__destroy(link);
-      return ErrnoStatus("bpf_obj_get_info_by_fd(" + link_path + ")", err);
-    }
-    if (info.type == BPF_LINK_TYPE_CGROUP && info.cgroup.cgroup_id == cgroup_id &&
-        info.cgroup.attach_type == BPF_CGROUP_INET_EGRESS) {
-      err = bpf_link__update_program(link, prog);
-      if (err) {
-        bpf_link__destroy(link);
-        return ErrnoStatus("bpf_link__update_program(" + link_path + ")", err);
-      }
-      dp->egress_link_ = link;
-    } else {
-      // Our own link, but for another cgroup or defunct (its cgroup was removed): replace it.
-      bpf_link_detach(bpf_link__fd(link));
-      bpf_link__destroy(link);
-      NETQOS_RETURN_IF_ERROR(Unlink(link_path));
-    }
-  }
-  if (dp->egress_link_ == nullptr) {
-    int cg_fd = ::open(options.cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (cg_fd < 0) return ErrnoStatus("open(" + options.cgroup_path + ")", errno);
-    bpf_link* link = bpf_program__attach_cgroup(prog, cg_fd);
-    int attach_errno = errno;
-    ::close(cg_fd);
-    if (link == nullptr) {
-      return ErrnoStatus("attach netqos_egress to cgroup " + options.cgroup_path, attach_errno);
-    }
-    dp->egress_link_ = link;
-    if (int err = bpf_link__pin(link, link_path.c_str()); err) {
-      return ErrnoStatus("bpf_link__pin(" + link_path + ")", err);
-    }
-  }
-  // The egress program now uses the new maps. An unpin that fails is an error: a later Open
+  NETQOS_ASSIGN_OR_RETURN(
+      dp->egress_link_,
+      AttachCgroupLink(dp->egress_->progs.netqos_egress, BPF_CGROUP_INET_EGRESS,
+                       Join(dp->pin_dir_, kEgressLinkPin), options.cgroup_path, cgroup_id));
+  NETQOS_ASSIGN_OR_RETURN(
+      dp->rx_link_,
+      AttachCgroupLink(dp->egress_->progs.netqos_rx, BPF_CGROUP_INET_INGRESS,
+                       Join(dp->pin_dir_, kRxLinkPin), options.cgroup_path, cgroup_id));
+  // The programs now use the new maps. An unpin that fails is an error: a later Open
   // would migrate the stale entries again.
   NETQOS_RETURN_IF_ERROR(UnpinMigratedMaps(&dp->migration_));
   return dp;
@@ -169,13 +181,15 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
 Dataplane::~Dataplane() {
   // Closing our fds never detaches: the link and maps stay pinned in pin_dir_.
   if (egress_link_ != nullptr) bpf_link__destroy(egress_link_);
+  if (rx_link_ != nullptr) bpf_link__destroy(rx_link_);
   if (ingress_ != nullptr) netqos_ingress__destroy(ingress_);
   if (egress_ != nullptr) netqos_egress__destroy(egress_);
 }
 
 Status Dataplane::Uninstall(const std::string& pin_dir) {
-  const std::string link_path = Join(pin_dir, kEgressLinkPin);
-  if (Exists(link_path)) {
+  for (const char* link : {kEgressLinkPin, kRxLinkPin}) {
+    const std::string link_path = Join(pin_dir, link);
+    if (!Exists(link_path)) continue;
     int fd = bpf_obj_get(link_path.c_str());
     if (fd < 0) return ErrnoStatus("bpf_obj_get(" + link_path + ")", errno);
     // Detach explicitly, so the program stops even if someone else still holds the link open.
@@ -207,8 +221,8 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
 }
 
 Status Dataplane::SetClass(uint64_t cgroup_id, const netqos_class& cls) {
-  int err = bpf_map__update_elem(egress_->maps.NETQOS_MAP_CLASS, &cgroup_id, sizeof(cgroup_id), &cls,
-                                 sizeof(cls), BPF_ANY);
+  int err = bpf_map__update_elem(egress_->maps.NETQOS_MAP_CLASS, &cgroup_id, sizeof(cgroup_id),
+                                 &cls, sizeof(cls), BPF_ANY);
   if (err) {
     return ErrnoStatus(std::string("bpf_map_update_elem(") + kClassMapName + ", cgroup " +
                            std::to_string(cgroup_id) + ")",
@@ -254,5 +268,6 @@ Result<Counters> Dataplane::ClassCounters(uint32_t net_class_id) const {
 
 int Dataplane::IngressProgramFd() const { return bpf_program__fd(ingress_->progs.netqos_ingress); }
 int Dataplane::EgressProgramFd() const { return bpf_program__fd(egress_->progs.netqos_egress); }
+int Dataplane::RxProgramFd() const { return bpf_program__fd(egress_->progs.netqos_rx); }
 
 }  // namespace netqos::bpf

@@ -1,5 +1,6 @@
-// The eBPF dataplane: loads the egress (cgroup_skb) and ingress (tc) programs, keeps their maps
-// pinned under one bpffs directory, and writes the cgroup -> HTB class map the programs read.
+// The eBPF dataplane: loads the cgroup programs (netqos_egress: classify and count sent packets;
+// netqos_rx: count received ones) and the tc ingress program, keeps their maps pinned under one
+// bpffs directory, and writes the cgroup -> HTB class map the programs read.
 #pragma once
 
 #include <cstddef>
@@ -25,20 +26,21 @@ class Dataplane {
  public:
   struct Options {
     std::string pin_dir = "/sys/fs/bpf/netqos";  // must be on a bpffs; created if missing
-    std::string cgroup_path;                      // cgroup v2 dir the egress program attaches to
-    uint32_t ifb_ifindex = 0;                     // ingress redirect target; 0 = no redirect
+    std::string cgroup_path;                     // cgroup v2 dir the cgroup programs attach to
+    uint32_t ifb_ifindex = 0;                    // ingress redirect target; 0 = no redirect
     bool redirect_unclassified = false;  // also redirect packets of no class (see netqos_ingress)
   };
 
   // Loads both objects, reusing maps pinned in pin_dir (entries survive restarts), and attaches
-  // the egress program to cgroup_path through a pinned bpf_link: an existing link in pin_dir is
-  // updated in place (atomic program swap, no unclassified gap), otherwise one is created.
+  // netqos_egress and netqos_rx to cgroup_path through pinned bpf_links (link_egress,
+  // link_ingress): an existing link in pin_dir is updated in place (atomic program swap, no
+  // unclassified gap), otherwise one is created.
   // Maps of another layout version pinned in pin_dir (netqos_cls_v0, ...) are first copied into
   // the current ones (see map_migration.h), before the swap, and unpinned after it; if they
   // cannot be migrated, Open fails and leaves them, and the old program, in place.
   static Result<std::unique_ptr<Dataplane>> Open(const Options& options);
 
-  // Detaches and unpins the link(s), unpins the maps (also those of other layout versions),
+  // Detaches and unpins the links, unpins the maps (also those of other layout versions),
   // removes pin_dir. Missing pieces are fine.
   static Status Uninstall(const std::string& pin_dir);
 
@@ -60,6 +62,7 @@ class Dataplane {
   // For the shaper, which attaches it at tc ingress (clsact) of the NICs it owns.
   int IngressProgramFd() const;
   int EgressProgramFd() const;
+  int RxProgramFd() const;
 
   // What Open migrated from maps of another layout version (empty when there were none); the
   // library does not log, the caller may (MigrationReport::Describe).
@@ -72,6 +75,7 @@ class Dataplane {
   netqos_egress* egress_ = nullptr;
   netqos_ingress* ingress_ = nullptr;
   bpf_link* egress_link_ = nullptr;
+  bpf_link* rx_link_ = nullptr;
   MigrationReport migration_;
 };
 

@@ -175,6 +175,7 @@ PinnedLinkState InspectLink(const std::string& path) {
   if (info.type == BPF_LINK_TYPE_CGROUP) {
     s.cgroup_id = info.cgroup.cgroup_id;
     s.egress = info.cgroup.attach_type == BPF_CGROUP_INET_EGRESS;
+    s.ingress = info.cgroup.attach_type == BPF_CGROUP_INET_INGRESS;
   } else {
     s.error = "not a cgroup link (link type " + std::to_string(info.type) + ")";
   }
@@ -291,6 +292,7 @@ PinDirState InspectPinDir(const std::string& pin_dir) {
     s.maps.push_back(std::move(m));
   }
   s.egress_link = InspectLink(pin_dir + "/" + kEgressLinkPin);
+  s.rx_link = InspectLink(pin_dir + "/" + kRxLinkPin);
   if (auto others = FindOtherVersionPins(pin_dir, names); others.ok()) {
     s.other_versions = std::move(others).value();
   }

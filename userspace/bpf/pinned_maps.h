@@ -27,6 +27,7 @@ inline constexpr const char* kCgroupStatsMapName = NETQOS_STR(NETQOS_MAP_CG_STAT
 inline constexpr const char* kClassStatsMapName = NETQOS_STR(NETQOS_MAP_CLASS_STATS);
 inline constexpr const char* kSockTagMapName = NETQOS_STR(NETQOS_MAP_SOCK_TAG);
 inline constexpr const char* kEgressLinkPin = "link_egress";
+inline constexpr const char* kRxLinkPin = "link_ingress";  // netqos_rx, the cgroup ingress hook
 
 // Sum over CPUs of a per-CPU netqos_counters value.
 struct Counters {
@@ -69,9 +70,10 @@ struct PinnedLinkState {
   bool present = false;
   uint32_t id = 0;  // kernel link id (bpftool link show id N)
   uint32_t prog_id = 0;
-  std::string prog_name;   // "netqos_egress"
+  std::string prog_name;   // "netqos_egress", "netqos_rx"
   uint64_t cgroup_id = 0;  // 0: the cgroup it was attached to is gone (defunct link)
   bool egress = false;     // attach type BPF_CGROUP_INET_EGRESS
+  bool ingress = false;    // attach type BPF_CGROUP_INET_INGRESS
   std::string error;
 };
 
@@ -82,6 +84,7 @@ struct PinDirState {
   std::string error;                 // pin dir unreadable (EACCES, ...)
   std::vector<PinnedMapState> maps;  // the four current maps, in ABI order
   PinnedLinkState egress_link;
+  PinnedLinkState rx_link;
   std::vector<std::string> other_versions;  // pins of another layout version (netqos_cls_v0)
 };
 

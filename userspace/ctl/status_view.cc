@@ -68,6 +68,12 @@ Json DaemonJson(const admin::GetStatusResponse& s) {
            : Json(nullptr)}};
 }
 
+Json LinkJson(const bpf::PinnedLinkState& l) {
+  return {{"path", l.path},       {"present", l.present},     {"id", l.id},
+          {"prog_id", l.prog_id}, {"prog_name", l.prog_name}, {"cgroup_id", l.cgroup_id},
+          {"egress", l.egress},   {"ingress", l.ingress},     {"error", l.error}};
+}
+
 Json PinsJson(const bpf::PinDirState& p) {
   Json maps = Json::array();
   for (const auto& m : p.maps) {
@@ -79,22 +85,34 @@ Json PinsJson(const bpf::PinDirState& p) {
                     {"id", m.id},
                     {"error", m.error}});
   }
-  const auto& l = p.egress_link;
   return {{"pin_dir", p.pin_dir},
           {"exists", p.exists},
           {"on_bpffs", p.on_bpffs},
           {"error", p.error},
           {"maps", maps},
-          {"egress_link",
-           {{"path", l.path},
-            {"present", l.present},
-            {"id", l.id},
-            {"prog_id", l.prog_id},
-            {"prog_name", l.prog_name},
-            {"cgroup_id", l.cgroup_id},
-            {"egress", l.egress},
-            {"error", l.error}}},
+          {"egress_link", LinkJson(p.egress_link)},
+          {"rx_link", LinkJson(p.rx_link)},
           {"other_versions", p.other_versions}};
+}
+
+// One pinned cgroup link; `missing` says what does not happen without it.
+void PrintLink(const bpf::PinnedLinkState& l, const char* name, bool want_egress,
+               const char* missing, std::ostream& out) {
+  out << "  " << name << " link: ";
+  if (!l.present) {
+    out << "not pinned (" << l.path << "): " << missing << "\n";
+  } else if (!l.error.empty()) {
+    out << "pinned, unreadable: " << l.error << "\n";
+  } else {
+    out << "pinned (link " << l.id << ", program " << Or(l.prog_name, "?") << " id " << l.prog_id;
+    if (l.cgroup_id == 0) {
+      out << ", DEFUNCT: its cgroup is gone; restart netqosd to re-attach)\n";
+    } else if (want_egress) {
+      out << ", cgroup id " << l.cgroup_id << (l.egress ? ", egress" : ", NOT egress") << ")\n";
+    } else {
+      out << ", cgroup id " << l.cgroup_id << (l.ingress ? ", ingress" : ", NOT ingress") << ")\n";
+    }
+  }
 }
 
 void PrintPins(const bpf::PinDirState& p, const std::string& mode, std::ostream& out) {
@@ -120,20 +138,8 @@ void PrintPins(const bpf::PinDirState& p, const std::string& mode, std::ostream&
               m.id ? std::to_string(m.id) : "-", Or(m.error)});
   }
   t.Print(out);
-  const auto& l = p.egress_link;
-  out << "  egress link: ";
-  if (!l.present) {
-    out << "not pinned (" << l.path << "): no cgroup is classified\n";
-  } else if (!l.error.empty()) {
-    out << "pinned, unreadable: " << l.error << "\n";
-  } else {
-    out << "pinned (link " << l.id << ", program " << Or(l.prog_name, "?") << " id " << l.prog_id;
-    if (l.cgroup_id == 0) {
-      out << ", DEFUNCT: its cgroup is gone; restart netqosd to re-attach)\n";
-    } else {
-      out << ", cgroup id " << l.cgroup_id << (l.egress ? ", egress" : ", NOT egress") << ")\n";
-    }
-  }
+  PrintLink(p.egress_link, "egress", true, "no cgroup is classified", out);
+  PrintLink(p.rx_link, "rx", false, "received packets are not counted", out);
   if (!p.other_versions.empty()) {
     out << "  maps of another layout version (an upgrade did not finish migrating them):";
     for (const auto& v : p.other_versions) out << " " << v;
@@ -164,9 +170,10 @@ namespace {
 std::string KubeletRegistrationText(const admin::GetStatusResponse& s) {
   if (!s.has_kubelet_registration()) return "-";
   const auto& k = s.kubelet_registration();
-  const std::string ago = k.seconds_since_get_info() < 0
-                              ? std::string()
-                              : ", last GetInfo " + DurationText(k.seconds_since_get_info()) + " ago";
+  const std::string ago =
+      k.seconds_since_get_info() < 0
+          ? std::string()
+          : ", last GetInfo " + DurationText(k.seconds_since_get_info()) + " ago";
   if (k.state() == "not_contacted") return "not contacted yet (no GetInfo from the kubelet)";
   if (k.state() == "awaiting") return "awaiting the kubelet's verdict" + ago;
   if (k.state() == "unconfirmed") {

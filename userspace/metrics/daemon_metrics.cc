@@ -147,8 +147,8 @@ void CollectEnforcement(const service::EnforcementReport& report,
 
   Family c_bytes = MakeFamily(
       "netqos_container_bytes_total",
-      "Bytes a container sent (egress, counted by the cgroup egress program) or received "
-      "(ingress, on enforced NICs), IP headers included, since its class map entry was created.",
+      "Bytes a container sent (egress) or received (ingress), counted by the cgroup programs at "
+      "its sockets, IP headers included, since its class map entry was created.",
       MetricType::kCounter);
   Family c_packets =
       MakeFamily("netqos_container_packets_total",

@@ -504,6 +504,10 @@ TEST_CASE("status: the daemon's report and the pinned state", "[ctl]") {
     in.pins.egress_link.prog_name = "netqos_egress";
     in.pins.egress_link.cgroup_id = 1;
     in.pins.egress_link.egress = true;
+    in.pins.rx_link.present = true;
+    in.pins.rx_link.prog_name = "netqos_rx";
+    in.pins.rx_link.cgroup_id = 0;  // defunct
+    in.pins.rx_link.ingress = true;
     std::ostringstream text;
     PrintStatus(in, text);
     CHECK_THAT(text.str(), Catch::Contains("running (netqosd 0.1.0, pid 123, up 1m15s)"));
@@ -511,12 +515,17 @@ TEST_CASE("status: the daemon's report and the pinned state", "[ctl]") {
     CHECK_THAT(text.str(), Catch::Contains("nic eth9"));
     CHECK_THAT(text.str(), Catch::Contains("netqos_cls_v1"));
     CHECK_THAT(text.str(), Catch::Contains("egress link: pinned"));
+    CHECK_THAT(text.str(), Catch::Contains("cgroup id 1, egress)"));
+    CHECK_THAT(text.str(), Catch::Contains("rx link: pinned"));
+    CHECK_THAT(text.str(), Catch::Contains("netqos_rx id 0, DEFUNCT"));
     const auto j = StatusJson(in);
     CHECK(j["daemon"]["reachable"] == true);
     CHECK(j["daemon"]["enforcement"]["mode"] == "bpf");
     CHECK(j["daemon"]["nics"][0]["shaped"] == true);
     CHECK(j["pinned"]["maps"][0]["entries"] == 2);
     CHECK(j["pinned"]["egress_link"]["prog_name"] == "netqos_egress");
+    CHECK(j["pinned"]["rx_link"]["ingress"] == true);
+    CHECK(j["pinned"]["rx_link"]["cgroup_id"] == 0);
   }
 }
 
