@@ -11,8 +11,10 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -156,7 +158,8 @@ TEST_CASE("e2e: kubelet faults: a registration left unconfirmed is reported, onc
   CHECK(k["get_info_calls"].get<int>() >= 1);
   CHECK(k["seconds_since_get_info"].get<double>() >= 1);
   auto text = h.Ctl({"status", "--bpf-pin-dir=" + h.root() + "/no-pins"});
-  CHECK_THAT(text.output, Catch::Contains("UNCONFIRMED: GetInfo answered, no NotifyRegistrationStatus"));
+  CHECK_THAT(text.output,
+             Catch::Contains("UNCONFIRMED: GetInfo answered, no NotifyRegistrationStatus"));
 
   // Deleting the socket makes the daemon re-serve it and dial-check it with its own GetInfo:
   // that is not the kubelet's, so the round stays as it was.
@@ -184,7 +187,8 @@ TEST_CASE("e2e: kubelet faults: a registration left unconfirmed is reported, onc
          std::chrono::steady_clock::now() - t2 < 5s) {
     std::this_thread::sleep_for(100ms);
   }
-  CHECK(CountLines(h.daemon().Log(), {"verdict arrived after the warning", "state=registered"}) == 1);
+  CHECK(CountLines(h.daemon().Log(), {"verdict arrived after the warning", "state=registered"}) ==
+        1);
   CHECK(warnings() == 1);
 }
 
@@ -277,9 +281,36 @@ TEST_CASE(
   CHECK(h.daemon().Running());
 }
 
+// Turns LeakSanitizer off for the processes spawned while it lives (a no-op in builds without
+// ASan). For clients SIGKILLed at random points on purpose: a kill that lands while LeakSanitizer
+// scans an exiting client makes it report that it could not read the dying threads' registers,
+// which is no finding. netqosctl's leaks are checked where it exits normally (the other tests).
+class NoLeakCheckForChildren {
+ public:
+  NoLeakCheckForChildren() {
+    if (const char* v = std::getenv("ASAN_OPTIONS")) saved_ = v;
+    const std::string opts =
+        saved_ && !saved_->empty() ? *saved_ + ":detect_leaks=0" : "detect_leaks=0";
+    ::setenv("ASAN_OPTIONS", opts.c_str(), 1);
+  }
+  ~NoLeakCheckForChildren() {
+    if (saved_) {
+      ::setenv("ASAN_OPTIONS", saved_->c_str(), 1);
+    } else {
+      ::unsetenv("ASAN_OPTIONS");
+    }
+  }
+  NoLeakCheckForChildren(const NoLeakCheckForChildren&) = delete;
+  NoLeakCheckForChildren& operator=(const NoLeakCheckForChildren&) = delete;
+
+ private:
+  std::optional<std::string> saved_;
+};
+
 TEST_CASE("e2e: kubelet faults: client processes killed mid-call leave the books exact") {
   Harness h;
   h.Start();
+  const NoLeakCheckForChildren no_leak_check;  // after the daemon's start: it keeps its check
   AckedBooks books;
   std::mt19937_64 rng(Seed());
   int completed = 0, killed = 0, applied = 0;
