@@ -127,6 +127,14 @@ HtbInstaller MustInstaller() {
   return std::move(inst).value();
 }
 
+// The IFB's ifindex; the device is created if missing.
+int MustEnsureIfb(HtbInstaller& inst, const std::string& name) {
+  auto index = inst.EnsureIfb(name);
+  INFO(index.status().message());
+  REQUIRE(index.ok());
+  return *index;
+}
+
 std::unique_ptr<Dataplane> MustOpen(const Dataplane::Options& options) {
   auto dp = Dataplane::Open(options);
   INFO(dp.status().message());
@@ -284,23 +292,21 @@ TEST_CASE("traffic: ingress through tc, socket lookup and an IFB holds 50, 200 a
   std::unique_ptr<Dataplane> dp = MustOpen(env.DataplaneOptions());
   HtbInstaller inst = MustInstaller();
   IfbGuard ifb{UniquePrefix() + "ibi"};
-  auto ifb_index = inst.EnsureIfb(ifb.name);
-  INFO(ifb_index.status().message());
-  REQUIRE(ifb_index.ok());
+  const int ifb_index = MustEnsureIfb(inst, ifb.name);
 
   HtbPlanner planner(ifb.name);
   auto plan = planner.Plan(kLinkMbps, {{cs[0].cg->Id(), QosLevel::kShared, cs[0].mbps},
                                        {cs[1].cg->Id(), QosLevel::kShared, cs[1].mbps},
                                        {cs[2].cg->Id(), QosLevel::kDedicated, cs[2].mbps}});
   REQUIRE(plan.ok());
-  RequireOk(inst.Apply(*ifb_index, *plan).status());
+  RequireOk(inst.Apply(ifb_index, *plan).status());
   for (size_t i = 0; i < cs.size(); ++i) {
     const uint32_t prio = planner.PriorityFor(cs[i].cg->Id());
     cs[i].leaf = HandleText(prio);
     RequireOk(dp->SetClass(cs[i].cg->Id(), Class(prio, static_cast<uint32_t>(200 + i))));
   }
   RequireOk(AttachIngress(
-      {.pin_dir = env.pin_dir, .ifindex = env.host_ifindex, .ifb_ifindex = *ifb_index}));
+      {.pin_dir = env.pin_dir, .ifindex = env.host_ifindex, .ifb_ifindex = ifb_index}));
   auto attached = IngressAttached(env.host_ifindex);
   REQUIRE(attached.ok());
   REQUIRE(*attached);
@@ -338,7 +344,7 @@ TEST_CASE("traffic: ingress through tc, socket lookup and an IFB holds 50, 200 a
   attached = IngressAttached(env.host_ifindex);
   REQUIRE(attached.ok());
   CHECK_FALSE(*attached);
-  RequireOk(inst.Remove(*ifb_index));
+  RequireOk(inst.Remove(ifb_index));
   RequireOk(inst.DeleteIfb(ifb.name));
 }
 
@@ -382,18 +388,16 @@ TEST_CASE("traffic: a UDP socket that only receives is held to its ingress cap",
   std::unique_ptr<Dataplane> dp = MustOpen(env.DataplaneOptions());
   HtbInstaller inst = MustInstaller();
   IfbGuard ifb{UniquePrefix() + "ibu"};
-  auto ifb_index = inst.EnsureIfb(ifb.name);
-  INFO(ifb_index.status().message());
-  REQUIRE(ifb_index.ok());
+  const int ifb_index = MustEnsureIfb(inst, ifb.name);
   HtbPlanner planner(ifb.name);
   auto plan = planner.Plan(kLinkMbps, {{sink_cg.Id(), QosLevel::kShared, kCapMbps}});
   REQUIRE(plan.ok());
-  RequireOk(inst.Apply(*ifb_index, *plan).status());
+  RequireOk(inst.Apply(ifb_index, *plan).status());
   const uint32_t prio = planner.PriorityFor(sink_cg.Id());
   const std::string leaf = HandleText(prio);
   RequireOk(dp->SetClass(sink_cg.Id(), Class(prio, 400)));
   RequireOk(AttachIngress(
-      {.pin_dir = env.pin_dir, .ifindex = env.host_ifindex, .ifb_ifindex = *ifb_index}));
+      {.pin_dir = env.pin_dir, .ifindex = env.host_ifindex, .ifb_ifindex = ifb_index}));
 
   // The sink's socket never sends, so only what it receives can tag it (netqos_rx); from then on
   // the tc program finds it and sends its packets through its IFB leaf.
@@ -434,7 +438,7 @@ TEST_CASE("traffic: a UDP socket that only receives is held to its ingress cap",
   CHECK(ctr->rx_packets > 0);
   CHECK(ctr->tx_packets == 0);
   RequireOk(DetachIngress(env.host_ifindex));
-  RequireOk(inst.Remove(*ifb_index));
+  RequireOk(inst.Remove(ifb_index));
 }
 
 TEST_CASE("traffic: container counters agree with the bytes iperf3 sent and received",
@@ -512,8 +516,7 @@ TEST_CASE("traffic: caps hold after the loading process has exited", "[traffic]"
   TestCgroup receiver(env.root, "receiver");
   HtbInstaller inst = MustInstaller();
   IfbGuard ifb{UniquePrefix() + "ibr"};
-  auto ifb_index = inst.EnsureIfb(ifb.name);
-  REQUIRE(ifb_index.ok());
+  const int ifb_index = MustEnsureIfb(inst, ifb.name);
 
   // One planner for both devices, so each container has the same leaf (and skb->priority) on
   // the veth (its egress) and on the IFB (its ingress): its ACKs land in its own leaves.
@@ -523,7 +526,7 @@ TEST_CASE("traffic: caps hold after the loading process has exited", "[traffic]"
                                        {receiver.Id(), QosLevel::kShared, kCap}});
   REQUIRE(plan.ok());
   RequireOk(inst.Apply(env.host_ifindex, *plan).status());
-  RequireOk(inst.Apply(*ifb_index, *plan).status());
+  RequireOk(inst.Apply(ifb_index, *plan).status());
   const uint32_t sender_prio = planner.PriorityFor(sender.Id());
   const uint32_t receiver_prio = planner.PriorityFor(receiver.Id());
 
@@ -537,7 +540,7 @@ TEST_CASE("traffic: caps hold after the loading process has exited", "[traffic]"
     if (!(*dp)->SetClass(sender.Id(), Class(sender_prio, 401)).ok()) ::_exit(3);
     if (!(*dp)->SetClass(receiver.Id(), Class(receiver_prio, 402)).ok()) ::_exit(4);
     if (!AttachIngress(
-             {.pin_dir = env.pin_dir, .ifindex = env.host_ifindex, .ifb_ifindex = *ifb_index})
+             {.pin_dir = env.pin_dir, .ifindex = env.host_ifindex, .ifb_ifindex = ifb_index})
              .ok()) {
       ::_exit(5);
     }
