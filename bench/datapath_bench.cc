@@ -26,6 +26,7 @@
 #include "bench_support.h"
 #include "bpf/cgroup_id.h"
 #include "bpf/dataplane.h"
+#include "bpf/nic_attach.h"
 #include "enforcement_env.h"
 #include "netqos_bench_empty.skel.h"
 #include "support/bpf_test_run.h"
@@ -140,7 +141,10 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
 
   const int egress = (*dp)->EgressProgramFd();
   const int rx = (*dp)->RxProgramFd();
-  const int ingress = (*dp)->IngressProgramFd();
+  auto nic = netqos::bpf::NicPrograms::Load({.pin_dir = o.pin_dir});
+  if (!nic.ok()) throw std::runtime_error(nic.status().message());
+  const int ingress = (*nic)->IngressFd();
+  const int nic_tx = (*nic)->EgressFd();
   const int empty_egress = bpf_program__fd(empty.skel->progs.bench_empty_egress);
   const int empty_tc = bpf_program__fd(empty.skel->progs.bench_empty_tc);
   const auto tcp = Ipv4Packet(IPPROTO_TCP, kLoopback, 40000, kLoopback, 80);
@@ -166,6 +170,10 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
        classified.Path(), [&] { return IngressToTaggedSocket(ingress, repeat); }, false},
       {"netqos_ingress (tc)", "no local socket for the packet", classified.Path(),
        [&] { return TestRunNs(ingress, no_socket, repeat); }, false},
+      {"netqos_nic_tx (tc egress)", "container's socket: class map hit",
+       classified.Path(), [&] { return TestRunNs(nic_tx, tcp, repeat); }, false},
+      {"netqos_nic_tx (tc egress)", "no container's socket: pod address lookup",
+       unclassified.Path(), [&] { return TestRunNs(nic_tx, tcp, repeat); }, false},
       {"empty tc", "baseline", classified.Path(),
        [&] { return TestRunNs(empty_tc, no_socket, repeat); }, false},
   };

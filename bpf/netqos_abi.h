@@ -23,11 +23,19 @@ enum netqos_qos_level {
 #define NETQOS_MAP_CG_STATS netqos_cgst_v2	/* percpu hash: __u64 cgroup id -> netqos_counters */
 #define NETQOS_MAP_CLASS_STATS netqos_clst_v2	/* percpu hash: __u32 class id -> netqos_counters */
 #define NETQOS_MAP_SOCK_TAG netqos_sktag_v1	/* sk storage: socket -> netqos_sock_tag */
+#define NETQOS_MAP_POD_ADDR netqos_podip_v1	/* hash: netqos_addr -> __u64 cgroup id */
+#define NETQOS_MAP_FRAG netqos_frag_v1		/* lru hash: netqos_frag_key -> __u64 cgroup id */
 
 #define NETQOS_STR_INNER(x) #x
 #define NETQOS_STR(x) NETQOS_STR_INNER(x)
 
 #define NETQOS_MAX_ENTRIES 65536
+/* Fragmented datagrams in flight to host-namespace sockets whose first fragment was classified. */
+#define NETQOS_MAX_FRAGS 16384
+/* How deep below the cgroup v2 root the programs look for a container's class (a process in a
+ * cgroup a tenant made below its container's counts as the container).
+ */
+#define NETQOS_MAX_CGROUP_DEPTH 16
 
 /* Layout history (what map_migration converts from):
  * v1 counters (netqos_cgst_v1, netqos_clst_v1): preallocated per-CPU hashes; 65536 entries x 40
@@ -59,7 +67,25 @@ struct netqos_counters {
 	__u64 drops;
 };
 
-/* Value of NETQOS_MAP_SOCK_TAG: the cgroup a socket sent from, for the ingress path. */
+/* Key of NETQOS_MAP_POD_ADDR: a pod's address as IPv6, an IPv4 address as ::ffff:a.b.c.d;
+ * network byte order. Its value is the cgroup id of the container whose class entry the pod's
+ * routed traffic takes (the pod's own network namespace has no socket the NIC could see).
+ */
+struct netqos_addr {
+	__u32 addr[4];
+};
+
+/* Key of NETQOS_MAP_FRAG: one fragmented datagram (IPv4 id, or the IPv6 fragment header's). */
+struct netqos_frag_key {
+	struct netqos_addr saddr;
+	struct netqos_addr daddr;
+	__u32 id;
+	__u32 proto;
+};
+
+/* Value of NETQOS_MAP_SOCK_TAG: the container cgroup a socket belongs to (its own cgroup, or the
+ * classified ancestor it runs below), for the ingress path.
+ */
 struct netqos_sock_tag {
 	__u64 cgroup_id;
 };

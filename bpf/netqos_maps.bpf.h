@@ -47,6 +47,59 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } NETQOS_MAP_SOCK_TAG SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, NETQOS_MAX_ENTRIES);
+	__type(key, struct netqos_addr);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} NETQOS_MAP_POD_ADDR SEC(".maps");
+
+/* Written by the tc ingress program only, from a first fragment's socket; LRU, so a datagram
+ * whose last fragment never came ages out by itself.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, NETQOS_MAX_FRAGS);
+	__type(key, struct netqos_frag_key);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} NETQOS_MAP_FRAG SEC(".maps");
+
+/* The class entry of the container an skb's socket belongs to, or NULL. *cgroup_id is the id the
+ * entry is keyed by (the socket's own cgroup when nothing matched). The socket's cgroup is looked
+ * up first: that is a container's own cgroup for nearly every packet. On a miss its ancestors are
+ * looked up from the root down: a process in a cgroup below its container's (which a tenant may
+ * create) still counts as that container, and containers never nest, so the first hit is it.
+ * Works in cgroup_skb and tc programs alike (bpf_skb_cgroup_id follows skb->sk: 0 without one).
+ */
+static __always_inline struct netqos_class *netqos_skb_class(struct __sk_buff *skb,
+							    __u64 *cgroup_id)
+{
+	__u64 id = bpf_skb_cgroup_id(skb);
+	struct netqos_class *cls;
+
+	*cgroup_id = id;
+	if (!id)
+		return 0;
+	cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &id);
+	if (cls)
+		return cls;
+	for (int level = 1; level < NETQOS_MAX_CGROUP_DEPTH; level++) {
+		__u64 anc = bpf_skb_ancestor_cgroup_id(skb, level);
+
+		if (!anc || anc == id)
+			break;
+		cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &anc);
+		if (cls) {
+			*cgroup_id = anc;
+			return cls;
+		}
+	}
+	return 0;
+}
+
 /* Returns the counters for key in map, creating a zeroed entry on first use. NULL only when the
  * map is full (the packet then goes uncounted; it is never dropped for that).
  */

@@ -4,6 +4,8 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/magic.h>
 #include <linux/pkt_cls.h>
 #include <netinet/in.h>
@@ -27,12 +29,14 @@
 #include <vector>
 
 #include "bpf/dataplane.h"
+#include "bpf/nic_attach.h"
 #include "support/bpf_test_run.h"
 
 namespace {
 
 using netqos::bpf::CgroupIdOf;
 using netqos::bpf::Dataplane;
+using netqos::bpf::NicPrograms;
 using netqos::testing::Ipv4Packet;
 
 std::string Cgroup2Mount() {
@@ -301,7 +305,9 @@ TEST_CASE("pins are visible to bpftool, reused by a second Open, and survive the
 
   for (const char* name : {netqos::bpf::kClassMapName, netqos::bpf::kCgroupStatsMapName,
                            netqos::bpf::kClassStatsMapName, netqos::bpf::kSockTagMapName,
-                           netqos::bpf::kEgressLinkPin, netqos::bpf::kRxLinkPin}) {
+                           netqos::bpf::kPodAddrMapName, netqos::bpf::kFragMapName,
+                           netqos::bpf::kEgressLinkPin, netqos::bpf::kRxLinkPin,
+                           netqos::bpf::kSockoptLinkPin}) {
     INFO(name);
     CHECK(Exists(fx.pin_dir() + "/" + name));
   }
@@ -417,7 +423,9 @@ TEST_CASE("ingress test-run finds the local socket's container via the egress ta
   auto id_a = CgroupIdOf(fx.cg_a());
   REQUIRE(id_a.ok());
   REQUIRE((*dp)->SetClass(*id_a, Class(0x10030, 41)).ok());
-  const int ingress = (*dp)->IngressProgramFd();
+  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
+  REQUIRE(nic.ok());
+  const int ingress = (*nic)->IngressFd();
   REQUIRE(ingress >= 0);
 
   // No socket for the packet: passes untouched.
@@ -465,7 +473,9 @@ TEST_CASE("a socket that only receives is counted and found by the ingress progr
   auto id_a = CgroupIdOf(fx.cg_a());
   REQUIRE(id_a.ok());
   REQUIRE((*dp)->SetClass(*id_a, Class(0x10040, 51)).ok());
-  const int ingress = (*dp)->IngressProgramFd();
+  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
+  REQUIRE(nic.ok());
+  const int ingress = (*nic)->IngressFd();
 
   // In cgroup a: a receiver that never sends, fed by a second socket over loopback; then a
   // packet "arriving" for the receiver is test-run through the tc ingress program.
@@ -590,4 +600,239 @@ TEST_CASE("a pin dir from before the rx link gains it on Open, the egress link k
   const bpf_link_info rx = LinkInfo(rx_pin);
   CHECK(rx.cgroup.cgroup_id == *root_id);
   CHECK(rx.cgroup.attach_type == BPF_CGROUP_INET_INGRESS);
+}
+
+TEST_CASE("links pinned under their names of before are renamed in place on Open", "[bpf]") {
+  BpfFixture fx;
+  const std::string egress_pin = fx.pin_dir() + "/" + netqos::bpf::kEgressLinkPin;
+  const std::string rx_pin = fx.pin_dir() + "/" + netqos::bpf::kRxLinkPin;
+  const std::string old_egress = fx.pin_dir() + "/" + netqos::bpf::kLegacyEgressLinkPin;
+  const std::string old_rx = fx.pin_dir() + "/" + netqos::bpf::kLegacyRxLinkPin;
+  {
+    auto dp = Dataplane::Open(fx.options());
+    REQUIRE(dp.ok());
+  }
+  // What a netqosd of before left: the same links under their old names.
+  REQUIRE(::rename(egress_pin.c_str(), old_egress.c_str()) == 0);
+  REQUIRE(::rename(rx_pin.c_str(), old_rx.c_str()) == 0);
+  const bpf_link_info egress_before = LinkInfo(old_egress);
+  const bpf_link_info rx_before = LinkInfo(old_rx);
+
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  CHECK(!Exists(old_egress));
+  CHECK(!Exists(old_rx));
+  // The same links (never detached), with the new programs swapped in.
+  CHECK(LinkInfo(egress_pin).id == egress_before.id);
+  CHECK(LinkInfo(rx_pin).id == rx_before.id);
+  CHECK(LinkInfo(egress_pin).prog_id == ProgId((*dp)->EgressProgramFd()));
+  CHECK(LinkInfo(rx_pin).prog_id == ProgId((*dp)->RxProgramFd()));
+}
+
+// The IPv4 header of an Ipv4Packet made a fragment: `offset` in 8-byte units, `more` = MF.
+std::vector<uint8_t> Fragment(std::vector<uint8_t> pkt, uint16_t id, uint16_t offset, bool more) {
+  const size_t ip = sizeof(ethhdr);
+  const uint16_t id_be = htons(id);
+  const uint16_t frag_be = htons(static_cast<uint16_t>(offset | (more ? 0x2000 : 0)));
+  std::memcpy(pkt.data() + ip + 4, &id_be, 2);
+  std::memcpy(pkt.data() + ip + 6, &frag_be, 2);
+  return pkt;
+}
+
+netqos_addr V4Key(uint32_t host_order) {
+  netqos_addr a{};
+  a.addr[2] = htonl(0xffff);
+  a.addr[3] = htonl(host_order);
+  return a;
+}
+
+TEST_CASE("a process in a cgroup below a container's is classified and counted as it", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto id_a = CgroupIdOf(fx.cg_a());
+  REQUIRE(id_a.ok());
+  REQUIRE((*dp)->SetClass(*id_a, Class(0x10050, 61)).ok());
+  const std::string nested = fx.cg_a() + "/nested";
+  const std::string deeper = nested + "/deeper";
+  REQUIRE(::mkdir(nested.c_str(), 0755) == 0);
+  REQUIRE(::mkdir(deeper.c_str(), 0755) == 0);
+  auto id_deeper = CgroupIdOf(deeper);
+  REQUIRE(id_deeper.ok());
+
+  TestRunResult r{};
+  std::function<int(TestRunResult*)> child = [&](TestRunResult* out) {
+    return TestRun((*dp)->EgressProgramFd(), Ipv4Packet(IPPROTO_UDP, kLoopback, 1, kLoopback, 9),
+                   7, out);
+  };
+  const int rc = RunInChild(deeper, child, &r);
+  ::rmdir(deeper.c_str());
+  ::rmdir(nested.c_str());
+  REQUIRE(rc == 0);
+  CHECK(r.priority == 0x10050u);  // the container's class, not the sender's 7
+  auto ca = (*dp)->ContainerCounters(*id_a);
+  REQUIRE(ca.ok());
+  CHECK(ca->tx_packets == 1);
+  auto cd = (*dp)->ContainerCounters(*id_deeper);
+  REQUIRE(cd.ok());
+  CHECK(cd->tx_packets == 0);
+}
+
+TEST_CASE("the NIC egress program sets every packet's class, never the sender's", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto id_a = CgroupIdOf(fx.cg_a());
+  auto id_b = CgroupIdOf(fx.cg_b());
+  REQUIRE(id_a.ok());
+  REQUIRE(id_b.ok());
+  REQUIRE((*dp)->SetClass(*id_a, Class(0x10060, 71)).ok());
+  REQUIRE((*dp)->SetClass(*id_b, Class(0x10061, 72)).ok());
+  constexpr uint32_t kPodIp = 0x0a090807;  // 10.9.8.7: a pod behind a CNI, container b's
+  REQUIRE((*dp)->SetPodAddress(V4Key(kPodIp), *id_b).ok());
+  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
+  REQUIRE(nic.ok());
+  const int tx = (*nic)->EgressFd();
+  const uint32_t forged = 0x10061;  // b's leaf, as an SO_PRIORITY would set it
+
+  // A container's socket: its own class, whatever the sender set. The test run's socket passes
+  // for an AF_INET one (the kernel makes it so for an IPv4 packet), which the cgroup programs
+  // count: the NIC program must not count it again. (Raw AF_PACKET frames, which only it sees,
+  // are counted in the privileged traffic tests.)
+  TestRunResult in_a{};
+  std::function<int(TestRunResult*)> from_a = [&](TestRunResult* out) {
+    return TestRun(tx, Ipv4Packet(IPPROTO_UDP, kLoopback, 1, kLoopback, 9), forged, out);
+  };
+  REQUIRE(RunInChild(fx.cg_a(), from_a, &in_a) == 0);
+  CHECK(in_a.retval == static_cast<uint32_t>(TC_ACT_OK));
+  CHECK(in_a.priority == 0x10060u);
+  auto ca = (*dp)->ContainerCounters(*id_a);
+  REQUIRE(ca.ok());
+  CHECK(ca->tx_packets == 0);
+
+  // No container's socket, a pod's source address: the pod's class.
+  TestRunResult routed{};
+  REQUIRE(TestRun(tx, Ipv4Packet(IPPROTO_TCP, kPodIp, 5000, kLoopback, 80), 3, &routed) == 0);
+  CHECK(routed.priority == 0x10061u);
+
+  // Neither: the HTB default class (0), not the forged leaf nor HTB's direct queue (10:0).
+  for (uint32_t sender : {forged, 0x10000u, 5u}) {
+    TestRunResult other{};
+    REQUIRE(TestRun(tx, Ipv4Packet(IPPROTO_UDP, 0x0a090808, 1, kLoopback, 9), sender, &other) ==
+            0);
+    CHECK(other.priority == 0u);
+  }
+  REQUIRE((*dp)->ClearPodAddress(V4Key(kPodIp)).ok());
+  TestRunResult cleared{};
+  REQUIRE(TestRun(tx, Ipv4Packet(IPPROTO_TCP, kPodIp, 5000, kLoopback, 80), 3, &cleared) == 0);
+  CHECK(cleared.priority == 0u);
+}
+
+TEST_CASE("the ingress program classifies by pod address, fragments included", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto id_b = CgroupIdOf(fx.cg_b());
+  REQUIRE(id_b.ok());
+  REQUIRE((*dp)->SetClass(*id_b, Class(0x10070, 81)).ok());
+  constexpr uint32_t kPodIp = 0x0a090809;
+  REQUIRE((*dp)->SetPodAddress(V4Key(kPodIp), *id_b).ok());
+  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
+  REQUIRE(nic.ok());
+  const int ingress = (*nic)->IngressFd();
+
+  const auto to_pod = Ipv4Packet(IPPROTO_UDP, 0x0a000001, 4000, kPodIp, 53);
+  for (const auto& pkt : {to_pod, Fragment(to_pod, 9, 0, true), Fragment(to_pod, 9, 185, true),
+                          Fragment(to_pod, 9, 370, false)}) {
+    TestRunResult r{};
+    REQUIRE(TestRun(ingress, pkt, 3, &r) == 0);
+    CHECK(r.priority == 0x10070u);
+  }
+  TestRunResult other{};
+  REQUIRE(TestRun(ingress, Ipv4Packet(IPPROTO_UDP, 0x0a000001, 4000, kPodIp + 1, 53), 3, &other) ==
+          0);
+  CHECK(other.priority == 3u);
+}
+
+TEST_CASE("later fragments to a host socket take its first fragment's class", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto id_a = CgroupIdOf(fx.cg_a());
+  REQUIRE(id_a.ok());
+  REQUIRE((*dp)->SetClass(*id_a, Class(0x10080, 91)).ok());
+  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
+  REQUIRE(nic.ok());
+  const int ingress = (*nic)->IngressFd();
+
+  struct Runs {
+    TestRunResult first, middle, last, other_id, orphan;
+  };
+  Runs runs{};
+  // A UDP socket in container a, tagged by the datagram it sends itself; then the fragments of a
+  // datagram "arriving" for it.
+  std::function<int(Runs*)> child = [&](Runs* r) {
+    const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(kLoopback);
+    if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return 2;
+    socklen_t alen = sizeof(addr);
+    if (::getsockname(s, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) return 3;
+    const char byte = 0;
+    if (::sendto(s, &byte, 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 1) return 4;
+    const auto pkt = Ipv4Packet(IPPROTO_UDP, kLoopback, 6000, kLoopback, ntohs(addr.sin_port));
+    int rc = TestRun(ingress, Fragment(pkt, 4242, 0, true), 3, &r->first);
+    rc |= TestRun(ingress, Fragment(pkt, 4242, 185, true), 3, &r->middle);
+    rc |= TestRun(ingress, Fragment(pkt, 4242, 370, false), 3, &r->last);
+    rc |= TestRun(ingress, Fragment(pkt, 4243, 185, false), 3, &r->other_id);
+    ::close(s);
+    return rc;
+  };
+  REQUIRE(RunInChild(fx.cg_a(), child, &runs) == 0);
+  CHECK(runs.first.priority == 0x10080u);
+  CHECK(runs.middle.priority == 0x10080u);
+  CHECK(runs.last.priority == 0x10080u);
+  // A fragment of a datagram whose first fragment was never seen: unclassified.
+  CHECK(runs.other_id.priority == 3u);
+}
+
+struct SockoptResult {
+  int classified_err;
+  int nested_err;
+  int unclassified_err;
+};
+
+TEST_CASE("PACKET_QDISC_BYPASS is refused to classified containers only", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto id_a = CgroupIdOf(fx.cg_a());
+  REQUIRE(id_a.ok());
+  REQUIRE((*dp)->SetClass(*id_a, Class(0x10090, 95)).ok());
+  const std::string nested = fx.cg_a() + "/nested";
+  REQUIRE(::mkdir(nested.c_str(), 0755) == 0);
+
+  // errno of setsockopt(PACKET_QDISC_BYPASS) on a fresh AF_PACKET socket (0 = allowed).
+  std::function<int(int*)> bypass = [](int* err) {
+    const int s = ::socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+    if (s < 0) return 2;
+    const int one = 1;
+    *err = ::setsockopt(s, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) == 0 ? 0 : errno;
+    // Other options of the same socket are untouched.
+    const int ok = ::setsockopt(s, SOL_SOCKET, SO_PRIORITY, &one, sizeof(one));
+    ::close(s);
+    return ok == 0 ? 0 : 3;
+  };
+  SockoptResult r{};
+  const int a = RunInChild(fx.cg_a(), bypass, &r.classified_err);
+  const int n = RunInChild(nested, bypass, &r.nested_err);
+  const int b = RunInChild(fx.cg_b(), bypass, &r.unclassified_err);
+  ::rmdir(nested.c_str());
+  REQUIRE(a == 0);
+  REQUIRE(n == 0);
+  REQUIRE(b == 0);
+  CHECK(r.classified_err == EPERM);
+  if (std::string((*dp)->SockoptProgramName()) == "netqos_sockopt") CHECK(r.nested_err == EPERM);
+  CHECK(r.unclassified_err == 0);
 }

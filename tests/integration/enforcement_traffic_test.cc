@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "bpf/dataplane.h"
-#include "bpf/ingress_attach.h"
+#include "bpf/nic_attach.h"
 #include "shaping/htb_installer.h"
 #include "shaping/htb_plan.h"
 #include "support/bpffs_fixture.h"

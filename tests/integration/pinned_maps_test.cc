@@ -94,7 +94,7 @@ TEST_CASE("pinned maps: read-only view of what the dataplane pinned", "[bpf][ctl
     CHECK(state.exists);
     CHECK(state.on_bpffs);
     CHECK(state.error.empty());
-    REQUIRE(state.maps.size() == 4);
+    REQUIRE(state.maps.size() == 6);
     CHECK(state.maps[0].name == netqos::bpf::kClassMapName);
     CHECK(state.maps[0].present);
     CHECK(state.maps[0].counted);
@@ -104,6 +104,10 @@ TEST_CASE("pinned maps: read-only view of what the dataplane pinned", "[bpf][ctl
     CHECK(state.maps[3].name == netqos::bpf::kSockTagMapName);
     CHECK(state.maps[3].present);
     CHECK_FALSE(state.maps[3].counted);
+    CHECK(state.maps[4].name == netqos::bpf::kPodAddrMapName);
+    CHECK(state.maps[4].present);
+    CHECK(state.maps[5].name == netqos::bpf::kFragMapName);
+    CHECK(state.maps[5].present);
     for (const auto& m : state.maps) CHECK(m.error.empty());
     CHECK(state.egress_link.present);
     CHECK(state.egress_link.error.empty());
@@ -116,6 +120,9 @@ TEST_CASE("pinned maps: read-only view of what the dataplane pinned", "[bpf][ctl
     CHECK_FALSE(state.rx_link.egress);
     CHECK(state.rx_link.cgroup_id == root.Id());
     CHECK(state.rx_link.prog_name == "netqos_rx");
+    CHECK(state.sockopt_link.present);
+    CHECK(state.sockopt_link.setsockopt);
+    CHECK(state.sockopt_link.cgroup_id == root.Id());
     CHECK(state.other_versions.empty());
 
     dp->reset();

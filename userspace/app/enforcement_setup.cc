@@ -60,6 +60,13 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
     spdlog::info("migrated an older map layout {}", line);
   }
   stack->table = std::make_unique<enforce::BpfClassTable>(*stack->dataplane);
+  stack->addresses = std::make_unique<enforce::BpfPodAddressTable>(*stack->dataplane);
+  if (std::string(stack->dataplane->SockoptProgramName()) != "netqos_sockopt") {
+    spdlog::warn("this kernel's cgroup/setsockopt programs cannot look at cgroup ancestors: "
+                 "processes in cgroups below a container's own may still set "
+                 "PACKET_QDISC_BYPASS program={}",
+                 stack->dataplane->SockoptProgramName());
+  }
 
   enforce::KernelLinkShaperOptions so;
   so.pin_dir = config.bpf_pin_dir;
@@ -102,6 +109,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   ports.remove_pod = [&service](const std::string& uid) { return service.RemovePod(uid); };
   ports.table = stack->table.get();
   ports.shaper = stack->shaper.get();
+  ports.addresses = stack->addresses.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
 
   spdlog::info("enforcement starting pin_dir={} cgroup_root={} driver={} pods_url={} "

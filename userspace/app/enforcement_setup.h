@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "enforce/bpf_class_table.h"
 #include "enforce/enforcer.h"
+#include "enforce/bpf_pod_address_table.h"
 #include "enforce/link_shaper.h"
 #include "service/allocation_service.h"
 
@@ -24,6 +25,7 @@ struct EnforcementStack {
   std::string cgroup_root;
   std::unique_ptr<bpf::Dataplane> dataplane;
   std::unique_ptr<enforce::BpfClassTable> table;
+  std::unique_ptr<enforce::BpfPodAddressTable> addresses;
   std::unique_ptr<enforce::KernelLinkShaper> shaper;
   std::unique_ptr<cgroup::KubeletPodsClient> pods;
   std::unique_ptr<enforce::Enforcer> enforcer;

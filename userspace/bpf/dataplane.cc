@@ -14,8 +14,7 @@
 #include <cstring>
 
 #include "bpf/libbpf_error.h"
-#include "netqos_egress.skel.h"
-#include "netqos_ingress.skel.h"
+#include "netqos_cgroup.skel.h"
 
 namespace netqos::bpf {
 namespace {
@@ -68,6 +67,25 @@ Status Unlink(const std::string& path) {
     return ErrnoStatus("unlink(" + path + ")", errno);
   }
   return Status::Ok();
+}
+
+// A link pinned under the name netqosd used before (link_egress) moves to its current name, so
+// the program swap below finds it: the hook stays attached throughout.
+Status RenameLegacyPin(const std::string& pin_dir, const char* legacy, const char* current) {
+  const std::string from = Join(pin_dir, legacy);
+  const std::string to = Join(pin_dir, current);
+  if (!Exists(from) || Exists(to)) return Status::Ok();
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    return ErrnoStatus("rename(" + from + ", " + to + ")", errno);
+  }
+  return Status::Ok();
+}
+
+// Whether cgroup/setsockopt programs may call bpf_get_current_ancestor_cgroup_id here (not on
+// 5.10). A failed probe counts as no: the flat program is safe everywhere.
+bool SockoptCanWalkAncestors() {
+  return libbpf_probe_bpf_helper(BPF_PROG_TYPE_CGROUP_SOCKOPT,
+                                 BPF_FUNC_get_current_ancestor_cgroup_id, nullptr) == 1;
 }
 
 // The link of `prog` at `attach_type` of the cgroup, pinned at link_path: the program is swapped
@@ -138,40 +156,43 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
   dp->pin_dir_ = options.pin_dir;
 
   bpf_object_open_opts opts = OpenOpts(dp->pin_dir_);
-  dp->egress_ = netqos_egress__open_opts(&opts);
-  if (dp->egress_ == nullptr) return ErrnoStatus("open BPF object netqos_egress", errno);
-  dp->ingress_ = netqos_ingress__open_opts(&opts);
-  if (dp->ingress_ == nullptr) return ErrnoStatus("open BPF object netqos_ingress", errno);
-  dp->ingress_->rodata->cfg_ifb_ifindex = options.ifb_ifindex;
-  dp->ingress_->rodata->cfg_redirect_unclassified = options.redirect_unclassified ? 1 : 0;
+  dp->skel_ = netqos_cgroup__open_opts(&opts);
+  if (dp->skel_ == nullptr) return ErrnoStatus("open BPF object netqos_cgroup", errno);
+  dp->sockopt_flat_ = !SockoptCanWalkAncestors();
+  bpf_program__set_autoload(dp->skel_->progs.netqos_sockopt, !dp->sockopt_flat_);
+  bpf_program__set_autoload(dp->skel_->progs.netqos_sockopt_flat, dp->sockopt_flat_);
 
-  NETQOS_RETURN_IF_ERROR(CheckPinnedLayouts(dp->egress_->obj));
-  NETQOS_RETURN_IF_ERROR(CheckPinnedLayouts(dp->ingress_->obj));
-  if (int err = netqos_egress__load(dp->egress_); err) {
-    return ErrnoStatus("load BPF object netqos_egress (pin dir " + dp->pin_dir_ + ")", err);
-  }
-  if (int err = netqos_ingress__load(dp->ingress_); err) {
-    return ErrnoStatus("load BPF object netqos_ingress (pin dir " + dp->pin_dir_ + ")", err);
+  NETQOS_RETURN_IF_ERROR(CheckPinnedLayouts(dp->skel_->obj));
+  if (int err = netqos_cgroup__load(dp->skel_); err) {
+    return ErrnoStatus("load BPF object netqos_cgroup (pin dir " + dp->pin_dir_ + ")", err);
   }
 
   // Maps of another layout version: copy their entries into the new maps before the new program
   // is swapped in, so it classifies from its first packet. On failure the old pins and the old
   // program stay as they are: enforcement goes on with the old version.
   auto migrated = MigrateOtherVersions(
-      dp->pin_dir_, {{dp->egress_->obj, dp->egress_->maps.NETQOS_MAP_CLASS},
-                     {dp->egress_->obj, dp->egress_->maps.NETQOS_MAP_CG_STATS},
-                     {dp->egress_->obj, dp->egress_->maps.NETQOS_MAP_CLASS_STATS}});
+      dp->pin_dir_, {{dp->skel_->obj, dp->skel_->maps.NETQOS_MAP_CLASS},
+                     {dp->skel_->obj, dp->skel_->maps.NETQOS_MAP_CG_STATS},
+                     {dp->skel_->obj, dp->skel_->maps.NETQOS_MAP_CLASS_STATS}});
   if (!migrated.ok()) return migrated.status().Wrap("migrate maps pinned in " + dp->pin_dir_);
   dp->migration_ = std::move(migrated).value();
 
+  NETQOS_RETURN_IF_ERROR(RenameLegacyPin(dp->pin_dir_, kLegacyEgressLinkPin, kEgressLinkPin));
+  NETQOS_RETURN_IF_ERROR(RenameLegacyPin(dp->pin_dir_, kLegacyRxLinkPin, kRxLinkPin));
   NETQOS_ASSIGN_OR_RETURN(
       dp->egress_link_,
-      AttachCgroupLink(dp->egress_->progs.netqos_egress, BPF_CGROUP_INET_EGRESS,
+      AttachCgroupLink(dp->skel_->progs.netqos_egress, BPF_CGROUP_INET_EGRESS,
                        Join(dp->pin_dir_, kEgressLinkPin), options.cgroup_path, cgroup_id));
   NETQOS_ASSIGN_OR_RETURN(
       dp->rx_link_,
-      AttachCgroupLink(dp->egress_->progs.netqos_rx, BPF_CGROUP_INET_INGRESS,
+      AttachCgroupLink(dp->skel_->progs.netqos_rx, BPF_CGROUP_INET_INGRESS,
                        Join(dp->pin_dir_, kRxLinkPin), options.cgroup_path, cgroup_id));
+  bpf_program* sockopt =
+      dp->sockopt_flat_ ? dp->skel_->progs.netqos_sockopt_flat : dp->skel_->progs.netqos_sockopt;
+  NETQOS_ASSIGN_OR_RETURN(dp->sockopt_link_,
+                          AttachCgroupLink(sockopt, BPF_CGROUP_SETSOCKOPT,
+                                           Join(dp->pin_dir_, kSockoptLinkPin),
+                                           options.cgroup_path, cgroup_id));
   // The programs now use the new maps. An unpin that fails is an error: a later Open
   // would migrate the stale entries again.
   NETQOS_RETURN_IF_ERROR(UnpinMigratedMaps(&dp->migration_));
@@ -180,14 +201,15 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
 
 Dataplane::~Dataplane() {
   // Closing our fds never detaches: the link and maps stay pinned in pin_dir_.
-  if (egress_link_ != nullptr) bpf_link__destroy(egress_link_);
-  if (rx_link_ != nullptr) bpf_link__destroy(rx_link_);
-  if (ingress_ != nullptr) netqos_ingress__destroy(ingress_);
-  if (egress_ != nullptr) netqos_egress__destroy(egress_);
+  for (bpf_link* link : {egress_link_, rx_link_, sockopt_link_}) {
+    if (link != nullptr) bpf_link__destroy(link);
+  }
+  if (skel_ != nullptr) netqos_cgroup__destroy(skel_);
 }
 
 Status Dataplane::Uninstall(const std::string& pin_dir) {
-  for (const char* link : {kEgressLinkPin, kRxLinkPin}) {
+  for (const char* link :
+       {kEgressLinkPin, kRxLinkPin, kSockoptLinkPin, kLegacyEgressLinkPin, kLegacyRxLinkPin}) {
     const std::string link_path = Join(pin_dir, link);
     if (!Exists(link_path)) continue;
     int fd = bpf_obj_get(link_path.c_str());
@@ -198,8 +220,9 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
     ::close(fd);
     NETQOS_RETURN_IF_ERROR(Unlink(link_path));
   }
-  const std::vector<std::string> maps = {kClassMapName, kCgroupStatsMapName, kClassStatsMapName,
-                                         kSockTagMapName};
+  const std::vector<std::string> maps = {kClassMapName,    kCgroupStatsMapName,
+                                         kClassStatsMapName, kSockTagMapName,
+                                         kPodAddrMapName,  kFragMapName};
   for (const std::string& name : maps) NETQOS_RETURN_IF_ERROR(Unlink(pin_dir + "/" + name));
   // Maps of other layout versions, e.g. left by a migration that was refused.
   NETQOS_ASSIGN_OR_RETURN(std::vector<std::string> others, FindOtherVersionPins(pin_dir, maps));
@@ -221,7 +244,7 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
 }
 
 Status Dataplane::SetClass(uint64_t cgroup_id, const netqos_class& cls) {
-  int err = bpf_map__update_elem(egress_->maps.NETQOS_MAP_CLASS, &cgroup_id, sizeof(cgroup_id),
+  int err = bpf_map__update_elem(skel_->maps.NETQOS_MAP_CLASS, &cgroup_id, sizeof(cgroup_id),
                                  &cls, sizeof(cls), BPF_ANY);
   if (err) {
     return ErrnoStatus(std::string("bpf_map_update_elem(") + kClassMapName + ", cgroup " +
@@ -232,7 +255,7 @@ Status Dataplane::SetClass(uint64_t cgroup_id, const netqos_class& cls) {
 }
 
 Status Dataplane::ClearClass(uint64_t cgroup_id) {
-  int err = bpf_map__delete_elem(egress_->maps.NETQOS_MAP_CLASS, &cgroup_id, sizeof(cgroup_id), 0);
+  int err = bpf_map__delete_elem(skel_->maps.NETQOS_MAP_CLASS, &cgroup_id, sizeof(cgroup_id), 0);
   if (err && err != -ENOENT) {
     return ErrnoStatus(std::string("bpf_map_delete_elem(") + kClassMapName + ", cgroup " +
                            std::to_string(cgroup_id) + ")",
@@ -243,7 +266,7 @@ Status Dataplane::ClearClass(uint64_t cgroup_id) {
 
 Status Dataplane::DeleteContainerCounters(uint64_t cgroup_id) {
   int err =
-      bpf_map__delete_elem(egress_->maps.NETQOS_MAP_CG_STATS, &cgroup_id, sizeof(cgroup_id), 0);
+      bpf_map__delete_elem(skel_->maps.NETQOS_MAP_CG_STATS, &cgroup_id, sizeof(cgroup_id), 0);
   if (err && err != -ENOENT) {
     return ErrnoStatus(std::string("bpf_map_delete_elem(") + kCgroupStatsMapName + ", cgroup " +
                            std::to_string(cgroup_id) + ")",
@@ -253,21 +276,65 @@ Status Dataplane::DeleteContainerCounters(uint64_t cgroup_id) {
 }
 
 Result<std::vector<std::pair<uint64_t, netqos_class>>> Dataplane::ListClasses() const {
-  return ReadClassMap(bpf_map__fd(egress_->maps.NETQOS_MAP_CLASS), kClassMapName);
+  return ReadClassMap(bpf_map__fd(skel_->maps.NETQOS_MAP_CLASS), kClassMapName);
 }
 
 Result<Counters> Dataplane::ContainerCounters(uint64_t cgroup_id) const {
-  return ReadSummedCounters(bpf_map__fd(egress_->maps.NETQOS_MAP_CG_STATS), kCgroupStatsMapName,
+  return ReadSummedCounters(bpf_map__fd(skel_->maps.NETQOS_MAP_CG_STATS), kCgroupStatsMapName,
                             &cgroup_id);
 }
 
 Result<Counters> Dataplane::ClassCounters(uint32_t net_class_id) const {
-  return ReadSummedCounters(bpf_map__fd(egress_->maps.NETQOS_MAP_CLASS_STATS), kClassStatsMapName,
+  return ReadSummedCounters(bpf_map__fd(skel_->maps.NETQOS_MAP_CLASS_STATS), kClassStatsMapName,
                             &net_class_id);
 }
 
-int Dataplane::IngressProgramFd() const { return bpf_program__fd(ingress_->progs.netqos_ingress); }
-int Dataplane::EgressProgramFd() const { return bpf_program__fd(egress_->progs.netqos_egress); }
-int Dataplane::RxProgramFd() const { return bpf_program__fd(egress_->progs.netqos_rx); }
+Status Dataplane::SetPodAddress(const netqos_addr& addr, uint64_t cgroup_id) {
+  int err = bpf_map__update_elem(skel_->maps.NETQOS_MAP_POD_ADDR, &addr, sizeof(addr), &cgroup_id,
+                                 sizeof(cgroup_id), BPF_ANY);
+  if (err) {
+    return ErrnoStatus(std::string("bpf_map_update_elem(") + kPodAddrMapName + ", cgroup " +
+                           std::to_string(cgroup_id) + ")",
+                       err);
+  }
+  return Status::Ok();
+}
+
+Status Dataplane::ClearPodAddress(const netqos_addr& addr) {
+  int err = bpf_map__delete_elem(skel_->maps.NETQOS_MAP_POD_ADDR, &addr, sizeof(addr), 0);
+  if (err && err != -ENOENT) {
+    return ErrnoStatus(std::string("bpf_map_delete_elem(") + kPodAddrMapName + ")", err);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::pair<netqos_addr, uint64_t>>> Dataplane::ListPodAddresses() const {
+  const int fd = bpf_map__fd(skel_->maps.NETQOS_MAP_POD_ADDR);
+  std::vector<std::pair<netqos_addr, uint64_t>> out;
+  netqos_addr key{};
+  netqos_addr next{};
+  const void* prev = nullptr;
+  while (true) {
+    int err = bpf_map_get_next_key(fd, prev, &next);
+    if (err == -ENOENT) break;
+    if (err) return ErrnoStatus(std::string("bpf_map_get_next_key(") + kPodAddrMapName + ")", err);
+    uint64_t cgroup_id = 0;
+    err = bpf_map_lookup_elem(fd, &next, &cgroup_id);
+    if (err == 0) {
+      out.emplace_back(next, cgroup_id);
+    } else if (err != -ENOENT) {
+      return ErrnoStatus(std::string("bpf_map_lookup_elem(") + kPodAddrMapName + ")", err);
+    }
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
+int Dataplane::EgressProgramFd() const { return bpf_program__fd(skel_->progs.netqos_egress); }
+int Dataplane::RxProgramFd() const { return bpf_program__fd(skel_->progs.netqos_rx); }
+const char* Dataplane::SockoptProgramName() const {
+  return sockopt_flat_ ? "netqos_sockopt_flat" : "netqos_sockopt";
+}
 
 }  // namespace netqos::bpf

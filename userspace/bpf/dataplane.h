@@ -1,6 +1,8 @@
-// The eBPF dataplane: loads the cgroup programs (netqos_egress: classify and count sent packets;
-// netqos_rx: count received ones) and the tc ingress program, keeps their maps pinned under one
-// bpffs directory, and writes the cgroup -> HTB class map the programs read.
+// The eBPF dataplane: loads the cgroup programs of bpf/netqos_cgroup.bpf.c (netqos_egress: classify
+// and count sent packets; netqos_rx: count received ones; netqos_sockopt: refuse qdisc bypass to
+// containers), keeps their maps pinned under one bpffs directory (the NIC programs of
+// bpf/netqos_nic.bpf.c, attached per NIC by nic_attach.h, share them), and writes the maps the
+// programs read: cgroup -> HTB class, pod address -> cgroup.
 #pragma once
 
 #include <cstddef>
@@ -17,8 +19,7 @@
 #include "netqos_abi.h"
 
 struct bpf_link;
-struct netqos_egress;
-struct netqos_ingress;
+struct netqos_cgroup;
 
 namespace netqos::bpf {
 
@@ -27,14 +28,13 @@ class Dataplane {
   struct Options {
     std::string pin_dir = "/sys/fs/bpf/netqos";  // must be on a bpffs; created if missing
     std::string cgroup_path;                     // cgroup v2 dir the cgroup programs attach to
-    uint32_t ifb_ifindex = 0;                    // ingress redirect target; 0 = no redirect
-    bool redirect_unclassified = false;  // also redirect packets of no class (see netqos_ingress)
   };
 
-  // Loads both objects, reusing maps pinned in pin_dir (entries survive restarts), and attaches
-  // netqos_egress and netqos_rx to cgroup_path through pinned bpf_links (link_egress,
-  // link_ingress): an existing link in pin_dir is updated in place (atomic program swap, no
-  // unclassified gap), otherwise one is created.
+  // Loads the cgroup object, reusing maps pinned in pin_dir (entries survive restarts), and
+  // attaches its three programs to cgroup_path through pinned bpf_links (link_cgroup_egress,
+  // link_cgroup_ingress, link_cgroup_setsockopt): an existing link in pin_dir is updated in place
+  // (atomic program swap, no unclassified gap), otherwise one is created. Links pinned under
+  // their names of before (link_egress, link_ingress) are renamed first.
   // Maps of another layout version pinned in pin_dir (netqos_cls_v0, ...) are first copied into
   // the current ones (see map_migration.h), before the swap, and unpinned after it; if they
   // cannot be migrated, Open fails and leaves them, and the old program, in place.
@@ -55,14 +55,22 @@ class Dataplane {
   Status DeleteContainerCounters(uint64_t cgroup_id);
   Result<std::vector<std::pair<uint64_t, netqos_class>>> ListClasses() const;
 
+  // The pod address map (NETQOS_MAP_POD_ADDR): a pod's address -> the cgroup id whose class its
+  // routed traffic takes.
+  Status SetPodAddress(const netqos_addr& addr, uint64_t cgroup_id);
+  Status ClearPodAddress(const netqos_addr& addr);  // a missing entry is OK
+  Result<std::vector<std::pair<netqos_addr, uint64_t>>> ListPodAddresses() const;
+
   // Counters since the entry was first created; an id never seen yields all zeros.
   Result<Counters> ContainerCounters(uint64_t cgroup_id) const;
   Result<Counters> ClassCounters(uint32_t net_class_id) const;
 
-  // For the shaper, which attaches it at tc ingress (clsact) of the NICs it owns.
-  int IngressProgramFd() const;
   int EgressProgramFd() const;
   int RxProgramFd() const;
+  // The setsockopt program attached: netqos_sockopt, or netqos_sockopt_flat where the kernel
+  // lacks the helper to look at a cgroup's ancestors (processes below a container's own cgroup
+  // then keep PACKET_QDISC_BYPASS).
+  const char* SockoptProgramName() const;
 
   // What Open migrated from maps of another layout version (empty when there were none); the
   // library does not log, the caller may (MigrationReport::Describe).
@@ -72,10 +80,11 @@ class Dataplane {
   Dataplane() = default;
 
   std::string pin_dir_;
-  netqos_egress* egress_ = nullptr;
-  netqos_ingress* ingress_ = nullptr;
+  netqos_cgroup* skel_ = nullptr;
   bpf_link* egress_link_ = nullptr;
   bpf_link* rx_link_ = nullptr;
+  bpf_link* sockopt_link_ = nullptr;
+  bool sockopt_flat_ = false;
   MigrationReport migration_;
 };
 

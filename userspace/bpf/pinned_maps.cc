@@ -110,6 +110,8 @@ constexpr ExpectedMap kExpected[] = {
     {kCgroupStatsMapName, BPF_MAP_TYPE_PERCPU_HASH, sizeof(uint64_t), sizeof(netqos_counters)},
     {kClassStatsMapName, BPF_MAP_TYPE_PERCPU_HASH, sizeof(uint32_t), sizeof(netqos_counters)},
     {kSockTagMapName, BPF_MAP_TYPE_SK_STORAGE, sizeof(int), sizeof(netqos_sock_tag)},
+    {kPodAddrMapName, BPF_MAP_TYPE_HASH, sizeof(netqos_addr), sizeof(uint64_t)},
+    {kFragMapName, BPF_MAP_TYPE_LRU_HASH, sizeof(netqos_frag_key), sizeof(uint64_t)},
 };
 
 Result<bpf_map_info> MapInfo(int fd, const std::string& path) {
@@ -176,6 +178,7 @@ PinnedLinkState InspectLink(const std::string& path) {
     s.cgroup_id = info.cgroup.cgroup_id;
     s.egress = info.cgroup.attach_type == BPF_CGROUP_INET_EGRESS;
     s.ingress = info.cgroup.attach_type == BPF_CGROUP_INET_INGRESS;
+    s.setsockopt = info.cgroup.attach_type == BPF_CGROUP_SETSOCKOPT;
   } else {
     s.error = "not a cgroup link (link type " + std::to_string(info.type) + ")";
   }
@@ -293,6 +296,7 @@ PinDirState InspectPinDir(const std::string& pin_dir) {
   }
   s.egress_link = InspectLink(pin_dir + "/" + kEgressLinkPin);
   s.rx_link = InspectLink(pin_dir + "/" + kRxLinkPin);
+  s.sockopt_link = InspectLink(pin_dir + "/" + kSockoptLinkPin);
   if (auto others = FindOtherVersionPins(pin_dir, names); others.ok()) {
     s.other_versions = std::move(others).value();
   }

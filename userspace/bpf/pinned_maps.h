@@ -20,14 +20,23 @@ static_assert(sizeof(netqos_class) == 16, "netqos_class layout is ABI (bpf/netqo
 static_assert(offsetof(netqos_class, qos_level) == 8 && offsetof(netqos_class, flags) == 12);
 static_assert(sizeof(netqos_counters) == 40, "netqos_counters layout is ABI");
 static_assert(sizeof(netqos_sock_tag) == 8, "netqos_sock_tag layout is ABI");
+static_assert(sizeof(netqos_addr) == 16, "netqos_addr layout is ABI");
+static_assert(sizeof(netqos_frag_key) == 40, "netqos_frag_key layout is ABI");
 
 // Map and pin names, from the ABI header.
 inline constexpr const char* kClassMapName = NETQOS_STR(NETQOS_MAP_CLASS);
 inline constexpr const char* kCgroupStatsMapName = NETQOS_STR(NETQOS_MAP_CG_STATS);
 inline constexpr const char* kClassStatsMapName = NETQOS_STR(NETQOS_MAP_CLASS_STATS);
 inline constexpr const char* kSockTagMapName = NETQOS_STR(NETQOS_MAP_SOCK_TAG);
-inline constexpr const char* kEgressLinkPin = "link_egress";
-inline constexpr const char* kRxLinkPin = "link_ingress";  // netqos_rx, the cgroup ingress hook
+inline constexpr const char* kPodAddrMapName = NETQOS_STR(NETQOS_MAP_POD_ADDR);
+inline constexpr const char* kFragMapName = NETQOS_STR(NETQOS_MAP_FRAG);
+// The links of the cgroup programs (bpf/netqos_cgroup.bpf.c), named for the hook they hold.
+inline constexpr const char* kEgressLinkPin = "link_cgroup_egress";     // netqos_egress
+inline constexpr const char* kRxLinkPin = "link_cgroup_ingress";        // netqos_rx
+inline constexpr const char* kSockoptLinkPin = "link_cgroup_setsockopt";  // netqos_sockopt
+// What netqosd before 0.x called the first two; Dataplane::Open renames them in place.
+inline constexpr const char* kLegacyEgressLinkPin = "link_egress";
+inline constexpr const char* kLegacyRxLinkPin = "link_ingress";
 
 // Sum over CPUs of a per-CPU netqos_counters value.
 struct Counters {
@@ -74,6 +83,7 @@ struct PinnedLinkState {
   uint64_t cgroup_id = 0;  // 0: the cgroup it was attached to is gone (defunct link)
   bool egress = false;     // attach type BPF_CGROUP_INET_EGRESS
   bool ingress = false;    // attach type BPF_CGROUP_INET_INGRESS
+  bool setsockopt = false;  // attach type BPF_CGROUP_SETSOCKOPT
   std::string error;
 };
 
@@ -85,6 +95,7 @@ struct PinDirState {
   std::vector<PinnedMapState> maps;  // the four current maps, in ABI order
   PinnedLinkState egress_link;
   PinnedLinkState rx_link;
+  PinnedLinkState sockopt_link;
   std::vector<std::string> other_versions;  // pins of another layout version (netqos_cls_v0)
 };
 

@@ -47,8 +47,23 @@ PodInfo ParsePod(const json& item) {
       }
     }
   }
+  if (const json* spec = ObjectField(item, "spec")) {
+    auto host = spec->find("hostNetwork");
+    pod.host_network = host != spec->end() && host->is_boolean() && host->get<bool>();
+  }
   if (const json* status = ObjectField(item, "status")) {
     pod.qos_class = StringField(*status, "qosClass");
+    pod.phase = StringField(*status, "phase");
+    if (auto ips = status->find("podIPs"); ips != status->end() && ips->is_array()) {
+      for (const auto& ip : *ips) {
+        const std::string text = StringField(ip, "ip");
+        if (!text.empty()) pod.ips.push_back(text);
+      }
+    }
+    if (pod.ips.empty()) {
+      const std::string ip = StringField(*status, "podIP");
+      if (!ip.empty()) pod.ips.push_back(ip);
+    }
     AppendContainers(*status, "initContainerStatuses", true, &pod);
     AppendContainers(*status, "containerStatuses", false, &pod);
   }

@@ -1,5 +1,6 @@
-// The kubelet's PodList (GET /pods on the kubelet API), reduced to what cgroup resolution needs:
-// pod identity, QoS class, annotations and the runtime ids of its started containers.
+// The kubelet's PodList (GET /pods on the kubelet API), reduced to what enforcement needs: pod
+// identity, QoS class, annotations, the runtime ids of its started containers, and the pod's own
+// addresses (for pods in a network namespace of their own, behind a CNI).
 #pragma once
 
 #include <map>
@@ -24,6 +25,10 @@ struct PodInfo {
   std::string qos_class;  // status.qosClass: "Guaranteed", "Burstable", "BestEffort" or empty
   std::map<std::string, std::string> annotations;
   std::vector<ContainerInfo> containers;  // init containers first, then regular ones
+  bool host_network = false;  // spec.hostNetwork: then the pod's addresses are the node's
+  std::string phase;          // status.phase: "Pending", "Running", "Succeeded", "Failed", ...
+  // status.podIPs[].ip, else status.podIP; as the kubelet wrote them (not validated here).
+  std::vector<std::string> ips;
 };
 
 // Splits "containerd://abc" into runtime "containerd" and id "abc". A value without "://" is

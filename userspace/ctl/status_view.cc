@@ -71,7 +71,8 @@ Json DaemonJson(const admin::GetStatusResponse& s) {
 Json LinkJson(const bpf::PinnedLinkState& l) {
   return {{"path", l.path},       {"present", l.present},     {"id", l.id},
           {"prog_id", l.prog_id}, {"prog_name", l.prog_name}, {"cgroup_id", l.cgroup_id},
-          {"egress", l.egress},   {"ingress", l.ingress},     {"error", l.error}};
+          {"egress", l.egress},   {"ingress", l.ingress},     {"setsockopt", l.setsockopt},
+          {"error", l.error}};
 }
 
 Json PinsJson(const bpf::PinDirState& p) {
@@ -92,12 +93,15 @@ Json PinsJson(const bpf::PinDirState& p) {
           {"maps", maps},
           {"egress_link", LinkJson(p.egress_link)},
           {"rx_link", LinkJson(p.rx_link)},
+          {"sockopt_link", LinkJson(p.sockopt_link)},
           {"other_versions", p.other_versions}};
 }
 
+enum class Hook { kEgress, kIngress, kSetsockopt };
+
 // One pinned cgroup link; `missing` says what does not happen without it.
-void PrintLink(const bpf::PinnedLinkState& l, const char* name, bool want_egress,
-               const char* missing, std::ostream& out) {
+void PrintLink(const bpf::PinnedLinkState& l, const char* name, Hook hook, const char* missing,
+               std::ostream& out) {
   out << "  " << name << " link: ";
   if (!l.present) {
     out << "not pinned (" << l.path << "): " << missing << "\n";
@@ -107,10 +111,14 @@ void PrintLink(const bpf::PinnedLinkState& l, const char* name, bool want_egress
     out << "pinned (link " << l.id << ", program " << Or(l.prog_name, "?") << " id " << l.prog_id;
     if (l.cgroup_id == 0) {
       out << ", DEFUNCT: its cgroup is gone; restart netqosd to re-attach)\n";
-    } else if (want_egress) {
-      out << ", cgroup id " << l.cgroup_id << (l.egress ? ", egress" : ", NOT egress") << ")\n";
     } else {
-      out << ", cgroup id " << l.cgroup_id << (l.ingress ? ", ingress" : ", NOT ingress") << ")\n";
+      const bool right = hook == Hook::kEgress    ? l.egress
+                         : hook == Hook::kIngress ? l.ingress
+                                                  : l.setsockopt;
+      const char* what = hook == Hook::kEgress    ? "egress"
+                         : hook == Hook::kIngress ? "ingress"
+                                                  : "setsockopt";
+      out << ", cgroup id " << l.cgroup_id << (right ? ", " : ", NOT ") << what << ")\n";
     }
   }
 }
@@ -138,8 +146,10 @@ void PrintPins(const bpf::PinDirState& p, const std::string& mode, std::ostream&
               m.id ? std::to_string(m.id) : "-", Or(m.error)});
   }
   t.Print(out);
-  PrintLink(p.egress_link, "egress", true, "no cgroup is classified", out);
-  PrintLink(p.rx_link, "rx", false, "received packets are not counted", out);
+  PrintLink(p.egress_link, "egress", Hook::kEgress, "no cgroup is classified", out);
+  PrintLink(p.rx_link, "rx", Hook::kIngress, "received packets are not counted", out);
+  PrintLink(p.sockopt_link, "setsockopt", Hook::kSetsockopt,
+            "containers may bypass the NICs' qdiscs (PACKET_QDISC_BYPASS)", out);
   if (!p.other_versions.empty()) {
     out << "  maps of another layout version (an upgrade did not finish migrating them):";
     for (const auto& v : p.other_versions) out << " " << v;

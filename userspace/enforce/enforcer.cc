@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "enforce/desired_state.h"
+#include "enforce/pod_addresses.h"
 
 namespace netqos::enforce {
 namespace {
@@ -338,6 +339,7 @@ void Enforcer::Pass(bool full) {
     spdlog::info("class map synced set={} cleared={} kept_in_grace={} entries={}", report.set,
                  report.cleared, report.kept_in_grace, desired.by_cgroup.size());
   }
+  SyncAddresses(desired.by_cgroup);
   pod_of_cgroup_.clear();
   size_t capped = 0;
   for (const auto& [id, d] : desired.by_cgroup) {
@@ -396,6 +398,23 @@ void Enforcer::Pass(bool full) {
   status_.shaped_nics = std::move(shaped);
   status_.classes = std::move(desired.by_cgroup);
   leaf_links_ = std::move(leaf_links);
+}
+
+void Enforcer::SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes) {
+  if (ports_.addresses == nullptr) return;
+  auto current = ports_.addresses->List();
+  if (!current.ok()) {
+    problems_.Report("pod-address-map", current.status().message());
+    return;
+  }
+  const PodAddressPlan plan = PlanPodAddresses(pods_, classes);
+  for (const auto& [key, message] : plan.problems) problems_.Report(key, message);
+  const PodAddressSyncReport r = SyncPodAddresses(*ports_.addresses, *current, plan);
+  for (const auto& e : r.errors) problems_.Report("pod-address-map", e.message());
+  if (r.set > 0 || r.cleared > 0) {
+    spdlog::info("pod addresses synced set={} cleared={} entries={}", r.set, r.cleared,
+                 plan.entries.size());
+  }
 }
 
 QueueSnapshot Enforcer::QueueStats() const {

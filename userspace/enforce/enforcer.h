@@ -32,6 +32,7 @@
 #include "enforce/leaf_queues.h"
 #include "enforce/link_shaper.h"
 #include "enforce/pass_scope.h"
+#include "enforce/pod_address_table.h"
 #include "enforce/pod_list_reader.h"
 #include "enforce/problem_log.h"
 #include "shaping/htb_plan.h"
@@ -51,6 +52,9 @@ struct EnforcerPorts {
   std::function<Status(const std::string& pod_uid)> remove_pod;
   ClassTable* table = nullptr;
   LinkShaper* shaper = nullptr;
+  // Pod address -> cgroup, for pods behind a CNI; optional (none: their routed traffic is not
+  // classified).
+  PodAddressTable* addresses = nullptr;
   // Reads a shaped NIC's HTB class counters, for QueueStats(); optional (none: no queues).
   ReadLinkClassStats read_class_stats;
 };
@@ -137,6 +141,8 @@ class Enforcer {
   LinkLeaves LeavesOf(const core::Nic& nic, const Applied& a) const;
   static std::string NicKey(const core::NicId& id);  // names a NIC's problems
   void OnCgroupCreated(const std::string& path);
+  // Brings the pod address table in step with pods_ and `classes` (pod_addresses.h).
+  void SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes);
 
   EnforcerOptions options_;
   EnforcerPorts ports_;

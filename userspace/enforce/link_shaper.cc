@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "bpf/ingress_attach.h"
+#include "bpf/nic_attach.h"
 #include "shaping/htb_installer.h"
 #include "topology/netns_exec.h"
 
@@ -151,6 +151,9 @@ Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egr
         attach.ifb_ifindex = *ifb;
         attach.redirect_unclassified = options_.redirect_unclassified;
         NETQOS_RETURN_IF_ERROR(bpf::AttachIngress(attach).Wrap("ingress classifier"));
+        // After the HTB tree it feeds: every sent packet's class comes from netqos from now on.
+        NETQOS_RETURN_IF_ERROR(
+            bpf::AttachEgress(options_.pin_dir, nic.ifindex).Wrap("egress classifier"));
         std::vector<std::string> kept{IfbNameFor(nic.ifindex)};
         for (const auto& old : ifbs) {
           if (old == kept.front()) continue;
@@ -232,6 +235,7 @@ Status RemoveInstalledLinks(const std::string& record_path, const std::vector<In
           const int ifindex = static_cast<int>(::if_nametoindex(l.name.c_str()));
           if (ifindex > 0) {
             NETQOS_RETURN_IF_ERROR(bpf::DetachIngress(ifindex));
+            NETQOS_RETURN_IF_ERROR(bpf::DetachEgress(ifindex));
             NETQOS_RETURN_IF_ERROR(installer->Remove(ifindex));
             NETQOS_RETURN_IF_ERROR(installer->DeleteIfb(IfbNameFor(ifindex)));
           }

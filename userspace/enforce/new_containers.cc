@@ -20,6 +20,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   }
   // pods_, known_containers_ and status_.classes change on this thread only: read without the lock.
   std::vector<ObservedContainer> found;
+  bool routed_pod = false;  // a new container's pod has addresses of its own
   for (const auto& id : container_ids) {
     auto ref = known_containers_.find(id);
     if (ref == known_containers_.end()) continue;
@@ -30,7 +31,9 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
       unresolved_ = true;  // the next pod-list refresh runs a whole pass
       continue;
     }
-    if (status_.classes.count(o->cgroup_id) == 0) found.push_back(std::move(*o));
+    if (status_.classes.count(o->cgroup_id) != 0) continue;
+    routed_pod = routed_pod || (!pod.host_network && !pod.ips.empty());
+    found.push_back(std::move(*o));
   }
   if (found.empty()) return;
 
@@ -71,7 +74,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   }
   spdlog::debug("enforcement added containers={} links_changed={}", added.size(), relinked.size());
 
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   ++status_.passes;
   for (auto& [id, d] : added) {
     if (d.leaf_key) ++status_.capped;
@@ -88,6 +91,10 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     leaf_links_.push_back(std::move(leaves));  // shaped again after a failure
     status_.shaped_nics.push_back(id.Identifier());
   }
+  lock.unlock();
+  // A pod behind a CNI whose container just started: its routed traffic is classified now, not
+  // at the next whole pass. status_.classes changes on this thread only.
+  if (routed_pod && !added.empty()) SyncAddresses(status_.classes);
 }
 
 }  // namespace netqos::enforce

@@ -14,7 +14,7 @@
 
 #include "bpf/dataplane.h"
 #include "netqos_abi.h"
-#include "netqos_egress.skel.h"
+#include "netqos_cgroup.skel.h"
 
 namespace {
 
@@ -62,7 +62,7 @@ TEST_CASE("the ABI map names are versioned, one family each", "[bpf]") {
 }
 
 TEST_CASE("a value converts to netqos_class member by member, by name", "[bpf]") {
-  netqos_egress* skel = netqos_egress__open();
+  netqos_cgroup* skel = netqos_cgroup__open();
   REQUIRE(skel != nullptr);
   const btf* new_btf = bpf_object__btf(skel->obj);
   REQUIRE(new_btf != nullptr);
@@ -102,7 +102,7 @@ TEST_CASE("a value converts to netqos_class member by member, by name", "[bpf]")
   CHECK(out.net_class_id == 7u);
   CHECK(out.qos_level == 0);
   CHECK(out.flags == 0u);
-  netqos_egress__destroy(skel);
+  netqos_cgroup__destroy(skel);
 }
 
 TEST_CASE("bitfields and struct-to-scalar conversions are refused", "[bpf]") {

@@ -7,9 +7,10 @@
 #include <string>
 
 #include "bpf/dataplane.h"
+#include "bpf/nic_attach.h"
 #include "netqos_abi.h"
-#include "netqos_egress.skel.h"
-#include "netqos_ingress.skel.h"
+#include "netqos_cgroup.skel.h"
+#include "netqos_nic.skel.h"
 
 namespace {
 
@@ -27,6 +28,9 @@ const ExpectedMap kExpected[] = {
     {netqos::bpf::kClassStatsMapName, sizeof(uint32_t), sizeof(netqos_counters),
      BPF_MAP_TYPE_PERCPU_HASH},
     {netqos::bpf::kSockTagMapName, sizeof(int), sizeof(netqos_sock_tag), BPF_MAP_TYPE_SK_STORAGE},
+    {netqos::bpf::kPodAddrMapName, sizeof(netqos_addr), sizeof(uint64_t), BPF_MAP_TYPE_HASH},
+    {netqos::bpf::kFragMapName, sizeof(netqos_frag_key), sizeof(uint64_t),
+     BPF_MAP_TYPE_LRU_HASH},
 };
 
 void CheckObject(bpf_object* obj) {
@@ -39,7 +43,11 @@ void CheckObject(bpf_object* obj) {
     CHECK(bpf_map__key_size(map) == e.key_size);
     CHECK(bpf_map__value_size(map) == e.value_size);
     CHECK(bpf_map__type(map) == e.type);
-    if (e.type != BPF_MAP_TYPE_SK_STORAGE) CHECK(bpf_map__max_entries(map) == NETQOS_MAX_ENTRIES);
+    if (e.type == BPF_MAP_TYPE_LRU_HASH) {
+      CHECK(bpf_map__max_entries(map) == NETQOS_MAX_FRAGS);
+    } else if (e.type != BPF_MAP_TYPE_SK_STORAGE) {
+      CHECK(bpf_map__max_entries(map) == NETQOS_MAX_ENTRIES);
+    }
   }
   bpf_map* map = nullptr;
   bpf_object__for_each_map(map, obj) {
@@ -50,21 +58,31 @@ void CheckObject(bpf_object* obj) {
 
 }  // namespace
 
-TEST_CASE("egress skeleton maps match the ABI header", "[bpf][abi]") {
-  netqos_egress* skel = netqos_egress__open();
+// File names say where the programs attach: the cgroup object holds cgroup hooks only, the NIC
+// object tc programs only.
+TEST_CASE("cgroup skeleton maps match the ABI header", "[bpf][abi]") {
+  netqos_cgroup* skel = netqos_cgroup__open();
   REQUIRE(skel != nullptr);
   CheckObject(skel->obj);
   CHECK(std::string(bpf_program__section_name(skel->progs.netqos_egress)) == "cgroup_skb/egress");
-  netqos_egress__destroy(skel);
+  CHECK(std::string(bpf_program__section_name(skel->progs.netqos_rx)) == "cgroup_skb/ingress");
+  CHECK(std::string(bpf_program__section_name(skel->progs.netqos_sockopt)) == "cgroup/setsockopt");
+  CHECK(std::string(bpf_program__section_name(skel->progs.netqos_sockopt_flat)) ==
+        "cgroup/setsockopt");
+  netqos_cgroup__destroy(skel);
 }
 
-TEST_CASE("ingress skeleton maps match the ABI header", "[bpf][abi]") {
-  netqos_ingress* skel = netqos_ingress__open();
+TEST_CASE("NIC skeleton maps match the ABI header", "[bpf][abi]") {
+  netqos_nic* skel = netqos_nic__open();
   REQUIRE(skel != nullptr);
   CheckObject(skel->obj);
   CHECK(std::string(bpf_program__section_name(skel->progs.netqos_ingress)) == "tc");
+  CHECK(std::string(bpf_program__section_name(skel->progs.netqos_nic_tx)) == "tc");
+  CHECK(std::string(bpf_program__name(skel->progs.netqos_ingress)) ==
+        netqos::bpf::kIngressProgName);
+  CHECK(std::string(bpf_program__name(skel->progs.netqos_nic_tx)) == netqos::bpf::kEgressProgName);
   CHECK(skel->rodata->cfg_ifb_ifindex == 0);
-  netqos_ingress__destroy(skel);
+  netqos_nic__destroy(skel);
 }
 
 TEST_CASE("CgroupIdOf rejects paths that are not cgroup2 directories", "[bpf]") {

@@ -134,3 +134,27 @@ TEST_CASE("SplitContainerId") {
 }
 
 }  // namespace
+
+TEST_CASE("pod list: addresses, hostNetwork and phase", "[cgroup][pods]") {
+  auto pods = ParsePodList(R"({"items": [
+    {"metadata": {"uid": "cni"}, "spec": {"hostNetwork": false},
+     "status": {"phase": "Running", "podIP": "10.1.0.5",
+                "podIPs": [{"ip": "10.1.0.5"}, {"ip": "fd00::5"}, {"ip": 7}, {}]}},
+    {"metadata": {"uid": "old-kubelet"}, "status": {"podIP": "10.1.0.6"}},
+    {"metadata": {"uid": "host"}, "spec": {"hostNetwork": true},
+     "status": {"podIPs": [{"ip": "192.168.1.10"}]}},
+    {"metadata": {"uid": "odd"}, "spec": {"hostNetwork": "yes"}, "status": {"podIPs": {}}}
+  ]})",
+                           "test");
+  REQUIRE(pods.ok());
+  REQUIRE(pods->size() == 4);
+  const auto& cni = (*pods)[0];
+  CHECK_FALSE(cni.host_network);
+  CHECK(cni.phase == "Running");
+  CHECK(cni.ips == std::vector<std::string>{"10.1.0.5", "fd00::5"});  // non-strings skipped
+  CHECK((*pods)[1].ips == std::vector<std::string>{"10.1.0.6"});      // podIP when no podIPs
+  CHECK((*pods)[2].host_network);
+  CHECK((*pods)[2].ips == std::vector<std::string>{"192.168.1.10"});
+  CHECK_FALSE((*pods)[3].host_network);  // not a boolean: not host network
+  CHECK((*pods)[3].ips.empty());
+}

@@ -3,7 +3,7 @@
 // redirect target (checked by BPF_PROG_TEST_RUN of the attached program), refusals (maps not
 // pinned, a foreign program in our slot, a missing device) and a detach that leaves other
 // filters alone. Root only; the veth pair and the bpffs are removed at the end.
-#include "bpf/ingress_attach.h"
+#include "bpf/nic_attach.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The cgroup programs, all attached (pinned bpf_links) to the cgroup v2 root netqos watches.
+ *
+ * netqos_egress (cgroup_skb/egress) maps each sent skb's cgroup to its container's class entry,
+ * sets skb->priority from it, counts tx, and tags the socket with the container's cgroup for
+ * the tc ingress program. The NIC's own tc egress program (netqos_nic.bpf.c) sets the priority
+ * again, authoritatively: this one matters for NICs netqos does not shape.
+ *
+ * netqos_rx (cgroup_skb/ingress) runs where a received skb reaches its socket (sk_filter): there
+ * the skb's cgroup is the receiving socket's, whatever device or namespace the packet came
+ * through, and after any IFB shaping, so it counts what the container received. It tags the
+ * socket too: a socket that only receives (a UDP sink) would otherwise never be tagged, and the
+ * tc ingress program could not find its container to shape its later packets.
+ *
+ * netqos_sockopt (cgroup/setsockopt) refuses PACKET_QDISC_BYPASS to processes of classified
+ * containers: frames sent that way skip every qdisc and tc hook, so no cap could hold them.
+ *
+ * None drops packets: a local TCP drop stalls the socket (probe0 timer).
+ */
+#include "netqos_maps.bpf.h"
+
+/* <linux/if_packet.h> would pull in more than these two numbers. */
+#define NETQOS_SOL_PACKET 263
+#define NETQOS_PACKET_QDISC_BYPASS 20
+#define NETQOS_PAGE_SIZE 4096
+
+static __always_inline void netqos_tag_socket(struct bpf_sock *sk, __u64 cgroup_id)
+{
+	if (!sk)
+		return;
+	struct netqos_sock_tag *tag =
+		bpf_sk_storage_get(&NETQOS_MAP_SOCK_TAG, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+
+	if (tag && tag->cgroup_id != cgroup_id)
+		tag->cgroup_id = cgroup_id;
+}
+
+SEC("cgroup_skb/egress")
+int netqos_egress(struct __sk_buff *skb)
+{
+	__u64 cgroup_id;
+	struct netqos_class *cls = netqos_skb_class(skb, &cgroup_id);
+
+	netqos_tag_socket(skb->sk, cgroup_id);
+	if (!cls)
+		return 1;
+	if (cls->priority)
+		skb->priority = cls->priority;
+	/* cgroup_skb sees GSO super-packets: count segments, not invocations. */
+	__u32 segs = skb->gso_segs ? skb->gso_segs : 1;
+
+	netqos_count(cgroup_id, cls->net_class_id, skb->len, segs, 0);
+	return 1;
+}
+
+SEC("cgroup_skb/ingress")
+int netqos_rx(struct __sk_buff *skb)
+{
+	__u64 cgroup_id;
+	struct netqos_class *cls = netqos_skb_class(skb, &cgroup_id);
+
+	/* Sockets of cgroups netqos does not classify are neither tagged nor counted: the ingress
+	 * program would find no class for them anyway.
+	 */
+	if (!cls)
+		return 1;
+	netqos_tag_socket(skb->sk, cgroup_id);
+	/* GRO packets: count the segments they were built from. */
+	__u32 segs = skb->gso_segs ? skb->gso_segs : 1;
+
+	netqos_count(cgroup_id, cls->net_class_id, skb->len, segs, 1);
+	return 1;
+}
+
+/* Whether the calling task runs in a classified container's cgroup or below one. */
+static __always_inline int netqos_current_classified(void)
+{
+	__u64 id = bpf_get_current_cgroup_id();
+
+	if (bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &id))
+		return 1;
+	for (int level = 1; level < NETQOS_MAX_CGROUP_DEPTH; level++) {
+		__u64 anc = bpf_get_current_ancestor_cgroup_id(level);
+
+		if (!anc || anc == id)
+			break;
+		if (bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &anc))
+			return 1;
+	}
+	return 0;
+}
+
+static __always_inline int netqos_sockopt_verdict(struct bpf_sockopt *ctx, int classified)
+{
+	if (ctx->level == NETQOS_SOL_PACKET && ctx->optname == NETQOS_PACKET_QDISC_BYPASS &&
+	    classified)
+		return 0; /* EPERM */
+	/* Values over a page are not copied for us: 0 tells the kernel to use the caller's. */
+	if (ctx->optlen > NETQOS_PAGE_SIZE) {
+		/* Keeps clang from storing through ctx+offset, which the verifier refuses. */
+		asm volatile("" : "+r"(ctx));
+		ctx->optlen = 0;
+	}
+	return 1;
+}
+
+SEC("cgroup/setsockopt")
+int netqos_sockopt(struct bpf_sockopt *ctx)
+{
+	if (ctx->level != NETQOS_SOL_PACKET)
+		return netqos_sockopt_verdict(ctx, 0);
+	return netqos_sockopt_verdict(ctx, netqos_current_classified());
+}
+
+/* For kernels whose cgroup/setsockopt programs lack bpf_get_current_ancestor_cgroup_id (5.10):
+ * the container's own cgroup only. The loader picks one of the two.
+ */
+SEC("cgroup/setsockopt")
+int netqos_sockopt_flat(struct bpf_sockopt *ctx)
+{
+	if (ctx->level != NETQOS_SOL_PACKET)
+		return netqos_sockopt_verdict(ctx, 0);
+	__u64 id = bpf_get_current_cgroup_id();
+
+	return netqos_sockopt_verdict(ctx, bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &id) != 0);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The tc programs on an enforced NIC (cls_bpf on its clsact qdisc, one instance per NIC).
+ *
+ * netqos_nic_tx (egress) gives every packet the NIC sends its HTB class, whatever the sender put
+ * in skb->priority: the class of the sending socket's container (any socket family, AF_PACKET
+ * included, and processes in cgroups below a container's), else of the pod whose address is the
+ * packet's source (a pod behind a CNI: crossing its veth cleared the priority and the socket),
+ * else 0, the HTB default class. It counts the packets the cgroup programs never see (sockets
+ * that are neither AF_INET nor AF_INET6).
+ *
+ * netqos_ingress finds whose a received packet is: the pod whose address is its destination, or
+ * the local socket it is for (tagged with its container by the cgroup programs); sets
+ * skb->priority to that container's class and redirects it to the NIC's IFB (if configured)
+ * when the class is shaped there. Fragments: a pod address is in every fragment; for local
+ * sockets the first fragment's lookup is remembered for the later ones of the same datagram.
+ * Counting is netqos_rx's, at the socket. skb->sk/bpf_skb_cgroup_id are never used at ingress:
+ * on veth they still point to the sending socket of the other namespace.
+ */
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_endian.h>
+
+#include "netqos_maps.bpf.h"
+
+/* Set by the loader before load; 0 = classify only, no redirect. */
+const volatile __u32 cfg_ifb_ifindex = 0;
+/* Set by the loader: packets of no class (no local socket, not tagged, not in the class map) go
+ * to the IFB too. Only worth it when the unclassified level's ceiling is below the link.
+ */
+const volatile __u32 cfg_redirect_unclassified = 0;
+
+#define NETQOS_IP_MF 0x2000
+#define NETQOS_IP_OFFSET 0x1fff
+#define NETQOS_IP6_OFFSET 0xfff8
+#define NETQOS_IP6_MF 0x0001
+/* Extension headers walked before giving up on an IPv6 packet's transport header. */
+#define NETQOS_MAX_EXT_HDRS 6
+
+/* The IPv6 fragment header (the kernel's struct frag_hdr is not UAPI). */
+struct netqos_frag_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off;
+	__be32 identification;
+};
+
+struct netqos_pkt {
+	struct netqos_addr saddr; /* as received: saddr = remote at ingress */
+	struct netqos_addr daddr;
+	__u32 l4_off;
+	__u32 frag_id;
+	__u8 proto; /* transport protocol, after IPv6 extension headers */
+	__u8 ipv6;
+	__u8 fragment; /* a fragment of a larger datagram */
+	__u8 ports;    /* the transport header is here: not a fragment, or the first one */
+};
+
+static __always_inline void netqos_v4_addr(struct netqos_addr *a, __be32 v4)
+{
+	a->addr[0] = 0;
+	a->addr[1] = 0;
+	a->addr[2] = bpf_htonl(0xffff);
+	a->addr[3] = v4;
+}
+
+/* Walks IPv6 extension headers from off; fills proto, l4_off and the fragment fields. Returns 0
+ * when the chain is longer than NETQOS_MAX_EXT_HDRS or cannot be read (the addresses still hold).
+ */
+static __always_inline int netqos_walk_ipv6(struct __sk_buff *skb, struct netqos_pkt *pkt,
+					    __u8 nexthdr, __u32 off)
+{
+	for (int i = 0; i < NETQOS_MAX_EXT_HDRS; i++) {
+		switch (nexthdr) {
+		case IPPROTO_HOPOPTS:
+		case IPPROTO_ROUTING:
+		case IPPROTO_DSTOPTS: {
+			struct ipv6_opt_hdr h;
+
+			if (bpf_skb_load_bytes(skb, off, &h, sizeof(h)))
+				return 0;
+			nexthdr = h.nexthdr;
+			off += ((__u32)h.hdrlen + 1) * 8;
+			break;
+		}
+		case IPPROTO_AH: {
+			struct ipv6_opt_hdr h;
+
+			if (bpf_skb_load_bytes(skb, off, &h, sizeof(h)))
+				return 0;
+			nexthdr = h.nexthdr;
+			off += ((__u32)h.hdrlen + 2) * 4;
+			break;
+		}
+		case IPPROTO_FRAGMENT: {
+			struct netqos_frag_hdr fh;
+
+			if (bpf_skb_load_bytes(skb, off, &fh, sizeof(fh)))
+				return 0;
+			nexthdr = fh.nexthdr;
+			off += sizeof(fh);
+			pkt->fragment = 1;
+			pkt->frag_id = fh.identification;
+			if (bpf_ntohs(fh.frag_off) & NETQOS_IP6_OFFSET)
+				pkt->ports = 0;
+			break;
+		}
+		default:
+			pkt->proto = nexthdr;
+			pkt->l4_off = off;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Parses the IP header(s) of an Ethernet frame. Returns 0 when it is not IP or cannot be read. */
+static __always_inline int netqos_parse(struct __sk_buff *skb, struct netqos_pkt *pkt)
+{
+	pkt->ports = 1;
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		struct iphdr iph;
+
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, &iph, sizeof(iph)) || iph.ihl < 5)
+			return 0;
+		netqos_v4_addr(&pkt->saddr, iph.saddr);
+		netqos_v4_addr(&pkt->daddr, iph.daddr);
+		pkt->proto = iph.protocol;
+		pkt->l4_off = ETH_HLEN + iph.ihl * 4;
+		if (iph.frag_off & bpf_htons(NETQOS_IP_MF | NETQOS_IP_OFFSET)) {
+			pkt->fragment = 1;
+			pkt->frag_id = iph.id;
+			if (iph.frag_off & bpf_htons(NETQOS_IP_OFFSET))
+				pkt->ports = 0;
+		}
+		return 1;
+	}
+	if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6h;
+
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6h, sizeof(ip6h)))
+			return 0;
+		pkt->ipv6 = 1;
+		__builtin_memcpy(pkt->saddr.addr, &ip6h.saddr, sizeof(pkt->saddr.addr));
+		__builtin_memcpy(pkt->daddr.addr, &ip6h.daddr, sizeof(pkt->daddr.addr));
+		if (!netqos_walk_ipv6(skb, pkt, ip6h.nexthdr, ETH_HLEN + sizeof(ip6h)))
+			pkt->ports = 0; /* addresses only */
+		return 1;
+	}
+	return 0;
+}
+
+/* The cgroup id of the pod owning addr, 0 if it is no pod's. */
+static __always_inline __u64 netqos_pod_of(struct netqos_addr *addr)
+{
+	__u64 *id = bpf_map_lookup_elem(&NETQOS_MAP_POD_ADDR, addr);
+
+	return id ? *id : 0;
+}
+
+/* The container tag of the local TCP/UDP socket the packet is for, 0 if none. */
+static __always_inline __u64 netqos_socket_of(struct __sk_buff *skb, struct netqos_pkt *pkt)
+{
+	struct bpf_sock_tuple tuple = {};
+	__u32 tuple_size;
+	struct bpf_sock *sk;
+	__u64 cgroup_id = 0;
+
+	if (!pkt->ports || (pkt->proto != IPPROTO_TCP && pkt->proto != IPPROTO_UDP))
+		return 0;
+	if (pkt->ipv6) {
+		__builtin_memcpy(tuple.ipv6.saddr, pkt->saddr.addr, sizeof(tuple.ipv6.saddr));
+		__builtin_memcpy(tuple.ipv6.daddr, pkt->daddr.addr, sizeof(tuple.ipv6.daddr));
+		if (bpf_skb_load_bytes(skb, pkt->l4_off, &tuple.ipv6.sport, 2 * sizeof(__be16)))
+			return 0;
+		tuple_size = sizeof(tuple.ipv6);
+	} else {
+		tuple.ipv4.saddr = pkt->saddr.addr[3];
+		tuple.ipv4.daddr = pkt->daddr.addr[3];
+		if (bpf_skb_load_bytes(skb, pkt->l4_off, &tuple.ipv4.sport, 2 * sizeof(__be16)))
+			return 0;
+		tuple_size = sizeof(tuple.ipv4);
+	}
+	if (pkt->proto == IPPROTO_TCP)
+		sk = bpf_sk_lookup_tcp(skb, &tuple, tuple_size, BPF_F_CURRENT_NETNS, 0);
+	else
+		sk = bpf_sk_lookup_udp(skb, &tuple, tuple_size, BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return 0;
+	struct netqos_sock_tag *tag = bpf_sk_storage_get(&NETQOS_MAP_SOCK_TAG, sk, 0, 0);
+
+	if (tag)
+		cgroup_id = tag->cgroup_id;
+	bpf_sk_release(sk);
+	return cgroup_id;
+}
+
+static __always_inline void netqos_frag_key_of(struct netqos_frag_key *key,
+					       struct netqos_pkt *pkt)
+{
+	key->saddr = pkt->saddr;
+	key->daddr = pkt->daddr;
+	key->id = pkt->frag_id;
+	key->proto = pkt->proto;
+}
+
+/* shaped: the packet's HTB class on the IFB can hold it back. The others pass straight on: the
+ * detour through the IFB and its qdisc lock costs them a large share of their packet rate
+ * (docs/benchmarks.md) and buys nothing.
+ */
+static __always_inline int netqos_done(int shaped)
+{
+	if (cfg_ifb_ifindex && shaped)
+		return bpf_redirect(cfg_ifb_ifindex, 0);
+	return TC_ACT_OK;
+}
+
+SEC("tc")
+int netqos_ingress(struct __sk_buff *skb)
+{
+	struct netqos_pkt pkt = {};
+	struct netqos_frag_key key = {};
+	__u64 cgroup_id;
+
+	if (!netqos_parse(skb, &pkt))
+		return netqos_done(cfg_redirect_unclassified);
+	/* A pod behind a CNI: its address names it in every packet, fragments included. */
+	cgroup_id = netqos_pod_of(&pkt.daddr);
+	if (!cgroup_id && pkt.ports) {
+		cgroup_id = netqos_socket_of(skb, &pkt);
+		if (cgroup_id && pkt.fragment) {
+			netqos_frag_key_of(&key, &pkt);
+			bpf_map_update_elem(&NETQOS_MAP_FRAG, &key, &cgroup_id, BPF_ANY);
+		}
+	} else if (!cgroup_id && pkt.fragment) {
+		netqos_frag_key_of(&key, &pkt);
+		__u64 *first = bpf_map_lookup_elem(&NETQOS_MAP_FRAG, &key);
+
+		if (first)
+			cgroup_id = *first;
+	}
+	if (!cgroup_id)
+		return netqos_done(cfg_redirect_unclassified);
+
+	struct netqos_class *cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
+
+	if (!cls)
+		return netqos_done(cfg_redirect_unclassified);
+	if (cls->priority)
+		skb->priority = cls->priority;
+	/* Not counted here: netqos_rx counts the packet when it reaches the socket. */
+	return netqos_done(cls->flags & NETQOS_CLASS_F_INGRESS_SHAPED);
+}
+
+/* Whether skb's socket is one the cgroup_skb programs saw (and counted): AF_INET or AF_INET6.
+ * Request and timewait sockets are TCP's.
+ */
+static __always_inline int netqos_inet_socket(struct __sk_buff *skb)
+{
+	struct bpf_sock *sk = skb->sk;
+
+	if (!sk)
+		return 0;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return 1;
+	return sk->family == 2 /* AF_INET */ || sk->family == 10 /* AF_INET6 */;
+}
+
+SEC("tc")
+int netqos_nic_tx(struct __sk_buff *skb)
+{
+	struct netqos_pkt pkt = {};
+	__u64 cgroup_id;
+	struct netqos_class *cls = netqos_skb_class(skb, &cgroup_id);
+
+	if (cls) {
+		if (!netqos_inet_socket(skb)) {
+			__u32 segs = skb->gso_segs ? skb->gso_segs : 1;
+
+			netqos_count(cgroup_id, cls->net_class_id, skb->len, segs, 0);
+		}
+	} else if (netqos_parse(skb, &pkt)) {
+		/* No container's socket: routed, most likely from a pod's veth (forwarding leaves no
+		 * socket on the packet). Unclassified host sockets pay this lookup too.
+		 */
+		cgroup_id = netqos_pod_of(&pkt.saddr);
+		if (cgroup_id)
+			cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
+	}
+	/* Never the sender's own value: SO_PRIORITY could otherwise pick any leaf, or HTB's direct
+	 * queue (the root's handle), which no cap holds.
+	 */
+	skb->priority = cls ? cls->priority : 0;
+	return TC_ACT_OK;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,141 @@
+#include "enforce/pod_addresses.h"
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+using netqos::Status;
+using netqos::cgroup::PodInfo;
+using netqos::enforce::DesiredContainer;
+using netqos::enforce::ParsePodAddress;
+using netqos::enforce::PlanPodAddresses;
+using netqos::enforce::PodAddress;
+using netqos::enforce::PodAddressPlan;
+using netqos::enforce::PodAddressText;
+using netqos::enforce::PodAddressTable;
+using netqos::enforce::SyncPodAddresses;
+
+PodInfo Pod(const std::string& uid, std::vector<std::string> ips, bool host = false) {
+  PodInfo p;
+  p.uid = uid;
+  p.ns = "ns";
+  p.name = "pod-" + uid;
+  p.phase = "Running";
+  p.ips = std::move(ips);
+  p.host_network = host;
+  return p;
+}
+
+DesiredContainer Container(const std::string& uid, const std::string& name,
+                           std::optional<uint64_t> leaf = std::nullopt) {
+  DesiredContainer d;
+  d.pod_uid = uid;
+  d.pod_namespace = "ns";
+  d.pod_name = "pod-" + uid;
+  d.container_name = name;
+  d.leaf_key = leaf;
+  return d;
+}
+
+PodAddress A(const std::string& text) { return *ParsePodAddress(text); }
+
+class FakeTable : public PodAddressTable {
+ public:
+  netqos::Result<std::map<PodAddress, uint64_t>> List() const override { return entries; }
+  Status Set(const PodAddress& a, uint64_t id) override {
+    if (fail_set) return netqos::Internal("boom");
+    entries[a] = id;
+    return Status::Ok();
+  }
+  Status Clear(const PodAddress& a) override {
+    entries.erase(a);
+    return Status::Ok();
+  }
+  std::map<PodAddress, uint64_t> entries;
+  bool fail_set = false;
+};
+
+}  // namespace
+
+TEST_CASE("pod addresses: IPv4 is mapped into IPv6, text round-trips", "[enforce]") {
+  const auto v4 = ParsePodAddress("10.1.2.3");
+  REQUIRE(v4);
+  CHECK((*v4)[10] == 0xff);
+  CHECK((*v4)[11] == 0xff);
+  CHECK((*v4)[12] == 10);
+  CHECK((*v4)[15] == 3);
+  CHECK(PodAddressText(*v4) == "10.1.2.3");
+  REQUIRE(ParsePodAddress("fd00::5"));
+  CHECK(PodAddressText(*ParsePodAddress("fd00::5")) == "fd00::5");
+  CHECK_FALSE(ParsePodAddress("10.1.2"));
+  CHECK_FALSE(ParsePodAddress("pod-a"));
+  CHECK_FALSE(ParsePodAddress(""));
+}
+
+TEST_CASE("pod addresses: each address of a routed pod maps to its capped container",
+          "[enforce]") {
+  std::map<uint64_t, DesiredContainer> classes = {
+      {11, Container("p1", "app", 11)}, {12, Container("p1", "sidecar")},
+      {21, Container("p2", "only")},    {31, Container("host", "app", 31)},
+  };
+  const std::vector<PodInfo> pods = {Pod("p1", {"10.0.0.1", "fd00::1"}), Pod("p2", {"10.0.0.2"}),
+                                     Pod("host", {"192.168.0.9"}, true),
+                                     Pod("unclassified", {"10.0.0.3"})};
+  const PodAddressPlan plan = PlanPodAddresses(pods, classes);
+  CHECK(plan.problems.empty());
+  CHECK(plan.entries == std::map<PodAddress, uint64_t>{
+                            {A("10.0.0.1"), 11}, {A("fd00::1"), 11}, {A("10.0.0.2"), 21}});
+}
+
+TEST_CASE("pod addresses: finished pods, bad and contested addresses are left out", "[enforce]") {
+  std::map<uint64_t, DesiredContainer> classes = {
+      {1, Container("done", "c", 1)}, {2, Container("new", "c", 2)}, {3, Container("a", "c", 3)},
+      {4, Container("b", "c", 4)},    {5, Container("bad", "c", 5)},
+  };
+  PodInfo done = Pod("done", {"10.0.0.7"});
+  done.phase = "Succeeded";
+  const std::vector<PodInfo> pods = {done, Pod("new", {"10.0.0.7"}), Pod("a", {"10.0.0.8"}),
+                                     Pod("b", {"10.0.0.8"}), Pod("bad", {"not-an-ip", "10.0.0.9"})};
+  const PodAddressPlan plan = PlanPodAddresses(pods, classes);
+  // The finished pod's address went to the new pod; the address two running pods claim to
+  // neither; the bad text is skipped, the good one of the same pod kept.
+  CHECK(plan.entries == std::map<PodAddress, uint64_t>{{A("10.0.0.7"), 2}, {A("10.0.0.9"), 5}});
+  REQUIRE(plan.problems.size() == 2);
+  CHECK(plan.problems[0].second.find("ns/pod-a and ns/pod-b both list address 10.0.0.8") !=
+        std::string::npos);
+  CHECK(plan.problems[1].first == "pod:ns/pod-bad");
+  CHECK(plan.problems[1].second.find("\"not-an-ip\" is not an IP address") != std::string::npos);
+}
+
+TEST_CASE("pod addresses: containers with leaves of their own are reported", "[enforce]") {
+  std::map<uint64_t, DesiredContainer> classes = {
+      {7, Container("p", "zeta", 7)}, {8, Container("p", "alpha", 8)}, {9, Container("p", "mid")}};
+  const PodAddressPlan plan = PlanPodAddresses({Pod("p", {"10.0.0.1"})}, classes);
+  CHECK(plan.entries.at(A("10.0.0.1")) == 8);  // the first capped one by name
+  REQUIRE(plan.problems.size() == 1);
+  CHECK(plan.problems[0].first == "pod:ns/pod-p");
+  CHECK(plan.problems[0].second.find("container alpha") != std::string::npos);
+
+  // One pod-level leaf shared by all: no problem.
+  classes = {{7, Container("p", "zeta", 70)}, {8, Container("p", "alpha", 70)}};
+  CHECK(PlanPodAddresses({Pod("p", {"10.0.0.1"})}, classes).problems.empty());
+}
+
+TEST_CASE("pod addresses: the sync writes the difference only", "[enforce]") {
+  FakeTable t;
+  t.entries = {{A("10.0.0.1"), 1}, {A("10.0.0.2"), 2}, {A("10.0.0.3"), 3}};
+  PodAddressPlan plan;
+  plan.entries = {{A("10.0.0.1"), 1}, {A("10.0.0.2"), 20}, {A("10.0.0.4"), 4}};
+  auto r = SyncPodAddresses(t, t.entries, plan);
+  CHECK(r.set == 2);
+  CHECK(r.cleared == 1);
+  CHECK(r.errors.empty());
+  CHECK(t.entries == plan.entries);
+
+  t.fail_set = true;
+  plan.entries[A("10.0.0.5")] = 5;
+  r = SyncPodAddresses(t, t.entries, plan);
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].message().find("pod address 10.0.0.5") != std::string::npos);
+  CHECK(t.entries.count(A("10.0.0.1")) == 1);  // nothing already there was lost
+}
