@@ -370,7 +370,7 @@ TEST_CASE(
   // A value the daemon changes, so --uninstall must restore it although the first NIC it tried
   // failed after the sysctl was set.
   env.SetForwardPriorityBefore(1);
-  env.StartDaemon();
+  env.StartDaemon({"--keep-forwarded-priority"});
   const json alloc = env.Allocate(env.pods[0], 100);
   REQUIRE(AllocatedNic(alloc) == good.host);
   REQUIRE(env.WaitLeaf(cg, 2000ms).has_value());

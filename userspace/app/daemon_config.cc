@@ -280,9 +280,9 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
               "netqos: remove the pinned BPF programs, maps and the qdiscs netqos installed, "
               "then exit");
   AddBoolFlag(app, "--keep-forwarded-priority", c.set_forward_priority_sysctl,
-              "netqos: set net.ipv4.ip_forward_update_priority=0 in the namespaces of "
-              "--enforce-nics so routed pod traffic keeps its HTB class (=false: leave the "
-              "sysctl alone)");
+              "netqos: also set net.ipv4.ip_forward_update_priority=0 in the namespaces of "
+              "--enforce-nics (off by default: not needed, the NIC's egress program "
+              "classifies routed pod traffic by its source address)");
 
   try {
     if (argc > 0) app.name(argv[0]);

@@ -73,7 +73,7 @@ struct DaemonConfig {
   bool uninstall = false;
   // Set net.ipv4.ip_forward_update_priority=0 in the namespaces of the enforced NICs, so routed
   // pod traffic keeps the skb->priority (HTB class) the egress program gave it.
-  bool set_forward_priority_sysctl = true;
+  bool set_forward_priority_sysctl = false;
 
   // The directory the checkpoint lives in, after --qrm-enable-in-memory-state.
   std::string EffectiveStateDir() const {
