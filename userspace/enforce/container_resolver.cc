@@ -62,11 +62,17 @@ std::string Dashes(std::string uid) {
 
 }  // namespace
 
+ContainerResolver::ContainerResolver(std::string cgroup_mount, cgroup::CgroupLayout layout,
+                                     CgroupIdFn cgroup_id)
+    : mount_(std::move(cgroup_mount)),
+      layout_(std::move(layout)),
+      cgroup_id_(cgroup_id ? std::move(cgroup_id) : CgroupIdFn(cgroup::CgroupId)) {}
+
 uint64_t ContainerResolver::PodCgroupId(const cgroup::PodInfo& pod) const {
   const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
   auto dir = cgroup::ResolveCgroupDir(mount_, cgroup::PodCgroupCandidates(layout_, qos, pod.uid));
   if (!dir.ok()) return 0;
-  auto id = cgroup::CgroupId(*dir);
+  auto id = cgroup_id_(*dir);
   return id.ok() ? *id : 0;
 }
 
@@ -76,7 +82,7 @@ std::optional<ObservedContainer> ContainerResolver::Observe(const cgroup::PodInf
   const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
   auto dir = cgroup::ResolveContainerCgroup(
       mount_, cgroup::ContainerCgroupCandidates(layout_, qos, pod.uid, c.runtime, c.id));
-  Result<uint64_t> id = dir.ok() ? cgroup::CgroupId(*dir) : Result<uint64_t>(dir.status());
+  Result<uint64_t> id = dir.ok() ? cgroup_id_(*dir) : Result<uint64_t>(dir.status());
   if (!id.ok()) return std::nullopt;
   ObservedContainer o;
   o.pod_uid = pod.uid;

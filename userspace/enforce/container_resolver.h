@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,10 +22,15 @@ struct ResolvedContainers {
   std::vector<std::string> missing;
 };
 
+// The id of a cgroup directory (what bpf_skb_cgroup_id returns for its sockets).
+using CgroupIdFn = std::function<Result<uint64_t>(const std::string& dir)>;
+
 class ContainerResolver {
  public:
-  ContainerResolver(std::string cgroup_mount, cgroup::CgroupLayout layout)
-      : mount_(std::move(cgroup_mount)), layout_(std::move(layout)) {}
+  // `cgroup_id` defaults to cgroup::CgroupId (the directory must be on cgroup2); unit tests
+  // resolve plain directories.
+  ContainerResolver(std::string cgroup_mount, cgroup::CgroupLayout layout,
+                    CgroupIdFn cgroup_id = nullptr);
 
   // Regular (non-init) started containers of every pod not in `skip_pods`.
   ResolvedContainers Resolve(const std::vector<cgroup::PodInfo>& pods,
@@ -44,6 +50,7 @@ class ContainerResolver {
 
   std::string mount_;
   cgroup::CgroupLayout layout_;
+  CgroupIdFn cgroup_id_;
 };
 
 // The ids (inode numbers) of `root` and every directory below it.

@@ -42,7 +42,7 @@ Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
     : options_(std::move(options)),
       ports_(std::move(ports)),
       pod_reader_(ports_.fetch_pods, options_.pods_source),
-      resolver_(options_.cgroup_mount, options_.layout),
+      resolver_(options_.cgroup_mount, options_.layout, ports_.cgroup_id),
       sync_(options_.residual_class_grace) {}
 
 Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, EnforcerPorts ports) {
@@ -52,7 +52,7 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
   std::unique_ptr<Enforcer> e(new Enforcer(std::move(options), std::move(ports)));
   auto current = e->ports_.table->List();
   if (!current.ok()) return current.status().Wrap("read the class map");
-  e->sync_.Adopt(*current, Clock::now());
+  e->sync_.Adopt(*current, e->Now());
   spdlog::info("enforcement adopting class_entries={}", current->size());
   e->Work(true);
   e->next_full_ = Clock::now() + e->options_.resync;
@@ -116,7 +116,7 @@ void Enforcer::OnAllocated(const std::string& pod_uid) {
 void Enforcer::OnPodRemoved(const std::string& pod_uid) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    tombstones_[pod_uid] = Clock::now();
+    tombstones_[pod_uid] = Now();
   }
   Wake(false);
 }
@@ -196,7 +196,7 @@ void Enforcer::Work(bool full) {
   w.full_due = full;
   w.baseline = baseline_;
   w.pods_read = refresh;
-  if (refresh) w.pods_changed = RefreshPods(full, Clock::now());
+  if (refresh) w.pods_changed = RefreshPods(full, Now());
   w.unresolved = unresolved_;
   w.created_containers = created.size();
   const PassScope scope = DecideScope(w);
@@ -251,51 +251,22 @@ bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
   return read->has_value();
 }
 
+Clock::time_point Enforcer::Now() const { return ports_.now ? ports_.now() : Clock::now(); }
+
+// A whole pass, phase by phase: what is wanted (tombstones, containers, links), the class map,
+// the pod addresses, each link's shaping, residual pods; then the status the views read.
 void Enforcer::Pass(bool full) {
-  const auto now = Clock::now();
-  std::set<std::string> tombstoned;
+  const auto now = Now();
   problems_.BeginPass();
   if (pods_error_) problems_.Report("kubelet", *pods_error_);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::set<std::string> listed;
-    for (const auto& p : pods_) listed.insert(p.uid);
-    for (auto it = tombstones_.begin(); it != tombstones_.end();) {
-      const bool gone = pods_known_ && listed.count(it->first) == 0;
-      if (gone || now - it->second > kTombstoneTtl) {
-        it = tombstones_.erase(it);
-      } else {
-        tombstoned.insert(it->first);
-        ++it;
-      }
-    }
-  }
+  const std::set<std::string> tombstoned = ExpireTombstones(now);
 
   AllocationSnapshot snap = ports_.snapshot();
   const ResolvedContainers resolved = resolver_.Resolve(pods_, tombstoned);
   for (const auto& m : resolved.missing) spdlog::debug("container cgroup not found yet: {}", m);
-
-  const bool shaping_on = static_cast<bool>(options_.is_enforced);
+  std::map<core::NicId, core::Nic> nic_of = EnforcedNics(snap.nics);
   std::vector<EnforcedLink> links;
-  std::map<core::NicId, core::Nic> nic_of;
-  for (const auto& nic : snap.nics) {
-    if (!shaping_on || !options_.is_enforced(nic)) continue;
-    if (nic.ifindex <= 0) {
-      problems_.Report(NicKey(nic.id), "not present (no ifindex); its shaping waits for it");
-    } else if (nic.speed_mbps <= 0) {
-      problems_.Report(NicKey(nic.id),
-                       "link speed unknown; give it with --nic-speed-override to shape it");
-    } else {
-      links.push_back({nic.id, static_cast<uint64_t>(nic.speed_mbps)});
-      nic_of[nic.id] = nic;
-    }
-  }
-  for (const auto& want : options_.enforce_names) {
-    const bool found = std::any_of(snap.nics.begin(), snap.nics.end(),
-                                   [&](const core::Nic& n) { return n.id == want; });
-    if (!found) problems_.Report(NicKey(want), "named in --enforce-nics but not a NIC of the topology (missing, or not counted: see "
-                       "--nic-allow and netqosd --print-topology)");
-  }
+  for (const auto& [id, nic] : nic_of) links.push_back({id, static_cast<uint64_t>(nic.speed_mbps)});
 
   auto current = ports_.table->List();
   if (!current.ok()) {
@@ -307,38 +278,14 @@ void Enforcer::Pass(bool full) {
   std::map<uint64_t, uint32_t> current_priority;
   for (const auto& [id, e] : *current) current_priority[id] = e.priority;
 
-  const DesiredOptions dopts = DesiredOptionsFor(options_.shaping, shaping_on);
+  const DesiredOptions dopts =
+      DesiredOptionsFor(options_.shaping, static_cast<bool>(options_.is_enforced));
   DesiredState desired = ComputeDesiredState(options_.policy, snap.allocations,
                                              resolved.containers, links, current_priority,
                                              dopts, minors_);
   for (const auto& p : desired.problems) problems_.Report("container:" + p.substr(0, p.find(':')), p);
 
-  // Only entries nobody wants are judged by whether their cgroup still exists: the tree (every
-  // cgroup of the host) is walked only when there are some.
-  const bool undesired = std::any_of(current->begin(), current->end(), [&](const auto& kv) {
-    return desired.by_cgroup.count(kv.first) == 0;
-  });
-  Result<std::set<uint64_t>> live = std::set<uint64_t>();
-  if (undesired) live = ListCgroupIds(options_.cgroup_mount);
-  if (!live.ok()) problems_.Report("cgroup-tree", live.status().message());
-  std::set<uint64_t> evict;
-  for (const auto& [id, uid] : pod_of_cgroup_) {
-    if (tombstoned.count(uid) != 0) evict.insert(id);
-  }
-  SyncInputs in;
-  in.desired = &desired.by_cgroup;
-  in.live_cgroups = live.ok() ? &*live : nullptr;
-  in.pods_known = pods_known_;
-  in.evict_now = &evict;
-  in.now = now;
-  const SyncReport report = sync_.Sync(*ports_.table, *current, in);
-  for (size_t i = 0; i < report.errors.size(); ++i) {
-    problems_.Report("cgroup:" + std::to_string(report.failed_ids[i]), report.errors[i].message());
-  }
-  if (report.set > 0 || report.cleared > 0) {
-    spdlog::info("class map synced set={} cleared={} kept_in_grace={} entries={}", report.set,
-                 report.cleared, report.kept_in_grace, desired.by_cgroup.size());
-  }
+  SyncClasses(desired.by_cgroup, *current, tombstoned, now);
   SyncAddresses(desired.by_cgroup);
   pod_of_cgroup_.clear();
   size_t capped = 0;
@@ -359,32 +306,7 @@ void Enforcer::Pass(bool full) {
     leaf_links.push_back(LeavesOf(nic_of_.at(link.id), applied_.at(link.id)));
   }
 
-  // Residual state (spec 7.7): allocations of pods the kubelet stopped listing are dropped after
-  // a while, on full passes with a good pod list only.
-  if (full && pods_known_ && ports_.remove_pod) {
-    std::set<std::string> listed;
-    for (const auto& p : pods_) listed.insert(p.uid);
-    for (auto it = missing_since_.begin(); it != missing_since_.end();) {
-      if (snap.allocations.count(it->first) == 0 || listed.count(it->first) != 0) {
-        it = missing_since_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    for (const auto& [uid, entries] : snap.allocations) {
-      if (listed.count(uid) != 0) continue;
-      auto [it, fresh] = missing_since_.emplace(uid, now);
-      spdlog::info("pod has allocations but the kubelet does not list it pod={} since_s={}", uid,
-                   std::chrono::duration_cast<std::chrono::seconds>(now - it->second).count());
-      if (fresh || now - it->second < options_.residual_state_after) continue;
-      if (auto st = ports_.remove_pod(uid); st.ok()) {
-        spdlog::info("cleared residual pod pod={} from the state", uid);
-        missing_since_.erase(it);
-      } else {
-        problems_.Report("pod:" + uid, "clearing residual allocations failed: " + st.message());
-      }
-    }
-  }
+  if (full && pods_known_ && ports_.remove_pod) DropResidualPods(snap.allocations, now);
   problems_.EndPass();
   allocations_ = std::move(snap.allocations);
   unresolved_ = !resolved.missing.empty();
@@ -398,6 +320,107 @@ void Enforcer::Pass(bool full) {
   status_.shaped_nics = std::move(shaped);
   status_.classes = std::move(desired.by_cgroup);
   leaf_links_ = std::move(leaf_links);
+}
+
+std::set<std::string> Enforcer::ExpireTombstones(Clock::time_point now) {
+  std::set<std::string> tombstoned;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::set<std::string> listed;
+  for (const auto& p : pods_) listed.insert(p.uid);
+  for (auto it = tombstones_.begin(); it != tombstones_.end();) {
+    const bool gone = pods_known_ && listed.count(it->first) == 0;
+    if (gone || now - it->second > kTombstoneTtl) {
+      it = tombstones_.erase(it);
+    } else {
+      tombstoned.insert(it->first);
+      ++it;
+    }
+  }
+  return tombstoned;
+}
+
+std::map<core::NicId, core::Nic> Enforcer::EnforcedNics(const std::vector<core::Nic>& nics) {
+  std::map<core::NicId, core::Nic> out;
+  if (!options_.is_enforced) return out;
+  for (const auto& nic : nics) {
+    if (!options_.is_enforced(nic)) continue;
+    if (nic.ifindex <= 0) {
+      problems_.Report(NicKey(nic.id), "not present (no ifindex); its shaping waits for it");
+    } else if (nic.speed_mbps <= 0) {
+      problems_.Report(NicKey(nic.id),
+                       "link speed unknown; give it with --nic-speed-override to shape it");
+    } else {
+      out[nic.id] = nic;
+    }
+  }
+  for (const auto& want : options_.enforce_names) {
+    const bool found = std::any_of(nics.begin(), nics.end(),
+                                   [&](const core::Nic& n) { return n.id == want; });
+    if (!found) {
+      problems_.Report(NicKey(want),
+                       "named in --enforce-nics but not a NIC of the topology (missing, or not "
+                       "counted: see --nic-allow and netqosd --print-topology)");
+    }
+  }
+  return out;
+}
+
+void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
+                           const std::map<uint64_t, ClassEntry>& current,
+                           const std::set<std::string>& tombstoned, Clock::time_point now) {
+  // Only entries nobody wants are judged by whether their cgroup still exists: the tree (every
+  // cgroup of the host) is walked only when there are some.
+  const bool undesired = std::any_of(current.begin(), current.end(), [&](const auto& kv) {
+    return desired.count(kv.first) == 0;
+  });
+  Result<std::set<uint64_t>> live = std::set<uint64_t>();
+  if (undesired) live = ListCgroupIds(options_.cgroup_mount);
+  if (!live.ok()) problems_.Report("cgroup-tree", live.status().message());
+  std::set<uint64_t> evict;
+  for (const auto& [id, uid] : pod_of_cgroup_) {
+    if (tombstoned.count(uid) != 0) evict.insert(id);
+  }
+  SyncInputs in;
+  in.desired = &desired;
+  in.live_cgroups = live.ok() ? &*live : nullptr;
+  in.pods_known = pods_known_;
+  in.evict_now = &evict;
+  in.now = now;
+  const SyncReport report = sync_.Sync(*ports_.table, current, in);
+  for (size_t i = 0; i < report.errors.size(); ++i) {
+    problems_.Report("cgroup:" + std::to_string(report.failed_ids[i]), report.errors[i].message());
+  }
+  if (report.set > 0 || report.cleared > 0) {
+    spdlog::info("class map synced set={} cleared={} kept_in_grace={} entries={}", report.set,
+                 report.cleared, report.kept_in_grace, desired.size());
+  }
+}
+
+// Residual state (spec 7.7): allocations of pods the kubelet stopped listing are dropped after a
+// while, on full passes with a good pod list only.
+void Enforcer::DropResidualPods(const core::PodEntries& allocations, Clock::time_point now) {
+  std::set<std::string> listed;
+  for (const auto& p : pods_) listed.insert(p.uid);
+  for (auto it = missing_since_.begin(); it != missing_since_.end();) {
+    if (allocations.count(it->first) == 0 || listed.count(it->first) != 0) {
+      it = missing_since_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [uid, entries] : allocations) {
+    if (listed.count(uid) != 0) continue;
+    auto [it, fresh] = missing_since_.emplace(uid, now);
+    spdlog::info("pod has allocations but the kubelet does not list it pod={} since_s={}", uid,
+                 std::chrono::duration_cast<std::chrono::seconds>(now - it->second).count());
+    if (fresh || now - it->second < options_.residual_state_after) continue;
+    if (auto st = ports_.remove_pod(uid); st.ok()) {
+      spdlog::info("cleared residual pod pod={} from the state", uid);
+      missing_since_.erase(it);
+    } else {
+      problems_.Report("pod:" + uid, "clearing residual allocations failed: " + st.message());
+    }
+  }
 }
 
 void Enforcer::SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes) {

@@ -57,6 +57,10 @@ struct EnforcerPorts {
   PodAddressTable* addresses = nullptr;
   // Reads a shaped NIC's HTB class counters, for QueueStats(); optional (none: no queues).
   ReadLinkClassStats read_class_stats;
+  // The id of a cgroup directory; optional (none: cgroup::CgroupId, which wants cgroup2).
+  CgroupIdFn cgroup_id;
+  // The time; optional (none: Clock::now). Tests move it to age residual entries.
+  std::function<Clock::time_point()> now;
 };
 
 struct EnforcerOptions {
@@ -133,6 +137,15 @@ class Enforcer {
   // Recomputes the whole desired state and diffs it against the class map and the shaping;
   // `full` (the periodic resync) also re-applies unchanged plans and drops residual pods.
   void Pass(bool full);
+  // Pass's phases. Tombstones of pods gone or expired are dropped; the live ones returned.
+  std::set<std::string> ExpireTombstones(Clock::time_point now);
+  // The enforced NICs that can be shaped now; reports those that cannot, and missing names.
+  std::map<core::NicId, core::Nic> EnforcedNics(const std::vector<core::Nic>& nics);
+  void SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
+                   const std::map<uint64_t, ClassEntry>& current,
+                   const std::set<std::string>& tombstoned, Clock::time_point now);
+  void DropResidualPods(const core::PodEntries& allocations, Clock::time_point now);
+  Clock::time_point Now() const;
   // Adds the class entries and leaves of containers whose cgroup appeared (new_containers.cc).
   void AddContainers(const std::vector<std::string>& container_ids);
   // Builds the link's plans from the leaves and applies them when they changed (or `force`);

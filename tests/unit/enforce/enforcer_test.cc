@@ -1,0 +1,386 @@
+// Enforcer through its ports: the kernel side (class map, pod address map, NIC shaping) is faked,
+// the cgroup tree is plain directories in a temp dir (ids are their inodes), the kubelet's pod
+// list is a string and the clock is the test's. Covers what a node lives through: a container
+// appears, is removed, the daemon restarts and adopts, a NIC fails, the class map is full, a pod
+// behind a CNI comes and goes.
+#include "enforce/enforcer.h"
+
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "enforce/pod_addresses.h"
+#include "shaping/htb_plan.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using netqos::Result;
+using netqos::Status;
+using netqos::core::AllocationInfo;
+using netqos::core::Nic;
+using netqos::core::NicId;
+using netqos::enforce::AllocationSnapshot;
+using netqos::enforce::ClassEntry;
+using netqos::enforce::ClassTable;
+using netqos::enforce::Clock;
+using netqos::enforce::Enforcer;
+using netqos::enforce::EnforcerOptions;
+using netqos::enforce::EnforcerPorts;
+using netqos::enforce::LinkShaper;
+using netqos::enforce::ParsePodAddress;
+using netqos::enforce::PodAddress;
+using netqos::enforce::PodAddressTable;
+using netqos::shaping::HtbPlan;
+using netqos::testing::TempDir;
+
+constexpr uint32_t kLeafBase = 0x100000;  // 10:0 (TC_H_MAKE(0x10 << 16, 0)); a container leaf is 10:1xx and up
+
+// Every fake is called from the enforcer's worker thread and read from the test's.
+struct FakeClassTable : ClassTable {
+  Result<std::map<uint64_t, ClassEntry>> List() const override {
+    std::lock_guard<std::mutex> l(mu);
+    return entries;
+  }
+  Status Set(uint64_t id, const ClassEntry& e) override {
+    std::lock_guard<std::mutex> l(mu);
+    if (entries.count(id) == 0 && entries.size() >= capacity) {
+      return Status(netqos::StatusCode::kResourceExhausted, "class map full");
+    }
+    entries[id] = e;
+    return Status::Ok();
+  }
+  Status Clear(uint64_t id) override {
+    std::lock_guard<std::mutex> l(mu);
+    entries.erase(id);
+    return Status::Ok();
+  }
+  std::optional<ClassEntry> Get(uint64_t id) const {
+    std::lock_guard<std::mutex> l(mu);
+    auto it = entries.find(id);
+    return it == entries.end() ? std::nullopt : std::optional<ClassEntry>(it->second);
+  }
+  mutable std::mutex mu;
+  std::map<uint64_t, ClassEntry> entries;
+  size_t capacity = 1000;
+};
+
+struct FakeAddresses : PodAddressTable {
+  Result<std::map<PodAddress, uint64_t>> List() const override {
+    std::lock_guard<std::mutex> l(mu);
+    return entries;
+  }
+  Status Set(const PodAddress& a, uint64_t id) override {
+    std::lock_guard<std::mutex> l(mu);
+    entries[a] = id;
+    return Status::Ok();
+  }
+  Status Clear(const PodAddress& a) override {
+    std::lock_guard<std::mutex> l(mu);
+    entries.erase(a);
+    return Status::Ok();
+  }
+  std::map<PodAddress, uint64_t> Snapshot() const {
+    std::lock_guard<std::mutex> l(mu);
+    return entries;
+  }
+  mutable std::mutex mu;
+  std::map<PodAddress, uint64_t> entries;
+};
+
+struct FakeShaper : LinkShaper {
+  Status Apply(const Nic& nic, const HtbPlan& egress, const HtbPlan&) override {
+    std::lock_guard<std::mutex> l(mu);
+    ++applies[nic.id.name];
+    if (failing.count(nic.id.name) != 0) return netqos::Internal("tc says no");
+    std::vector<uint32_t> leaves;
+    for (const auto& c : egress.classes) {
+      if (c.container_key) leaves.push_back(c.handle);
+    }
+    applied[nic.id.name] = leaves;
+    return Status::Ok();
+  }
+  std::vector<uint32_t> Leaves(const std::string& nic) const {
+    std::lock_guard<std::mutex> l(mu);
+    auto it = applied.find(nic);
+    return it == applied.end() ? std::vector<uint32_t>{} : it->second;
+  }
+  mutable std::mutex mu;
+  std::set<std::string> failing;
+  std::map<std::string, std::vector<uint32_t>> applied;
+  std::map<std::string, int> applies;
+};
+
+AllocationInfo Alloc(const std::string& nic, uint32_t mbps) {
+  AllocationInfo a;
+  a.qos_level = "shared_cores";
+  a.if_name = nic;
+  a.egress = mbps;
+  a.ingress = mbps;
+  return a;
+}
+
+struct FakePod {
+  std::string uid;
+  std::string container_id;
+  std::vector<std::string> ips;
+};
+
+// The node: a cgroupfs tree in a temp dir, the kubelet's pod list, the allocations and two NICs
+// (eth0, eth1), all fed to an Enforcer through fakes.
+class Node {
+ public:
+  Node() { ::mkdir(dir.file("kubepods").c_str(), 0755); }
+  ~Node() { Stop(); }
+
+  // A Guaranteed pod with one started container "app"; its cgroup made when `started`.
+  void AddPod(const FakePod& p, bool started = true) {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      pods.push_back(p);
+    }
+    if (started) {
+      ::mkdir(PodDir(p).c_str(), 0755);
+      ::mkdir(ContainerDir(p).c_str(), 0755);
+    }
+  }
+  void RemovePod(const std::string& uid) {
+    std::lock_guard<std::mutex> l(mu);
+    for (auto it = pods.begin(); it != pods.end(); ++it) {
+      if (it->uid != uid) continue;
+      ::rmdir(ContainerDir(*it).c_str());
+      ::rmdir(PodDir(*it).c_str());
+      allocations.erase(uid);
+      pods.erase(it);
+      return;
+    }
+  }
+  void Allocate(const std::string& uid, const std::string& nic, uint32_t mbps) {
+    std::lock_guard<std::mutex> l(mu);
+    allocations[uid]["app"] = Alloc(nic, mbps);
+  }
+  std::string PodDir(const FakePod& p) const { return dir.file("kubepods/pod" + p.uid); }
+  std::string ContainerDir(const FakePod& p) const { return PodDir(p) + "/" + p.container_id; }
+  uint64_t IdOf(const FakePod& p) const {
+    struct stat st {};
+    REQUIRE(::stat(ContainerDir(p).c_str(), &st) == 0);
+    return st.st_ino;
+  }
+
+  std::string PodList() const {
+    std::lock_guard<std::mutex> l(mu);
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& p : pods) {
+      nlohmann::json status = {
+          {"qosClass", "Guaranteed"},
+          {"phase", "Running"},
+          {"containerStatuses",
+           {{{"name", "app"}, {"containerID", "containerd://" + p.container_id}}}}};
+      if (!p.ips.empty()) {
+        status["podIPs"] = nlohmann::json::array();
+        for (const auto& ip : p.ips) status["podIPs"].push_back({{"ip", ip}});
+      }
+      items.push_back(
+          {{"metadata",
+            {{"uid", p.uid},
+             {"name", "pod-" + p.uid},
+             {"namespace", "ns"},
+             {"annotations", {{"katalyst.kubewharf.io/qos_level", "shared_cores"}}}}},
+           {"spec", {{"hostNetwork", false}}},
+           {"status", status}});
+    }
+    return nlohmann::json{{"items", items}}.dump();
+  }
+
+  void Start() {
+    EnforcerOptions o;
+    o.pods_source = "test";
+    o.cgroup_mount = dir.path();
+    o.is_enforced = [](const Nic&) { return true; };
+    o.resync = 1h;  // passes come from events in these tests
+    o.pods_refresh = 1h;
+    EnforcerPorts p;
+    p.fetch_pods = [this]() -> Result<std::string> { return PodList(); };
+    p.snapshot = [this] {
+      std::lock_guard<std::mutex> l(mu);
+      AllocationSnapshot s;
+      s.allocations = allocations;
+      for (const char* name : {"eth0", "eth1"}) {
+        Nic n;
+        n.id = NicId{"", name};
+        n.ifindex = name[3] == '0' ? 2 : 3;
+        n.speed_mbps = 1000;
+        n.enabled = true;
+        s.nics.push_back(n);
+      }
+      return s;
+    };
+    p.table = &table;
+    p.shaper = &shaper;
+    p.addresses = &addresses;
+    p.cgroup_id = [](const std::string& d) -> Result<uint64_t> {
+      struct stat st {};
+      if (::stat(d.c_str(), &st) != 0) return netqos::NotFound(d);
+      return static_cast<uint64_t>(st.st_ino);
+    };
+    p.now = [this] {
+      std::lock_guard<std::mutex> l(mu);
+      return now;
+    };
+    auto e = Enforcer::Start(std::move(o), std::move(p));
+    REQUIRE(e.ok());
+    enforcer = std::move(*e);
+  }
+  void Stop() {
+    if (enforcer) enforcer->Stop();
+    enforcer.reset();
+  }
+
+  // Polls until pred holds (the worker thread reacts to events within ms).
+  template <typename Pred>
+  bool Eventually(Pred pred) {
+    for (int i = 0; i < 300; ++i) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return pred();
+  }
+  bool HasProblem(const std::string& key_part) {
+    for (const auto& p : enforcer->Status().problems) {
+      if (p.key.find(key_part) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  TempDir dir;
+  FakeClassTable table;
+  FakeAddresses addresses;
+  FakeShaper shaper;
+  mutable std::mutex mu;
+  std::vector<FakePod> pods;
+  netqos::core::PodEntries allocations;
+  Clock::time_point now = Clock::now();
+  std::unique_ptr<Enforcer> enforcer;
+};
+
+bool IsLeaf(const std::optional<ClassEntry>& e) {
+  return e && e->priority >= kLeafBase + 0x100 && e->priority < kLeafBase + 0x10000;
+}
+
+}  // namespace
+
+TEST_CASE("enforcer: a new container gets its class entry and its leaf on its NIC", "[enforce]") {
+  Node node;
+  node.Start();
+  CHECK(node.table.entries.empty());
+  const FakePod p{"11111111-0000-0000-0000-000000000001", "c1", {}};
+  node.AddPod(p);
+  node.Allocate(p.uid, "eth1", 100);
+  node.enforcer->OnAllocated(p.uid);
+  const uint64_t id = node.IdOf(p);
+  REQUIRE(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
+  const uint32_t leaf = node.table.Get(id)->priority;
+  REQUIRE(node.Eventually([&] { return node.shaper.Leaves("eth1") == std::vector{leaf}; }));
+  CHECK(node.shaper.Leaves("eth0").empty());
+  CHECK(node.enforcer->Status().capped == 1);
+}
+
+TEST_CASE("enforcer: a removed pod's entry and leaf go at once", "[enforce]") {
+  Node node;
+  const FakePod p{"11111111-0000-0000-0000-000000000002", "c2", {}};
+  node.AddPod(p);
+  node.Allocate(p.uid, "eth0", 50);
+  node.Start();  // the first pass runs in Start
+  const uint64_t id = node.IdOf(p);
+  REQUIRE(IsLeaf(node.table.Get(id)));
+  node.enforcer->OnPodRemoved(p.uid);
+  node.RemovePod(p.uid);
+  REQUIRE(node.Eventually([&] { return !node.table.Get(id).has_value(); }));
+  CHECK(node.Eventually([&] { return node.shaper.Leaves("eth0").empty(); }));
+}
+
+TEST_CASE("enforcer: a restarted daemon adopts the leaves the class map points at", "[enforce]") {
+  Node node;
+  const FakePod a{"11111111-0000-0000-0000-000000000003", "c3", {}};
+  const FakePod b{"11111111-0000-0000-0000-000000000004", "c4", {}};
+  node.AddPod(a);
+  node.AddPod(b);
+  node.Allocate(a.uid, "eth0", 100);
+  node.Allocate(b.uid, "eth0", 200);
+  // What the previous daemon left: b on minor 0x1a7, a on 0x1a3 (not what a fresh start picks).
+  node.table.entries[node.IdOf(a)] = ClassEntry{kLeafBase + 0x1a3, 0, 2, 1};
+  node.table.entries[node.IdOf(b)] = ClassEntry{kLeafBase + 0x1a7, 0, 2, 1};
+  node.Start();
+  CHECK(node.table.Get(node.IdOf(a))->priority == kLeafBase + 0x1a3);
+  CHECK(node.table.Get(node.IdOf(b))->priority == kLeafBase + 0x1a7);
+  CHECK(node.shaper.Leaves("eth0") == std::vector<uint32_t>{kLeafBase + 0x1a3, kLeafBase + 0x1a7});
+}
+
+TEST_CASE("enforcer: a failing NIC is reported and the others are shaped", "[enforce]") {
+  Node node;
+  node.shaper.failing = {"eth0"};
+  const FakePod a{"11111111-0000-0000-0000-000000000005", "c5", {}};
+  const FakePod b{"11111111-0000-0000-0000-000000000006", "c6", {}};
+  node.AddPod(a);
+  node.AddPod(b);
+  node.Allocate(a.uid, "eth0", 100);
+  node.Allocate(b.uid, "eth1", 100);
+  node.Start();
+  CHECK(node.HasProblem("nic:eth0"));
+  CHECK_FALSE(node.HasProblem("nic:eth1"));
+  const auto shaped = node.enforcer->Status().shaped_nics;
+  CHECK(shaped == std::vector<std::string>{"eth1"});
+  CHECK(node.shaper.Leaves("eth1").size() == 1);
+  // Its containers are still classified (their packets take the class once the NIC recovers).
+  CHECK(IsLeaf(node.table.Get(node.IdOf(a))));
+
+  {
+    std::lock_guard<std::mutex> l(node.shaper.mu);
+    node.shaper.failing.clear();
+  }
+  node.enforcer->OnTopologyChanged();
+  CHECK(node.Eventually([&] { return node.shaper.Leaves("eth0").size() == 1; }));
+  CHECK(node.Eventually([&] { return !node.HasProblem("nic:eth0"); }));
+}
+
+TEST_CASE("enforcer: a full class map is reported per container, the others kept", "[enforce]") {
+  Node node;
+  node.table.capacity = 1;
+  const FakePod a{"11111111-0000-0000-0000-000000000007", "c7", {}};
+  const FakePod b{"11111111-0000-0000-0000-000000000008", "c8", {}};
+  node.AddPod(a);
+  node.AddPod(b);
+  node.Allocate(a.uid, "eth0", 100);
+  node.Allocate(b.uid, "eth0", 100);
+  node.Start();
+  const bool a_in = node.table.Get(node.IdOf(a)).has_value();
+  const bool b_in = node.table.Get(node.IdOf(b)).has_value();
+  CHECK(a_in != b_in);  // one fits
+  const uint64_t out = a_in ? node.IdOf(b) : node.IdOf(a);
+  CHECK(node.HasProblem("cgroup:" + std::to_string(out)));
+}
+
+TEST_CASE("enforcer: a pod behind a CNI has its addresses mapped while it runs", "[enforce]") {
+  Node node;
+  node.Start();
+  const FakePod p{"11111111-0000-0000-0000-000000000009", "c9", {"10.244.1.7", "fd00::7"}};
+  node.AddPod(p);
+  node.Allocate(p.uid, "eth0", 50);
+  node.enforcer->OnAllocated(p.uid);
+  const uint64_t id = node.IdOf(p);
+  const std::map<PodAddress, uint64_t> want = {{*ParsePodAddress("10.244.1.7"), id},
+                                               {*ParsePodAddress("fd00::7"), id}};
+  REQUIRE(node.Eventually([&] { return node.addresses.Snapshot() == want; }));
+
+  node.enforcer->OnPodRemoved(p.uid);
+  node.RemovePod(p.uid);
+  CHECK(node.Eventually([&] { return node.addresses.Snapshot().empty(); }));
+}
