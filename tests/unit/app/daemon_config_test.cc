@@ -186,7 +186,7 @@ TEST_CASE("enforcement flags: defaults") {
   CHECK(c.unclassified_qos_level == "shared_cores");
   CHECK(c.enforcement_resync_seconds == 30);
   CHECK_FALSE(c.uninstall);
-  CHECK(c.set_forward_priority_sysctl);
+  CHECK_FALSE(c.set_forward_priority_sysctl);  // opt-in: the NIC program classifies routed traffic
 }
 
 TEST_CASE("enforcement flags: valid values are taken") {
@@ -352,7 +352,7 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
         "kubelet-insecure-skip-tls-verify=false", "bpf-pin-dir=\"/sys/fs/bpf/netqos\"",
         "enforce-nics=\"[]\"", "replace-root-qdisc=false", "qos-level-shaping=\"[]\"",
         "unclassified-qos-level=\"shared_cores\"", "enforcement-resync-period=30",
-        "uninstall=false", "keep-forwarded-priority=true",
+        "uninstall=false", "keep-forwarded-priority=false",
         // A default-true Katalyst flag prints as true (CLI11 does not capture flag defaults).
         "enable-network-resource-plugin-nic-allocation-reactor=true"}) {
     INFO(line);
@@ -361,10 +361,10 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
 
   const std::string set =
       PrintConfig({kTopo, "--cgroup-driver=systemd", "--enforce-nics=eth0,ns/eth1",
-                   "--keep-forwarded-priority=false", "--enforcement=none"});
+                   "--keep-forwarded-priority=true", "--enforcement=none"});
   for (const char* line :
        {"cgroup-type=\"systemd\"", "cgroup-driver=\"systemd\"", "enforce-nics=\"eth0,ns/eth1\"",
-        "keep-forwarded-priority=false", "enforcement=\"none\""}) {
+        "keep-forwarded-priority=true", "enforcement=\"none\""}) {
     INFO(line);
     CHECK_THAT(set, Catch::Contains(line));
   }
