@@ -68,6 +68,17 @@ ContainerResolver::ContainerResolver(std::string cgroup_mount, cgroup::CgroupLay
       layout_(std::move(layout)),
       cgroup_id_(cgroup_id ? std::move(cgroup_id) : CgroupIdFn(cgroup::CgroupId)) {}
 
+namespace {
+
+// Why the pod list's names for this container cannot be made into a path ("" = they can).
+std::string Malformed(const cgroup::PodInfo& pod, const cgroup::ContainerInfo& c) {
+  if (!IsPodUid(pod.uid, '-')) return "pod uid \"" + pod.uid + "\" is not a pod uid";
+  if (!IsContainerId(c.id)) return "container id \"" + c.id + "\" is not a container id";
+  return "";
+}
+
+}  // namespace
+
 uint64_t ContainerResolver::PodCgroupId(const cgroup::PodInfo& pod) const {
   const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
   auto dir = cgroup::ResolveCgroupDir(mount_, cgroup::PodCgroupCandidates(layout_, qos, pod.uid));
@@ -100,9 +111,19 @@ ResolvedContainers ContainerResolver::Resolve(const std::vector<cgroup::PodInfo>
   ResolvedContainers out;
   for (const auto& pod : pods) {
     if (pod.uid.empty() || skip_pods.count(pod.uid) != 0) continue;
-    const uint64_t pod_id = PodCgroupId(pod);
+    uint64_t pod_id = 0;
+    bool pod_looked_up = false;
     for (const auto& c : pod.containers) {
       if (c.init || c.id.empty()) continue;
+      if (std::string why = Malformed(pod, c); !why.empty()) {
+        out.rejected.push_back(pod.ns + "/" + pod.name + " container " + c.name + ": " + why +
+                               "; not classified");
+        continue;
+      }
+      if (!pod_looked_up) {
+        pod_id = PodCgroupId(pod);
+        pod_looked_up = true;
+      }
       auto o = Observe(pod, c, pod_id);
       if (!o) {
         out.missing.push_back(pod.ns + "/" + pod.name + " container " + c.name + " (" + c.id + ")");
@@ -117,6 +138,7 @@ ResolvedContainers ContainerResolver::Resolve(const std::vector<cgroup::PodInfo>
 std::optional<ObservedContainer> ContainerResolver::ResolveOne(
     const cgroup::PodInfo& pod, const cgroup::ContainerInfo& container) const {
   if (pod.uid.empty() || container.init || container.id.empty()) return std::nullopt;
+  if (!Malformed(pod, container).empty()) return std::nullopt;
   return Observe(pod, container, PodCgroupId(pod));
 }
 

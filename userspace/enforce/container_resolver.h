@@ -20,6 +20,9 @@ struct ResolvedContainers {
   std::vector<ObservedContainer> containers;
   // Started containers whose cgroup was not found (yet): "ns/pod container c (id)".
   std::vector<std::string> missing;
+  // Containers not looked for because the pod list named them with a uid or id that is not one
+  // (it would be joined into a cgroup path): what is wrong, naming the pod.
+  std::vector<std::string> rejected;
 };
 
 // The id of a cgroup directory (what bpf_skb_cgroup_id returns for its sockets).
@@ -36,7 +39,7 @@ class ContainerResolver {
   ResolvedContainers Resolve(const std::vector<cgroup::PodInfo>& pods,
                              const std::set<std::string>& skip_pods) const;
   // One container of `pod` (a cgroup that just appeared); nullopt for an init or not started
-  // container, or when its cgroup is not found.
+  // container, a malformed uid or id, or when its cgroup is not found.
   std::optional<ObservedContainer> ResolveOne(const cgroup::PodInfo& pod,
                                               const cgroup::ContainerInfo& container) const;
 

@@ -264,6 +264,7 @@ void Enforcer::Pass(bool full) {
   AllocationSnapshot snap = ports_.snapshot();
   const ResolvedContainers resolved = resolver_.Resolve(pods_, tombstoned);
   for (const auto& m : resolved.missing) spdlog::debug("container cgroup not found yet: {}", m);
+  for (const auto& r : resolved.rejected) problems_.Report("pod-list:" + r.substr(0, r.find(' ')), r);
   std::map<core::NicId, core::Nic> nic_of = EnforcedNics(snap.nics);
   std::vector<EnforcedLink> links;
   for (const auto& [id, nic] : nic_of) links.push_back({id, static_cast<uint64_t>(nic.speed_mbps)});

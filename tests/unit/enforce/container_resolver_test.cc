@@ -171,3 +171,44 @@ TEST_CASE("ListCgroupIds of a missing root is NotFound", "[enforce]") {
   CHECK(ids.status().code() == netqos::StatusCode::kNotFound);
   CHECK_THAT(ids.status().message(), Catch::Contains(tmp.file("absent")));
 }
+
+TEST_CASE("a hostile pod list cannot point resolution at a cgroup outside its pod", "[enforce]") {
+  // The kubelet's answer is input like any other: a uid or container id with '/' or '..' would
+  // otherwise be joined into a path that names a host cgroup (here a directory that exists).
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("kubepods/pod" + kUid + "/" + kId));
+  // Each escape below names a directory that exists, so without the checks it would resolve.
+  std::filesystem::create_directories(dir.file("system.slice/victim/ab"));
+  std::filesystem::create_directories(dir.file("kubepods/podx"));
+  std::filesystem::create_directories(dir.file("kubepods/pod" + kUid + "/victim"));
+  netqos::enforce::ContainerResolver resolver(
+      dir.path(), netqos::cgroup::CgroupLayout{},
+      [](const std::string& d) -> netqos::Result<uint64_t> {
+        struct stat st {};
+        if (::stat(d.c_str(), &st) != 0) return netqos::NotFound(d);
+        return static_cast<uint64_t>(st.st_ino);
+      });
+  auto pod = [](const std::string& uid, const std::string& id) {
+    netqos::cgroup::PodInfo p;
+    p.uid = uid;
+    p.ns = "ns";
+    p.name = "p";
+    p.qos_class = "Guaranteed";
+    p.containers.push_back({"app", "containerd", id, false});
+    return p;
+  };
+  const std::vector<netqos::cgroup::PodInfo> pods = {
+      pod(kUid, kId),                                // fine
+      pod("x/../../system.slice/victim", "ab"),      // uid escapes
+      pod(kUid, "../../system.slice/victim"),        // container id escapes
+      pod(kUid, "victim/../" + kId),                 // a slash at all
+  };
+  const auto resolved = resolver.Resolve(pods, {});
+  REQUIRE(resolved.containers.size() == 1);
+  CHECK(resolved.containers[0].cgroup_id == Inode(dir.file("kubepods/pod" + kUid + "/" + kId)));
+  REQUIRE(resolved.rejected.size() == 3);
+  CHECK(resolved.rejected[0].find("pod uid \"x/../../system.slice/victim\"") != std::string::npos);
+  CHECK(resolved.rejected[1].find("container id \"../../system.slice/victim\"") !=
+        std::string::npos);
+  CHECK_FALSE(resolver.ResolveOne(pods[2], pods[2].containers[0]).has_value());
+}
