@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "bench_support.h"
+#include "common/tc_handle.h"
 #include "kubelet_client.h"
 #include "netqos_abi.h"
 #include "support/cgroup_fixture.h"
@@ -43,11 +44,7 @@ inline bool IsContainerLeaf(uint32_t priority) {
 }
 
 // "10:1a3" as tc prints a class handle.
-inline std::string HandleText(uint32_t handle) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%x:%x", handle >> 16, handle & 0xffffu);
-  return buf;
-}
+inline std::string HandleText(uint32_t handle) { return TcHandleText(handle); }
 
 inline uint64_t InodeOf(const std::string& path) {
   struct stat st {};

@@ -2,6 +2,8 @@
 // cpp-httplib and libbpf stay out of the tests' own translation units.
 #include "support/daemon_fixture.h"
 
+#include "common/tc_handle.h"
+
 #include <bpf/bpf.h>
 #include <httplib.h>
 #include <net/if.h>
@@ -106,11 +108,7 @@ size_t CountLines(const std::string& text, const std::vector<std::string>& needl
   return n;
 }
 
-std::string HandleText(uint32_t handle) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%x:%x", handle >> 16, handle & 0xffffu);
-  return buf;
-}
+std::string HandleText(uint32_t handle) { return TcHandleText(handle); }
 
 bool IsContainerLeaf(uint32_t priority) {
   return (priority >> 16) == 0x10 && (priority & 0xffffu) >= 0x100 &&

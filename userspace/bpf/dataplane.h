@@ -26,7 +26,7 @@ namespace netqos::bpf {
 class Dataplane {
  public:
   struct Options {
-    std::string pin_dir = "/sys/fs/bpf/netqos";  // must be on a bpffs; created if missing
+    std::string pin_dir = kDefaultPinDir;  // must be on a bpffs; created if missing
     std::string cgroup_path;                     // cgroup v2 dir the cgroup programs attach to
   };
 

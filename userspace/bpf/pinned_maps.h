@@ -23,6 +23,9 @@ static_assert(sizeof(netqos_sock_tag) == 8, "netqos_sock_tag layout is ABI");
 static_assert(sizeof(netqos_addr) == 16, "netqos_addr layout is ABI");
 static_assert(sizeof(netqos_frag_key) == 40, "netqos_frag_key layout is ABI");
 
+// Where netqosd pins its maps and links unless --bpf-pin-dir says otherwise.
+inline constexpr char kDefaultPinDir[] = "/sys/fs/bpf/netqos";
+
 // Map and pin names, from the ABI header.
 inline constexpr const char* kClassMapName = NETQOS_STR(NETQOS_MAP_CLASS);
 inline constexpr const char* kCgroupStatsMapName = NETQOS_STR(NETQOS_MAP_CG_STATS);

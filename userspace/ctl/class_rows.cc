@@ -1,5 +1,7 @@
 #include "ctl/class_rows.h"
 
+#include "common/tc_handle.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,12 +29,7 @@ std::string QosLevelText(uint8_t level) {
   }
 }
 
-std::string HandleText(uint32_t priority) {
-  if (priority == 0) return "-";
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%x:%x", priority >> 16, priority & 0xffffu);
-  return buf;
-}
+std::string HandleText(uint32_t priority) { return priority == 0 ? "-" : TcHandleText(priority); }
 
 std::string HumanRate(double v) {
   static const char* const kUnits[] = {"", "k", "M", "G", "T"};

@@ -18,7 +18,7 @@
 
 namespace netqos::ctl {
 
-inline constexpr char kDefaultPinDir[] = "/sys/fs/bpf/netqos";
+using bpf::kDefaultPinDir;
 
 // "shared_cores" for NETQOS_QOS_SHARED, ...; "unknown" otherwise.
 std::string QosLevelText(uint8_t level);

@@ -1,5 +1,7 @@
 #include "shaping/htb_plan.h"
 
+#include "common/tc_handle.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <utility>
@@ -38,15 +40,7 @@ Result<QosLevel> ParseQosLevel(const std::string& name) {
   return InvalidArgument("unknown QoS level \"" + name + "\"");
 }
 
-std::string HandleText(uint32_t handle) {
-  char buf[24];
-  if (HandleMinor(handle) == 0) {
-    std::snprintf(buf, sizeof(buf), "%x:", HandleMajor(handle));  // a qdisc, as tc prints it
-  } else {
-    std::snprintf(buf, sizeof(buf), "%x:%x", HandleMajor(handle), HandleMinor(handle));
-  }
-  return buf;
-}
+std::string HandleText(uint32_t handle) { return TcHandleText(handle); }
 
 const PlannedClass* HtbPlan::Find(uint32_t handle) const {
   for (const auto& c : classes) {
