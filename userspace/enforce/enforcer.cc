@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/log_value.h"
 #include "enforce/desired_state.h"
 #include "enforce/pod_addresses.h"
 
@@ -412,11 +413,12 @@ void Enforcer::DropResidualPods(const core::PodEntries& allocations, Clock::time
   for (const auto& [uid, entries] : allocations) {
     if (listed.count(uid) != 0) continue;
     auto [it, fresh] = missing_since_.emplace(uid, now);
-    spdlog::info("pod has allocations but the kubelet does not list it pod={} since_s={}", uid,
+    spdlog::info("pod has allocations but the kubelet does not list it pod={} since_s={}",
+                 LogValue(uid),
                  std::chrono::duration_cast<std::chrono::seconds>(now - it->second).count());
     if (fresh || now - it->second < options_.residual_state_after) continue;
     if (auto st = ports_.remove_pod(uid); st.ok()) {
-      spdlog::info("cleared residual pod pod={} from the state", uid);
+      spdlog::info("cleared residual pod pod={} from the state", LogValue(uid));
       missing_since_.erase(it);
     } else {
       problems_.Report("pod:" + uid, "clearing residual allocations failed: " + st.message());

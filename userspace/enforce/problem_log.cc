@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/log_value.h"
+
 namespace netqos::enforce {
 
 void ProblemLog::BeginPass() {
@@ -15,7 +17,7 @@ void ProblemLog::Report(const std::string& key, const std::string& message) {
   ++total_;
   Entry& e = active_[key];
   if (e.times_seen == 0 || e.message != message) {
-    spdlog::warn("enforcement problem object={} problem=\"{}\"", key, message);
+    spdlog::warn("enforcement problem object={} problem={}", LogValue(key), LogValue(message));
     e.message = message;
   }
   ++e.times_seen;
@@ -28,7 +30,8 @@ void ProblemLog::EndPass() {
       ++it;
       continue;
     }
-    spdlog::info("enforcement problem resolved object={} after={}", it->first, it->second.times_seen);
+    spdlog::info("enforcement problem resolved object={} after={}", LogValue(it->first),
+                 it->second.times_seen);
     it = active_.erase(it);
   }
 }

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "common/log_value.h"
 #include "grpc/grpc_status.h"
 #include "grpc/rpc_guard.h"
 #include "grpc/translate.h"
@@ -12,12 +13,16 @@ namespace netqos::grpcadapter {
 namespace {
 
 // "ns/name" as the log lines print a pod.
-std::string PodRef(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+// Kubelet input: LogValue keeps a hostile name from forging fields or lines.
+std::string PodRef(const std::string& ns, const std::string& name) {
+  return LogValue(ns + "/" + name);
+}
 
 grpc::Status Failed(const char* rpc, const std::string& pod, const std::string& uid,
                     const std::string& container, const Status& status) {
-  spdlog::warn("rpc failed rpc={} pod={} uid={} container={} code={} error=\"{}\"", rpc, pod, uid,
-               container, StatusCodeName(status.code()), status.message());
+  spdlog::warn("rpc failed rpc={} pod={} uid={} container={} code={} error={}", rpc, pod,
+               LogValue(uid), LogValue(container), StatusCodeName(status.code()),
+               LogValue(status.message()));
   return ToGrpcStatus(status);
 }
 
@@ -51,15 +56,15 @@ grpc::Status ResourcePluginService::GetTopologyHints(Ctx*, const pb::ResourceReq
   return RunObserved("GetTopologyHints", options_.rpc_observer, [&] {
     const auto pod = PodRef(req->pod_namespace(), req->pod_name());
     spdlog::debug("rpc called rpc=GetTopologyHints pod={} uid={} container={} type={} mbps={}", pod,
-                  req->pod_uid(), req->container_name(),
+                  LogValue(req->pod_uid()), LogValue(req->container_name()),
                   pb::ContainerType_Name(req->container_type()),
                   RequestedMbps(req->resource_requests()));
     auto hints = service_.GetTopologyHints(ToCore(*req));
     if (!hints.ok()) {
       return Failed("GetTopologyHints", pod, req->pod_uid(), req->container_name(), hints.status());
     }
-    spdlog::debug("hints computed pod={} uid={} container={} hints={}", pod, req->pod_uid(),
-                  req->container_name(), HintsSummary(*hints));
+    spdlog::debug("hints computed pod={} uid={} container={} hints={}", pod, LogValue(req->pod_uid()),
+                  LogValue(req->container_name()), HintsSummary(*hints));
     ToProto(*req, *hints, resp);
     return grpc::Status::OK;
   });
@@ -69,11 +74,11 @@ grpc::Status ResourcePluginService::GetPodTopologyHints(Ctx*, const pb::PodResou
                                                         pb::PodResourceHintsResponse* resp) {
   return RunObserved("GetPodTopologyHints", options_.rpc_observer, [&] {
     const auto pod = PodRef(req->pod_namespace(), req->pod_name());
-    spdlog::debug("rpc called rpc=GetPodTopologyHints pod={} uid={} mbps={}", pod, req->pod_uid(),
+    spdlog::debug("rpc called rpc=GetPodTopologyHints pod={} uid={} mbps={}", pod, LogValue(req->pod_uid()),
                   RequestedMbps(req->resource_requests()));
     auto hints = service_.GetPodTopologyHints(ToCore(*req));
     if (!hints.ok()) return Failed("GetPodTopologyHints", pod, req->pod_uid(), "", hints.status());
-    spdlog::debug("hints computed pod={} uid={} hints={}", pod, req->pod_uid(),
+    spdlog::debug("hints computed pod={} uid={} hints={}", pod, LogValue(req->pod_uid()),
                   HintsSummary(*hints));
     ToProto(*req, *hints, resp);
     return grpc::Status::OK;
@@ -85,7 +90,7 @@ grpc::Status ResourcePluginService::Allocate(Ctx*, const pb::ResourceRequest* re
   return RunObserved("Allocate", options_.rpc_observer, [&] {
     const auto pod = PodRef(req->pod_namespace(), req->pod_name());
     spdlog::debug("rpc called rpc=Allocate pod={} uid={} container={} type={} mbps={}", pod,
-                  req->pod_uid(), req->container_name(),
+                  LogValue(req->pod_uid()), LogValue(req->container_name()),
                   pb::ContainerType_Name(req->container_type()),
                   RequestedMbps(req->resource_requests()));
     auto alloc = service_.Allocate(ToCore(*req));
@@ -94,7 +99,7 @@ grpc::Status ResourcePluginService::Allocate(Ctx*, const pb::ResourceRequest* re
     }
     spdlog::info(
         "allocated pod={} uid={} container={} type={} nic={} mbps={} class_id={} result=\"{}\"",
-        pod, req->pod_uid(), req->container_name(), pb::ContainerType_Name(req->container_type()),
+        pod, LogValue(req->pod_uid()), LogValue(req->container_name()), pb::ContainerType_Name(req->container_type()),
         Annotation(*alloc, options_.nic_name_annotation_key), alloc->allocated_quantity,
         Annotation(*alloc, options_.net_class_id_annotation_key),
         alloc->has_allocation ? alloc->allocation_result : "<none>");
@@ -107,13 +112,13 @@ grpc::Status ResourcePluginService::AllocateForPod(Ctx*, const pb::PodResourceRe
                                                    pb::PodResourceAllocationResponse* resp) {
   return RunObserved("AllocateForPod", options_.rpc_observer, [&] {
     const auto pod = PodRef(req->pod_namespace(), req->pod_name());
-    spdlog::debug("rpc called rpc=AllocateForPod pod={} uid={} mbps={}", pod, req->pod_uid(),
+    spdlog::debug("rpc called rpc=AllocateForPod pod={} uid={} mbps={}", pod, LogValue(req->pod_uid()),
                   RequestedMbps(req->resource_requests()));
     auto alloc = service_.AllocateForPod(ToCore(*req));
     if (!alloc.ok()) return Failed("AllocateForPod", pod, req->pod_uid(), "", alloc.status());
     spdlog::info(
         "allocated pod={} uid={} container=<pod> nic={} mbps={} class_id={} result=\"{}\"", pod,
-        req->pod_uid(), Annotation(*alloc, options_.nic_name_annotation_key),
+        LogValue(req->pod_uid()), Annotation(*alloc, options_.nic_name_annotation_key),
         alloc->allocated_quantity, Annotation(*alloc, options_.net_class_id_annotation_key),
         alloc->has_allocation ? alloc->allocation_result : "<none>");
     ToProto(*req, *alloc, resp);
@@ -124,10 +129,10 @@ grpc::Status ResourcePluginService::AllocateForPod(Ctx*, const pb::PodResourceRe
 grpc::Status ResourcePluginService::RemovePod(Ctx*, const pb::RemovePodRequest* req,
                                               pb::RemovePodResponse*) {
   return RunObserved("RemovePod", options_.rpc_observer, [&] {
-    spdlog::debug("rpc called rpc=RemovePod uid={}", req->pod_uid());
+    spdlog::debug("rpc called rpc=RemovePod uid={}", LogValue(req->pod_uid()));
     Status status = service_.RemovePod(req->pod_uid());
     if (!status.ok()) return Failed("RemovePod", "-", req->pod_uid(), "", status);
-    spdlog::info("pod removed uid={}", req->pod_uid());
+    spdlog::info("pod removed uid={}", LogValue(req->pod_uid()));
     return grpc::Status::OK;
   });
 }
@@ -146,8 +151,8 @@ grpc::Status ResourcePluginService::GetTopologyAwareResources(
     Ctx*, const pb::GetTopologyAwareResourcesRequest* req,
     pb::GetTopologyAwareResourcesResponse* resp) {
   return RunObserved("GetTopologyAwareResources", options_.rpc_observer, [&] {
-    spdlog::debug("rpc called rpc=GetTopologyAwareResources uid={} container={}", req->pod_uid(),
-                  req->container_name());
+    spdlog::debug("rpc called rpc=GetTopologyAwareResources uid={} container={}", LogValue(req->pod_uid()),
+                  LogValue(req->container_name()));
     auto res = service_.GetTopologyAwareResources(req->pod_uid(), req->container_name());
     if (!res.ok()) {
       return Failed("GetTopologyAwareResources", "-", req->pod_uid(), req->container_name(),
@@ -184,8 +189,8 @@ grpc::Status ResourcePluginService::PreStartContainer(Ctx*, const pb::PreStartCo
                                                       pb::PreStartContainerResponse*) {
   return RunObserved("PreStartContainer", options_.rpc_observer, [&] {
     spdlog::debug("rpc called rpc=PreStartContainer pod={} uid={} container={}",
-                  PodRef(req->pod_namespace(), req->pod_name()), req->pod_uid(),
-                  req->container_name());
+                  PodRef(req->pod_namespace(), req->pod_name()), LogValue(req->pod_uid()),
+                  LogValue(req->container_name()));
     return grpc::Status::OK;
   });
 }

@@ -2,6 +2,8 @@
 // per line with ts (UTC, ms), level and msg.
 #include "app/logging.h"
 
+#include "common/log_value.h"
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -79,4 +81,25 @@ TEST_CASE("a JSON log line has ts, level, msg and the message's fields") {
   CHECK(k["level"] == "warning");
   CHECK(k["msg"].get<std::string>().find("\"quote\"\nand") != std::string::npos);
   CHECK(odd.find('\n') == odd.size() - 1);
+}
+
+TEST_CASE("values from outside cannot forge a field or a line") {
+  using netqos::LogValue;
+  CHECK(LogValue("web-0") == "web-0");  // plain tokens print as they are
+  CHECK(LogValue("") == "\"\"");
+  CHECK(LogValue("a b") == "\"a b\"");
+  // A pod name or annotation written by a tenant: a quote, a forged field, a newline.
+  const std::string hostile = "x\" pod=kube-system/y\nlevel=error msg=forged";
+  const std::string message = "enforcement problem object=pod:ns/p problem=" + LogValue(hostile) +
+                              " pod=" + LogValue("ns/real");
+  CHECK(message.find('\n') == std::string::npos);  // one line in the text format
+  const auto split = SplitKeyValues(message);
+  CHECK(split.fields == Fields{{"object", "pod:ns/p"},
+                               {"problem", "x\" pod=kube-system/y\\nlevel=error msg=forged"},
+                               {"pod", "ns/real"}});
+  const auto json = nlohmann::json::parse(
+      FormatJsonLogLine(std::chrono::system_clock::now(), "warning", message));
+  CHECK(json["pod"] == "ns/real");
+  CHECK(json["level"] == "warning");
+  CHECK(LogValue(std::string("a\x01" "b\x7f")) == "\"a\\x01b\\x7f\"");
 }
