@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "e2e/kubelet_harness.h"
@@ -59,4 +60,30 @@ TEST_CASE("e2e: every --qrm-socket-dirs directory gets a socket") {
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   reg::PluginInfo info;
   CHECK(stub->GetInfo(&ctx, reg::InfoRequest(), &info).ok());
+}
+
+TEST_CASE("e2e: what netqosd creates is root's alone, whatever its umask") {
+  Harness h;
+  const mode_t before = ::umask(0);  // the daemon inherits a permissive umask
+  h.Start();
+  ::umask(before);
+  reg::PluginInfo info;
+  REQUIRE(h.GetInfo(&info).ok());
+  auto mode = [](const std::string& path) {
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+  };
+  CHECK(mode(h.sock_dir()) == 0700);
+  CHECK(mode(h.socket_path()) == 0600);
+  CHECK(mode(h.state_dir()) == 0700);
+  // The journal and snapshot it wrote at start: the state names every pod.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(h.state_dir())) {
+    if (!e.is_regular_file()) continue;
+    INFO(e.path());
+    CHECK(mode(e.path().string()) == 0600);
+    ++files;
+  }
+  CHECK(files > 0);
 }

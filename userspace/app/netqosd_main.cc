@@ -1,5 +1,6 @@
 // netqosd: the netqos node daemon.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <exception>
 #include <iostream>
@@ -10,6 +11,10 @@
 #include "app/daemon_config.h"
 
 int main(int argc, char** argv) {
+  // Everything netqosd creates (state dir, journal, snapshot, enforced-links record, socket
+  // directories and sockets) is root's alone, whatever umask it was started with: the state
+  // names every pod, and the socket drives allocations.
+  ::umask(077);
   try {
     auto parsed = netqos::app::ParseDaemonFlags(argc, argv);
     if (!parsed.config) return parsed.exit_code;

@@ -104,7 +104,7 @@ Status MkdirAll(const std::string& dir) {
   for (size_t pos = 1; pos <= dir.size(); ++pos) {
     if (pos != dir.size() && dir[pos] != '/') continue;
     std::string prefix = dir.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
       return IoError("mkdir", prefix, errno);
     }
   }
@@ -489,7 +489,7 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
 
 Status FileStateStore::OpenSegmentLocked() {
   std::string path = SegmentPath(next_seq_);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return IoError("open", path, errno);
   // The new name must be durable too, or a crash could lose the whole segment.
   Status st = FsyncDir(options_.dir);
@@ -562,7 +562,7 @@ Result<uint64_t> FileStateStore::BeginSnapshot() {
 Status FileStateStore::WriteSnapshotFile(const std::string& contents) {
   const std::string tmp = options_.dir + "/" + TempPrefix() + std::to_string(::getpid()) + "-" +
                           std::to_string(++tmp_counter_);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return IoError("open", tmp, errno);
   Status st = WriteAll(fd, contents, tmp);
   if (st.ok() && ::fsync(fd) != 0) st = IoError("fsync", tmp, errno);

@@ -21,7 +21,7 @@ namespace {
 
 std::string Errno(const std::string& what, int err) { return what + ": " + std::strerror(err); }
 
-// mkdir -p with mode 0755 for every directory it creates.
+// mkdir -p with mode 0700 for every directory it creates (the kubelet, root, is the only client).
 Status MakeDirs(const std::string& dir) {
   if (dir.empty()) return InvalidArgument("empty socket directory");
   std::string prefix;
@@ -30,8 +30,8 @@ Status MakeDirs(const std::string& dir) {
     pos = dir.find('/', pos + 1);
     prefix = dir.substr(0, pos);
     if (prefix.empty()) continue;
-    if (::mkdir(prefix.c_str(), 0755) == 0) {
-      ::chmod(prefix.c_str(), 0755);  // whatever the umask
+    if (::mkdir(prefix.c_str(), 0700) == 0) {
+      ::chmod(prefix.c_str(), 0700);  // whatever the umask
       continue;
     }
     const int err = errno;

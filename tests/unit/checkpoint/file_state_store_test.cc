@@ -160,7 +160,7 @@ TEST_CASE("a fresh directory loads as not found and is created", "[file_state_st
   CHECK(loaded.pod_entries.empty());
   struct stat st {};
   REQUIRE(::stat(dir.c_str(), &st) == 0);
-  CHECK((st.st_mode & 0777) == 0755);
+  CHECK((st.st_mode & 0777) == 0700);
   CHECK(store->snapshot_path() == dir + "/network_plugin_state");
   CHECK(store->SegmentPath(42) == dir + "/network_plugin_state.wal.00000000000000000042");
 }

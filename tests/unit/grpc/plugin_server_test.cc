@@ -62,7 +62,7 @@ TEST_CASE("serves GetInfo on a 0600 socket", "[grpc][server]") {
   CHECK((st.st_mode & 0777) == 0600);
   struct stat dst {};
   REQUIRE(::stat(dir.c_str(), &dst) == 0);
-  CHECK((dst.st_mode & 0777) == 0755);
+  CHECK((dst.st_mode & 0777) == 0700);
 
   ::pluginregistration::PluginInfo info;
   auto s = CallGetInfo(path, &info);
