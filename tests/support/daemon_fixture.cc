@@ -65,8 +65,16 @@ json PodListJson(const std::deque<FakePod>& pods) {
     }
     json metadata = {{"uid", p.uid}, {"namespace", p.ns}, {"name", p.name}};
     if (!p.annotations.empty()) metadata["annotations"] = p.annotations;
+    json status = {{"qosClass", "Burstable"}, {"containerStatuses", statuses}};
+    if (!p.ips.empty()) {
+      json ips = json::array();
+      for (const auto& ip : p.ips) ips.push_back({{"ip", ip}});
+      status["podIP"] = p.ips.front();
+      status["podIPs"] = ips;
+    }
     items.push_back({{"metadata", metadata},
-                     {"status", {{"qosClass", "Burstable"}, {"containerStatuses", statuses}}}});
+                     {"spec", {{"hostNetwork", p.host_network}}},
+                     {"status", status}});
   }
   return {{"kind", "PodList"}, {"apiVersion", "v1"}, {"items", items}};
 }

@@ -67,6 +67,11 @@ struct FakePod {
   std::string ns;
   std::map<std::string, std::string> annotations;
   std::vector<FakeContainer> containers;
+  // status.podIP (the first) and status.podIPs, written only when not empty; spec.hostNetwork is
+  // always written. A pod of its own network namespace (a CNI pod) has host_network = false and
+  // its IPs here; a host-network pod lists the node's IPs, which name no pod.
+  std::vector<std::string> ips;
+  bool host_network = false;
 };
 
 // Distinct per n and per test process.
