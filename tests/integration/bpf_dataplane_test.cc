@@ -216,6 +216,22 @@ netqos_class Class(uint32_t priority, uint32_t net_class_id) {
 
 constexpr uint32_t kLoopback = 0x7f000001;
 
+// In the calling process (a child in a container cgroup): a UDP socket bound to loopback that
+// sent one datagram to itself, so the cgroup programs tagged it. Its fd, with its address in
+// *addr; a negative exit code when a step failed.
+int TaggedUdpSocket(sockaddr_in* addr) {
+  const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
+  *addr = {};
+  addr->sin_family = AF_INET;
+  addr->sin_addr.s_addr = htonl(kLoopback);
+  if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(addr), sizeof(*addr)) != 0) return -2;
+  socklen_t alen = sizeof(*addr);
+  if (::getsockname(s, reinterpret_cast<sockaddr*>(addr), &alen) != 0) return -3;
+  const char byte = 0;
+  if (::sendto(s, &byte, 1, 0, reinterpret_cast<sockaddr*>(addr), sizeof(*addr)) != 1) return -4;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("egress test-run sets priority and counts only classified cgroups", "[bpf]") {
@@ -437,15 +453,9 @@ TEST_CASE("ingress test-run finds the local socket's container via the egress ta
   // A socket in cgroup a, tagged by its first egress packet, then a packet "arriving" for it.
   TestRunResult hit{};
   std::function<int(TestRunResult*)> child = [&](TestRunResult* r) {
-    const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
     sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(kLoopback);
-    if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return 2;
-    socklen_t alen = sizeof(addr);
-    if (::getsockname(s, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) return 3;
-    const char byte = 0;
-    if (::sendto(s, &byte, 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 1) return 4;
+    const int s = TaggedUdpSocket(&addr);
+    if (s < 0) return -s;
     const int rc = TestRun(
         ingress, Ipv4Packet(IPPROTO_UDP, kLoopback, 5555, kLoopback, ntohs(addr.sin_port)), 3, r);
     ::close(s);
@@ -772,15 +782,9 @@ TEST_CASE("later fragments to a host socket take its first fragment's class", "[
   // A UDP socket in container a, tagged by the datagram it sends itself; then the fragments of a
   // datagram "arriving" for it.
   std::function<int(Runs*)> child = [&](Runs* r) {
-    const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
     sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(kLoopback);
-    if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return 2;
-    socklen_t alen = sizeof(addr);
-    if (::getsockname(s, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) return 3;
-    const char byte = 0;
-    if (::sendto(s, &byte, 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 1) return 4;
+    const int s = TaggedUdpSocket(&addr);
+    if (s < 0) return -s;
     const auto pkt = Ipv4Packet(IPPROTO_UDP, kLoopback, 6000, kLoopback, ntohs(addr.sin_port));
     int rc = TestRun(ingress, Fragment(pkt, 4242, 0, true), 3, &r->first);
     rc |= TestRun(ingress, Fragment(pkt, 4242, 185, true), 3, &r->middle);

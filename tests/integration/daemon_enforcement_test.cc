@@ -29,6 +29,10 @@ using netqos::testing::DaemonFixtureOptions;
 using netqos::testing::FakeContainerId;
 using netqos::testing::FakePod;
 using netqos::testing::HandleText;
+using netqos::testing::kCapTolerance;
+using netqos::testing::kWindow;
+using netqos::testing::MeasureCaps;
+using netqos::testing::Within;
 using netqos::testing::InodeOf;
 using netqos::testing::IsContainerLeaf;
 using netqos::testing::LinkDirection;
@@ -43,9 +47,7 @@ using nlohmann::json;
 
 constexpr char kClassIdKey[] =
     "katalyst.kubewharf.io/net_class_id";  // kDefaultNetClassAnnotationKey
-constexpr double kCapTolerance = 0.02;
 constexpr auto kWarmUp = 1200ms;  // past HTB's initial burst and TCP slow start
-constexpr auto kWindow = 3000ms;
 
 // This file's cases: veth addresses in 10.23<n>.x.0/24; --uninstall must put back the
 // ip_forward_update_priority the daemon found.
@@ -67,24 +69,6 @@ std::string AllocatedNic(const json& alloc) {
       .value("qrm.katalyst.kubewharf.io/nic_name", "");
 }
 
-bool Within(double measured, double cap) {
-  return measured >= cap * (1 - kCapTolerance) && measured <= cap * (1 + kCapTolerance);
-}
-
-// Measures every rate of `w` over kWindow; if none is above its cap but some is below (a sender
-// starved of CPU on a small machine, not an enforcement error), measures one more window.
-void MeasureCaps(WireRate& w, const std::map<std::string, double>& caps) {
-  w.Measure(kWindow);
-  bool above = false, below = false;
-  for (const auto& [name, cap] : caps) {
-    above = above || w.Mbps(name) > cap * (1 + kCapTolerance);
-    below = below || w.Mbps(name) < cap * (1 - kCapTolerance);
-  }
-  if (below && !above) {
-    std::printf("  below a cap (senders not saturating?), measuring one more window\n");
-    w.Measure(kWindow);
-  }
-}
 
 }  // namespace
 

@@ -57,6 +57,10 @@ using netqos::testing::DaemonFixtureOptions;
 using netqos::testing::DescribeExit;
 using netqos::testing::FakePod;
 using netqos::testing::HandleText;
+using netqos::testing::kCapTolerance;
+using netqos::testing::kWindow;
+using netqos::testing::MeasureCaps;
+using netqos::testing::Within;
 using netqos::testing::InodeOf;
 using netqos::testing::Iperf3Client;
 using netqos::testing::Iperf3ClientOptions;
@@ -72,9 +76,7 @@ using netqos::testing::TrafficClock;
 using netqos::testing::WaitFor;
 using netqos::testing::WireRate;
 
-constexpr double kCapTolerance = 0.02;
 constexpr auto kWarmUp = 1200ms;  // past HTB's initial burst and TCP slow start
-constexpr auto kWindow = 3000ms;
 constexpr int kRunSeconds = 8;  // warm-up + up to two windows (MeasureCaps) + slack
 
 // This file's cases: veth addresses in 10.<subnet>.x.0/24 with subnets no other test uses
@@ -83,24 +85,6 @@ DaemonFixtureOptions Case(const std::string& tag, int subnet) {
   return {.tag = "x" + tag, .subnet = subnet, .pod_namespace = "escape"};
 }
 
-bool Within(double measured, double cap) {
-  return measured >= cap * (1 - kCapTolerance) && measured <= cap * (1 + kCapTolerance);
-}
-
-// Measures every rate of `w` over kWindow; if none is above its cap but some is below (a sender
-// starved of CPU on a small machine, not an enforcement error), measures one more window.
-void MeasureCaps(WireRate& w, const std::map<std::string, double>& caps) {
-  w.Measure(kWindow);
-  bool above = false, below = false;
-  for (const auto& [name, cap] : caps) {
-    above = above || w.Mbps(name) > cap * (1 + kCapTolerance);
-    below = below || w.Mbps(name) < cap * (1 - kCapTolerance);
-  }
-  if (below && !above) {
-    std::printf("  below a cap (senders not saturating?), measuring one more window\n");
-    w.Measure(kWindow);
-  }
-}
 
 // One run of netqos_attack_sender in a cgroup and/or a namespace (SpawnIn: cgroup first, then
 // namespace). The destructor kills and reaps it.

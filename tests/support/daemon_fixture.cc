@@ -118,6 +118,23 @@ size_t CountLines(const std::string& text, const std::vector<std::string>& needl
 
 std::string HandleText(uint32_t handle) { return TcHandleText(handle); }
 
+bool Within(double measured, double cap) {
+  return measured >= cap * (1 - kCapTolerance) && measured <= cap * (1 + kCapTolerance);
+}
+
+void MeasureCaps(WireRate& w, const std::map<std::string, double>& caps) {
+  w.Measure(kWindow);
+  bool above = false, below = false;
+  for (const auto& [name, cap] : caps) {
+    above = above || w.Mbps(name) > cap * (1 + kCapTolerance);
+    below = below || w.Mbps(name) < cap * (1 - kCapTolerance);
+  }
+  if (below && !above) {
+    std::printf("  below a cap (senders not saturating?), measuring one more window\n");
+    w.Measure(kWindow);
+  }
+}
+
 bool IsContainerLeaf(uint32_t priority) {
   return (priority >> 16) == 0x10 && (priority & 0xffffu) >= 0x100 &&
          (priority & 0xffffu) != 0xffff;

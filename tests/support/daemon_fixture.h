@@ -47,6 +47,13 @@ std::optional<double> WaitFor(const std::function<bool()>& pred, Ms limit,
 size_t CountLines(const std::string& text, const std::vector<std::string>& needles);
 // "10:100" as tc prints a class handle (hex major and minor).
 std::string HandleText(uint32_t handle);
+// How close a rate measured on the wire must be to its cap, and over how long it is measured.
+inline constexpr double kCapTolerance = 0.02;
+inline constexpr Ms kWindow{3000};
+bool Within(double measured, double cap);
+// Measures every rate of `w` over kWindow; if none is above its cap but some is below (a sender
+// starved of CPU on a small machine, not an enforcement error), measures one more window.
+void MeasureCaps(WireRate& w, const std::map<std::string, double>& caps);
 // A container leaf: 10:<minor> with minor in the container range (10:100 and up); the level
 // classes and their default leaves (10:x0, 10:x1) are below it.
 bool IsContainerLeaf(uint32_t priority);

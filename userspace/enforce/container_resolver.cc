@@ -70,10 +70,23 @@ ContainerResolver::ContainerResolver(std::string cgroup_mount, cgroup::CgroupLay
 
 namespace {
 
+// Whether s can be one component of a cgroup path: no '/', not "." or "..", nothing but
+// letters, digits, '-', '_' and '.'. Looser than what a kubelet writes (UUIDs, hex ids), so that
+// test and static pods resolve too; strict enough that nothing leaves the pod's directory.
+bool PathComponent(const std::string& s) {
+  if (s.empty() || s.size() > 128 || s == "." || s == "..") return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 // Why the pod list's names for this container cannot be made into a path ("" = they can).
 std::string Malformed(const cgroup::PodInfo& pod, const cgroup::ContainerInfo& c) {
-  if (!IsPodUid(pod.uid, '-')) return "pod uid \"" + pod.uid + "\" is not a pod uid";
-  if (!IsContainerId(c.id)) return "container id \"" + c.id + "\" is not a container id";
+  if (!PathComponent(pod.uid)) return "pod uid \"" + pod.uid + "\" is not a pod uid";
+  if (!PathComponent(c.id)) return "container id \"" + c.id + "\" is not a container id";
   return "";
 }
 

@@ -202,11 +202,14 @@ TEST_CASE("a hostile pod list cannot point resolution at a cgroup outside its po
       pod("x/../../system.slice/victim", "ab"),      // uid escapes
       pod(kUid, "../../system.slice/victim"),        // container id escapes
       pod(kUid, "victim/../" + kId),                 // a slash at all
+      pod(kUid, ".."),                               // the parent itself
+      pod("static-web-node1", "abc123"),             // not a UUID, but harmless: looked up
   };
   const auto resolved = resolver.Resolve(pods, {});
   REQUIRE(resolved.containers.size() == 1);
   CHECK(resolved.containers[0].cgroup_id == Inode(dir.file("kubepods/pod" + kUid + "/" + kId)));
-  REQUIRE(resolved.rejected.size() == 3);
+  REQUIRE(resolved.rejected.size() == 4);
+  CHECK(resolved.missing.size() == 1);  // the harmless one: its cgroup does not exist
   CHECK(resolved.rejected[0].find("pod uid \"x/../../system.slice/victim\"") != std::string::npos);
   CHECK(resolved.rejected[1].find("container id \"../../system.slice/victim\"") !=
         std::string::npos);
