@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_depth.h"
+
 namespace netqos::cgroup {
 namespace {
 
@@ -84,6 +86,9 @@ void SplitContainerId(const std::string& container_id, std::string* runtime, std
 }
 
 Result<std::vector<PodInfo>> ParsePodList(const std::string& json_text, const std::string& source) {
+  if (JsonTooDeep(json_text)) {
+    return InvalidArgument("pod list from " + source + ": " + JsonTooDeepText());
+  }
   const json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return InvalidArgument("pod list from " + source + ": malformed JSON");
   if (!doc.is_object()) {

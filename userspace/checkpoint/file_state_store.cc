@@ -1,5 +1,7 @@
 #include "checkpoint/file_state_store.h"
 
+#include "common/json_depth.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -209,7 +211,7 @@ uint64_t HighestSeqIn(std::string_view contents, uint64_t first_seq) {
   while (pos < contents.size()) {
     size_t nl = contents.find('\n', pos);
     std::string_view line = contents.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
-    json j = json::parse(line, nullptr, false);
+    json j = JsonTooDeep(line) ? json(nullptr) : json::parse(line, nullptr, false);
     if (j.is_object()) {
       auto it = j.find("seq");
       if (it != j.end() && it->is_number_unsigned()) high = std::max(high, it->get<uint64_t>());
@@ -232,6 +234,7 @@ Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string&
                                      bool skip) {
   // Malformed JSON is never skippable (spec 14.12): the file is left untouched for inspection.
   const std::string malformed = "checkpoint " + path + " is malformed and was left in place: ";
+  if (JsonTooDeep(contents)) return DataLoss(malformed + JsonTooDeepText());
   json doc;
   try {
     doc = json::parse(contents);
@@ -412,7 +415,8 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
       size_t nl = contents.find('\n', pos);
       const bool complete = nl != std::string::npos;
       std::string_view line(contents.data() + pos, (complete ? nl : contents.size()) - pos);
-      json j = json::parse(line, nullptr, false);
+      const bool too_deep = JsonTooDeep(line);
+      json j = too_deep ? json(json::value_t::discarded) : json::parse(line, nullptr, false);
       const bool last_line = !complete || nl + 1 == contents.size();
       if (last_segment && last_line && (!complete || j.is_discarded())) {
         // A write that never returned: it was not acknowledged, so dropping it loses nothing.
@@ -433,8 +437,9 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
         break;
       }
       Status bad;
-      Result<Record> rec = j.is_discarded() ? Result<Record>(InvalidArgument("not valid JSON"))
-                                            : DecodeRecord(std::move(j));
+      Result<Record> rec = too_deep        ? Result<Record>(InvalidArgument(JsonTooDeepText()))
+                           : j.is_discarded() ? Result<Record>(InvalidArgument("not valid JSON"))
+                                              : DecodeRecord(std::move(j));
       if (!rec.ok()) {
         bad = rec.status();
       } else if (rec->seq <= prev) {

@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bpf/nic_attach.h"
+#include "common/json_depth.h"
 #include "shaping/htb_installer.h"
 #include "topology/netns_exec.h"
 
@@ -68,6 +69,9 @@ Result<std::vector<InstalledLink>> LoadInstalledLinks(const std::string& path) {
   if (!in) return std::vector<InstalledLink>{};
   std::stringstream buf;
   buf << in.rdbuf();
+  if (JsonTooDeep(buf.str())) {
+    return InvalidArgument("installed-links record " + path + ": " + JsonTooDeepText());
+  }
   try {
     auto j = nlohmann::json::parse(buf.str());
     std::vector<InstalledLink> out;

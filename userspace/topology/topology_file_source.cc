@@ -15,6 +15,8 @@
 #include <sstream>
 #include <spdlog/spdlog.h>
 
+#include "common/json_depth.h"
+
 namespace netqos::topology {
 namespace {
 
@@ -124,6 +126,9 @@ Result<core::Nic> ParseNic(const json& j, const std::string& where,
 
 Result<core::Topology> ParseTopologyJson(const std::string& text, const std::string& origin,
                                          const std::string& default_netns_dir) {
+  if (JsonTooDeep(text)) {
+    return InvalidArgument("topology file " + origin + ": " + JsonTooDeepText());
+  }
   json doc;
   try {
     doc = json::parse(text);

@@ -158,3 +158,20 @@ TEST_CASE("pod list: addresses, hostNetwork and phase", "[cgroup][pods]") {
   CHECK_FALSE((*pods)[3].host_network);  // not a boolean: not host network
   CHECK((*pods)[3].ips.empty());
 }
+
+TEST_CASE("pod list: a document nested far too deep is refused before it is parsed",
+          "[cgroup][pods]") {
+  const std::string deep = "{\"items\": [{\"metadata\": {\"annotations\": {\"a\": " +
+                           std::string(100000, '[') + std::string(100000, ']') + "}}}]}";
+  auto pods = ParsePodList(deep, "https://node:10250/pods");
+  REQUIRE_FALSE(pods.ok());
+  CHECK(pods.status().code() == StatusCode::kInvalidArgument);
+  CHECK(pods.status().message() ==
+        "pod list from https://node:10250/pods: nested deeper than 64 levels");
+  // Brackets inside strings are text, not nesting.
+  auto ok = ParsePodList("{\"items\": [{\"metadata\": {\"name\": \"" + std::string(1000, '[') +
+                             "\"}}]}",
+                         "file");
+  REQUIRE(ok.ok());
+  CHECK((*ok)[0].name == std::string(1000, '['));
+}

@@ -385,6 +385,13 @@ TEST_CASE("corruption inside the journal names the file and line", "[file_state_
     lines[1] = "this is not json";
     expect_text = "not valid JSON";
   }
+  SECTION("nested far too deep") {
+    // Valid JSON a million brackets deep: recursion over it (dump, compare) would overflow the
+    // stack on every start.
+    lines[1] = lines[1].substr(0, lines[1].size() - 1) + ",\"x\":" + std::string(500000, '[') +
+               std::string(500000, ']') + "}";
+    expect_text = "nested deeper than";
+  }
   SECTION("sequence going backwards") {
     lines[2] = lines[0];
     expect_text = "sequence number 1 does not follow 2";
