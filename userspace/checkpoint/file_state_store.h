@@ -52,7 +52,7 @@ class FileStateStore final : public core::StateStore {
     bool fsync_dir_after_snapshot = true;
   };
 
-  // Creates `dir` (mkdir -p, 0755) if needed. Does not read anything yet.
+  // Creates `dir` (mkdir -p, 0700) if needed. Does not read anything yet.
   static Result<std::unique_ptr<FileStateStore>> Create(Options options);
 
   ~FileStateStore() override;
