@@ -74,11 +74,17 @@ esac
 [[ $mem =~ ^[1-9][0-9]*[MGmg]?$ ]] || { echo "$prog: --mem takes e.g. 2G or 1536M" >&2; usage; }
 ((EUID == 0)) || die "must run as root (the guest's command runs as root, and 9p passthrough needs it)"
 
-# The working directory must be one the guest sees: its /tmp, /run, /proc, /sys and /dev are
-# its own.
-case $PWD/ in
-  /tmp/*|/run/*|/var/run/*|/proc/*|/sys/*|/dev/*)
-    die "the working directory $PWD is under a directory the guest mounts its own (/tmp, /run, /proc, /sys, /dev)" ;;
+# The working directory must be one the guest sees: its /run, /proc, /sys and /dev are its own.
+# Its /tmp is a fresh tmpfs too, but a working directory under /tmp (a CI clone there) is kept:
+# the top directory below /tmp that holds it is carried over (overlay semantics: the host's files,
+# the guest's writes).
+keep_tmp=""
+case $(cd "$PWD" && pwd -P)/ in
+  /run/*|/var/run/*|/proc/*|/sys/*|/dev/*)
+    die "the working directory $PWD is under a directory the guest mounts its own (/run, /proc, /sys, /dev)" ;;
+  /tmp/*)
+    keep_tmp=$(cd "$PWD" && pwd -P)
+    keep_tmp=/tmp/$(cut -d/ -f3 <<<"$keep_tmp") ;;
 esac
 
 for tool in qemu-system-x86_64 busybox apt-get dpkg-deb depmod xz zstd setpriv timeout readelf gzip od; do
@@ -88,7 +94,7 @@ if readelf -l "$(command -v busybox)" | grep -q INTERP; then
   die "$(command -v busybox) is not static: install busybox-static (scripts/install-deps.sh)"
 fi
 
-CACHE=${NETQOS_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/netqos/kernels}
+CACHE=${NETQOS_KERNEL_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/netqos/kernels}
 mkdir -p "$CACHE"
 CACHE=$(cd "$CACHE" && pwd -P)
 case $CACHE/ in "$(cd "$repo" && pwd -P)"/*) die "NETQOS_KERNEL_CACHE ($CACHE) must be outside the checkout" ;; esac
@@ -290,6 +296,7 @@ qos_modules="sch_fq sch_fq_codel sch_htb ifb cls_bpf act_mirred veth"
   printf 'LAB_MODTREE=%q\n' "$moddir"
   printf 'LAB_MODULES=%q\n' "$qos_modules"
   printf 'LAB_HOSTNAME=%q\n' "netqos-lab-${kernel//./-}"
+  printf 'LAB_KEEP_TMP=%q\n' "$keep_tmp"
 } >"$tmp/ctl/config"
 {
   echo '# written by kernel-lab.sh: the environment, working directory and command of the caller'
