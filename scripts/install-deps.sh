@@ -21,6 +21,9 @@ PACKAGES=(
   python3 python3-yaml
   # libFuzzer for clang 14 (fuzz/, scripts/fuzz.sh); clang only recommends it
   libclang-rt-14-dev
+  # the kernel lab (scripts/kernel-lab.sh): qemu, the guest's static busybox, depmod for the
+  # downloaded kernels' modules, the decompressors of their vmlinuz and modules
+  qemu-system-x86 qemu-utils busybox-static kmod xz-utils zstd
 )
 
 missing=()

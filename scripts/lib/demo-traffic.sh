@@ -41,7 +41,17 @@ servers_start() {
       >/dev/null 2>&1 &
     PIDS+=($!)
   done
-  sleep 0.3
+  # Each server listens before a client connects: on a slow machine (the kernel lab's TCG
+  # guests) starting iperf3 takes seconds, not the 0.3 s that used to be waited here.
+  for i in "${!C_LABEL[@]}"; do
+    remote_ns=$NS_RA
+    [[ -n ${C_NETNS[$i]} ]] && remote_ns=$NS_RB
+    for _ in $(seq 150); do
+      [[ -n $(ss -N "$remote_ns" -Hltn "src ${C_REMOTE[$i]}:${C_PORT[$i]}" 2>/dev/null) ]] && continue 2
+      sleep 0.1
+    done
+    fail "iperf3 server for ${C_LABEL[$i]} not listening on ${C_REMOTE[$i]}:${C_PORT[$i]} after 15 s"
+  done
 }
 
 # Bulk TCP from inside each container's cgroup, for at most $1 seconds: the shell joins the

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The privileged smoke subset for one kernel, run inside a kernel-lab guest
+# (scripts/kernel-lab.sh --kernel K -- tests/kernels/smoke.sh BUILD_DIR; scripts/test.sh's
+# kernels stage runs it on 5.10, 6.1 and 6.12). Each check is one privileged CTest case or one
+# script of tests/kernels/; all are chosen to pass on a 2-vCPU TCG guest: one flow at a time, at
+# most 100 Mbit/s (the guest carries ~500 Mbit/s over a veth when the host is quiet, and two
+# 200 Mbit/s flows side by side only sometimes, so the CTest cases that need that are not here).
+#
+# What a kernel cannot do is an explicit exclusion below, with its reason, printed on every run:
+# never a silent skip. Exits non-zero if a check that is not excluded fails.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+BUILD_DIR=${1:-build}
+release=$(uname -r)
+series=$(cut -d. -f1,2 <<<"$release")
+
+# name | how to run it
+CHECKS=(
+  "cgroup2 unified at /sys/fs/cgroup, no v1|cgroup_unified"
+  "mq NIC: 4-queue veth, mq root, fq per queue|tests/kernels/mq_nic_test.sh"
+  "ctest|integration:cgroup: the cgroup2 mount is detected"
+  "ctest|integration:egress test-run sets priority and counts only classified cgroups"
+  "ctest|integration:a socket that only receives is counted and found by the ingress program"
+  "ctest|integration:the NIC egress program sets every packet's class, never the sender's"
+  "ctest|integration:the ingress program classifies by pod address, fragments included"
+  "ctest|integration:PACKET_QDISC_BYPASS is refused to classified containers only"
+  "ctest|integration:shaping: IFB devices are created idempotently and carry the same plan"
+  "ctest|integration:daemon enforcement: a container cgroup created after its Allocate is classified within 2 s"
+  "ctest|integration:netqosctl: status, classes, top and cgroup on a live enforcing netqosd, then without it"
+  "netqosd: cgroup id, 2 % cap, kill -9, adoption, --uninstall|tests/kernels/adoption_test.sh $BUILD_DIR"
+  "netqosd without traffic: cgroup id, kill -9, adoption, --uninstall|env LAB_NO_TRAFFIC=1 tests/kernels/adoption_test.sh $BUILD_DIR"
+)
+
+# Exclusions: check name -> why this kernel cannot pass it (see README, "Supported kernels").
+# The IFB one is measured, not assumed: tests/kernels/ifb_redirect_probe.sh shows whether the
+# kernel passes on a packet that bpf_redirect() sent to an IFB, and the probe must agree with
+# what this table expects of the series (a Debian update that changes it fails the stage, so
+# that the exclusion is revisited, never kept silently).
+declare -A EXCLUDED=()
+case $series in
+  5.10 | 6.1) expect_ifb=drops ;;
+  *) expect_ifb=passes ;;
+esac
+tests/kernels/ifb_redirect_probe.sh
+case $? in
+  0) ifb=passes ;;
+  3) ifb=drops ;;
+  *) echo "FAIL: the IFB redirect probe failed"; exit 1 ;;
+esac
+if [[ $ifb != "$expect_ifb" ]]; then
+  echo "FAIL: on $release the IFB $ifb bpf_redirect()ed packets; tests/kernels/smoke.sh expects it $expect_ifb for $series: update its exclusions and the README's matrix"
+  exit 1
+fi
+if [[ $ifb == drops ]]; then
+  ifb_drop="on $release the IFB drops every packet a tc program redirects to it with bpf_redirect() (the probe above: ifb_xmit counts them in rx_dropped, the skb is not marked redirected), and netqos's ingress shaping is such a redirect: the TCP of an allocated container on an --enforce-nics NIC stalls"
+  for c in "integration:netqosctl: status, classes, top and cgroup on a live enforcing netqosd, then without it" \
+    "netqosd: cgroup id, 2 % cap, kill -9, adoption, --uninstall"; do
+    EXCLUDED[$c]=$ifb_drop
+  done
+fi
+# Where traffic runs, the test with traffic covers everything the one without does.
+[[ $ifb == passes ]] && EXCLUDED["netqosd without traffic: cgroup id, kill -9, adoption, --uninstall"]="covered by the same test with traffic on this kernel"
+
+cgroup_unified() {
+  [[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]] || { echo "/sys/fs/cgroup is not cgroup2"; return 1; }
+  if awk '$3 == "cgroup" { found = 1 } END { exit !found }' /proc/self/mounts; then
+    echo "a cgroup v1 hierarchy is mounted"; return 1
+  fi
+  echo "cgroup2fs at /sys/fs/cgroup, controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+}
+
+passed=0 failed=0 excluded=0 failures=()
+echo "== kernel smoke on $release"
+for entry in "${CHECKS[@]}"; do
+  name=${entry%%|*} run=${entry#*|}
+  if [[ $name == ctest ]]; then name=$run; fi
+  if [[ -n ${EXCLUDED[$name]:-} ]]; then
+    echo "-- EXCLUDED on $series: $name"
+    echo "   because: ${EXCLUDED[$name]}"
+    excluded=$((excluded + 1))
+    continue
+  fi
+  echo "-- $name"
+  start=$(date +%s.%N)
+  if [[ ${entry%%|*} == ctest ]]; then
+    # shellcheck disable=SC2001,SC2016  # sed escapes the regex metacharacters of the name
+    regex=$(sed 's/[][\.*^$()+?{}|]/\\&/g' <<<"$run")
+    (cd "$BUILD_DIR" && CI=true ctest --output-on-failure --timeout 300 -R "^$regex\$" --no-tests=error) 2>&1 |
+      grep -vE '^(Test project|Label Time Summary|privileged +=|Total Test time|$)|tests passed, 0 tests failed'
+    rc=${PIPESTATUS[0]}
+  elif [[ $run == cgroup_unified ]]; then
+    cgroup_unified
+    rc=$?
+  else
+    # shellcheck disable=SC2086  # run is a script and its arguments
+    $run
+    rc=$?
+  fi
+  took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  if ((rc == 0)); then
+    echo "   passed in ${took}s"
+    passed=$((passed + 1))
+  else
+    echo "   FAILED (exit $rc) after ${took}s"
+    failed=$((failed + 1))
+    failures+=("$name")
+  fi
+done
+echo "== kernel smoke on $release: $passed checks passed, $failed failed, $excluded excluded"
+for f in "${failures[@]}"; do echo "   failed: $f"; done
+((failed == 0))
