@@ -45,6 +45,9 @@ struct KernelLinkShaperOptions {
   // Received packets of no class go through the IFB too (the unclassified level's ceiling is
   // below the link); otherwise only those of classes flagged kClassIngressShaped do.
   bool redirect_unclassified = false;
+  // false on kernels whose IFB drops bpf_redirect()ed packets (app/kernel_features.h): the
+  // ingress program then classifies only, and received traffic is not shaped rather than lost.
+  bool redirect_to_ifb = true;
 };
 
 class KernelLinkShaper : public LinkShaper {
