@@ -96,7 +96,7 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   app.option_defaults()->always_capture_default();
   auto& p = c.policy;
 
-  // Katalyst: network plugin (spec section 10.1).
+  // Katalyst: network plugin flags (their names and defaults, docs/compatibility.md).
   app.add_option("--network-resource-plugin-policy", c.policy_name,
                  "Policy of the network plugin (only \"static\")");
   uint32_t* class_ids[4] = {&p.qos_class_ids[core::kReclaimedCores],

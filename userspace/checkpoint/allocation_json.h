@@ -1,4 +1,4 @@
-// JSON encoding of the allocation state in Katalyst's checkpoint layout (spec section 8.1): the
+// JSON encoding of the allocation state in Katalyst's checkpoint layout (docs/compatibility.md): the
 // field names of AllocationInfo and BandwidthInfo, readable from v0.5.3 and HEAD files alike.
 #pragma once
 

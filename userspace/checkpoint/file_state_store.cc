@@ -232,7 +232,7 @@ struct ParsedSnapshot {
 
 Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string& contents,
                                      bool skip) {
-  // Malformed JSON is never skippable (spec 14.12): the file is left untouched for inspection.
+  // Malformed JSON is never skippable: the file is left untouched for inspection.
   const std::string malformed = "checkpoint " + path + " is malformed and was left in place: ";
   if (JsonTooDeep(contents)) return DataLoss(malformed + JsonTooDeepText());
   json doc;

@@ -14,7 +14,7 @@
 //   .network_plugin_state.tmp-<pid>-<n>   a snapshot being written (removed by Load).
 //
 // Checksums are ours, not Katalyst's (Katalyst hashes a go-spew rendering of its Go types, which
-// changes with every type change; see spec 8.4): C and X are FNV-1a 64-bit over nlohmann's
+// changes with every type change): C and X are FNV-1a 64-bit over nlohmann's
 // compact, key-sorted dump() of the document with its "checksum" (resp. "crc") member removed.
 // A file without the "netqos" member was written by Katalyst; its checksum cannot be verified,
 // so it is treated as a checksum mismatch and imported only with skip_corruption.

@@ -1,4 +1,4 @@
-// The annotations an allocation reports to the kubelet (spec 5.8, v0.5.3): the NIC's addresses,
+// The annotations an allocation reports to the kubelet (Katalyst v0.5.3): the NIC's addresses,
 // name and namespace path, the net class id and the bandwidth.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Topology hints for a request (spec 5.4, v0.5.3 calculateHints): one hint per socket that has
+// Topology hints for a request (Katalyst v0.5.3 calculateHints): one hint per socket that has
 // a fitting NIC, then the all-NUMA hint unless the request is restricted.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Per-NIC bandwidth bookkeeping (spec 8.2): capacity from link speed, the static reservation,
+// Per-NIC bandwidth bookkeeping: capacity from link speed, the static reservation,
 // and allocatable/free derived from what the pod entries hold on the NIC.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Net class id resolution (spec 7.1): the pod's own annotation, else the id configured for its
+// Net class id resolution: the pod's own annotation, else the id configured for its
 // QoS level. Public so that whatever writes class ids resolves them exactly as allocation does.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The NIC filter chain of spec 4.1 (health, bandwidth, namespace type, hint) and the namespace
+// The NIC filter chain (health, bandwidth, namespace type, hint) and the namespace
 // preference of 4.3. Each excluded NIC gets a reason, so a failed allocation can say why.
 #pragma once
 

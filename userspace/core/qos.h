@@ -1,4 +1,4 @@
-// QoS level resolution and request annotation/label filtering (spec 3.1): what every hint and
+// QoS level resolution and request annotation/label filtering: what every hint and
 // allocation request goes through before any NIC rule reads it.
 #pragma once
 

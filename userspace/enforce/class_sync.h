@@ -1,7 +1,7 @@
 // Brings the class map to the desired state. Entries nobody wants any more are cleared right away
 // when their cgroup is gone or their pod was removed; an entry whose cgroup still exists but whose
 // pod the kubelet no longer lists is kept for a grace period, as Katalyst HEAD's
-// clearResidualNetClass does (spec 7.5), so a kubelet hiccup never drops enforcement.
+// clearResidualNetClass does, so a kubelet hiccup never drops enforcement.
 #pragma once
 
 #include <chrono>

@@ -399,7 +399,7 @@ void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
   }
 }
 
-// Residual state (spec 7.7): allocations of pods the kubelet stopped listing are dropped after a
+// Residual state (as Katalyst cleans it up): allocations of pods the kubelet stopped listing are dropped after a
 // while, on full passes with a good pod list only.
 void Enforcer::DropResidualPods(const core::PodEntries& allocations, Clock::time_point now) {
   std::set<std::string> listed;

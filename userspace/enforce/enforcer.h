@@ -48,7 +48,7 @@ struct EnforcerPorts {
   // One read of the kubelet's pod list, unparsed (parsed only when it changed).
   std::function<Result<std::string>()> fetch_pods;
   std::function<AllocationSnapshot()> snapshot;
-  // Removes a pod's allocations (residual state cleanup, spec 7.7).
+  // Removes a pod's allocations (residual state cleanup).
   std::function<Status(const std::string& pod_uid)> remove_pod;
   ClassTable* table = nullptr;
   LinkShaper* shaper = nullptr;

@@ -29,13 +29,13 @@ void ToProto(const pb::ResourceRequest& req, const core::HintsResponse& resp,
 void ToProto(const pb::PodResourceRequest& req, const core::HintsResponse& resp,
              pb::PodResourceHintsResponse* out);
 
-// Allocations (spec 5.7). has_allocation == false leaves allocation_result unset (INIT).
+// Allocations. has_allocation == false leaves allocation_result unset (INIT).
 void ToProto(const pb::ResourceRequest& req, const core::AllocationResponse& resp,
              pb::ResourceAllocationResponse* out);
 void ToProto(const pb::PodResourceRequest& req, const core::AllocationResponse& resp,
              pb::PodResourceAllocationResponse* out);
 
-// Topology-aware views (spec 5.10, 5.11). found == false gives a completely empty response.
+// Topology-aware views. found == false gives a completely empty response.
 void ToProto(const core::TopologyAwareResources& res, pb::GetTopologyAwareResourcesResponse* out);
 void ToProto(const core::AllocatableResources& res,
              pb::GetTopologyAwareAllocatableResourcesResponse* out);
