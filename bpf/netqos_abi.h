@@ -5,6 +5,7 @@
 #ifndef NETQOS_ABI_H
 #define NETQOS_ABI_H
 
+#include <linux/bpf.h> /* struct bpf_spin_lock */
 #include <linux/types.h>
 
 /* QoS level of a container (Katalyst). */
@@ -25,6 +26,7 @@ enum netqos_qos_level {
 #define NETQOS_MAP_SOCK_TAG netqos_sktag_v1	/* sk storage: socket -> netqos_sock_tag */
 #define NETQOS_MAP_POD_ADDR netqos_podip_v1	/* hash: netqos_addr -> __u64 cgroup id */
 #define NETQOS_MAP_FRAG netqos_frag_v1		/* lru hash: netqos_frag_key -> __u64 cgroup id */
+#define NETQOS_MAP_EDT netqos_edt_v1		/* hash: __u64 cgroup id -> netqos_edt */
 
 #define NETQOS_STR_INNER(x) #x
 #define NETQOS_STR(x) NETQOS_STR_INNER(x)
@@ -89,5 +91,23 @@ struct netqos_frag_key {
 struct netqos_sock_tag {
 	__u64 cgroup_id;
 };
+
+/* Value of NETQOS_MAP_EDT, keyed like NETQOS_MAP_CLASS: a container's pacing on NICs in EDT
+ * mode. Userspace writes rate (and zeroes t_last when the rate changes); the NIC egress program
+ * moves t_last under lock, since every CPU that sends for the container updates the same entry.
+ */
+struct netqos_edt {
+	__u64 rate;   /* bytes per second on the wire; 0 = not paced */
+	__u64 t_last; /* CLOCK_MONOTONIC departure time (ns) given to the container's last packet */
+	struct bpf_spin_lock lock;
+	__u32 pad;
+};
+
+/* skb->priority in EDT mode: a TC_PRIO_* value per QoS level, which fq (6.8+) maps to its three
+ * bands as pfifo_fast does (interactive first, bulk last). In HTB mode it is the leaf's handle.
+ */
+#define NETQOS_EDT_PRIO_INTERACTIVE 6 /* TC_PRIO_INTERACTIVE: system, dedicated */
+#define NETQOS_EDT_PRIO_BESTEFFORT 0  /* TC_PRIO_BESTEFFORT: shared, unclassified */
+#define NETQOS_EDT_PRIO_BULK 2	      /* TC_PRIO_BULK: reclaimed */
 
 #endif /* NETQOS_ABI_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The tc programs on an enforced NIC (cls_bpf on its clsact qdisc, one instance per NIC).
  *
- * netqos_nic_tx (egress) gives every packet the NIC sends its HTB class, whatever the sender put
- * in skb->priority: the class of the sending socket's container (any socket family, AF_PACKET
+ * netqos_nic_tx (egress) gives every packet the NIC sends its class, whatever the sender put in
+ * skb->priority (in EDT mode it also paces capped containers, see cfg_edt): the class of the sending socket's container (any socket family, AF_PACKET
  * included, and processes in cgroups below a container's), else of the pod whose address is the
  * packet's source (a pod behind a CNI: crossing its veth cleared the priority and the socket),
  * else 0, the HTB default class. It counts the packets the cgroup programs never see (sockets
@@ -25,6 +25,16 @@
 #include <bpf/bpf_endian.h>
 
 #include "netqos_maps.bpf.h"
+
+/* Set by the loader: this NIC runs in EDT mode (mq root, fq under each TX queue). netqos_nic_tx
+ * then gives each capped container's packets a departure time from its rate (NETQOS_MAP_EDT),
+ * which fq enforces, and skb->priority names a QoS level's fq band instead of an HTB leaf.
+ */
+const volatile __u32 cfg_edt = 0;
+/* EDT: a packet that would leave further than this in the future is dropped rather than queued:
+ * a sender faster than its rate (a UDP flood) is held there instead of filling fq for seconds.
+ */
+const volatile __u64 cfg_edt_horizon_ns = 2000000000ULL;
 
 /* Set by the loader before load; 0 = classify only, no redirect. */
 const volatile __u32 cfg_ifb_ifindex = 0;
@@ -270,6 +280,73 @@ static __always_inline int netqos_inet_socket(struct __sk_buff *skb)
 	return sk->family == 2 /* AF_INET */ || sk->family == 10 /* AF_INET6 */;
 }
 
+#define NETQOS_NSEC_PER_SEC 1000000000ULL
+
+/* The fq band of a QoS level (EDT mode). */
+static __always_inline __u32 netqos_edt_priority(const struct netqos_class *cls)
+{
+	if (!cls)
+		return NETQOS_EDT_PRIO_BESTEFFORT;
+	switch (cls->qos_level) {
+	case NETQOS_QOS_SYSTEM:
+	case NETQOS_QOS_DEDICATED:
+		return NETQOS_EDT_PRIO_INTERACTIVE;
+	case NETQOS_QOS_RECLAIMED:
+		return NETQOS_EDT_PRIO_BULK;
+	default:
+		return NETQOS_EDT_PRIO_BESTEFFORT;
+	}
+}
+
+/* Gives the packet its departure time from the container's rate: the later of the time its
+ * sender chose (TCP's own pacing) and the container's previous departure plus this packet's
+ * share of the rate. Returns TC_ACT_SHOT beyond the horizon. wire_len counts every segment of a
+ * GSO packet with its headers, as they leave the NIC.
+ */
+static __always_inline int netqos_edt_pace(struct __sk_buff *skb, __u64 cgroup_id)
+{
+	struct netqos_edt *e = bpf_map_lookup_elem(&NETQOS_MAP_EDT, &cgroup_id);
+	__u64 rate, now, t, delay, next;
+
+	if (!e)
+		return TC_ACT_OK;
+	rate = e->rate;
+	if (!rate)
+		return TC_ACT_OK;
+	now = bpf_ktime_get_ns();
+	t = skb->tstamp;
+	if (t < now)
+		t = now;
+	delay = (__u64)skb->wire_len * NETQOS_NSEC_PER_SEC / rate;
+	bpf_spin_lock(&e->lock);
+	next = e->t_last + delay;
+	if (next <= t) {
+		/* The container was idle for longer than this packet's share: it leaves when its
+		 * sender wanted, and no credit for the idle time carries over (no burst).
+		 */
+		e->t_last = t;
+		bpf_spin_unlock(&e->lock);
+		return TC_ACT_OK;
+	}
+	if (next - now > cfg_edt_horizon_ns) {
+		bpf_spin_unlock(&e->lock);
+		return TC_ACT_SHOT;
+	}
+	e->t_last = next;
+	bpf_spin_unlock(&e->lock);
+	skb->tstamp = next;
+	return TC_ACT_OK;
+}
+
+/* Counts a packet the horizon dropped (the container's counters' drops). */
+static __always_inline void netqos_count_drop(__u64 cgroup_id)
+{
+	struct netqos_counters *c = netqos_counters_get(&NETQOS_MAP_CG_STATS, &cgroup_id);
+
+	if (c)
+		c->drops += 1;
+}
+
 SEC("tc")
 int netqos_nic_tx(struct __sk_buff *skb)
 {
@@ -292,8 +369,16 @@ int netqos_nic_tx(struct __sk_buff *skb)
 			cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
 	}
 	/* Never the sender's own value: SO_PRIORITY could otherwise pick any leaf, or HTB's direct
-	 * queue (the root's handle), which no cap holds.
+	 * queue (the root's handle), which no cap holds; in EDT mode, fq's first band.
 	 */
+	if (cfg_edt) {
+		skb->priority = netqos_edt_priority(cls);
+		if (cls && netqos_edt_pace(skb, cgroup_id) == TC_ACT_SHOT) {
+			netqos_count_drop(cgroup_id);
+			return TC_ACT_SHOT;
+		}
+		return TC_ACT_OK;
+	}
 	skb->priority = cls ? cls->priority : 0;
 	return TC_ACT_OK;
 }

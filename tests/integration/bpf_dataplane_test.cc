@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -736,6 +737,99 @@ TEST_CASE("the NIC egress program sets every packet's class, never the sender's"
   TestRunResult cleared{};
   REQUIRE(TestRun(tx, Ipv4Packet(IPPROTO_TCP, kPodIp, 5000, kLoopback, 80), 3, &cleared) == 0);
   CHECK(cleared.priority == 0u);
+}
+
+TEST_CASE("in EDT mode the NIC egress program paces each capped container and drops beyond the "
+          "horizon", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto id_a = CgroupIdOf(fx.cg_a());
+  auto id_b = CgroupIdOf(fx.cg_b());
+  REQUIRE(id_a.ok());
+  REQUIRE(id_b.ok());
+  netqos_class dedicated = Class(0x10090, 93);
+  dedicated.qos_level = NETQOS_QOS_DEDICATED;
+  REQUIRE((*dp)->SetClass(*id_a, dedicated).ok());
+  REQUIRE((*dp)->SetClass(*id_b, Class(0x10091, 94)).ok());  // shared
+  // Pods behind a CNI (the test run has no container socket): their source address names them.
+  constexpr uint32_t kPodA = 0x0a090a01;
+  constexpr uint32_t kPodB = 0x0a090a02;
+  REQUIRE((*dp)->SetPodAddress(V4Key(kPodA), *id_a).ok());
+  REQUIRE((*dp)->SetPodAddress(V4Key(kPodB), *id_b).ok());
+  // b may send 1000 bytes/s: each packet's share is its length in milliseconds.
+  constexpr uint64_t kRate = 1000;
+  REQUIRE((*dp)->SetEdtRate(*id_b, kRate).ok());
+  auto rates = (*dp)->ListEdtRates();
+  REQUIRE(rates.ok());
+  CHECK(*rates == std::vector<std::pair<uint64_t, uint64_t>>{{*id_b, kRate}});
+  constexpr uint64_t kHorizonNs = 1'000'000'000;
+  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir(), .edt = true, .edt_horizon_ns = kHorizonNs});
+  REQUIRE(nic.ok());
+  const int tx = (*nic)->EgressFd();
+
+  const auto from_b = Ipv4Packet(IPPROTO_UDP, kPodB, 4000, 0x0a000001, 53);
+  const uint64_t share_ns = from_b.size() * 1'000'000'000ull / kRate;
+  // The first packet leaves when its sender wants (no departure time); each later one a share
+  // after the one before, until a packet would leave beyond the horizon and is dropped.
+  auto first = netqos::testing::RunSkbProgram(tx, from_b, 0x10091);
+  REQUIRE(first.err == 0);
+  CHECK(first.retval == static_cast<uint32_t>(TC_ACT_OK));
+  CHECK(first.tstamp == 0);
+  CHECK(first.priority == NETQOS_EDT_PRIO_BESTEFFORT);  // the shared level's fq band, not a leaf
+  std::vector<uint64_t> departures;
+  uint32_t verdict = TC_ACT_OK;
+  for (int i = 0; i < 100 && verdict == TC_ACT_OK; i++) {
+    auto r = netqos::testing::RunSkbProgram(tx, from_b, 0x10091);
+    REQUIRE(r.err == 0);
+    verdict = r.retval;
+    if (verdict == TC_ACT_OK) departures.push_back(r.tstamp);
+  }
+  CHECK(verdict == static_cast<uint32_t>(TC_ACT_SHOT));
+  REQUIRE(departures.size() >= 2);
+  for (size_t i = 1; i < departures.size(); i++) CHECK(departures[i] - departures[i - 1] == share_ns);
+  // All queued ahead lie within the horizon: about horizon / share of them.
+  CHECK(departures.size() <= kHorizonNs / share_ns + 1);
+  CHECK(departures.size() + 1 >= kHorizonNs / share_ns);
+  auto cb = (*dp)->ContainerCounters(*id_b);
+  REQUIRE(cb.ok());
+  CHECK(cb->drops == 1);
+
+  // A sender's own later departure time (TCP pacing slower than the cap) is kept.
+  REQUIRE((*dp)->SetEdtRate(*id_b, kRate).ok());  // a rate written anew restarts the clock
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  const uint64_t later = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull +
+                         static_cast<uint64_t>(ts.tv_nsec) + 500'000'000ull;
+  auto own = netqos::testing::RunSkbProgram(tx, from_b, 0, 1, later);
+  CHECK(own.retval == static_cast<uint32_t>(TC_ACT_OK));
+  CHECK(own.tstamp == later);
+  auto next = netqos::testing::RunSkbProgram(tx, from_b, 0);
+  CHECK(next.tstamp == later + share_ns);
+
+  // A container without a rate is not paced; its level picks the band. Nor is traffic of no
+  // container, whatever priority its sender set.
+  auto a = netqos::testing::RunSkbProgram(tx, Ipv4Packet(IPPROTO_UDP, kPodA, 1, 0x0a000001, 9), 3);
+  CHECK(a.retval == static_cast<uint32_t>(TC_ACT_OK));
+  CHECK(a.tstamp == 0);
+  CHECK(a.priority == NETQOS_EDT_PRIO_INTERACTIVE);
+  auto other =
+      netqos::testing::RunSkbProgram(tx, Ipv4Packet(IPPROTO_UDP, 0x0a090a09, 1, 0x0a000001, 9), 7);
+  CHECK(other.tstamp == 0);
+  CHECK(other.priority == NETQOS_EDT_PRIO_BESTEFFORT);
+
+  // The same container on a NIC in HTB mode: its leaf, no departure time.
+  auto htb = NicPrograms::Load({.pin_dir = fx.pin_dir()});
+  REQUIRE(htb.ok());
+  auto h = netqos::testing::RunSkbProgram((*htb)->EgressFd(), from_b, 0);
+  CHECK(h.tstamp == 0);
+  CHECK(h.priority == 0x10091u);
+
+  REQUIRE((*dp)->ClearEdtRate(*id_b).ok());
+  REQUIRE((*dp)->ClearEdtRate(*id_b).ok());  // a missing entry is fine
+  auto cleared = (*dp)->ListEdtRates();
+  REQUIRE(cleared.ok());
+  CHECK(cleared->empty());
 }
 
 TEST_CASE("the ingress program classifies by pod address, fragments included", "[bpf]") {

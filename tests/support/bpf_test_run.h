@@ -58,14 +58,16 @@ struct SkbRunResult {
   int err = 0;               // bpf_prog_test_run_opts' return (0 = ran)
   uint32_t retval = 0;       // the program's verdict
   uint32_t priority = 0;     // skb->priority after the program
+  uint64_t tstamp = 0;       // skb->tstamp after the program (a departure time, in EDT mode)
   uint32_t duration_ns = 0;  // kernel-timed average of one run (the kernel divides by repeat)
 };
 
 // Runs the program `repeat` times on pkt (the verdict and priority are those of the last run).
 inline SkbRunResult RunSkbProgram(int prog_fd, std::vector<uint8_t> pkt, uint32_t in_priority,
-                                  uint32_t repeat = 1) {
+                                  uint32_t repeat = 1, uint64_t in_tstamp = 0) {
   __sk_buff ctx_in{};
   ctx_in.priority = in_priority;
+  ctx_in.tstamp = in_tstamp;
   __sk_buff ctx_out{};
   bpf_test_run_opts opts{};
   opts.sz = sizeof(opts);
@@ -80,6 +82,7 @@ inline SkbRunResult RunSkbProgram(int prog_fd, std::vector<uint8_t> pkt, uint32_
   r.err = bpf_prog_test_run_opts(prog_fd, &opts);
   r.retval = opts.retval;
   r.priority = ctx_out.priority;
+  r.tstamp = ctx_out.tstamp;
   r.duration_ns = opts.duration;
   return r;
 }

@@ -19,6 +19,30 @@
 namespace netqos::bpf {
 namespace {
 
+// Every entry of a hash map. Entries deleted while it walks are skipped.
+template <typename K, typename V>
+Result<std::vector<std::pair<K, V>>> ListEntries(int fd, const char* map_name) {
+  std::vector<std::pair<K, V>> out;
+  K key{};
+  K next{};
+  const void* prev = nullptr;
+  while (true) {
+    int err = bpf_map_get_next_key(fd, prev, &next);
+    if (err == -ENOENT) break;
+    if (err) return ErrnoStatus(std::string("bpf_map_get_next_key(") + map_name + ")", err);
+    V value{};
+    err = bpf_map_lookup_elem(fd, &next, &value);
+    if (err == 0) {
+      out.emplace_back(next, value);
+    } else if (err != -ENOENT) {
+      return ErrnoStatus(std::string("bpf_map_lookup_elem(") + map_name + ")", err);
+    }
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
 std::string Join(const std::string& dir, const char* name) { return dir + "/" + name; }
 
 bool Exists(const std::string& path) {
@@ -222,7 +246,8 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
   }
   const std::vector<std::string> maps = {kClassMapName,    kCgroupStatsMapName,
                                          kClassStatsMapName, kSockTagMapName,
-                                         kPodAddrMapName,  kFragMapName};
+                                         kPodAddrMapName,  kFragMapName,
+                                         kEdtMapName};
   for (const std::string& name : maps) NETQOS_RETURN_IF_ERROR(Unlink(pin_dir + "/" + name));
   // Maps of other layout versions, e.g. left by a migration that was refused.
   NETQOS_ASSIGN_OR_RETURN(std::vector<std::string> others, FindOtherVersionPins(pin_dir, maps));
@@ -309,25 +334,40 @@ Status Dataplane::ClearPodAddress(const netqos_addr& addr) {
 }
 
 Result<std::vector<std::pair<netqos_addr, uint64_t>>> Dataplane::ListPodAddresses() const {
-  const int fd = bpf_map__fd(skel_->maps.NETQOS_MAP_POD_ADDR);
-  std::vector<std::pair<netqos_addr, uint64_t>> out;
-  netqos_addr key{};
-  netqos_addr next{};
-  const void* prev = nullptr;
-  while (true) {
-    int err = bpf_map_get_next_key(fd, prev, &next);
-    if (err == -ENOENT) break;
-    if (err) return ErrnoStatus(std::string("bpf_map_get_next_key(") + kPodAddrMapName + ")", err);
-    uint64_t cgroup_id = 0;
-    err = bpf_map_lookup_elem(fd, &next, &cgroup_id);
-    if (err == 0) {
-      out.emplace_back(next, cgroup_id);
-    } else if (err != -ENOENT) {
-      return ErrnoStatus(std::string("bpf_map_lookup_elem(") + kPodAddrMapName + ")", err);
-    }
-    key = next;
-    prev = &key;
+  return ListEntries<netqos_addr, uint64_t>(bpf_map__fd(skel_->maps.NETQOS_MAP_POD_ADDR),
+                                            kPodAddrMapName);
+}
+
+Status Dataplane::SetEdtRate(uint64_t cgroup_id, uint64_t bytes_per_second) {
+  // t_last starts at 0: the first packet at the new rate leaves when its sender wants.
+  netqos_edt value{};
+  value.rate = bytes_per_second;
+  int err = bpf_map__update_elem(skel_->maps.NETQOS_MAP_EDT, &cgroup_id, sizeof(cgroup_id), &value,
+                                 sizeof(value), BPF_ANY);
+  if (err) {
+    return ErrnoStatus(std::string("bpf_map_update_elem(") + kEdtMapName + ", cgroup " +
+                           std::to_string(cgroup_id) + ")",
+                       err);
   }
+  return Status::Ok();
+}
+
+Status Dataplane::ClearEdtRate(uint64_t cgroup_id) {
+  int err = bpf_map__delete_elem(skel_->maps.NETQOS_MAP_EDT, &cgroup_id, sizeof(cgroup_id), 0);
+  if (err && err != -ENOENT) {
+    return ErrnoStatus(std::string("bpf_map_delete_elem(") + kEdtMapName + ", cgroup " +
+                           std::to_string(cgroup_id) + ")",
+                       err);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::pair<uint64_t, uint64_t>>> Dataplane::ListEdtRates() const {
+  NETQOS_ASSIGN_OR_RETURN(auto entries, (ListEntries<uint64_t, netqos_edt>(
+                                            bpf_map__fd(skel_->maps.NETQOS_MAP_EDT), kEdtMapName)));
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  out.reserve(entries.size());
+  for (const auto& [id, edt] : entries) out.emplace_back(id, edt.rate);
   return out;
 }
 

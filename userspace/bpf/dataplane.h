@@ -2,7 +2,7 @@
 // and count sent packets; netqos_rx: count received ones; netqos_sockopt: refuse qdisc bypass to
 // containers), keeps their maps pinned under one bpffs directory (the NIC programs of
 // bpf/netqos_nic.bpf.c, attached per NIC by nic_attach.h, share them), and writes the maps the
-// programs read: cgroup -> HTB class, pod address -> cgroup.
+// programs read: cgroup -> HTB class, pod address -> cgroup, cgroup -> EDT rate.
 #pragma once
 
 #include <cstddef>
@@ -60,6 +60,12 @@ class Dataplane {
   Status SetPodAddress(const netqos_addr& addr, uint64_t cgroup_id);
   Status ClearPodAddress(const netqos_addr& addr);  // a missing entry is OK
   Result<std::vector<std::pair<netqos_addr, uint64_t>>> ListPodAddresses() const;
+
+  // The EDT pacing map (NETQOS_MAP_EDT): a capped container's rate on NICs in EDT mode, in bytes
+  // per second on the wire. Setting a rate restarts the container's pacing clock.
+  Status SetEdtRate(uint64_t cgroup_id, uint64_t bytes_per_second);
+  Status ClearEdtRate(uint64_t cgroup_id);  // a missing entry is OK
+  Result<std::vector<std::pair<uint64_t, uint64_t>>> ListEdtRates() const;  // id -> bytes/s
 
   // Counters since the entry was first created; an id never seen yields all zeros.
   Result<Counters> ContainerCounters(uint64_t cgroup_id) const;

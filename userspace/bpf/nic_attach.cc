@@ -153,7 +153,7 @@ Result<bool> SideAttached(int ifindex, const Side& side, const char* op) {
 Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOptions& options) {
   if (options.pin_dir.empty()) return InvalidArgument("load BPF object netqos_nic: pin_dir is empty");
   for (const char* map : {kClassMapName, kCgroupStatsMapName, kClassStatsMapName, kSockTagMapName,
-                          kPodAddrMapName, kFragMapName}) {
+                          kPodAddrMapName, kFragMapName, kEdtMapName}) {
     const std::string path = options.pin_dir + "/" + map;
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
@@ -169,6 +169,8 @@ Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOption
   if (p->skel_ == nullptr) return ErrnoStatus("open BPF object netqos_nic", errno);
   p->skel_->rodata->cfg_ifb_ifindex = static_cast<uint32_t>(options.ifb_ifindex);
   p->skel_->rodata->cfg_redirect_unclassified = options.redirect_unclassified ? 1 : 0;
+  p->skel_->rodata->cfg_edt = options.edt ? 1 : 0;
+  if (options.edt_horizon_ns != 0) p->skel_->rodata->cfg_edt_horizon_ns = options.edt_horizon_ns;
   if (int err = netqos_nic__load(p->skel_); err) {
     return ErrnoStatus("load BPF object netqos_nic (pin dir " + options.pin_dir + ")", err);
   }
@@ -202,10 +204,11 @@ Status AttachIngress(const IngressAttachOptions& options) {
   return AttachSide(options.ifindex, link, kIngress, (*progs)->IngressFd(), "AttachIngress");
 }
 
-Status AttachEgress(const std::string& pin_dir, int ifindex) {
+Status AttachEgress(const std::string& pin_dir, int ifindex, const EgressPacing& pacing) {
   NETQOS_ASSIGN_OR_RETURN(const std::string link, DescribeLink(ifindex, "AttachEgress"));
   NETQOS_RETURN_IF_ERROR(SlotIsOurs(ifindex, link, "AttachEgress", kEgress).status());
-  auto progs = NicPrograms::Load({.pin_dir = pin_dir});
+  auto progs = NicPrograms::Load(
+      {.pin_dir = pin_dir, .edt = pacing.edt, .edt_horizon_ns = pacing.horizon_ns});
   if (!progs.ok()) return progs.status().Wrap("AttachEgress(" + link + ")");
   return AttachSide(ifindex, link, kEgress, (*progs)->EgressFd(), "AttachEgress");
 }

@@ -37,6 +37,18 @@ struct IngressAttachOptions {
   // Packets of classes flagged NETQOS_CLASS_F_INGRESS_SHAPED go to the IFB; with this set, so do
   // packets of no class (their level's HTB class there may hold them back).
   bool redirect_unclassified = false;
+  // The egress program's mode (see EgressPacing); the ingress program ignores it.
+  bool edt = false;
+  uint64_t edt_horizon_ns = 0;  // 0 = the program's default (2 s)
+};
+
+// How netqos_nic_tx treats a NIC's sent packets: HTB mode (the default) sets skb->priority to the
+// container's HTB leaf; EDT mode sets a departure time from the container's rate in the EDT map
+// (fq under the NIC's queues holds the packet until then), drops packets beyond the horizon and
+// sets skb->priority to the QoS level's fq band.
+struct EgressPacing {
+  bool edt = false;
+  uint64_t horizon_ns = 0;  // 0 = the program's default (2 s)
 };
 
 // A loaded instance of both NIC programs, attached nowhere: what the attach calls below use, and
@@ -64,8 +76,9 @@ class NicPrograms {
 // gap. NotFound if ifindex or ifb_ifindex does not exist in this namespace; FailedPrecondition if
 // a program that is not netqos_ingress sits at our pref/handle.
 Status AttachIngress(const IngressAttachOptions& options);
-// The same for netqos_nic_tx at clsact egress (the IFB settings do not matter to it).
-Status AttachEgress(const std::string& pin_dir, int ifindex);
+// The same for netqos_nic_tx at clsact egress (the IFB settings do not matter to it). Switching a
+// NIC between HTB and EDT mode re-attaches with the other pacing, atomically.
+Status AttachEgress(const std::string& pin_dir, int ifindex, const EgressPacing& pacing = {});
 
 // Remove netqos's filter only. Ok if it is not there, if the device has no clsact qdisc, or if
 // the device itself is gone. The clsact qdisc is always left in place: libbpf cannot list the

@@ -22,6 +22,8 @@ static_assert(sizeof(netqos_counters) == 40, "netqos_counters layout is ABI");
 static_assert(sizeof(netqos_sock_tag) == 8, "netqos_sock_tag layout is ABI");
 static_assert(sizeof(netqos_addr) == 16, "netqos_addr layout is ABI");
 static_assert(sizeof(netqos_frag_key) == 40, "netqos_frag_key layout is ABI");
+static_assert(sizeof(netqos_edt) == 24 && offsetof(netqos_edt, lock) == 16,
+              "netqos_edt layout is ABI");
 
 // Where netqosd pins its maps and links unless --bpf-pin-dir says otherwise.
 inline constexpr char kDefaultPinDir[] = "/sys/fs/bpf/netqos";
@@ -33,6 +35,7 @@ inline constexpr const char* kClassStatsMapName = NETQOS_STR(NETQOS_MAP_CLASS_ST
 inline constexpr const char* kSockTagMapName = NETQOS_STR(NETQOS_MAP_SOCK_TAG);
 inline constexpr const char* kPodAddrMapName = NETQOS_STR(NETQOS_MAP_POD_ADDR);
 inline constexpr const char* kFragMapName = NETQOS_STR(NETQOS_MAP_FRAG);
+inline constexpr const char* kEdtMapName = NETQOS_STR(NETQOS_MAP_EDT);
 // The links of the cgroup programs (bpf/netqos_cgroup.bpf.c), named for the hook they hold.
 inline constexpr const char* kEgressLinkPin = "link_cgroup_egress";     // netqos_egress
 inline constexpr const char* kRxLinkPin = "link_cgroup_ingress";        // netqos_rx
