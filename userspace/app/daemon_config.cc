@@ -11,6 +11,7 @@
 #include "common/version.h"
 #include "core/constants.h"
 #include "metrics/http_server.h"
+#include "shaping/shaping_mode.h"
 
 namespace netqos::app {
 namespace {
@@ -263,10 +264,15 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   // Split below rather than with ->delimiter(','), which drops empty items: "eth0,,eth1" is
   // rejected, not read as "eth0,eth1".
   app.add_option("--enforce-nics", c.enforce_nics,
-                 "netqos: NICs to shape with HTB, [netns/]name,... or all (default: none; "
+                 "netqos: NICs to shape (see --shaping-mode), [netns/]name,... or all (default: none; "
                  "traffic is classified and counted, no qdisc is touched)");
   AddBoolFlag(app, "--replace-root-qdisc", c.replace_root_qdisc,
               "netqos: replace a root qdisc netqos did not create on an --enforce-nics NIC");
+  app.add_option("--shaping-mode", c.shaping_mode,
+                 "netqos: how the --enforce-nics hold sent traffic to the caps: htb (one HTB "
+                 "tree at the NIC's root), edt (departure times, fq under each TX queue of the "
+                 "NIC's mq root), or auto: edt on a NIC with more than one TX queue where the "
+                 "kernel has fq, htb otherwise");
   app.add_option("--qos-level-shaping", c.qos_level_shaping,
                  "netqos: per-QoS-level HTB parent classes, "
                  "level=rate_permille:ceil_permille:prio,... e.g. reclaimed_cores=150:1000:3")
@@ -347,6 +353,7 @@ Status ValidateEnforcementFlags(const DaemonConfig& c) {
                            c.bpf_pin_dir + "\"");
   if (auto nics = ParseEnforceNics(c.enforce_nics); !nics.ok()) return nics.status();
   if (auto shaping = BuildShapingConfig(c); !shaping.ok()) return shaping.status();
+  if (auto mode = shaping::ParseShapingMode(c.shaping_mode); !mode.ok()) return mode.status();
   if (c.kubelet_registration_timeout_seconds <= 0) {
     return InvalidArgument("--kubelet-registration-timeout must be a number of seconds > 0, got " +
                            std::to_string(c.kubelet_registration_timeout_seconds));

@@ -12,6 +12,8 @@
 #include "cgroup/mount_detect.h"
 #include "enforce/desired_state.h"
 #include "enforce/kernel_class_stats.h"
+#include "shaping/qdisc_probe.h"
+#include "shaping/shaping_mode.h"
 
 namespace netqos::app {
 namespace {
@@ -89,7 +91,14 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
     spdlog::warn("ingress shaping off: {}", why);
     kernel_problems["kernel:ingress-shaping"] = why;
   }
+  so.mode = *shaping::ParseShapingMode(config.shaping_mode);  // validated with the flags
+  if (so.mode != shaping::ShapingMode::kHtb && !nics->empty()) {
+    so.fq = shaping::ProbeQdiscKind("fq");
+    spdlog::info("shaping mode={} fq_available={} fq_probe=\"{}\"", config.shaping_mode,
+                 so.fq.available, so.fq.reason);
+  }
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
+  stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);
 
   cgroup::KubeletPodsClientOptions po;
   po.url = config.kubelet_pods_url;
@@ -125,6 +134,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   ports.table = stack->table.get();
   ports.shaper = stack->shaper.get();
   ports.addresses = stack->addresses.get();
+  ports.edt = stack->edt.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
 
   spdlog::info("enforcement starting pin_dir={} cgroup_root={} driver={} pods_url={} "
@@ -158,8 +168,11 @@ int Uninstall(const DaemonConfig& config) {
   std::vector<enforce::InstalledLink> extra;
   if (auto nics = ParseEnforceNics(config.enforce_nics); nics.ok()) {
     for (const auto& id : nics->nics) {
-      extra.push_back({id.netns, id.netns.empty() ? "" : config.NetnsDir() + "/" + id.netns,
-                       id.name, -1, {}});
+      enforce::InstalledLink l;
+      l.netns = id.netns;
+      l.netns_path = id.netns.empty() ? "" : config.NetnsDir() + "/" + id.netns;
+      l.name = id.name;
+      extra.push_back(std::move(l));
     }
   }
   if (Status st = enforce::RemoveInstalledLinks(InstalledLinksRecordPath(config), extra); !st.ok()) {

@@ -11,8 +11,9 @@
 #include "cgroup/kubelet_pods_client.h"
 #include "common/status.h"
 #include "enforce/bpf_class_table.h"
-#include "enforce/enforcer.h"
+#include "enforce/bpf_edt_rate_table.h"
 #include "enforce/bpf_pod_address_table.h"
+#include "enforce/enforcer.h"
 #include "enforce/link_shaper.h"
 #include "service/allocation_service.h"
 
@@ -26,6 +27,7 @@ struct EnforcementStack {
   std::unique_ptr<bpf::Dataplane> dataplane;
   std::unique_ptr<enforce::BpfClassTable> table;
   std::unique_ptr<enforce::BpfPodAddressTable> addresses;
+  std::unique_ptr<enforce::BpfEdtRateTable> edt;
   std::unique_ptr<enforce::KernelLinkShaper> shaper;
   std::unique_ptr<cgroup::KubeletPodsClient> pods;
   std::unique_ptr<enforce::Enforcer> enforcer;

@@ -40,6 +40,9 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
   r.pod_list_failures = st.pod_list_failures;
   r.problem_reports_total = st.problem_reports_total;
   r.shaped_nics = st.shaped_nics;
+  for (const auto& [nic, choice] : st.shaping_modes) {
+    r.shaping_modes[nic] = {shaping::ShapingModeName(choice.mode), choice.reason};
+  }
   for (const auto& p : st.problems) r.problems.push_back({p.key, p.message, p.times_seen});
 
   // Read after the status, from the enforcer's own copy of the last pass: should a pass run in
@@ -71,7 +74,8 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
       if (q->second.egress) c.egress_queue = Convert(*q->second.egress);
       if (q->second.ingress) c.ingress_queue = Convert(*q->second.ingress);
     }
-    // The BPF programs never drop: a container's drops are its own leaves'.
+    // A container's drops: its own leaves', and in EDT mode the packets the NIC's egress program
+    // dropped beyond the horizon (counted in its BPF counters).
     for (const auto& leaf : {c.egress_queue, c.ingress_queue}) {
       if (leaf) c.counters.drops += leaf->counters.drops;
     }

@@ -26,7 +26,9 @@ Json DaemonJson(const admin::GetStatusResponse& s) {
                     {"speed_mbps", n.speed_mbps()},
                     {"healthy", n.healthy()},
                     {"unhealthy_reason", n.unhealthy_reason()},
-                    {"shaped", n.shaped()}});
+                    {"shaped", n.shaped()},
+                    {"shaping_mode", n.shaping_mode()},
+                    {"shaping_reason", n.shaping_reason()}});
   }
   const auto& e = s.enforcement();
   Json problems = Json::array();
@@ -247,9 +249,13 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
     out << "\n";
     Table t({"NIC", "SPEED", "HEALTH", "SHAPED"});
     for (const auto& n : s.nics()) {
+      std::string shaped = n.shaped() ? "yes" : "no";
+      if (n.shaped() && !n.shaping_mode().empty()) {
+        shaped = n.shaping_mode() + " (" + Or(n.shaping_reason(), "?") + ")";
+      }
       t.AddRow({n.nic(), n.speed_mbps() < 0 ? "?" : std::to_string(n.speed_mbps()),
                 n.healthy() ? "healthy" : "unhealthy (" + Or(n.unhealthy_reason(), "?") + ")",
-                n.shaped() ? "yes" : "no"});
+                shaped});
     }
     t.Print(out);
   }

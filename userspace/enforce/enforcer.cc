@@ -302,12 +302,16 @@ void Enforcer::Pass(bool full) {
   egress_leaves_ = std::move(desired.egress);
   ingress_leaves_ = std::move(desired.ingress);
   std::vector<std::string> shaped;
+  std::map<std::string, shaping::ModeChoice> modes;
   std::vector<LinkLeaves> leaf_links;
   for (const auto& link : links_) {
     if (!ApplyLink(link, full)) continue;
     shaped.push_back(link.id.Identifier());
-    leaf_links.push_back(LeavesOf(nic_of_.at(link.id), applied_.at(link.id)));
+    const Applied& a = applied_.at(link.id);
+    if (a.mode) modes[link.id.Identifier()] = *a.mode;
+    leaf_links.push_back(LeavesOf(nic_of_.at(link.id), a));
   }
+  SyncEdt();
 
   if (full && pods_known_ && ports_.remove_pod) DropResidualPods(snap.allocations, now);
   problems_.EndPass();
@@ -321,6 +325,7 @@ void Enforcer::Pass(bool full) {
   status_.classified = desired.by_cgroup.size();
   status_.capped = capped;
   status_.shaped_nics = std::move(shaped);
+  status_.shaping_modes = std::move(modes);
   status_.classes = std::move(desired.by_cgroup);
   leaf_links_ = std::move(leaf_links);
 }

@@ -29,6 +29,7 @@
 #include "enforce/class_sync.h"
 #include "enforce/class_table.h"
 #include "enforce/container_resolver.h"
+#include "enforce/edt_rates.h"
 #include "enforce/leaf_queues.h"
 #include "enforce/link_shaper.h"
 #include "enforce/pass_scope.h"
@@ -55,6 +56,8 @@ struct EnforcerPorts {
   // Pod address -> cgroup, for pods behind a CNI; optional (none: their routed traffic is not
   // classified).
   PodAddressTable* addresses = nullptr;
+  // Container -> egress rate for NICs in EDT mode; optional (none: EDT-mode NICs pace nobody).
+  EdtRateTable* edt = nullptr;
   // Reads a shaped NIC's HTB class counters, for QueueStats(); optional (none: no queues).
   ReadLinkClassStats read_class_stats;
   // The id of a cgroup directory; optional (none: cgroup::CgroupId, which wants cgroup2).
@@ -94,6 +97,8 @@ struct EnforcerStatus {
   size_t classified = 0;  // entries the last pass wanted in the class map
   size_t capped = 0;      // of which with an HTB leaf
   std::vector<std::string> shaped_nics;
+  // The egress shaping mode of each shaped NIC (by identifier), and why.
+  std::map<std::string, shaping::ModeChoice> shaping_modes;
   std::vector<ProblemSnapshot> problems;
   uint64_t problem_reports_total = 0;
   // What the last pass put in the class map, by cgroup id.
@@ -124,6 +129,9 @@ class Enforcer {
     shaping::HtbPlan egress;
     shaping::HtbPlan ingress;
     bool ok = false;
+    // The mode of the last successful apply: kept when an apply fails, so the containers of a
+    // NIC still pacing in EDT mode keep their rates.
+    std::optional<shaping::ModeChoice> mode;
   };
   struct ContainerRef {  // where a listed container is in pods_
     size_t pod = 0;
@@ -159,6 +167,8 @@ class Enforcer {
   void OnCgroupCreated(const std::string& path);
   // Brings the pod address table in step with pods_ and `classes` (pod_addresses.h).
   void SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes);
+  // Brings the EDT map in step with the egress leaves of the NICs in EDT mode (edt_rates.h).
+  void SyncEdt();
 
   EnforcerOptions options_;
   EnforcerPorts ports_;

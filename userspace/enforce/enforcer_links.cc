@@ -3,6 +3,8 @@
 // applied last, or on the periodic resync, which repairs classes changed behind netqos's back.
 #include "enforce/enforcer.h"
 
+#include <spdlog/spdlog.h>
+
 namespace netqos::enforce {
 namespace {
 
@@ -31,17 +33,48 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force) {
       SamePlan(a.ingress, *iplan)) {
     return true;
   }
-  if (auto st = ports_.shaper->Apply(nic, *eplan, *iplan); !st.ok()) {
-    problems_.Report(NicKey(link.id), st.message());
+  auto mode = ports_.shaper->Apply(nic, *eplan, *iplan);
+  if (!mode.ok()) {
+    problems_.Report(NicKey(link.id), mode.status().message());
     a.ok = false;
     return false;
   }
-  a = Applied{nic.ifindex, std::move(*eplan), std::move(*iplan), true};
+  if (!a.mode || a.mode->mode != mode->mode) {
+    spdlog::info("shaping mode nic={} mode={} reason=\"{}\"", link.id.Identifier(),
+                 shaping::ShapingModeName(mode->mode), mode->reason);
+  }
+  a = Applied{nic.ifindex, std::move(*eplan), std::move(*iplan), true, std::move(*mode)};
   return true;
 }
 
 LinkLeaves Enforcer::LeavesOf(const core::Nic& nic, const Applied& a) const {
-  return {nic, IfbNameFor(nic.ifindex), LeafHandles(a.egress), LeafHandles(a.ingress)};
+  // In EDT mode the NIC has no egress leaves: fq under its queues holds the packets.
+  const bool edt = a.mode && a.mode->mode == shaping::ShapingMode::kEdt;
+  return {nic, IfbNameFor(nic.ifindex), edt ? std::map<uint64_t, uint32_t>{} : LeafHandles(a.egress),
+          LeafHandles(a.ingress)};
+}
+
+void Enforcer::SyncEdt() {
+  if (ports_.edt == nullptr) return;
+  std::set<core::NicId> edt_nics;
+  for (const auto& link : links_) {
+    auto it = applied_.find(link.id);
+    if (it != applied_.end() && it->second.mode &&
+        it->second.mode->mode == shaping::ShapingMode::kEdt) {
+      edt_nics.insert(link.id);
+    }
+  }
+  auto current = ports_.edt->List();
+  if (!current.ok()) {
+    problems_.Report("edt-map", current.status().message());
+    return;
+  }
+  const auto want = PlanEdtRates(egress_leaves_, edt_nics);
+  const EdtSyncReport r = SyncEdtRates(*ports_.edt, *current, want);
+  for (const auto& e : r.errors) problems_.Report("edt-map", e.message());
+  if (r.set > 0 || r.cleared > 0) {
+    spdlog::info("edt rates synced set={} cleared={} entries={}", r.set, r.cleared, want.size());
+  }
 }
 
 }  // namespace netqos::enforce

@@ -60,6 +60,12 @@ bool IsStaleIfb(const std::string& ifb, int current_ifindex) {
   return ifindex > 0 && ::if_indextoname(static_cast<unsigned>(ifindex), name) == nullptr;
 }
 
+// A root qdisc netqos put there (HTB 10:, or EDT's 10: mq / 10: fq): not what the NIC had.
+bool IsNetqosRoot(const shaping::QueueLayout& l) {
+  return shaping::HandleMajor(l.root_handle) == shaping::kQdiscMajor &&
+         (l.root_kind == "htb" || l.root_kind == "mq" || l.root_kind == "fq");
+}
+
 }  // namespace
 
 std::string IfbNameFor(int ifindex) { return kIfbPrefix + std::to_string(ifindex); }
@@ -82,6 +88,13 @@ Result<std::vector<InstalledLink>> LoadInstalledLinks(const std::string& path) {
       l.name = e.at("name").get<std::string>();
       l.forward_priority_before = e.value("forward_priority_before", -1);
       l.ifbs = e.value("ifbs", std::vector<std::string>{});
+      l.mode = e.value("mode", "");
+      if (e.contains("before")) {
+        const auto& b = e.at("before");
+        l.before.root_kind = b.value("root_kind", "");
+        l.before.root_handle = b.value("root_handle", 0u);
+        l.before.queue_kinds = b.value("queue_kinds", std::vector<std::string>{});
+      }
       out.push_back(std::move(l));
     }
     return out;
@@ -98,7 +111,12 @@ Status SaveInstalledLinks(const std::string& path, const std::vector<InstalledLi
                           {"netns_path", l.netns_path},
                           {"name", l.name},
                           {"forward_priority_before", l.forward_priority_before},
-                          {"ifbs", l.ifbs}});
+                          {"ifbs", l.ifbs},
+                          {"mode", l.mode},
+                          {"before",
+                           {{"root_kind", l.before.root_kind},
+                            {"root_handle", l.before.root_handle},
+                            {"queue_kinds", l.before.queue_kinds}}}});
   }
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -137,21 +155,42 @@ Status SaveInstalledLinks(const std::string& path, const std::vector<InstalledLi
   return Status::Ok();
 }
 
-Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egress,
-                               const shaping::HtbPlan& ingress) {
+Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
+                                                    const shaping::HtbPlan& egress,
+                                                    const shaping::HtbPlan& ingress) {
   int forward_before = -1;
   // IFBs recorded for this link; those of an earlier incarnation of the NIC are removed below.
   std::vector<std::string> ifbs;
+  shaping::QueueLayout before;
   if (!options_.record_path.empty()) {
     if (auto links = LoadInstalledLinks(options_.record_path); links.ok()) {
       for (const auto& l : *links) {
-        if (l.netns == nic.id.netns && l.name == nic.id.name) ifbs = l.ifbs;
+        if (l.netns == nic.id.netns && l.name == nic.id.name) {
+          ifbs = l.ifbs;
+          before = l.before;
+        }
       }
     }
   }
+  shaping::ModeChoice choice;
   Status st = topology::RunInNetns(
       nic.netns_path,
       [&](const std::string&) -> Status {
+        auto queues = shaping::QueueQdiscs::Create();
+        if (!queues.ok()) return queues.status();
+        auto tx_queues = queues->TxQueues(nic.ifindex);
+        if (!tx_queues.ok()) return tx_queues.status();
+        auto chosen = shaping::ChooseShapingMode(
+            options_.mode, {*tx_queues, options_.fq.available, options_.fq.reason});
+        if (!chosen.ok()) return chosen.status();
+        choice = *chosen;
+        const bool edt = choice.mode == shaping::ShapingMode::kEdt;
+        // What the NIC had, recorded once, before netqos first changes it.
+        if (before.root_kind.empty()) {
+          if (auto layout = queues->Read(nic.ifindex); layout.ok() && !IsNetqosRoot(*layout)) {
+            before = *layout;
+          }
+        }
         if (options_.keep_forwarded_priority) {
           const int cur = ReadForwardPriority();
           if (cur > 0) {
@@ -163,10 +202,21 @@ Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egr
         }
         auto installer = shaping::HtbInstaller::Create();
         if (!installer.ok()) return installer.status();
-        shaping::InstallOptions opts;
-        opts.replace_foreign = options_.replace_root_qdisc;
-        auto report = installer->Apply(nic.ifindex, egress, opts);
-        if (!report.ok()) return report.status().Wrap("egress HTB");
+        shaping::InstallReport report;
+        shaping::EdtInstallReport edt_report;
+        if (edt) {
+          auto r = queues->EnsureEdt(nic.ifindex, options_.replace_root_qdisc);
+          if (!r.ok()) return r.status().Wrap("egress EDT qdiscs");
+          edt_report = *r;
+        } else {
+          // Back from EDT mode: netqos's mq (or fq) root goes before the HTB tree replaces it.
+          NETQOS_RETURN_IF_ERROR(queues->RemoveOwnRoot(nic.ifindex).Wrap("egress EDT root"));
+          shaping::InstallOptions opts;
+          opts.replace_foreign = options_.replace_root_qdisc;
+          auto r = installer->Apply(nic.ifindex, egress, opts);
+          if (!r.ok()) return r.status().Wrap("egress HTB");
+          report = *r;
+        }
         auto ifb = installer->EnsureIfb(IfbNameFor(nic.ifindex));
         if (!ifb.ok()) return ifb.status().Wrap("ingress IFB");
         // The IFB is netqos's own device: whatever root it has was put there by netqos.
@@ -180,9 +230,10 @@ Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egr
         attach.ifb_ifindex = options_.redirect_to_ifb ? *ifb : 0;
         attach.redirect_unclassified = options_.redirect_unclassified;
         NETQOS_RETURN_IF_ERROR(bpf::AttachIngress(attach).Wrap("ingress classifier"));
-        // After the HTB tree it feeds: every sent packet's class comes from netqos from now on.
-        NETQOS_RETURN_IF_ERROR(
-            bpf::AttachEgress(options_.pin_dir, nic.ifindex).Wrap("egress classifier"));
+        // After the qdiscs it feeds: every sent packet's class (and in EDT mode its departure
+        // time) comes from netqos from now on.
+        NETQOS_RETURN_IF_ERROR(bpf::AttachEgress(options_.pin_dir, nic.ifindex, {.edt = edt})
+                                   .Wrap("egress classifier"));
         std::vector<std::string> kept{IfbNameFor(nic.ifindex)};
         for (const auto& old : ifbs) {
           if (old == kept.front()) continue;
@@ -200,16 +251,19 @@ Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egr
                        old);
         }
         ifbs = std::move(kept);
-        if (!report->Unchanged() || !ireport->Unchanged()) {
-          spdlog::info("shaping applied nic={} egress_added={} egress_changed={} egress_deleted={} "
+        if (!report.Unchanged() || !edt_report.Unchanged() || !ireport->Unchanged()) {
+          spdlog::info("shaping applied nic={} mode={} egress_added={} egress_changed={} "
+                       "egress_deleted={} edt_root_created={} edt_queues_replaced={} "
                        "ingress_added={} ingress_changed={} ingress_deleted={}",
-                       nic.id.Identifier(), report->classes_added, report->classes_changed,
-                       report->classes_deleted, ireport->classes_added, ireport->classes_changed,
-                       ireport->classes_deleted);
+                       nic.id.Identifier(), shaping::ShapingModeName(choice.mode),
+                       report.classes_added, report.classes_changed, report.classes_deleted,
+                       edt_report.root_created, edt_report.queues_replaced,
+                       ireport->classes_added, ireport->classes_changed, ireport->classes_deleted);
         }
         return Status::Ok();
       },
       topology::NetnsSysfs::kNone);
+  const std::string mode = st.ok() ? shaping::ShapingModeName(choice.mode) : "";
   if (!st.ok()) {
     // The IFB may have been created before the failure: keep it on the record for --uninstall.
     if (std::find(ifbs.begin(), ifbs.end(), IfbNameFor(nic.ifindex)) == ifbs.end()) {
@@ -218,29 +272,38 @@ Status KernelLinkShaper::Apply(const core::Nic& nic, const shaping::HtbPlan& egr
     // The sysctl may have been changed before the shaping failed (a foreign root qdisc, say):
     // record its old value anyway, or --uninstall could not restore it (the namespace's other
     // NICs then find it at 0 and record nothing).
-    if (Status rec = Record(nic, forward_before, ifbs); !rec.ok()) {
+    if (Status rec = Record(nic, forward_before, ifbs, mode, before); !rec.ok()) {
       spdlog::error("recording what was installed on {} failed: {}", NicText(nic), rec.message());
     }
     return st.Wrap(NicText(nic));
   }
-  return Record(nic, forward_before, ifbs);
+  NETQOS_RETURN_IF_ERROR(Record(nic, forward_before, ifbs, mode, before));
+  return choice;
 }
 
 Status KernelLinkShaper::Record(const core::Nic& nic, int forward_priority_before,
-                                const std::vector<std::string>& ifbs) {
+                                const std::vector<std::string>& ifbs, const std::string& mode,
+                                const shaping::QueueLayout& before) {
   if (options_.record_path.empty()) return Status::Ok();
   auto links = LoadInstalledLinks(options_.record_path);
   if (!links.ok()) return links.status();
   for (auto& l : *links) {
     if (l.netns == nic.id.netns && l.name == nic.id.name) {
       const bool forward_changed = forward_priority_before >= 0 && l.forward_priority_before < 0;
-      if (!forward_changed && l.ifbs == ifbs) return Status::Ok();
+      const bool mode_changed = !mode.empty() && l.mode != mode;
+      const bool before_found = l.before.root_kind.empty() && !before.root_kind.empty();
+      if (!forward_changed && !mode_changed && !before_found && l.ifbs == ifbs) {
+        return Status::Ok();
+      }
       if (forward_changed) l.forward_priority_before = forward_priority_before;
+      if (mode_changed) l.mode = mode;
+      if (before_found) l.before = before;
       l.ifbs = ifbs;
       return SaveInstalledLinks(options_.record_path, *links);
     }
   }
-  links->push_back({nic.id.netns, nic.netns_path, nic.id.name, forward_priority_before, ifbs});
+  links->push_back(
+      {nic.id.netns, nic.netns_path, nic.id.name, forward_priority_before, ifbs, mode, before});
   return SaveInstalledLinks(options_.record_path, *links);
 }
 
@@ -261,11 +324,16 @@ Status RemoveInstalledLinks(const std::string& record_path, const std::vector<In
         [&](const std::string&) -> Status {
           auto installer = shaping::HtbInstaller::Create();
           if (!installer.ok()) return installer.status();
+          auto queues = shaping::QueueQdiscs::Create();
+          if (!queues.ok()) return queues.status();
           const int ifindex = static_cast<int>(::if_nametoindex(l.name.c_str()));
           if (ifindex > 0) {
             NETQOS_RETURN_IF_ERROR(bpf::DetachIngress(ifindex));
             NETQOS_RETURN_IF_ERROR(bpf::DetachEgress(ifindex));
             NETQOS_RETURN_IF_ERROR(installer->Remove(ifindex));
+            NETQOS_RETURN_IF_ERROR(queues->RemoveOwnRoot(ifindex));
+            NETQOS_RETURN_IF_ERROR(queues->Restore(ifindex, l.before));
+            NETQOS_RETURN_IF_ERROR(queues->RemoveEmptyClsact(ifindex));
             NETQOS_RETURN_IF_ERROR(installer->DeleteIfb(IfbNameFor(ifindex)));
           }
           // Also the IFBs of a NIC that is gone, or of its earlier incarnations.

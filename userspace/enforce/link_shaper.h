@@ -1,7 +1,10 @@
-// Puts netqos's shaping on one NIC, in the NIC's own network namespace: the egress HTB tree on the
-// NIC, an IFB carrying the ingress tree, the tc-ingress classifier that redirects to it, and
-// (optionally) net.ipv4.ip_forward_update_priority=0 so routed pod traffic keeps skb->priority.
-// What it installed is recorded in a file so `netqosd --uninstall` can take it all away.
+// Puts netqos's shaping on one NIC, in the NIC's own network namespace: on egress, by the NIC's
+// shaping mode (shaping/shaping_mode.h), either the HTB tree at the NIC's root or (EDT) fq under
+// each TX queue of its mq root, with the NIC's egress program in the matching mode; an IFB
+// carrying the ingress tree and the tc-ingress classifier that redirects to it (both modes); and
+// (optionally) net.ipv4.ip_forward_update_priority=0. What it installed, and the root qdisc
+// layout it found, are recorded in a file so `netqosd --uninstall` can take it all away and give
+// the NIC back its qdiscs.
 #pragma once
 
 #include <string>
@@ -10,14 +13,19 @@
 #include "common/status.h"
 #include "core/types.h"
 #include "shaping/htb_plan.h"
+#include "shaping/qdisc_probe.h"
+#include "shaping/queue_qdiscs.h"
+#include "shaping/shaping_mode.h"
 
 namespace netqos::enforce {
 
 class LinkShaper {
  public:
   virtual ~LinkShaper() = default;
-  virtual Status Apply(const core::Nic& nic, const shaping::HtbPlan& egress,
-                       const shaping::HtbPlan& ingress) = 0;
+  // The mode the NIC's egress runs in, and why. In EDT mode the egress plan's container leaves
+  // are not installed (their rates go to the EDT map, see edt_rates.h); its ingress plan is.
+  virtual Result<shaping::ModeChoice> Apply(const core::Nic& nic, const shaping::HtbPlan& egress,
+                                            const shaping::HtbPlan& ingress) = 0;
 };
 
 // "nqifb<ifindex>": unique per namespace and within IFNAMSIZ.
@@ -31,6 +39,9 @@ struct InstalledLink {
   // IFBs created for this link. A NIC deleted and re-created gets a new ifindex and so a new
   // IFB; the earlier ones are removed when it is shaped again, or by --uninstall.
   std::vector<std::string> ifbs;
+  std::string mode;  // "htb" or "edt": the egress mode last applied
+  // The root qdisc layout before netqos first changed it (root_kind "" = unknown or none).
+  shaping::QueueLayout before;
 };
 
 // The record of installed links (JSON). A missing file is an empty list.
@@ -48,22 +59,28 @@ struct KernelLinkShaperOptions {
   // false on kernels whose IFB drops bpf_redirect()ed packets (app/kernel_features.h): the
   // ingress program then classifies only, and received traffic is not shaped rather than lost.
   bool redirect_to_ifb = true;
+  // --shaping-mode; kHtb unless told (tests that build a shaper directly get today's HTB).
+  shaping::ShapingMode mode = shaping::ShapingMode::kHtb;
+  // Whether the kernel has sch_fq (shaping::ProbeQdiscKind("fq")); consulted for auto and edt.
+  shaping::QdiscSupport fq;
 };
 
 class KernelLinkShaper : public LinkShaper {
  public:
   explicit KernelLinkShaper(KernelLinkShaperOptions options) : options_(std::move(options)) {}
-  Status Apply(const core::Nic& nic, const shaping::HtbPlan& egress,
-               const shaping::HtbPlan& ingress) override;
+  Result<shaping::ModeChoice> Apply(const core::Nic& nic, const shaping::HtbPlan& egress,
+                                    const shaping::HtbPlan& ingress) override;
 
  private:
   Status Record(const core::Nic& nic, int forward_priority_before,
-                const std::vector<std::string>& ifbs);
+                const std::vector<std::string>& ifbs, const std::string& mode,
+                const shaping::QueueLayout& before);
   KernelLinkShaperOptions options_;
 };
 
-// Removes, for each recorded link (and each extra one), the HTB trees, the IFB and the ingress
-// classifier, restores the sysctl, and deletes the record. Links or namespaces that are gone are
+// Removes, for each recorded link (and each extra one), the HTB trees or the EDT root, the IFB
+// and both classifiers (and the clsact qdisc when nothing else uses it), puts back the mq root and
+// its queues' qdisc kinds the link had before, restores the sysctl, and deletes the record. Links or namespaces that are gone are
 // skipped; every other failure is returned (joined) after trying the rest.
 Status RemoveInstalledLinks(const std::string& record_path, const std::vector<InstalledLink>& extra);
 

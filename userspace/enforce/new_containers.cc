@@ -72,6 +72,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     if (changed_links.count(link.id) == 0 || !ApplyLink(link, false)) continue;
     relinked.emplace(link.id, LeavesOf(nic_of_.at(link.id), applied_.at(link.id)));
   }
+  if (!changed_links.empty()) SyncEdt();
   spdlog::debug("enforcement added containers={} links_changed={}", added.size(), relinked.size());
 
   std::unique_lock<std::mutex> lock(mu_);
@@ -90,6 +91,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     }
     leaf_links_.push_back(std::move(leaves));  // shaped again after a failure
     status_.shaped_nics.push_back(id.Identifier());
+    if (const auto& mode = applied_.at(id).mode) status_.shaping_modes[id.Identifier()] = *mode;
   }
   lock.unlock();
   // A pod behind a CNI whose container just started: its routed traffic is classified now, not

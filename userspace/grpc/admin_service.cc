@@ -170,6 +170,13 @@ void FillStatus(const service::AllocationService::View& view,
     h->set_healthy(nic.healthy);
     h->set_unhealthy_reason(nic.unhealthy_reason);
     h->set_shaped(shaped.count(nic.id.Identifier()) != 0);
+    if (enforcement) {
+      if (auto m = enforcement->shaping_modes.find(nic.id.Identifier());
+          m != enforcement->shaping_modes.end()) {
+        h->set_shaping_mode(m->second.mode);
+        h->set_shaping_reason(m->second.reason);
+      }
+    }
     if (nic.healthy) ++healthy;
   }
   out->set_nics_total(static_cast<uint32_t>(view.nics.size()));

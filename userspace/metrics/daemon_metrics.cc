@@ -142,8 +142,15 @@ void CollectEnforcement(const service::EnforcementReport& report,
                  "1 once the kubelet's pod list has been read, else 0.", MetricType::kGauge);
   pods_known.samples.push_back({{}, report.pods_known ? 1.0 : 0.0});
   Family shaped = MakeFamily("netqos_enforcement_shaped_nic",
-                             "1 for each NIC carrying netqos's HTB shaping.", MetricType::kGauge);
+                             "1 for each NIC carrying netqos's shaping.", MetricType::kGauge);
   for (const auto& nic : report.shaped_nics) shaped.samples.push_back({{{"nic", nic}}, 1});
+  Family shaping_mode = MakeFamily(
+      "netqos_enforcement_shaping_mode",
+      "1 for the egress shaping mode (htb, edt) of each shaped NIC, with why it was chosen.",
+      MetricType::kGauge);
+  for (const auto& [nic, m] : report.shaping_modes) {
+    shaping_mode.samples.push_back({{{"nic", nic}, {"mode", m.mode}, {"reason", m.reason}}, 1});
+  }
 
   Family c_bytes = MakeFamily(
       "netqos_container_bytes_total",
@@ -239,7 +246,7 @@ void CollectEnforcement(const service::EnforcementReport& report,
       k_overlimits.samples.push_back({labels, static_cast<double>(q->overlimits)});
     }
   }
-  for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &pods_known, &shaped,
+  for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &pods_known, &shaped, &shaping_mode,
                     &c_bytes, &c_packets, &c_drops, &c_overlimits, &c_backlog, &c_alloc, &k_bytes,
                     &k_packets, &k_drops, &k_overlimits}) {
     out->push_back(std::move(*f));

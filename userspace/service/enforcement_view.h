@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,12 @@ struct EnforcementReport {
   uint64_t pod_list_failures = 0;
   uint64_t problem_reports_total = 0;
   std::vector<std::string> shaped_nics;
+  // Each shaped NIC's egress shaping mode ("htb", "edt") and why it was chosen, by NIC identifier.
+  struct NicShaping {
+    std::string mode;
+    std::string reason;
+  };
+  std::map<std::string, NicShaping> shaping_modes;
   std::vector<EnforcementProblem> problems;
   std::vector<ContainerEnforcement> containers;
   std::vector<ClassEnforcement> classes;

@@ -18,6 +18,7 @@
 #include <set>
 #include <vector>
 
+#include "shaping/qdisc_netlink.h"
 #include "topology/nl_error.h"
 
 namespace netqos::shaping {
@@ -25,22 +26,6 @@ namespace {
 
 using topology::NlStatus;
 
-struct CacheDeleter {
-  void operator()(nl_cache* c) const { nl_cache_free(c); }
-};
-struct QdiscDeleter {
-  void operator()(rtnl_qdisc* q) const { rtnl_qdisc_put(q); }
-};
-struct ClassDeleter {
-  void operator()(rtnl_class* c) const { rtnl_class_put(c); }
-};
-struct LinkDeleter {
-  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
-};
-using CachePtr = std::unique_ptr<nl_cache, CacheDeleter>;
-using QdiscPtr = std::unique_ptr<rtnl_qdisc, QdiscDeleter>;
-using ClassPtr = std::unique_ptr<rtnl_class, ClassDeleter>;
-using LinkPtr = std::unique_ptr<rtnl_link, LinkDeleter>;
 
 constexpr uint64_t kBytesPerMbit = 1000 * 1000 / 8;
 const uint32_t kOurQdisc = MakeHandle(kQdiscMajor, 0);
@@ -61,14 +46,6 @@ uint32_t Burst(uint64_t rate_mbps) {
       std::min<uint64_t>(rate_mbps * kBytesPerMbit / 1000 + 1600, UINT32_MAX));
 }
 
-// What sits at the root of a link right now.
-struct RootQdisc {
-  bool present = false;
-  std::string kind;
-  uint32_t handle = 0;
-  uint32_t defcls = 0;  // htb only
-};
-
 struct ExistingClass {
   uint32_t parent = 0;
   uint64_t rate_bps = 0;  // bytes per second, as the kernel reports it
@@ -77,40 +54,7 @@ struct ExistingClass {
   std::string kind;
 };
 
-std::string LinkName(nl_sock* sock, int ifindex) {
-  rtnl_link* raw = nullptr;
-  if (rtnl_link_get_kernel(sock, ifindex, nullptr, &raw) < 0 || raw == nullptr) {
-    return "ifindex " + std::to_string(ifindex);
-  }
-  LinkPtr link(raw);
-  const char* name = rtnl_link_get_name(link.get());
-  return name ? name : "ifindex " + std::to_string(ifindex);
-}
-
-Result<RootQdisc> ReadRoot(nl_sock* sock, int ifindex, const std::string& nic) {
-  nl_cache* raw = nullptr;
-  int err = rtnl_qdisc_alloc_cache(sock, &raw);
-  if (err < 0) return NlStatus(err, "rtnl_qdisc_alloc_cache(" + nic + ")");
-  CachePtr cache(raw);
-  RootQdisc root;
-  QdiscPtr q(rtnl_qdisc_get_by_parent(cache.get(), ifindex, TC_H_ROOT));
-  if (!q) return root;
-  root.present = true;
-  if (const char* kind = rtnl_tc_get_kind(TC_CAST(q.get()))) root.kind = kind;
-  root.handle = rtnl_tc_get_handle(TC_CAST(q.get()));
-  if (root.kind == "htb") root.defcls = rtnl_htb_get_defcls(q.get());
-  return root;
-}
-
 bool IsOurs(const RootQdisc& r) { return r.present && r.kind == "htb" && r.handle == kOurQdisc; }
-
-// The kernel's own choice for a fresh device: no qdisc, handle 0: (noqueue, pfifo_fast on
-// single-queue devices) or an automatically numbered default kind (mq and its children).
-bool IsKernelDefault(const RootQdisc& r) {
-  if (!r.present || r.handle == 0) return true;
-  static const std::set<std::string> kDefaults = {"noqueue", "pfifo_fast", "mq", "fq_codel"};
-  return kDefaults.count(r.kind) != 0 && HandleMajor(r.handle) >= 0x8000;
-}
 
 void CollectClass(nl_object* obj, void* arg) {
   auto* out = static_cast<std::map<uint32_t, ExistingClass>*>(arg);
@@ -134,7 +78,7 @@ Result<std::map<uint32_t, ExistingClass>> ReadClasses(nl_sock* sock, int ifindex
   nl_cache* raw = nullptr;
   int err = rtnl_class_alloc_cache(sock, ifindex, &raw);
   if (err < 0) return NlStatus(err, "rtnl_class_alloc_cache(" + nic + ")");
-  CachePtr cache(raw);
+  NlCachePtr cache(raw);
   std::map<uint32_t, ExistingClass> out;
   nl_cache_foreach(cache.get(), CollectClass, &out);
   return out;
@@ -292,13 +236,7 @@ Status HtbInstaller::Remove(int ifindex) {
   const std::string nic = LinkName(sock, ifindex);
   NETQOS_ASSIGN_OR_RETURN(RootQdisc root, ReadRoot(sock, ifindex, nic));
   if (!IsOurs(root)) return Status::Ok();
-  QdiscPtr q(rtnl_qdisc_alloc());
-  if (!q) return ResourceExhausted("rtnl_qdisc_alloc: out of memory");
-  rtnl_tc_set_ifindex(TC_CAST(q.get()), ifindex);
-  rtnl_tc_set_parent(TC_CAST(q.get()), TC_H_ROOT);
-  rtnl_tc_set_handle(TC_CAST(q.get()), kOurQdisc);
-  int err = rtnl_qdisc_delete(sock, q.get());
-  NETQOS_RETURN_IF_ERROR(NlStatus(err, "rtnl_qdisc_delete(htb 10: on " + nic + ")"));
+  NETQOS_RETURN_IF_ERROR(DeleteQdisc(sock, ifindex, TC_H_ROOT, kOurQdisc, "htb 10: on " + nic));
   spdlog::info("shaping: removed htb root qdisc nic={}", nic);
   return Status::Ok();
 }

@@ -34,10 +34,13 @@ using netqos::enforce::ClassTable;
 using netqos::enforce::Clock;
 using netqos::enforce::Enforcer;
 using netqos::enforce::EnforcerOptions;
+using netqos::enforce::EdtRateTable;
 using netqos::enforce::EnforcerPorts;
 using netqos::enforce::LinkShaper;
 using netqos::enforce::ParsePodAddress;
 using netqos::enforce::PodAddress;
+using netqos::shaping::ModeChoice;
+using netqos::shaping::ShapingMode;
 using netqos::enforce::PodAddressTable;
 using netqos::shaping::HtbPlan;
 using netqos::testing::TempDir;
@@ -96,8 +99,34 @@ struct FakeAddresses : PodAddressTable {
   std::map<PodAddress, uint64_t> entries;
 };
 
+// The EDT map: cgroup id -> bytes per second.
+struct FakeEdtTable : EdtRateTable {
+  Result<std::map<uint64_t, uint64_t>> List() const override {
+    std::lock_guard<std::mutex> l(mu);
+    return rates;
+  }
+  Status Set(uint64_t id, uint64_t rate) override {
+    std::lock_guard<std::mutex> l(mu);
+    rates[id] = rate;
+    ++writes;
+    return Status::Ok();
+  }
+  Status Clear(uint64_t id) override {
+    std::lock_guard<std::mutex> l(mu);
+    rates.erase(id);
+    return Status::Ok();
+  }
+  std::map<uint64_t, uint64_t> Rates() const {
+    std::lock_guard<std::mutex> l(mu);
+    return rates;
+  }
+  mutable std::mutex mu;
+  std::map<uint64_t, uint64_t> rates;
+  int writes = 0;
+};
+
 struct FakeShaper : LinkShaper {
-  Status Apply(const Nic& nic, const HtbPlan& egress, const HtbPlan&) override {
+  Result<ModeChoice> Apply(const Nic& nic, const HtbPlan& egress, const HtbPlan&) override {
     std::lock_guard<std::mutex> l(mu);
     ++applies[nic.id.name];
     if (failing.count(nic.id.name) != 0) return netqos::Internal("tc says no");
@@ -106,7 +135,8 @@ struct FakeShaper : LinkShaper {
       if (c.container_key) leaves.push_back(c.handle);
     }
     applied[nic.id.name] = leaves;
-    return Status::Ok();
+    if (edt.count(nic.id.name) != 0) return ModeChoice{ShapingMode::kEdt, "test: edt"};
+    return ModeChoice{ShapingMode::kHtb, "test: htb"};
   }
   std::vector<uint32_t> Leaves(const std::string& nic) const {
     std::lock_guard<std::mutex> l(mu);
@@ -115,6 +145,7 @@ struct FakeShaper : LinkShaper {
   }
   mutable std::mutex mu;
   std::set<std::string> failing;
+  std::set<std::string> edt;  // NICs whose egress runs in EDT mode
   std::map<std::string, std::vector<uint32_t>> applied;
   std::map<std::string, int> applies;
 };
@@ -226,6 +257,7 @@ class Node {
     p.table = &table;
     p.shaper = &shaper;
     p.addresses = &addresses;
+    p.edt = &edt;
     p.cgroup_id = [](const std::string& d) -> Result<uint64_t> {
       struct stat st {};
       if (::stat(d.c_str(), &st) != 0) return netqos::NotFound(d);
@@ -264,6 +296,7 @@ class Node {
   FakeClassTable table;
   FakeAddresses addresses;
   FakeShaper shaper;
+  FakeEdtTable edt;
   mutable std::mutex mu;
   std::vector<FakePod> pods;
   netqos::core::PodEntries allocations;
@@ -383,4 +416,53 @@ TEST_CASE("enforcer: a pod behind a CNI has its addresses mapped while it runs",
   node.enforcer->OnPodRemoved(p.uid);
   node.RemovePod(p.uid);
   CHECK(node.Eventually([&] { return node.addresses.Snapshot().empty(); }));
+}
+
+TEST_CASE("enforcer: containers on a NIC in EDT mode get their rates in the EDT map, kept while "
+          "the NIC fails, cleared when they go", "[enforce]") {
+  Node node;
+  node.shaper.edt = {"eth0"};
+  const FakePod a{"11111111-0000-0000-0000-0000000000e1", "ce1", {}};
+  const FakePod b{"11111111-0000-0000-0000-0000000000e2", "ce2", {}};
+  node.AddPod(a);
+  node.AddPod(b);
+  node.Allocate(a.uid, "eth0", 100);  // EDT NIC: 12.5 MB/s in the map
+  node.Allocate(b.uid, "eth1", 200);  // HTB NIC: its leaf only
+  node.Start();
+  const uint64_t id_a = node.IdOf(a);
+  CHECK(node.edt.Rates() == std::map<uint64_t, uint64_t>{{id_a, 12'500'000}});
+  const auto modes = node.enforcer->Status().shaping_modes;
+  REQUIRE(modes.size() == 2);
+  CHECK(modes.at("eth0").mode == ShapingMode::kEdt);
+  CHECK(modes.at("eth1").mode == ShapingMode::kHtb);
+  CHECK(modes.at("eth0").reason == "test: edt");
+
+  // A stale entry (a container gone while the daemon was down) is cleared; an unchanged rate is
+  // not rewritten (that would restart the container's pacing clock).
+  REQUIRE(node.edt.Set(999999, 1).ok());
+  const int writes = node.edt.writes;
+  node.enforcer->OnTopologyChanged();
+  REQUIRE(node.Eventually([&] { return node.edt.Rates().count(999999) == 0; }));
+  CHECK(node.edt.writes == writes);
+  CHECK(node.edt.Rates().at(id_a) == 12'500'000);
+
+  // The NIC fails to apply: its program still paces, so the rates stay.
+  {
+    std::lock_guard<std::mutex> l(node.shaper.mu);
+    node.shaper.failing = {"eth0"};
+  }
+  node.Allocate(a.uid, "eth0", 50);
+  node.enforcer->OnAllocated(a.uid);
+  REQUIRE(node.Eventually([&] { return node.HasProblem("nic:eth0"); }));
+  CHECK(node.edt.Rates().count(id_a) == 1);
+  {
+    std::lock_guard<std::mutex> l(node.shaper.mu);
+    node.shaper.failing.clear();
+  }
+  node.enforcer->OnTopologyChanged();
+  REQUIRE(node.Eventually([&] { return node.edt.Rates() == std::map<uint64_t, uint64_t>{{id_a, 6'250'000}}; }));
+
+  node.enforcer->OnPodRemoved(a.uid);
+  node.RemovePod(a.uid);
+  CHECK(node.Eventually([&] { return node.edt.Rates().empty(); }));
 }

@@ -29,8 +29,8 @@ std::string TempPath() {
 TEST_CASE("installed links: the record keeps every IFB of a link") {
   const std::string path = TempPath();
   std::vector<InstalledLink> links = {
-      {"", "", "eth0", 1, {"nqifb12", "nqifb7"}},
-      {"ns2", "/var/run/netns/ns2", "eth2", -1, {}},
+      {"", "", "eth0", 1, {"nqifb12", "nqifb7"}, "edt", {"mq", 0x80010000, {"fq_codel", "fq"}}},
+      {"ns2", "/var/run/netns/ns2", "eth2", -1, {}, "htb", {}},
   };
   REQUIRE(SaveInstalledLinks(path, links).ok());
   auto loaded = LoadInstalledLinks(path);
@@ -42,6 +42,11 @@ TEST_CASE("installed links: the record keeps every IFB of a link") {
   CHECK((*loaded)[1].netns == "ns2");
   CHECK((*loaded)[1].netns_path == "/var/run/netns/ns2");
   CHECK((*loaded)[1].ifbs.empty());
+  // The mode and the layout --uninstall puts back.
+  CHECK((*loaded)[0].mode == "edt");
+  CHECK((*loaded)[0].before == links[0].before);
+  CHECK((*loaded)[1].mode == "htb");
+  CHECK((*loaded)[1].before.root_kind.empty());
   std::remove(path.c_str());
 }
 

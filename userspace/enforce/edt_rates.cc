@@ -1,0 +1,41 @@
+#include "enforce/edt_rates.h"
+
+namespace netqos::enforce {
+
+std::map<uint64_t, uint64_t> PlanEdtRates(
+    const std::map<core::NicId, std::vector<shaping::ContainerAllocation>>& egress_leaves,
+    const std::set<core::NicId>& edt_nics) {
+  std::map<uint64_t, uint64_t> want;
+  for (const auto& [nic, leaves] : egress_leaves) {
+    if (edt_nics.count(nic) == 0) continue;
+    for (const auto& leaf : leaves) {
+      if (leaf.mbps > 0) want[leaf.key] = EdtBytesPerSecond(leaf.mbps);
+    }
+  }
+  return want;
+}
+
+EdtSyncReport SyncEdtRates(EdtRateTable& table, const std::map<uint64_t, uint64_t>& current,
+                           const std::map<uint64_t, uint64_t>& want) {
+  EdtSyncReport r;
+  for (const auto& [id, rate] : want) {
+    auto it = current.find(id);
+    if (it != current.end() && it->second == rate) continue;
+    if (Status st = table.Set(id, rate); !st.ok()) {
+      r.errors.push_back(st);
+    } else {
+      ++r.set;
+    }
+  }
+  for (const auto& [id, rate] : current) {
+    if (want.count(id) != 0) continue;
+    if (Status st = table.Clear(id); !st.ok()) {
+      r.errors.push_back(st);
+    } else {
+      ++r.cleared;
+    }
+  }
+  return r;
+}
+
+}  // namespace netqos::enforce

@@ -1,0 +1,45 @@
+// The EDT map (bpf/netqos_abi.h NETQOS_MAP_EDT) as the reconciler sees it: a capped container's
+// egress rate, for the NICs whose egress runs in EDT mode. The planning here is pure; the BPF map
+// adapter is bpf_edt_rate_table.h, unit tests use an in-memory table.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "common/status.h"
+#include "core/types.h"
+#include "shaping/htb_plan.h"
+
+namespace netqos::enforce {
+
+class EdtRateTable {
+ public:
+  virtual ~EdtRateTable() = default;
+  virtual Result<std::map<uint64_t, uint64_t>> List() const = 0;  // cgroup id -> bytes/s
+  virtual Status Set(uint64_t cgroup_id, uint64_t bytes_per_second) = 0;
+  virtual Status Clear(uint64_t cgroup_id) = 0;  // a missing entry is not an error
+};
+
+// Mbit/s (10^6 bit/s, as allocations and HTB rates are) in bytes per second.
+constexpr uint64_t EdtBytesPerSecond(uint64_t mbps) { return mbps * 1000 * 1000 / 8; }
+
+// The rates the map should hold: every container leaf of an EDT-mode NIC's egress plan.
+std::map<uint64_t, uint64_t> PlanEdtRates(
+    const std::map<core::NicId, std::vector<shaping::ContainerAllocation>>& egress_leaves,
+    const std::set<core::NicId>& edt_nics);
+
+struct EdtSyncReport {
+  int set = 0;
+  int cleared = 0;
+  std::vector<Status> errors;
+};
+
+// Writes the entries whose rate differs (a rewrite restarts that container's pacing clock, so an
+// unchanged rate is never rewritten) and clears those not wanted. One failure does not stop the
+// others.
+EdtSyncReport SyncEdtRates(EdtRateTable& table, const std::map<uint64_t, uint64_t>& current,
+                           const std::map<uint64_t, uint64_t>& want);
+
+}  // namespace netqos::enforce

@@ -1,0 +1,48 @@
+#include "shaping/shaping_mode.h"
+
+namespace netqos::shaping {
+
+const char* ShapingModeName(ShapingMode mode) {
+  switch (mode) {
+    case ShapingMode::kAuto:
+      return "auto";
+    case ShapingMode::kHtb:
+      return "htb";
+    case ShapingMode::kEdt:
+      return "edt";
+  }
+  return "?";
+}
+
+Result<ShapingMode> ParseShapingMode(std::string_view text) {
+  for (ShapingMode m : {ShapingMode::kAuto, ShapingMode::kHtb, ShapingMode::kEdt}) {
+    if (text == ShapingModeName(m)) return m;
+  }
+  return InvalidArgument("--shaping-mode: '" + std::string(text) +
+                         "' is not one of auto, htb, edt");
+}
+
+Result<ModeChoice> ChooseShapingMode(ShapingMode requested, const NicQueueFacts& facts) {
+  const std::string queues =
+      std::to_string(facts.tx_queues) + (facts.tx_queues == 1 ? " TX queue" : " TX queues");
+  switch (requested) {
+    case ShapingMode::kHtb:
+      return ModeChoice{ShapingMode::kHtb, "--shaping-mode=htb"};
+    case ShapingMode::kEdt:
+      if (!facts.fq_available) {
+        return FailedPrecondition("--shaping-mode=edt needs the kernel's fq qdisc: " +
+                                  facts.fq_missing_reason);
+      }
+      return ModeChoice{ShapingMode::kEdt, "--shaping-mode=edt (" + queues + ")"};
+    case ShapingMode::kAuto:
+      break;
+  }
+  if (facts.tx_queues <= 1) return ModeChoice{ShapingMode::kHtb, "auto: " + queues};
+  if (!facts.fq_available) {
+    return ModeChoice{ShapingMode::kHtb, "auto: " + queues + " but no fq (" +
+                                             facts.fq_missing_reason + ")"};
+  }
+  return ModeChoice{ShapingMode::kEdt, "auto: " + queues + " and fq"};
+}
+
+}  // namespace netqos::shaping

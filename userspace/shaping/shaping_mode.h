@@ -1,0 +1,42 @@
+// How a NIC's sent traffic is held to the containers' caps (--shaping-mode), and the pure choice
+// of mode for one NIC from what it and the kernel offer. See docs/enforcement.md for what each
+// mode keeps and gives up.
+//   htb: one HTB tree at the NIC's root, a leaf per capped container; QoS levels borrow and
+//        take priority. Every packet the node sends passes the tree's one lock.
+//   edt: the NIC keeps its multi-queue root (mq) with fq under each TX queue; the NIC's egress
+//        program gives each capped container's packets departure times, and fq holds them until
+//        then. No shared lock; per-container caps only (no level borrowing or aggregate caps).
+//   auto: edt where the NIC has more than one TX queue and the kernel has sch_fq, htb otherwise.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace netqos::shaping {
+
+enum class ShapingMode { kAuto, kHtb, kEdt };
+
+const char* ShapingModeName(ShapingMode mode);  // "auto", "htb", "edt"
+// InvalidArgument naming the flag and the accepted values for anything else.
+Result<ShapingMode> ParseShapingMode(std::string_view text);
+
+// What the choice depends on.
+struct NicQueueFacts {
+  int tx_queues = 1;
+  bool fq_available = false;
+  std::string fq_missing_reason;  // why not, when !fq_available ("sch_fq: Unknown qdisc", ...)
+};
+
+struct ModeChoice {
+  ShapingMode mode = ShapingMode::kHtb;  // never kAuto
+  std::string reason;                    // for status and metrics: why this mode on this NIC
+  bool operator==(const ModeChoice&) const = default;
+};
+
+// The mode for one NIC. An explicit edt without sch_fq is FailedPrecondition (the NIC is then
+// reported and left unshaped rather than silently shaped another way than asked).
+Result<ModeChoice> ChooseShapingMode(ShapingMode requested, const NicQueueFacts& facts);
+
+}  // namespace netqos::shaping
