@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# EDT mode on a production-shaped NIC, for the kernel lab (scripts/kernel-lab.sh; smoke.sh): a
+# 4-queue veth with an mq root and fq_codel under each queue (the Debian default). netqosd with
+# the default --shaping-mode=auto must pick edt there and say why, keep the mq root, put fq under
+# each queue, and hold a container to its cap within 2 % by departure times alone (no HTB on the
+# NIC): bulk TCP from the container, TCP from a cgroup the tenant made below it, and raw
+# AF_PACKET frames from it (no cgroup hook sees those; only the NIC program does). After kill -9
+# the cap holds; a restarted netqosd adopts without re-creating qdiscs; --uninstall gives the NIC
+# back its fq_codel queues and leaves no clsact, pin or IFB.
+#
+#   tests/kernels/edt_test.sh [BUILD_DIR]   (root, a kernel with sch_fq and sch_fq_codel)
+#   LAB_CAP_MBPS  the container's allocation (default 100: what a 2-vCPU TCG guest carries)
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=scripts/lib/mq-nic.sh
+. scripts/lib/mq-nic.sh
+BUILD_DIR=${1:-build}
+NETQOSD=$PWD/$BUILD_DIR/bin/netqosd
+NETQOSCTL=$PWD/$BUILD_DIR/bin/netqosctl
+ATTACK=$PWD/$BUILD_DIR/bin/netqos_attack_sender
+CAP=${LAB_CAP_MBPS:-100}
+TOL=0.02
+fail() { echo "FAIL: $*" >&2; exit 1; }
+((EUID == 0)) || fail "needs root"
+for t in "$NETQOSD" "$NETQOSCTL" "$ATTACK"; do [[ -x $t ]] || fail "missing $t"; done
+
+TAG=nqe$(($$ % 10000))
+NS=$TAG-r NIC=${TAG}a PEER=${TAG}ap IP=10.252.1.1 REMOTE=10.252.1.2 PORT=15601
+WORK=$(mktemp -d /tmp/netqos-edt.XXXXXX)
+PIN_DIR=$WORK/bpf/netqos STATE=$WORK/state SOCK_DIR=$WORK/sock LOG=$WORK/netqosd.log
+SOCK=$SOCK_DIR/qrm_network_plugin_static.sock
+CGROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+[[ $CGROOT == /sys/fs/cgroup ]] || fail "cgroup2 is mounted at '$CGROOT', not unified at /sys/fs/cgroup"
+ROOT_NAME=netqos-edt-$TAG
+UID_=edt-1 CID=c0ffee0e
+CG=$CGROOT/$ROOT_NAME/pod$UID_/$CID
+DAEMON="" SERVER="" CLIENT=""
+export MQ_NIC_LEAF=fq_codel
+
+stop_traffic() {
+  local p
+  for p in $CLIENT $SERVER; do kill -KILL "$p" 2>/dev/null; done
+  wait $CLIENT $SERVER 2>/dev/null
+  CLIENT="" SERVER=""
+}
+cleanup() {
+  stop_traffic
+  [[ -z $DAEMON ]] || { kill -KILL "$DAEMON" 2>/dev/null; wait "$DAEMON" 2>/dev/null; }
+  [[ -e $PIN_DIR ]] && "$NETQOSD" --uninstall --bpf-pin-dir="$PIN_DIR" --qrm-state-dir="$STATE" >/dev/null 2>&1
+  mq_nic_down "$NIC" "$NS" >/dev/null 2>&1
+  for _ in 1 2 3 4 5; do
+    find "$CGROOT/$ROOT_NAME" -depth -type d -exec rmdir {} + 2>/dev/null
+    [[ -d $CGROOT/$ROOT_NAME ]] || break
+    sleep 0.2
+  done
+  mountpoint -q "$WORK/bpf" && umount "$WORK/bpf"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ctl() { "$NETQOSCTL" --socket "$SOCK" "$@"; }
+log_tail() { echo "--- netqosd log (last 20 lines) ---" >&2; tail -n 20 "$LOG" >&2; }
+
+start_daemon() {
+  local deny='' l
+  for l in /sys/class/net/*; do [[ ${l##*/} == "$NIC" ]] || deny+=${deny:+,}${l##*/}; done
+  "$NETQOSD" --enforcement=bpf --nic-allow="$NIC" --nic-deny="$deny" \
+    --nic-speed-override="$NIC=1000" --enforce-nics="$NIC" \
+    --kubelet-pods-url="file://$WORK/pods.json" --addition-cgroup-paths="/$ROOT_NAME" \
+    --bpf-pin-dir="$PIN_DIR" --qrm-socket-dirs="$SOCK_DIR" --qrm-state-dir="$STATE" \
+    --enforcement-resync-period=2 >>"$LOG" 2>&1 &
+  DAEMON=$!
+  for _ in $(seq 300); do
+    ctl plugin-info >/dev/null 2>&1 && return 0
+    kill -0 "$DAEMON" 2>/dev/null || break
+    sleep 0.1
+  done
+  log_tail
+  fail "netqosd did not start"
+}
+
+# $1 (the NIC's whole egress, the mq root summing its queues) sends at the cap within 2 %: a
+# window provably above the cap fails at once; one below it or too uncertain is measured again.
+# With $2 = "at-most", only the upper bound counts (a flood paced by a dropping horizon).
+check_rate() {
+  local what=$1 bound=${2:-exact} out r e verdict attempt
+  for attempt in 1 2 3; do
+    out=$(python3 tests/kernels/tc_rate.py "$NIC" "qdisc root" 5) || fail "$what: measuring $NIC"
+    read -r r e <<<"$out"
+    verdict=$(awk -v r="$r" -v e="$e" -v c="$CAP" -v t="$TOL" -v b="$bound" 'BEGIN {
+      lo = r * (1 - e / 100); hi = r * (1 + e / 100)
+      if (lo > c * (1 + t)) { print "above"; exit }
+      print (hi <= c * (1 + t) && (b == "at-most" || lo >= c * (1 - t))) ? "ok" : "again" }')
+    echo "  $what: $NIC sent $r Mbit/s on the wire (+-$e % timing; cap $CAP +-2 %; window $attempt)"
+    case $verdict in
+      ok) return 0 ;;
+      above) fail "$what: $r Mbit/s is above the cap of $CAP Mbit/s + 2 %" ;;
+    esac
+  done
+  fail "$what: $r Mbit/s (+-$e %) not shown within $CAP Mbit/s +-2 % in 3 windows"
+}
+
+# Bulk TCP from cgroup $1 to the peer, for the measurement that follows.
+start_tcp() {
+  nsenter --net="/run/netns/$NS" iperf3 -s -B "$REMOTE" -p "$PORT" >/dev/null 2>&1 &
+  SERVER=$!
+  for _ in $(seq 150); do
+    [[ -n $(ss -N "$NS" -Hltn "src $REMOTE:$PORT" 2>/dev/null) ]] && break
+    sleep 0.1
+  done
+  sh -c "echo \$\$ > $1/cgroup.procs && exec iperf3 -c $REMOTE -p $PORT -t 120" >/dev/null 2>&1 &
+  CLIENT=$!
+  sleep 2
+}
+
+queue_kinds() { tc qdisc show dev "$NIC" | awk '$4 == "parent" && $5 ~ /^1:/ { print $2 }' | sort | uniq -c | xargs; }
+
+echo "== $(uname -r): a 4-queue veth, mq root + fq_codel per queue, a container cgroup, a private bpffs"
+mq_nic_up "$NIC" "$NS" "$IP/24" "$REMOTE/24" 4 || fail "mq_nic_up"
+{ mkdir -p "$WORK/bpf" "$SOCK_DIR" "$STATE" "$CGROOT/$ROOT_NAME" && mount -t bpf bpf "$WORK/bpf"; } ||
+  fail "bpffs"
+cat >"$WORK/pods.json" <<JSON
+{"kind": "PodList", "items": [{"metadata": {"uid": "$UID_", "namespace": "lab", "name": "web",
+  "annotations": {"katalyst.kubewharf.io/qos_level": "shared_cores"}},
+  "status": {"qosClass": "Burstable", "containerStatuses": [{"name": "app", "containerID": "containerd://$CID"}]}}]}
+JSON
+
+echo "== netqosd (--shaping-mode default: auto) enforcing $NIC; Allocate $CAP Mbit/s"
+start_daemon
+ctl allocate --pod-uid "$UID_" --pod-namespace lab --pod-name web --container app \
+  --qos shared_cores --mbps "$CAP" >/dev/null || { log_tail; fail "Allocate"; }
+mkdir -p "$CG" || fail "mkdir $CG"
+ID=$(stat -c %i "$CG")
+RATE=
+for _ in $(seq 100); do
+  RATE=$(bpftool map dump pinned "$PIN_DIR/netqos_edt_v1" 2>/dev/null |
+    grep -A3 "\"key\": $ID," | sed -n 's/.*"rate": \([0-9]*\).*/\1/p')
+  [[ -n $RATE ]] && break
+  sleep 0.1
+done
+[[ $RATE == $((CAP * 125000)) ]] || { log_tail; fail "netqos_edt_v1[$ID] is '$RATE', want $((CAP * 125000)) bytes/s"; }
+echo "  cgroup id $ID -> netqos_edt_v1 rate $RATE bytes/s"
+status=$(ctl status) || fail "netqosctl status"
+grep -E "^ *$NIC .*edt \(auto: 4 TX queues and fq\)" <<<"$status" >/dev/null ||
+  { echo "$status" >&2; fail "netqosctl status does not show $NIC in edt mode with its reason"; }
+curl_metrics=$(ctl status --json | python3 -c 'import json,sys; d=json.load(sys.stdin)
+print(" ".join(n["shaping_mode"] for n in d["daemon"]["nics"]))') || fail "netqosctl status --json"
+[[ $curl_metrics == edt ]] || fail "status --json: shaping_mode '$curl_metrics', want edt"
+tc qdisc show dev "$NIC" | grep -q '^qdisc mq 1: root' || fail "the NIC's mq root 1: is gone: $(tc qdisc show dev "$NIC")"
+[[ $(queue_kinds) == "4 fq" ]] || fail "queues have '$(queue_kinds)', want 4 fq"
+tc qdisc show dev "$NIC" | grep -q htb && fail "an HTB qdisc on $NIC in EDT mode"
+echo "  $NIC: mq 1: kept, fq under each of its 4 queues, no HTB"
+
+echo "== bulk TCP from the container"
+start_tcp "$CG"
+check_rate "container"
+stop_traffic
+
+echo "== bulk TCP from a cgroup the tenant made below its container"
+mkdir -p "$CG/escape" || fail "mkdir $CG/escape"
+start_tcp "$CG/escape"
+check_rate "nested cgroup"
+stop_traffic
+
+echo "== raw AF_PACKET frames from the container (no cgroup hook sees them)"
+PEER_MAC=$(ip -n "$NS" -br link show "$PEER" | awk '{ print $3 }')
+sh -c "echo \$\$ > $CG/cgroup.procs && exec $ATTACK raw-flood --ifname $NIC --dst-mac $PEER_MAC \
+  --src-ip $IP --dst-ip $REMOTE --dst-port 9 --size 1400 --seconds 30" >/dev/null 2>&1 &
+CLIENT=$!
+sleep 2
+check_rate "AF_PACKET flood" at-most
+stop_traffic
+drops=$(ctl status --json >/dev/null; bpftool map dump pinned "$PIN_DIR/netqos_cgst_v2" 2>/dev/null |
+  grep -A40 "\"key\": $ID," | sed -n 's/.*"drops": \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+echo "  packets dropped beyond the horizon: $drops"
+
+echo "== kill -9 netqosd: the pinned state keeps the cap"
+kill -KILL "$DAEMON"; wait "$DAEMON" 2>/dev/null; DAEMON=
+start_tcp "$CG"
+check_rate "no daemon"
+stop_traffic
+
+echo "== restart: netqosd adopts (no qdisc re-created)"
+: >"$LOG"
+start_daemon
+sleep 2
+grep -qE 'edt_root_created=true|edt_queues_replaced=[1-9]|qdisc_created=true' "$LOG" &&
+  { log_tail; fail "the restart re-created qdiscs on $NIC"; }
+start_tcp "$CG"
+check_rate "restarted"
+stop_traffic
+
+echo "== netqosd --uninstall: the NIC gets its fq_codel queues back"
+kill -TERM "$DAEMON"; wait "$DAEMON" 2>/dev/null; DAEMON=
+"$NETQOSD" --uninstall --bpf-pin-dir="$PIN_DIR" --qrm-state-dir="$STATE" >>"$LOG" 2>&1 ||
+  { log_tail; fail "--uninstall exited non-zero"; }
+[[ -e $PIN_DIR ]] && fail "pins left in $PIN_DIR: $(ls "$PIN_DIR")"
+tc qdisc show dev "$NIC" | grep -q '^qdisc mq 1: root' || fail "mq root gone after --uninstall: $(tc qdisc show dev "$NIC")"
+[[ $(queue_kinds) == "4 fq_codel" ]] || fail "after --uninstall the queues have '$(queue_kinds)', want 4 fq_codel"
+tc qdisc show dev "$NIC" | grep -q clsact && fail "clsact left on $NIC"
+ip -o link show | grep -q nqifb && fail "an IFB left behind: $(ip -o link show | grep nqifb)"
+echo "PASS: auto chose edt on mq, cap held within 2 % (container, nested cgroup, AF_PACKET at most, killed, adopted), fq_codel queues back after --uninstall"
