@@ -103,6 +103,13 @@ struct netqos_edt {
 	__u32 pad;
 };
 
+/* EDT: idle time a container may make up for, in ns. A sender woken late (a TCP small-queues
+ * wake-up delayed by a busy CPU) would otherwise lose the gap for good and fall below its rate;
+ * with it, it may send this much of its rate at once after an idle spell, then is paced again:
+ * the burst HTB's leaves allow too (1 ms of rate plus a packet).
+ */
+#define NETQOS_EDT_CREDIT_NS 2000000ULL
+
 /* skb->priority in EDT mode: a TC_PRIO_* value per QoS level, which fq (6.8+) maps to its three
  * bands as pfifo_fast does (interactive first, bulk last). In HTB mode it is the leaf's handle.
  */

@@ -322,9 +322,9 @@ static __always_inline int netqos_edt_pace(struct __sk_buff *skb, __u64 cgroup_i
 	next = e->t_last + delay;
 	if (next <= t) {
 		/* The container was idle for longer than this packet's share: it leaves when its
-		 * sender wanted, and no credit for the idle time carries over (no burst).
+		 * sender wanted, and at most NETQOS_EDT_CREDIT_NS of the idle time carries over.
 		 */
-		e->t_last = t;
+		e->t_last = next + NETQOS_EDT_CREDIT_NS > t ? next : t - NETQOS_EDT_CREDIT_NS;
 		bpf_spin_unlock(&e->lock);
 		return TC_ACT_OK;
 	}

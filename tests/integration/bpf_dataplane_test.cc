@@ -771,7 +771,8 @@ TEST_CASE("in EDT mode the NIC egress program paces each capped container and dr
   const auto from_b = Ipv4Packet(IPPROTO_UDP, kPodB, 4000, 0x0a000001, 53);
   const uint64_t share_ns = from_b.size() * 1'000'000'000ull / kRate;
   // The first packet leaves when its sender wants (no departure time); each later one a share
-  // after the one before, until a packet would leave beyond the horizon and is dropped.
+  // after the one before (the first of them a share less the credit for idle time), until a
+  // packet would leave beyond the horizon and is dropped.
   auto first = netqos::testing::RunSkbProgram(tx, from_b, 0x10091);
   REQUIRE(first.err == 0);
   CHECK(first.retval == static_cast<uint32_t>(TC_ACT_OK));
@@ -804,8 +805,21 @@ TEST_CASE("in EDT mode the NIC egress program paces each capped container and dr
   auto own = netqos::testing::RunSkbProgram(tx, from_b, 0, 1, later);
   CHECK(own.retval == static_cast<uint32_t>(TC_ACT_OK));
   CHECK(own.tstamp == later);
+  // The next one: a share after it, less the idle time it may make up for.
   auto next = netqos::testing::RunSkbProgram(tx, from_b, 0);
-  CHECK(next.tstamp == later + share_ns);
+  CHECK(next.tstamp == later - NETQOS_EDT_CREDIT_NS + share_ns);
+
+  // After an idle spell a container may make up for at most NETQOS_EDT_CREDIT_NS of it: at a
+  // rate where each packet's share is a quarter of that, the first packet and four more leave
+  // at once, the rest are paced.
+  const uint64_t quarter_rate = from_b.size() * 1'000'000'000ull * 4 / NETQOS_EDT_CREDIT_NS;
+  REQUIRE((*dp)->SetEdtRate(*id_b, quarter_rate).ok());
+  int unpaced = 0;
+  for (int i = 0; i < 20; i++) {
+    if (netqos::testing::RunSkbProgram(tx, from_b, 0).tstamp == 0) ++unpaced;
+  }
+  CHECK(unpaced >= 5);
+  CHECK(unpaced <= 6);  // a sixth when the clock moved a share's worth during the runs
 
   // A container without a rate is not paced; its level picks the band. Nor is traffic of no
   // container, whatever priority its sender set.
