@@ -17,7 +17,8 @@
 #   BUILD_DIR=...        main build directory (default: build); the other stages use
 #                        $BUILD_DIR-asan, $BUILD_DIR-tsan and $BUILD_DIR-fuzz
 #   NETQOS_JOBS=N        build parallelism (default: nproc)
-#   NETQOS_TSAN_TESTS=RE ctest -R regex of the tsan stage (default: the concurrency tests)
+#   NETQOS_TSAN_TESTS=RE ctest -R regex of the tsan stage (default: the concurrency tests and
+#                        the metrics listener's tests)
 #   NETQOS_ASAN_OPT, NETQOS_TSAN_OPT  optimisation of those builds (defaults -O0 and -O1)
 #   NETQOS_LAB_KERNELS   kernels of the kernels stage (default "5.10 6.1 6.12"); downloads are
 #                        cached in NETQOS_KERNEL_CACHE (see scripts/kernel-lab.sh)
@@ -61,7 +62,7 @@ sanitizer_flags() {
   printf '%s\n' -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=$opt" "-DCMAKE_C_FLAGS_DEBUG=$opt" \
     -DNETQOS_WERROR=ON -DNETQOS_BUILD_BENCH=OFF
 }
-tsan_tests=${NETQOS_TSAN_TESTS:-'[Cc]oncurren|[0-9]+ clients|^sanitizers: '}
+tsan_tests=${NETQOS_TSAN_TESTS:-'[Cc]oncurren|[0-9]+ clients|^sanitizers: |metrics listener: '}
 # What the unit and e2e tests need, and nothing else (no integration tests, no benchmarks): the
 # binaries, and every netqos_*_tests executable of the configured build but the integration one.
 unit_e2e_targets() {
@@ -103,11 +104,13 @@ stage_tsan() {
   fresh "$dir"
   mapfile -t flags < <(sanitizer_flags "${NETQOS_TSAN_OPT:--O1}")
   cmake -S . -B "$dir" -G Ninja "${flags[@]}" -DNETQOS_SANITIZE=thread
-  cmake --build "$dir" -j "$NETQOS_JOBS" --target netqos_sanitizer_selftest netqosd netqosctl netqos_e2e_tests
+  cmake --build "$dir" -j "$NETQOS_JOBS" --target netqos_sanitizer_selftest netqosd netqosctl \
+    netqos_e2e_tests netqos_metrics_tests
   built
   # The daemon under many concurrent kubelet clients (tests/e2e/concurrency_test.cc; its test
-  # names say "concurrent" or "N clients"). --no-tests=error: a rename must not silently empty
-  # this stage.
+  # names say "concurrent" or "N clients"), and the metrics listener's connection thread and
+  # answer threads under hostile clients (tests/unit/metrics/http_server_hostile_clients_test.cc).
+  # --no-tests=error: a rename must not silently empty this stage.
   (cd "$dir" && ctest --output-on-failure --timeout 900 -R "$tsan_tests" --no-tests=error)
 }
 

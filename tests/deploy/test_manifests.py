@@ -9,6 +9,9 @@ a lenient API server); the DaemonSet's node-agent settings; host mounts and wher
 every flag against `netqosd --help`, and the whole command line (with $(VAR) expanded from the
 ConfigMap and the downward API) against `netqosd ... --print-config`, which validates values; the
 probes against the metrics listener; images, ServiceAccount, RBAC and ConfigMap references.
+And the security rules of docs/security.md: the metrics listener on loopback only, no hostPID,
+every host path netqosd does not write mounted readOnly, the kubelet's certificate verified
+against a CA file.
 
 --self-test instead breaks the manifests in memory, one mutation at a time, and fails unless each
 breakage is reported: the checks themselves are tested.
@@ -114,6 +117,19 @@ REQUIRED_DAEMON_MOUNTS = {
     "/var/lib/katalyst/qrm_advisor": ("checkpoint and installed-links record", None),
     "/var/run/netns": ("named network namespaces (multi-netns NICs)", "HostToContainer"),
 }
+# The host paths netqosd (and netqosd --uninstall) write, and what it writes there. Every other
+# host path must be mounted readOnly: true (docs/security.md). /sys/fs/cgroup is only read
+# (inotify, inodes; the program is attached through a directory fd); /var/run/netns only opened
+# for setns() and listed.
+WRITTEN_HOST_PATHS = {
+    "/sys/fs/bpf": "pins the programs, links and maps, and may mount a bpffs",
+    "/var/lib/kubelet/plugins_registry": "creates its plugin socket",
+    "/var/lib/katalyst/qrm_advisor": "writes the checkpoint and the installed-links record",
+}
+# Where the metrics listener may listen: loopback. It is plain HTTP without authentication, and
+# under hostNetwork the node's addresses are reachable from every pod (docs/security.md).
+LOOPBACK_HOSTS = {"127.0.0.1", "::1", "[::1]", "localhost"}
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 REQUIRED_CAPS = {"BPF", "NET_ADMIN", "PERFMON", "SYS_ADMIN"}
 EXAMPLE_NODE_IP = "192.0.2.10"  # TEST-NET-1, for expanding status.hostIP
 
@@ -414,6 +430,16 @@ class Checker:
                 self.expect((c.get("securityContext") or {}).get("privileged") is True, where,
                             f"{vm.get('mountPath')}: Bidirectional propagation is only allowed "
                             "for privileged containers (the API server rejects the pod)")
+            if "hostPath" in v:
+                path = v["hostPath"].get("path")
+                writes = WRITTEN_HOST_PATHS.get(path)
+                if writes:
+                    self.expect(vm.get("readOnly") is not True, where,
+                                f"{path} is mounted readOnly, but netqosd {writes} there")
+                else:
+                    self.expect(vm.get("readOnly") is True, where,
+                                f"host path {path} must be mounted readOnly: true (netqosd "
+                                "never writes it; docs/security.md)")
         used = {vm.get("name") for co in (spec.get("initContainers") or []) +
                 (spec.get("containers") or []) for vm in co.get("volumeMounts") or []}
         for name in volumes:
@@ -455,7 +481,9 @@ class Checker:
                     (us.get("rollingUpdate") or {}).get("maxUnavailable") == 1, where,
                     "updateStrategy must be RollingUpdate with maxUnavailable: 1")
         self.expect(pod.get("hostNetwork") is True, where, "hostNetwork must be true")
-        self.expect(pod.get("hostPID") is True, where, "hostPID must be true")
+        self.expect(pod.get("hostPID") is not True, where,
+                    "hostPID must not be set: netqosd reads no other process's /proc entries "
+                    "(docs/security.md)")
         self.expect(pod.get("dnsPolicy") == "ClusterFirstWithHostNet", where,
                     "dnsPolicy must be ClusterFirstWithHostNet (hostNetwork)")
         self.expect(pod.get("priorityClassName") == "system-node-critical", where,
@@ -517,9 +545,29 @@ class Checker:
                                                                           "localhost"), cw,
                         f"--kubelet-pods-url host {m.group(1)} is not the node (use $(NODE_IP) "
                         "from status.hostIP)")
+        self.check_kubelet_ca(pod, flags, mounts, cw)
         self.check_probes(c, sources, raw.get("--metrics-bind-address"), tmpl, cw)
         self.check_image(c, cw)
         return ds, flags
+
+    def check_kubelet_ca(self, pod, flags, mounts, where):
+        """An https pod list is verified against a CA file that the pod has."""
+        if not flags.get("--kubelet-pods-url", "").startswith("https://"):
+            return
+        if flags.get("--kubelet-insecure-skip-tls-verify", "false") in ("true", "1", "yes"):
+            return
+        ca = flags.get("--kubelet-ca-file", "")
+        if not self.expect(ca, where,
+                           "--kubelet-ca-file is not set: the kubelet's certificate would be "
+                           "checked against the image's default CAs, not the cluster's"):
+            return
+        if ca.startswith(SERVICE_ACCOUNT_DIR + "/"):
+            self.expect(pod.get("automountServiceAccountToken", True) is not False, where,
+                        f"--kubelet-ca-file {ca} is in the service account mount, which "
+                        "automountServiceAccountToken: false leaves out")
+        else:
+            self.expect(self.mount_for(mounts, ca) is not None, where,
+                        f"--kubelet-ca-file {ca} is not on a mounted path")
 
     @staticmethod
     def is_node_ip(host, sources):
@@ -535,6 +583,10 @@ class Checker:
                            f"--metrics-bind-address {bind!r} is not HOST:PORT"):
             return
         host, port = m.group(1), int(m.group(2))
+        self.expect(host in LOOPBACK_HOSTS, where,
+                    f"--metrics-bind-address {bind}: the metrics listener is plain HTTP without "
+                    "authentication; bind it to 127.0.0.1 and expose it through an "
+                    "authenticating proxy (deploy/README.md, docs/security.md)")
         named = {p.get("name"): p.get("containerPort") for p in c.get("ports") or []}
         self.expect(port in named.values(), where,
                     f"the metrics port {port} is not declared in ports")
@@ -563,6 +615,10 @@ class Checker:
                         f"{probe} connects to {probe_host or 'the pod IP (= node IP)'}, but the "
                         f"metrics listener is bound to {host}")
         ann = (tmpl.get("metadata") or {}).get("annotations") or {}
+        if host in LOOPBACK_HOSTS:
+            self.expect(str(ann.get("prometheus.io/scrape", "")).lower() != "true", where,
+                        "prometheus.io/scrape: a Prometheus elsewhere cannot reach a listener on "
+                        f"{host}; scrape the authenticating proxy instead (deploy/README.md)")
         if "prometheus.io/port" in ann:
             self.expect(str(ann["prometheus.io/port"]) == str(port), where,
                         f"prometheus.io/port {ann['prometheus.io/port']} is not {port}")
@@ -588,6 +644,8 @@ class Checker:
             self.expect(pod.get("hostNetwork") is True, where,
                         "hostNetwork must be true (the qdiscs are on the node's NICs)")
             self.expect(pod.get("nodeName"), where, "nodeName (the node to clean) is not set")
+            self.expect(pod.get("hostPID") is not True, where,
+                        "hostPID must not be set (docs/security.md)")
             self.expect(pod.get("restartPolicy") in ("Never", "OnFailure"), where,
                         "restartPolicy must be Never or OnFailure")
             for c in pod.get("containers") or []:
@@ -684,6 +742,10 @@ def _drop_mount(d, path):
     _pod(d)["volumes"] = [v for v in _pod(d)["volumes"] if v["name"] != name]
 
 
+def _configmap(docs):
+    return next(d for _, d in docs if d.get("kind") == "ConfigMap")
+
+
 def _rename_key(obj, old, new):
     obj[new] = obj.pop(old)
 
@@ -718,9 +780,34 @@ MUTATIONS = [
     ("no liveness probe", lambda docs: _ctr(_ds(docs)).pop("livenessProbe"), "no livenessProbe"),
     ("probe on another port", lambda docs: _ctr(_ds(docs))["readinessProbe"]["httpGet"].update(
         port=9999), "is not the metrics port"),
-    ("metrics on loopback", lambda docs: _set_arg(_ds(docs), "--metrics-bind-address",
-                                                  "127.0.0.1:9465"),
-     "but the metrics listener is bound to 127.0.0.1"),
+    ("metrics on the node IP", lambda docs: _set_arg(_ds(docs), "--metrics-bind-address",
+                                                     "$(NODE_IP):9465"),
+     "the metrics listener is plain HTTP without authentication"),
+    ("metrics on every address", lambda docs: _set_arg(_ds(docs), "--metrics-bind-address",
+                                                       ":9465"),
+     "the metrics listener is plain HTTP without authentication"),
+    ("probe to the pod IP", lambda docs: _ctr(_ds(docs))["livenessProbe"]["httpGet"].pop("host"),
+     "livenessProbe connects to the pod IP (= node IP), but the metrics listener is bound to "
+     "127.0.0.1"),
+    ("scrape annotation", lambda docs: _ds(docs)["spec"]["template"]["metadata"].setdefault(
+        "annotations", {}).update({"prometheus.io/scrape": "true"}), "prometheus.io/scrape"),
+    ("hostPID", lambda docs: _pod(_ds(docs)).update(hostPID=True), "hostPID must not be set"),
+    ("hostPID in the Job", lambda docs: _pod(_job(docs)).update(hostPID=True),
+     "hostPID must not be set"),
+    ("netns writable", lambda docs: _mount(_ds(docs), "/var/run/netns").pop("readOnly"),
+     "host path /var/run/netns must be mounted readOnly"),
+    ("cgroupfs writable", lambda docs: _mount(_ds(docs), "/sys/fs/cgroup").update(
+        readOnly=False), "host path /sys/fs/cgroup must be mounted readOnly"),
+    ("netns writable in the Job", lambda docs: _mount(_job(docs), "/var/run/netns").pop(
+        "readOnly"), "host path /var/run/netns must be mounted readOnly"),
+    ("state dir read-only", lambda docs: _mount(_ds(docs), "/var/lib/katalyst/qrm_advisor").update(
+        readOnly=True), "netqosd writes the checkpoint"),
+    ("bpffs read-only in the Job", lambda docs: _mount(_job(docs), "/sys/fs/bpf").update(
+        readOnly=True), "netqosd pins the programs"),
+    ("no kubelet CA", lambda docs: _configmap(docs)["data"].update({"kubelet-ca-file": ""}),
+     "--kubelet-ca-file is not set"),
+    ("kubelet CA and skip-verify", lambda docs: _configmap(docs)["data"].update(
+        {"kubelet-insecure-skip-tls-verify": "true"}), "contradict each other"),
     ("no metrics flag", lambda docs: _set_arg(_ds(docs), "--metrics-bind-address", None),
      "--metrics-bind-address is not set"),
     ("images differ", lambda docs: _ctr(_job(docs)).update(image="example.com/other:0.1.0"),

@@ -288,17 +288,20 @@ void DaemonFixture::StartDaemon(const std::vector<std::string>& extra) {
   for (const auto& link : ListDir("/sys/class/net")) {
     if (ours.count(link) == 0) deny.push_back(link);
   }
+  // A --kubelet-pods-url among the extra flags (a kubelet stand-in) replaces the file.
+  bool own_url = false;
+  for (const auto& f : extra) own_url = own_url || f.rfind("--kubelet-pods-url=", 0) == 0;
   std::vector<std::string> argv = {NETQOSD_PATH,
                                    "--enforcement=bpf",
                                    "--qrm-socket-dirs=" + dir_.file("sock"),
                                    "--qrm-state-dir=" + StateDir(),
                                    "--bpf-pin-dir=" + PinDir(),
-                                   "--kubelet-pods-url=file://" + PodsFile(),
                                    "--addition-cgroup-paths=/" + root_name_,
                                    "--nic-allow=" + Join(allow),
                                    "--nic-deny=" + Join(deny),
                                    "--nic-selection=" + o_.nic_selection,
                                    "--enforcement-resync-period=2"};
+  if (!own_url) argv.push_back("--kubelet-pods-url=file://" + PodsFile());
   if (o_.shape_nics) {
     std::vector<std::string> enforce = allow;
     enforce.insert(enforce.end(), o_.extra_enforce_nics.begin(), o_.extra_enforce_nics.end());

@@ -156,6 +156,7 @@ class DaemonFixture {
   void SetForwardPriorityBefore(int value);
 
   // --- the daemon ---
+  // extra flags are appended; a --kubelet-pods-url among them replaces the file:// pod list.
   void StartDaemon(const std::vector<std::string>& extra = {});
   // Sends `sig` and waits; the exit code. The pins stay (nothing is uninstalled).
   int StopDaemon(int sig);

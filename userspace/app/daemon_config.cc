@@ -258,6 +258,10 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "netqos: bearer token for an https --kubelet-pods-url (re-read on every request)");
   AddBoolFlag(app, "--kubelet-insecure-skip-tls-verify", c.kubelet_insecure_skip_tls_verify,
               "netqos: do not verify the kubelet's serving certificate");
+  app.add_option("--kubelet-ca-file", c.kubelet_ca_file,
+                 "netqos: PEM file of the CAs the kubelet's serving certificate must chain to "
+                 "for an https --kubelet-pods-url, e.g. the service account's ca.crt (re-read on "
+                 "every request; default: OpenSSL's, SSL_CERT_FILE or the system store)");
   app.add_option("--bpf-pin-dir", c.bpf_pin_dir,
                  "netqos: bpffs directory for pinned maps and links (a bpffs is mounted on its "
                  "parent if there is none)");
@@ -348,6 +352,18 @@ Status ValidateEnforcementFlags(const DaemonConfig& c) {
     return InvalidArgument(
         "--kubelet-token-file must not be empty with an https "
         "--kubelet-pods-url");
+  if (!c.kubelet_ca_file.empty()) {
+    if (url->scheme != "https")
+      return InvalidArgument("--kubelet-ca-file applies to an https --kubelet-pods-url only, got " +
+                             c.kubelet_pods_url);
+    if (c.kubelet_insecure_skip_tls_verify)
+      return InvalidArgument(
+          "--kubelet-ca-file and --kubelet-insecure-skip-tls-verify contradict each other: "
+          "verify against the CA file, or do not verify at all");
+    if (c.kubelet_ca_file.front() != '/')
+      return InvalidArgument("--kubelet-ca-file must be an absolute path, got \"" +
+                             c.kubelet_ca_file + "\"");
+  }
   if (!IsAbsoluteBelowRoot(c.bpf_pin_dir))
     return InvalidArgument("--bpf-pin-dir must be an absolute path below /, got \"" +
                            c.bpf_pin_dir + "\"");

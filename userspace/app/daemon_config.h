@@ -65,6 +65,7 @@ struct DaemonConfig {
   std::string kubelet_pods_url = "https://127.0.0.1:10250/pods";  // http://, https:// or file://
   std::string kubelet_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   bool kubelet_insecure_skip_tls_verify = false;
+  std::string kubelet_ca_file;  // "" = OpenSSL's default CAs (SSL_CERT_FILE, ...)
   std::string bpf_pin_dir = bpf::kDefaultPinDir;
   std::vector<std::string> enforce_nics;  // [netns/]name items or "all"; see enforce_nics.h
   bool replace_root_qdisc = false;

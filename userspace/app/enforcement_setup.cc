@@ -104,6 +104,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   po.url = config.kubelet_pods_url;
   po.token_file = config.kubelet_token_file;
   po.insecure_skip_tls_verify = config.kubelet_insecure_skip_tls_verify;
+  po.ca_file = config.kubelet_ca_file;
   auto pods = cgroup::KubeletPodsClient::Create(po);
   if (!pods.ok()) return pods.status().Wrap("--kubelet-pods-url");
   stack->pods = std::move(*pods);

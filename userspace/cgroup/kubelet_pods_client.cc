@@ -1,11 +1,18 @@
 #include "cgroup/kubelet_pods_client.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -87,6 +94,28 @@ Result<std::string> KubeletPodsClient::ReadToken() const {
   return token;
 }
 
+// The CA file, checked before each https request so a bad one is named as such (OpenSSL would
+// only say that loading certificates failed): it must be readable and hold a PEM certificate.
+Status KubeletPodsClient::CheckCaFile() const {
+  const std::string& path = options_.ca_file;
+  const std::string what = "kubelet CA file " + path + " (--kubelet-ca-file)";
+  FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) {
+    const int err = errno;
+    return Status(err == ENOENT ? StatusCode::kNotFound : StatusCode::kPermissionDenied,
+                  what + ": " + std::strerror(err));
+  }
+  int certs = 0;
+  while (X509* cert = PEM_read_X509(f, nullptr, nullptr, nullptr)) {
+    ++certs;
+    X509_free(cert);
+  }
+  ERR_clear_error();  // the read that ended the loop leaves an error queued
+  std::fclose(f);
+  if (certs == 0) return InvalidArgument(what + " holds no PEM certificate");
+  return Status::Ok();
+}
+
 Result<std::string> KubeletPodsClient::ReadPodListFile() const {
   const std::string& file = parsed_.path;
   auto fail = [&](int err) {
@@ -128,6 +157,8 @@ Result<std::string> KubeletPodsClient::FetchPodList() const {
     NETQOS_ASSIGN_OR_RETURN(std::string token, ReadToken());
     headers.emplace("Authorization", "Bearer " + token);
   }
+  const bool verify = https && !options_.insecure_skip_tls_verify;
+  if (verify && !options_.ca_file.empty()) NETQOS_RETURN_IF_ERROR(CheckCaFile());
   httplib::Client client(parsed_.scheme + "://" + parsed_.host + ":" +
                          std::to_string(parsed_.port));
   if (!client.is_valid()) return Unavailable("GET " + url + ": cannot set up the client");
@@ -136,9 +167,44 @@ Result<std::string> KubeletPodsClient::FetchPodList() const {
       std::chrono::duration_cast<std::chrono::microseconds>(options_.timeout - secs);
   client.set_connection_timeout(secs.count(), usecs.count());
   client.set_read_timeout(secs.count(), usecs.count());
-  if (https) client.enable_server_certificate_verification(!options_.insecure_skip_tls_verify);
+  if (https) client.enable_server_certificate_verification(verify);
+  if (verify) {
+    // Only the CA file's certificates are trusted (httplib adds OpenSSL's defaults only when it
+    // has no file).
+    if (!options_.ca_file.empty()) client.set_ca_cert_path(options_.ca_file);
+    // OpenSSL checks the host during the handshake, by RFC 6125's rules: an IP address must be
+    // an iPAddress subjectAltName, a name a dNSName one, and the common name is never used.
+    // (httplib's own later check falls back to the common name.)
+    X509_VERIFY_PARAM* param = SSL_CTX_get0_param(client.ssl_context());
+    in6_addr any{};
+    const bool ip = ::inet_pton(AF_INET, parsed_.host.c_str(), &any) == 1 ||
+                    ::inet_pton(AF_INET6, parsed_.host.c_str(), &any) == 1;
+    const int set = ip ? X509_VERIFY_PARAM_set1_ip_asc(param, parsed_.host.c_str())
+                       : X509_VERIFY_PARAM_set1_host(param, parsed_.host.c_str(), 0);
+    if (set != 1) return Unavailable("GET " + url + ": cannot set the host to verify");
+    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+  }
 
   auto res = client.Get(parsed_.path, headers);
+  if (!res && res.error() == httplib::Error::SSLServerVerification) {
+    const long v = client.get_openssl_verify_result();
+    std::string why = v != X509_V_OK ? X509_verify_cert_error_string(v)
+                                     : "the certificate does not name " + parsed_.host;
+    if (v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+      why += " (the certificate does not name " + parsed_.host + ")";
+    }
+    return Unavailable("GET " + url + ": the kubelet's serving certificate is refused: " + why +
+                       "; trusted: " +
+                       (options_.ca_file.empty()
+                            ? std::string("OpenSSL's default CAs (SSL_CERT_FILE, SSL_CERT_DIR or "
+                                          "the system store)")
+                            : "--kubelet-ca-file " + options_.ca_file));
+  }
+  if (!res && res.error() == httplib::Error::SSLLoadingCerts) {
+    return Unavailable("GET " + url + ": cannot load the CA certificates of " +
+                       (options_.ca_file.empty() ? std::string("OpenSSL's defaults")
+                                                 : "--kubelet-ca-file " + options_.ca_file));
+  }
   if (!res) return Unavailable("GET " + url + ": " + httplib::to_string(res.error()));
   if (res->status == 401 || res->status == 403) {
     return Status(StatusCode::kPermissionDenied,

@@ -33,6 +33,11 @@ struct KubeletPodsClientOptions {
   // https only: skip verification of the kubelet's serving certificate (its default one is
   // self-signed). Off unless asked for.
   bool insecure_skip_tls_verify = false;
+  // https only: the PEM file of the CA certificates the kubelet's serving certificate must chain
+  // to, and nothing else (read on every request, so a rotated CA is used). Empty: OpenSSL's
+  // defaults (SSL_CERT_FILE, SSL_CERT_DIR, else the system's store). Either way the certificate
+  // must be valid now and name the URL's host (an IP address in its subjectAltName for an IP).
+  std::string ca_file;
   std::chrono::milliseconds timeout{5000};
 };
 
@@ -41,9 +46,11 @@ class KubeletPodsClient {
   // Validates the URL; no connection is made yet.
   static Result<std::unique_ptr<KubeletPodsClient>> Create(KubeletPodsClientOptions options);
 
-  // One GET. Errors name the URL: Unavailable for connection failures and non-200 answers,
+  // One GET. Errors name the URL: Unavailable for connection failures, refused certificates
+  // (saying why: untrusted issuer, expired, not for this host) and non-200 answers,
   // PermissionDenied for 401/403, InvalidArgument for a body that is not a PodList, NotFound or
-  // PermissionDenied when the token file cannot be read.
+  // PermissionDenied when the token file or the CA file cannot be read, InvalidArgument for a
+  // CA file without a PEM certificate.
   // file:// URLs: one read of the file (no token, no timeout); NotFound naming the file when it
   // does not exist, PermissionDenied when it cannot be read, InvalidArgument for a bad PodList.
   Result<std::vector<PodInfo>> ListPods() const;
@@ -56,6 +63,7 @@ class KubeletPodsClient {
   KubeletPodsClient(KubeletPodsClientOptions options, KubeletUrl url)
       : options_(std::move(options)), parsed_(std::move(url)) {}
   Result<std::string> ReadToken() const;
+  Status CheckCaFile() const;
   Result<std::string> ReadPodListFile() const;
 
   KubeletPodsClientOptions options_;

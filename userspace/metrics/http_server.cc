@@ -1,24 +1,45 @@
 #include "metrics/http_server.h"
 
 #include <arpa/inet.h>
-#include <httplib.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <exception>
+#include <map>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace netqos::metrics {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
 constexpr char kMetricsContentType[] = "text/plain; version=0.0.4; charset=utf-8";
 constexpr char kTextContentType[] = "text/plain; charset=utf-8";
+// After its answer, a connection is read (and what arrives thrown away) until the client closes,
+// for at most this long and this much: closing with unread bytes would reset the connection, and
+// a client still sending a refused body could lose the answer.
+constexpr milliseconds kLinger{1000};
+constexpr size_t kLingerBytes = 1 << 20;
+// Accept errors that clear by themselves (out of file descriptors): retry after this.
+constexpr milliseconds kAcceptBackoff{100};
 
 int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
       .count();
 }
 
@@ -32,10 +53,176 @@ bool IsHostName(const std::string& host) {
   return true;
 }
 
-void Reply(httplib::Response& res, int status, const std::string& line) {
-  res.status = status;
-  res.set_content(line + "\n", kTextContentType);
+struct Answer {
+  int status = 200;
+  std::string content_type = kTextContentType;
+  std::string body;
+};
+
+Answer Line(int status, const std::string& line) { return {status, kTextContentType, line + "\n"}; }
+
+const char* Reason(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Content Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Unknown";
+  }
 }
+
+// The whole answer: status line, headers, and the body unless the request was HEAD. Every
+// connection carries one request: "Connection: close".
+std::string Serialize(const Answer& a, bool head_only) {
+  std::string out = "HTTP/1.1 " + std::to_string(a.status) + " " + Reason(a.status) + "\r\n";
+  out += "Content-Type: " + a.content_type + "\r\n";
+  out += "Content-Length: " + std::to_string(a.body.size()) + "\r\n";
+  if (a.status == 405) out += "Allow: GET, HEAD\r\n";
+  out += "Connection: close\r\n\r\n";
+  if (!head_only) out += a.body;
+  return out;
+}
+
+// The length of the request head in buf (request line, header fields and the empty line that
+// ends them), or 0 while it is incomplete. Lines end in CRLF or a bare LF.
+size_t HeadLength(std::string_view buf) {
+  size_t pos = 0;
+  for (;;) {
+    const size_t nl = buf.find('\n', pos);
+    if (nl == std::string_view::npos) return 0;
+    const size_t len = nl - pos;
+    if (pos > 0 && (len == 0 || (len == 1 && buf[pos] == '\r'))) return nl + 1;
+    pos = nl + 1;
+  }
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+bool IEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  }
+  return true;
+}
+
+bool IsToken(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+    if (!ok || c == '\0') return false;
+  }
+  return true;
+}
+
+struct Request {
+  std::string method;
+  std::string path;  // without the query
+  Answer refusal;    // status 0: the request can be served
+};
+
+// Parses a complete head. Refuses (in refusal) what this listener does not serve: malformed
+// heads (400), a body of unannounced size (411) or above max_body (413), methods other than GET
+// and HEAD (405). A body within the limit is allowed and never read.
+Request ParseHead(std::string_view head, size_t max_body) {
+  Request req;
+  req.refusal.status = 0;
+  auto refuse = [&](int status, const std::string& why) {
+    req.refusal = Line(status, why);
+    return req;
+  };
+  std::vector<std::string_view> lines;
+  for (size_t pos = 0; pos < head.size();) {
+    const size_t nl = head.find('\n', pos);
+    std::string_view line = head.substr(pos, nl - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    pos = nl + 1;
+  }
+  if (lines.empty()) return refuse(400, "bad request: no request line");
+  // request-line = method SP request-target SP HTTP-version
+  const std::string_view rl = lines[0];
+  const size_t sp1 = rl.find(' ');
+  const size_t sp2 = sp1 == std::string_view::npos ? sp1 : rl.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || rl.find(' ', sp2 + 1) != std::string_view::npos) {
+    return refuse(400, "bad request: malformed request line");
+  }
+  const std::string_view method = rl.substr(0, sp1);
+  const std::string_view target = rl.substr(sp1 + 1, sp2 - sp1 - 1);
+  const std::string_view version = rl.substr(sp2 + 1);
+  if (!IsToken(method) || target.empty() || (version != "HTTP/1.1" && version != "HTTP/1.0")) {
+    return refuse(400, "bad request: malformed request line");
+  }
+  bool has_length = false, chunked = false;
+  uint64_t length = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    if (line.empty()) break;
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) {
+      return refuse(400, "bad request: malformed header field");
+    }
+    const std::string_view name = line.substr(0, colon);
+    const std::string_view value = Trim(line.substr(colon + 1));
+    if (IEquals(name, "Transfer-Encoding")) {
+      chunked = true;
+    } else if (IEquals(name, "Content-Length")) {
+      if (value.empty() || value.find_first_not_of("0123456789") != std::string_view::npos) {
+        return refuse(400, "bad request: Content-Length is not a number");
+      }
+      uint64_t n = 0;
+      for (char c : value) {
+        const uint64_t digit = static_cast<uint64_t>(c - '0');
+        n = n > (UINT64_MAX - digit) / 10 ? UINT64_MAX : n * 10 + digit;  // saturates
+      }
+      if (has_length && n != length) return refuse(400, "bad request: two Content-Lengths");
+      has_length = true;
+      length = n;
+    }
+  }
+  if (chunked && has_length) {
+    return refuse(400, "bad request: both Transfer-Encoding and Content-Length");
+  }
+  if (chunked) {
+    return refuse(411, "a request body needs a Content-Length of at most " +
+                           std::to_string(max_body) + " bytes");
+  }
+  if (length > max_body) {
+    return refuse(413, "request body larger than " + std::to_string(max_body) + " bytes");
+  }
+  if (method != "GET" && method != "HEAD") return refuse(405, "only GET and HEAD are served");
+  req.method = std::string(method);
+  std::string_view path = target.substr(0, target.find_first_of("?#"));
+  req.path = std::string(path);
+  return req;
+}
+
+std::string Errno(int err) { return std::strerror(err); }
 
 }  // namespace
 
@@ -81,79 +268,442 @@ Result<BindAddress> ParseBindAddress(const std::string& address) {
   return out;
 }
 
+// The connection thread: accepts, reads each request without blocking, answers /healthz itself,
+// hands /metrics and /readyz to their threads, writes the answers and enforces every deadline
+// and cap. Connections are keyed by accept order, so the map's first is the oldest.
+class MetricsServer::Listener {
+ public:
+  Listener(MetricsServer* server, int listen_fd, int wake_fd)
+      : server_(server), opts_(server->options_), listen_fd_(listen_fd), wake_fd_(wake_fd) {
+    if (opts_.max_connections == 0) opts_.max_connections = 1;
+    metrics_.metrics = true;
+    metrics_.thread = std::thread([this] { Answerer(metrics_); });
+    ready_.thread = std::thread([this] { Answerer(ready_); });
+    io_thread_ = std::thread([this] { Run(); });
+  }
+
+  ~Listener() { Stop(); }
+
+  void Stop() {
+    if (stopping_.exchange(true)) return;
+    Wake();
+    if (io_thread_.joinable()) io_thread_.join();
+    for (AnswerQueue* q : {&metrics_, &ready_}) {
+      {
+        std::lock_guard lk(q->mu);
+        q->stop = true;
+      }
+      q->cv.notify_all();
+      if (q->thread.joinable()) q->thread.join();
+    }
+    ::close(listen_fd_);
+    ::close(wake_fd_);
+  }
+
+  size_t open_connections() const { return open_.load(); }
+
+ private:
+  enum class Phase {
+    kRequest,  // reading the request head
+    kWaiting,  // for /metrics or /readyz to be computed
+    kWriting,  // the answer
+    kLinger,   // answered; reading until the client closes
+  };
+  struct Conn {
+    int fd = -1;
+    Phase phase = Phase::kRequest;
+    Clock::time_point deadline;
+    std::string in;   // the request head so far
+    std::string out;  // the answer still to write
+    size_t written = 0;
+    size_t lingered = 0;
+    bool head_only = false;  // HEAD: no body in the answer
+  };
+  // One thread computing one kind of answer, for connections in kWaiting.
+  struct AnswerQueue {
+    std::thread thread;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<uint64_t> ids;
+    bool stop = false;
+    bool metrics = false;  // /metrics, else /readyz
+  };
+
+  void Wake() {
+    const uint64_t one = 1;
+    ssize_t n;
+    do n = ::write(wake_fd_, &one, sizeof(one));
+    while (n < 0 && errno == EINTR);
+  }
+
+  void Run() {
+    std::vector<pollfd> pfds;
+    std::vector<uint64_t> ids;
+    while (!stopping_.load()) {
+      const auto now = Clock::now();
+      ExpireDeadlines(now);
+      pfds.clear();
+      ids.clear();
+      pfds.push_back({wake_fd_, POLLIN, 0});
+      const bool accepting = now >= accept_paused_until_;
+      pfds.push_back({accepting ? listen_fd_ : -1, POLLIN, 0});  // poll skips a negative fd
+      auto next = accepting ? now + std::chrono::hours(1) : accept_paused_until_;
+      for (const auto& [id, c] : conns_) {
+        short events = 0;  // kWaiting: only errors and hang-ups, which poll always reports
+        if (c.phase == Phase::kRequest || c.phase == Phase::kLinger) events = POLLIN;
+        if (c.phase == Phase::kWriting) events = POLLOUT;
+        pfds.push_back({c.fd, events, 0});
+        ids.push_back(id);
+        next = std::min(next, c.deadline);
+      }
+      const auto wait = std::chrono::ceil<milliseconds>(next - now).count();
+      const int n =
+          ::poll(pfds.data(), pfds.size(), static_cast<int>(std::clamp<int64_t>(wait, 0, 60000)));
+      if (n < 0) {
+        if (errno != EINTR) {
+          spdlog::error("metrics listener: poll failed error=\"{}\"", Errno(errno));
+          std::this_thread::sleep_for(milliseconds(10));
+        }
+        continue;
+      }
+      if (pfds[0].revents != 0) {
+        uint64_t count;
+        while (::read(wake_fd_, &count, sizeof(count)) > 0) {
+        }
+        TakeAnswers();
+      }
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (pfds[i + 2].revents != 0) Handle(ids[i], pfds[i + 2].revents);
+      }
+      if (pfds[1].revents != 0) Accept();
+    }
+    for (auto& [id, c] : conns_) ::close(c.fd);
+    conns_.clear();
+    open_ = 0;
+  }
+
+  void Accept() {
+    for (int i = 0; i < 64; ++i) {  // a batch; the rest after one more poll
+      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        const int err = errno;
+        if (err == EINTR || err == ECONNABORTED) continue;
+        if (err == EAGAIN || err == EWOULDBLOCK) return;
+        // EMFILE, ENFILE, ENOBUFS, ENOMEM: the process or the node is short of something;
+        // pending connections wait in the backlog.
+        const auto now = Clock::now();
+        if (now - last_accept_warning_ >= std::chrono::minutes(1)) {  // not 10 lines a second
+          spdlog::warn("metrics listener: accept failed, retrying every {} ms error=\"{}\"",
+                       kAcceptBackoff.count(), Errno(err));
+          last_accept_warning_ = now;
+        }
+        accept_paused_until_ = now + kAcceptBackoff;
+        return;
+      }
+      // At the cap, the oldest connection gives way. A client that holds connections open
+      // without finishing its request holds the oldest ones; a probe sends its request at once
+      // and is answered before many newer connections can come.
+      if (conns_.size() >= opts_.max_connections) Close(conns_.begin()->first);
+      const uint64_t id = next_id_++;
+      Conn& c = conns_[id];
+      c.fd = fd;
+      c.deadline = Clock::now() + opts_.request_timeout;
+      open_ = conns_.size();
+      Handle(id, POLLIN);  // the request usually came with the connection
+    }
+  }
+
+  void Handle(uint64_t id, short revents) {
+    auto it = conns_.find(id);
+    if (it == conns_.end()) return;
+    Conn& c = it->second;
+    switch (c.phase) {
+      case Phase::kRequest:
+        ReadRequest(id, c);
+        return;
+      case Phase::kWaiting:
+        // The client went away (POLLHUP, POLLERR) while its answer was computed.
+        if (revents & (POLLHUP | POLLERR)) Close(id);
+        return;
+      case Phase::kWriting:
+        WriteAnswer(id, c);
+        return;
+      case Phase::kLinger:
+        Linger(id, c);
+        return;
+    }
+  }
+
+  void ReadRequest(uint64_t id, Conn& c) {
+    // Never more than the head's cap (plus one byte, to tell "too long" from "exactly full").
+    const size_t cap = opts_.max_request_head_bytes + 1;
+    char buf[4096];
+    while (c.in.size() < cap) {
+      const ssize_t n = ::recv(c.fd, buf, std::min(sizeof(buf), cap - c.in.size()), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (n <= 0) {  // closed before a whole request, or reset
+        Close(id);
+        return;
+      }
+      c.in.append(buf, static_cast<size_t>(n));
+    }
+    const size_t head = HeadLength(c.in);
+    if (head == 0 || head > opts_.max_request_head_bytes) {
+      if (c.in.size() >= cap || head > opts_.max_request_head_bytes) {
+        Respond(id, c,
+                Line(431, "request line and headers longer than " +
+                              std::to_string(opts_.max_request_head_bytes) + " bytes"));
+      }
+      return;  // more to come, within the request deadline
+    }
+    const Request req =
+        ParseHead(std::string_view(c.in).substr(0, head), opts_.max_request_body_bytes);
+    std::string().swap(c.in);
+    if (req.refusal.status != 0) {
+      Respond(id, c, req.refusal);
+      return;
+    }
+    c.head_only = req.method == "HEAD";
+    if (req.path == "/healthz") {
+      const ProbeResult r = server_->Health();  // an atomic load: answered on this thread
+      Respond(id, c, Line(r.ok ? 200 : 503, r.reason));
+    } else if (req.path == "/metrics" || req.path == "/readyz") {
+      AnswerQueue& q = req.path == "/metrics" ? metrics_ : ready_;
+      c.phase = Phase::kWaiting;
+      c.deadline = Clock::now() + opts_.response_timeout;
+      {
+        std::lock_guard lk(q.mu);
+        q.ids.push_back(id);
+      }
+      q.cv.notify_one();
+    } else {
+      Respond(id, c, Line(404, "not found (this listener serves /metrics, /healthz and /readyz)"));
+    }
+  }
+
+  void Respond(uint64_t id, Conn& c, const Answer& a) {
+    c.out = Serialize(a, c.head_only);
+    c.written = 0;
+    c.phase = Phase::kWriting;
+    c.deadline = Clock::now() + opts_.write_timeout;
+    WriteAnswer(id, c);
+  }
+
+  void WriteAnswer(uint64_t id, Conn& c) {
+    while (c.written < c.out.size()) {
+      const ssize_t n = ::send(c.fd, c.out.data() + c.written, c.out.size() - c.written,
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // POLLOUT later
+      if (n <= 0) {
+        Close(id);
+        return;
+      }
+      c.written += static_cast<size_t>(n);
+    }
+    std::string().swap(c.out);
+    ::shutdown(c.fd, SHUT_WR);  // the client reads the answer, then its end of file
+    c.phase = Phase::kLinger;
+    c.deadline = Clock::now() + kLinger;
+    Linger(id, c);
+  }
+
+  void Linger(uint64_t id, Conn& c) {
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      c.lingered += n > 0 ? static_cast<size_t>(n) : 0;
+      if (n <= 0 || c.lingered > kLingerBytes) {
+        Close(id);
+        return;
+      }
+    }
+  }
+
+  void ExpireDeadlines(Clock::time_point now) {
+    std::vector<uint64_t> due;
+    for (const auto& [id, c] : conns_) {
+      if (c.deadline <= now) due.push_back(id);
+    }
+    for (uint64_t id : due) {
+      Conn& c = conns_.at(id);
+      switch (c.phase) {
+        case Phase::kRequest:
+          Respond(id, c,
+                  Line(408, "request not received within " +
+                                std::to_string(opts_.request_timeout.count()) + " ms"));
+          break;
+        case Phase::kWaiting:
+          Unqueue(id);
+          Respond(id, c,
+                  Line(503, "answer not computed within " +
+                                std::to_string(opts_.response_timeout.count()) + " ms"));
+          break;
+        case Phase::kWriting:
+        case Phase::kLinger:
+          Close(id);
+          break;
+      }
+    }
+  }
+
+  void Close(uint64_t id) {
+    auto it = conns_.find(id);
+    if (it == conns_.end()) return;
+    if (it->second.phase == Phase::kWaiting) Unqueue(id);
+    ::close(it->second.fd);
+    conns_.erase(it);
+    open_ = conns_.size();
+  }
+
+  // Drops a connection's pending job (it may also be running: its answer is then discarded).
+  void Unqueue(uint64_t id) {
+    for (AnswerQueue* q : {&metrics_, &ready_}) {
+      std::lock_guard lk(q->mu);
+      q->ids.erase(std::remove(q->ids.begin(), q->ids.end(), id), q->ids.end());
+    }
+  }
+
+  void TakeAnswers() {
+    std::vector<std::pair<uint64_t, Answer>> done;
+    {
+      std::lock_guard lk(done_mu_);
+      done.swap(done_);
+    }
+    for (auto& [id, a] : done) {
+      auto it = conns_.find(id);
+      if (it == conns_.end() || it->second.phase != Phase::kWaiting) continue;  // gone, or 503
+      Respond(id, it->second, a);
+    }
+  }
+
+  void Answerer(AnswerQueue& q) {
+    for (;;) {
+      uint64_t id;
+      {
+        std::unique_lock lk(q.mu);
+        q.cv.wait(lk, [&] { return q.stop || !q.ids.empty(); });
+        if (q.stop) return;
+        id = q.ids.front();
+        q.ids.pop_front();
+      }
+      Answer a = q.metrics ? Metrics() : Ready();
+      {
+        std::lock_guard lk(done_mu_);
+        done_.emplace_back(id, std::move(a));
+      }
+      Wake();
+    }
+  }
+
+  Answer Metrics() {
+    try {
+      return {200, kMetricsContentType,
+              server_->options_.render ? server_->options_.render() : std::string()};
+    } catch (const std::exception& e) {
+      spdlog::warn("metrics scrape failed error=\"{}\"", e.what());
+      return Line(500, std::string("metrics collection failed: ") + e.what());
+    } catch (...) {
+      return Line(500, "metrics collection failed");
+    }
+  }
+
+  Answer Ready() {
+    ProbeResult r;
+    try {
+      r = server_->Readiness();
+    } catch (const std::exception& e) {
+      r = {false, std::string("readiness check failed: ") + e.what()};
+    } catch (...) {
+      r = {false, "readiness check failed"};
+    }
+    return Line(r.ok ? 200 : 503, r.reason);
+  }
+
+  MetricsServer* const server_;
+  Options opts_;
+  const int listen_fd_;
+  const int wake_fd_;  // eventfd: Stop() and finished answers wake the connection thread
+  std::atomic<bool> stopping_{false};
+  std::atomic<size_t> open_{0};
+  // Owned by the connection thread.
+  std::map<uint64_t, Conn> conns_;
+  uint64_t next_id_ = 1;
+  Clock::time_point accept_paused_until_{};
+  Clock::time_point last_accept_warning_{};
+  std::thread io_thread_;
+  AnswerQueue metrics_;
+  AnswerQueue ready_;
+  std::mutex done_mu_;
+  std::vector<std::pair<uint64_t, Answer>> done_;
+};
+
+namespace {
+
+// A listening, non-blocking TCP socket on address (SO_REUSEADDR only: SO_REUSEPORT would let a
+// second netqosd, or anything else, share the port and split the scrapes between them).
+Result<int> Listen(BindAddress& address) {
+  const std::string where = "metrics: cannot listen on " + address.Text() + ": ";
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  const std::string port = std::to_string(address.port);
+  if (const int rc = ::getaddrinfo(address.host.c_str(), port.c_str(), &hints, &res); rc != 0) {
+    return Unavailable(where + ::gai_strerror(rc));
+  }
+  int err = 0;
+  int fd = -1;
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    fd = ::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, 128) == 0) break;
+    err = errno;
+    ::close(fd);
+    fd = -1;
+  }
+  ::freeaddrinfo(res);
+  if (fd < 0) {
+    return Unavailable(where + Errno(err) +
+                       " (is the port in use, or the address not on this node?)");
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
+    address.port = bound.ss_family == AF_INET6
+                       ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                       : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  }
+  return fd;
+}
+
+}  // namespace
+
 MetricsServer::MetricsServer(Options options) : options_(std::move(options)) {}
 
 Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(Options options) {
   NETQOS_ASSIGN_OR_RETURN(BindAddress address, ParseBindAddress(options.bind_address));
   std::unique_ptr<MetricsServer> s(new MetricsServer(std::move(options)));
+  NETQOS_ASSIGN_OR_RETURN(int listen_fd, Listen(address));
   s->address_ = address;
-  s->http_ = std::make_unique<httplib::Server>();
-  httplib::Server& http = *s->http_;
-  // A few threads are plenty for a scraper and the kubelet's probes; one request per
-  // connection, so a scraper's idle connection never holds a thread a probe needs.
-  http.new_task_queue = [] { return new httplib::ThreadPool(3); };
-  http.set_keep_alive_max_count(1);
-  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which would let a second netqosd
-  // (or anything else) share the port and split the scrapes between them.
-  http.set_socket_options([](socket_t sock) {  // httplib's global socket_t
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  http.set_read_timeout(5, 0);
-  http.set_write_timeout(5, 0);
-  MetricsServer* self = s.get();
-  http.Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
-    try {
-      res.set_content(self->options_.render ? self->options_.render() : std::string(),
-                      kMetricsContentType);
-    } catch (const std::exception& e) {
-      spdlog::warn("metrics scrape failed error=\"{}\"", e.what());
-      Reply(res, 500, std::string("metrics collection failed: ") + e.what());
-    } catch (...) {
-      Reply(res, 500, "metrics collection failed");
-    }
-  });
-  http.Get("/healthz", [self](const httplib::Request&, httplib::Response& res) {
-    const ProbeResult r = self->Health();
-    Reply(res, r.ok ? 200 : 503, r.reason);
-  });
-  http.Get("/readyz", [self](const httplib::Request&, httplib::Response& res) {
-    ProbeResult r;
-    try {
-      r = self->Readiness();
-    } catch (const std::exception& e) {
-      r = {false, std::string("readiness check failed: ") + e.what()};
-    }
-    Reply(res, r.ok ? 200 : 503, r.reason);
-  });
-
-  errno = 0;
-  if (address.port == 0) {
-    const int port = http.bind_to_any_port(address.host);
-    if (port <= 0) {
-      return Unavailable("metrics: cannot listen on " + address.Text() + ": " +
-                         (errno != 0 ? std::strerror(errno) : "bind failed"));
-    }
-    s->address_.port = port;
-  } else if (!http.bind_to_port(address.host, address.port)) {
-    return Unavailable("metrics: cannot listen on " + address.Text() + ": " +
-                       (errno != 0 ? std::strerror(errno) : "bind failed") +
-                       " (is the port in use, or the address not on this node?)");
+  const int wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd < 0) {
+    const int err = errno;
+    ::close(listen_fd);
+    return Internal("metrics: eventfd: " + Errno(err));
   }
   s->Beat();
-  s->listen_thread_ = std::thread([self] {
-    try {
-      self->http_->listen_after_bind();
-    } catch (const std::exception& e) {
-      spdlog::error("metrics listener stopped error=\"{}\"", e.what());
-    }
-  });
-  // Stop() only reaches a server that is already listening: wait for it.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!http.is_running() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  s->ticker_thread_ = std::thread([self] { self->TickerLoop(); });
+  s->listener_ = std::make_unique<Listener>(s.get(), listen_fd, wake_fd);
+  s->ticker_thread_ = std::thread([self = s.get()] { self->TickerLoop(); });
   spdlog::info("metrics serving address={} paths=/metrics,/healthz,/readyz", s->address_.Text());
   return s;
 }
@@ -168,9 +718,12 @@ void MetricsServer::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (http_) http_->stop();
-  if (listen_thread_.joinable()) listen_thread_.join();
+  if (listener_) listener_->Stop();
   if (ticker_thread_.joinable()) ticker_thread_.join();
+}
+
+size_t MetricsServer::open_connections() const {
+  return listener_ ? listener_->open_connections() : 0;
 }
 
 void MetricsServer::Beat() {

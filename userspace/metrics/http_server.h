@@ -1,15 +1,25 @@
-// MetricsServer: the HTTP listener of --metrics-bind-address (cpp-httplib), serving
+// MetricsServer: the HTTP listener of --metrics-bind-address, serving
 //   /metrics  the Prometheus text exposition (format 0.0.4)
 //   /healthz  200 while the heartbeat is fresh: a ticker thread runs a liveness probe every
 //             second (the app's probe takes the locks of the allocation service and the
 //             enforcer, so a deadlock there turns the heartbeat stale), 503 otherwise
 //   /readyz   200 when the app's readiness check passes, 503 with its reason otherwise
 // Each answer is one line of text. The listener never stops the daemon: a failed scrape is a 500.
+//
+// The listener is a small HTTP/1.1 server of its own (GET and HEAD, one request per connection),
+// built so that no client can hold it: one thread owns every connection and reads them without
+// blocking, each connection has a deadline for its whole request (not per read, which a client
+// sending a byte at a time never trips), request heads and the number of connections are capped
+// (the oldest connection gives way to a new one), and request bodies are never read: one
+// announced above the limit is refused with 413. /healthz is answered by that thread itself;
+// /metrics and /readyz, which take the daemon's locks, each run on a thread of their own, so a
+// stuck scrape holds up neither the probes nor the connections. docs/security.md has the rules.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -17,10 +27,6 @@
 #include <thread>
 
 #include "common/status.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace netqos::metrics {
 
@@ -48,6 +54,19 @@ class MetricsServer {
     std::function<void(double)> on_heartbeat;  // unix time of each heartbeat (a gauge)
     std::chrono::milliseconds heartbeat_interval{1000};
     std::chrono::milliseconds heartbeat_timeout{10000};  // older: /healthz says 503
+
+    // Limits against slow, idle and hostile clients (the defaults are netqosd's; tests shorten
+    // them). The request line and headers must have arrived this long after the connection was
+    // accepted, else the answer is 408 and the connection is closed.
+    std::chrono::milliseconds request_timeout{3000};
+    // /metrics and /readyz not computed within this time are answered 503.
+    std::chrono::milliseconds response_timeout{10000};
+    // An answer not taken by the client within this time: the connection is closed.
+    std::chrono::milliseconds write_timeout{10000};
+    size_t max_request_head_bytes = 8192;   // request line and headers; longer: 431
+    size_t max_request_body_bytes = 65536;  // an announced body above this: 413, never read
+    // Open connections; a new one beyond this closes the oldest.
+    size_t max_connections = 128;
   };
 
   // Binds (failing with the address when it cannot), runs one heartbeat, then serves on its own
@@ -65,16 +84,19 @@ class MetricsServer {
   // What /healthz and /readyz answer now (exposed for tests).
   ProbeResult Health() const;
   ProbeResult Readiness() const;
+  // Connections open now (exposed for tests; never more than max_connections).
+  size_t open_connections() const;
 
  private:
+  class Listener;  // the connection thread, its connections and the answer threads (.cc)
+
   explicit MetricsServer(Options options);
   void Beat();
   void TickerLoop();
 
   Options options_;
   BindAddress address_;
-  std::unique_ptr<httplib::Server> http_;
-  std::thread listen_thread_;
+  std::unique_ptr<Listener> listener_;
   std::thread ticker_thread_;
   std::atomic<int64_t> last_beat_ns_{0};  // steady_clock
   std::mutex mu_;

@@ -179,6 +179,7 @@ TEST_CASE("enforcement flags: defaults") {
   CHECK(c.kubelet_pods_url == "https://127.0.0.1:10250/pods");
   CHECK(c.kubelet_token_file == "/var/run/secrets/kubernetes.io/serviceaccount/token");
   CHECK_FALSE(c.kubelet_insecure_skip_tls_verify);
+  CHECK(c.kubelet_ca_file.empty());  // OpenSSL's default CAs (SSL_CERT_FILE, ...)
   CHECK(c.bpf_pin_dir == "/sys/fs/bpf/netqos");
   CHECK(c.enforce_nics.empty());
   CHECK_FALSE(c.replace_root_qdisc);
@@ -232,6 +233,18 @@ TEST_CASE("enforcement flags: valid values are taken") {
   CHECK_FALSE(bpf.config->kubelet_insecure_skip_tls_verify);
 }
 
+TEST_CASE("kubelet CA file: taken for an https pod list URL") {
+  auto r = Parse({kTopo, "--kubelet-ca-file=/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"});
+  REQUIRE(r.config);
+  CHECK(r.config->kubelet_ca_file == "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
+  CHECK_FALSE(r.config->kubelet_insecure_skip_tls_verify);
+  // The file is read per request, not at start: a path that does not exist yet is accepted.
+  auto later = Parse({kTopo, "--kubelet-ca-file", "/nonexistent/ca.crt",
+                      "--kubelet-pods-url=https://192.0.2.10:10250/pods"});
+  REQUIRE(later.config);
+  CHECK(later.config->kubelet_ca_file == "/nonexistent/ca.crt");
+}
+
 TEST_CASE("cgroup driver: --cgroup-driver and Katalyst's --cgroup-type are one setting") {
   auto type = Parse({kTopo, "--cgroup-type=systemd"});
   REQUIRE(type.config);
@@ -273,6 +286,11 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
       {{"--kubelet-pods-url=file://pods.json"}, {"--kubelet-pods-url", "file://pods.json"}},
       {{"--kubelet-token-file="}, {"--kubelet-token-file"}},
       {{"--kubelet-insecure-skip-tls-verify=perhaps"}, {"kubelet-insecure-skip-tls-verify"}},
+      {{"--kubelet-ca-file=ca.crt"}, {"--kubelet-ca-file", "absolute", "ca.crt"}},
+      {{"--kubelet-ca-file=/etc/ca.crt", "--kubelet-insecure-skip-tls-verify"},
+       {"--kubelet-ca-file", "--kubelet-insecure-skip-tls-verify", "contradict"}},
+      {{"--kubelet-ca-file=/etc/ca.crt", "--kubelet-pods-url=http://127.0.0.1:10255/pods"},
+       {"--kubelet-ca-file", "https", "http://127.0.0.1:10255/pods"}},
       {{"--bpf-pin-dir=netqos"}, {"--bpf-pin-dir", "netqos"}},
       {{"--bpf-pin-dir="}, {"--bpf-pin-dir"}},
       {{"--bpf-pin-dir=/"}, {"--bpf-pin-dir"}},
@@ -349,7 +367,8 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
        {"enforcement=\"bpf\"", "cgroup-root=\"\"", "cgroup-type=\"cgroupfs\"",
         "cgroup-driver=\"cgroupfs\"", "kubelet-pods-url=\"https://127.0.0.1:10250/pods\"",
         "kubelet-token-file=\"/var/run/secrets/kubernetes.io/serviceaccount/token\"",
-        "kubelet-insecure-skip-tls-verify=false", "bpf-pin-dir=\"/sys/fs/bpf/netqos\"",
+        "kubelet-insecure-skip-tls-verify=false", "kubelet-ca-file=\"\"",
+        "bpf-pin-dir=\"/sys/fs/bpf/netqos\"",
         "enforce-nics=\"[]\"", "replace-root-qdisc=false", "qos-level-shaping=\"[]\"",
         "unclassified-qos-level=\"shared_cores\"", "enforcement-resync-period=30",
         "uninstall=false", "keep-forwarded-priority=false",

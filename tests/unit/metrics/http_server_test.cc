@@ -141,3 +141,31 @@ TEST_CASE("a metrics address already in use is an error naming it") {
   REQUIRE_FALSE(second.ok());
   CHECK_THAT(second.status().message(), Catch::Contains(again.bind_address));
 }
+
+TEST_CASE("metrics server listens on a host name and on IPv6 loopback") {
+  MetricsServer::Options o;
+  o.bind_address = "localhost:0";
+  auto by_name = StartOrFail(o);
+  CHECK(by_name->address().port > 0);
+  CHECK(by_name->address().host == "localhost");
+  // localhost may resolve to ::1 first: ask for whichever address it bound.
+  bool answered = false;
+  for (const char* host : {"127.0.0.1", "::1"}) {
+    httplib::Client c(host, by_name->address().port);
+    c.set_connection_timeout(2, 0);
+    if (auto h = c.Get("/healthz"); h && h->status == 200) answered = true;
+  }
+  CHECK(answered);
+
+  o.bind_address = "[::1]:0";
+  auto v6 = MetricsServer::Start(o);
+  if (!v6.ok()) {
+    WARN("no IPv6 loopback here: " << v6.status().message());
+    return;
+  }
+  CHECK((*v6)->address().Text() == "[::1]:" + std::to_string((*v6)->address().port));
+  httplib::Client c("::1", (*v6)->address().port);
+  auto h = c.Get("/healthz");
+  REQUIRE(h);
+  CHECK(h->status == 200);
+}
