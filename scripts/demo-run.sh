@@ -259,6 +259,14 @@ for i in "${!C_LABEL[@]}"; do
 done
 run ctl classes --bpf-pin-dir "$PIN_DIR"
 
+bold "each enforced NIC's shaping mode and why (--shaping-mode=auto: edt needs several TX queues and fq)"
+status=$(ctl status) || fail "netqosctl status"
+show ctl status
+sed -n '/^NIC /,/^$/p' <<<"$status"
+for nic in "$NIC_A" "$NS_B-$NIC_B"; do  # resource identifiers: [netns-]name
+  grep -E "^$nic +.*(htb|edt) \(" <<<"$status" >/dev/null || fail "netqosctl status shows no shaping mode for $nic"
+done
+
 bold "every container sends bulk TCP at once, over its NIC; rates measured on the wire (HTB leaf)"
 servers_start
 flows_start 60

@@ -93,7 +93,7 @@ TEST_CASE("link shaper: the qdisc probe finds kinds the kernel has and not other
   CHECK(netqos::shaping::ProbeQdiscKind("htb").available);
   const auto none = netqos::shaping::ProbeQdiscKind("nqnosuchqdisc");
   CHECK_FALSE(none.available);
-  CHECK_FALSE(none.reason.empty());
+  CHECK(none.reason == "sch_nqnosuchqdisc is not in this kernel");
   // The probe's namespace is gone with its thread: this one still has its own loopback only.
   CHECK(Output("tc qdisc show dev lo").find("nqnosuchqdisc") == std::string::npos);
 }
@@ -157,7 +157,7 @@ TEST_CASE("link shaper: on a multi-queue NIC, edt without fq is refused untouche
     INFO(mode.status().message());
     REQUIRE(mode.ok());
     CHECK(mode->mode == ShapingMode::kHtb);
-    CHECK(mode->reason == "auto: 4 TX queues but no fq (test: no sch_fq)");
+    CHECK(mode->reason == "auto: 4 TX queues but no fq: test: no sch_fq");
     const auto shaped = MustRead(nic.ifindex);
     CHECK(shaped.root_kind == "htb");
     auto links = LoadInstalledLinks(record);

@@ -42,7 +42,9 @@ QdiscSupport ProbeInPrivateNetns(const std::string& kind) {
     return {false, topology::NlStatus(err, "rtnl_tc_set_kind(" + kind + ")").message()};
   }
   if (int err = rtnl_qdisc_add(sock.get(), q.get(), NLM_F_CREATE | NLM_F_EXCL); err < 0) {
-    return {false, topology::NlStatus(err, "a " + kind + " qdisc").message()};
+    // The kernel answers ENOENT for a kind it has no module for.
+    if (err == -NLE_OBJ_NOTFOUND) return {false, "sch_" + kind + " is not in this kernel"};
+    return {false, topology::NlStatus(err, "making a " + kind + " qdisc").message()};
   }
   return {true, ""};
 }

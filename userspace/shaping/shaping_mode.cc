@@ -39,8 +39,8 @@ Result<ModeChoice> ChooseShapingMode(ShapingMode requested, const NicQueueFacts&
   }
   if (facts.tx_queues <= 1) return ModeChoice{ShapingMode::kHtb, "auto: " + queues};
   if (!facts.fq_available) {
-    return ModeChoice{ShapingMode::kHtb, "auto: " + queues + " but no fq (" +
-                                             facts.fq_missing_reason + ")"};
+    return ModeChoice{ShapingMode::kHtb,
+                      "auto: " + queues + " but no fq: " + facts.fq_missing_reason};
   }
   return ModeChoice{ShapingMode::kEdt, "auto: " + queues + " and fq"};
 }

@@ -36,7 +36,7 @@ TEST_CASE("auto picks edt only on a multi-queue NIC with fq, and says why", "[sh
   auto no_fq = ChooseShapingMode(ShapingMode::kAuto, mq_no_fq);
   REQUIRE(no_fq.ok());
   CHECK(no_fq->mode == ShapingMode::kHtb);
-  CHECK(no_fq->reason == "auto: 4 TX queues but no fq (sch_fq: Unknown qdisc)");
+  CHECK(no_fq->reason == "auto: 4 TX queues but no fq: sch_fq: Unknown qdisc");
 
   auto one = ChooseShapingMode(ShapingMode::kAuto, single);
   REQUIRE(one.ok());
