@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -307,6 +308,12 @@ void DaemonFixture::StartDaemon(const std::vector<std::string>& extra) {
     enforce.insert(enforce.end(), o_.extra_enforce_nics.begin(), o_.extra_enforce_nics.end());
     enforce_ = Join(enforce);
     argv.push_back("--enforce-nics=" + enforce_);
+    // These tests read HTB leaves. The veths have one TX queue per CPU, so on a kernel with
+    // sch_fq (the kernel lab's) auto would pick edt; EDT is tests/kernels/edt_test.sh's.
+    const bool mode_given = std::any_of(extra.begin(), extra.end(), [](const std::string& a) {
+      return a.rfind("--shaping-mode", 0) == 0;
+    });
+    if (!mode_given) argv.push_back("--shaping-mode=htb");
   }
   if (o_.systemd_driver) argv.push_back("--cgroup-driver=systemd");
   if (o_.metrics) argv.push_back("--metrics-bind-address=127.0.0.1:0");
