@@ -4,7 +4,9 @@
 # the default --shaping-mode=auto must pick edt there and say why, keep the mq root, put fq under
 # each queue, and hold a container to its cap within 2 % by departure times alone (no HTB on the
 # NIC): bulk TCP from the container, TCP from a cgroup the tenant made below it, and raw
-# AF_PACKET frames from it (no cgroup hook sees those; only the NIC program does). After kill -9
+# AF_PACKET frames from it (no cgroup hook sees those; only the NIC program does), and a pod behind
+# a CNI routed out of the NIC (classified by its address, its sender in no container's cgroup).
+# After kill -9
 # the cap holds; a restarted netqosd adopts without re-creating qdiscs; --uninstall gives the NIC
 # back its fq_codel queues and leaves no clsact, pin or IFB.
 #
@@ -26,6 +28,9 @@ for t in "$NETQOSD" "$NETQOSCTL" "$ATTACK"; do [[ -x $t ]] || fail "missing $t";
 
 TAG=nqe$(($$ % 10000))
 NS=$TAG-r NIC=${TAG}a PEER=${TAG}ap IP=10.252.1.1 REMOTE=10.252.1.2 PORT=15601
+# A pod behind a CNI: its own netns, a veth to the host, routed out of $NIC.
+POD_NS=$TAG-pod POD_HOST=${TAG}ph POD_IF=${TAG}pp POD_GW=10.253.1.1 POD_IP=10.253.1.2
+FORWARD_BEFORE=$(cat /proc/sys/net/ipv4/ip_forward)
 WORK=$(mktemp -d /tmp/netqos-edt.XXXXXX)
 PIN_DIR=$WORK/bpf/netqos STATE=$WORK/state SOCK_DIR=$WORK/sock LOG=$WORK/netqosd.log
 SOCK=$SOCK_DIR/qrm_network_plugin_static.sock
@@ -36,6 +41,17 @@ UID_=edt-1 CID=c0ffee0e
 CG=$CGROOT/$ROOT_NAME/pod$UID_/$CID
 DAEMON="" SERVER="" CLIENT=""
 export MQ_NIC_LEAF=fq_codel
+
+# A CNI-style pod: netns $POD_NS behind a veth, its traffic routed by the host out of $NIC.
+pod_up() {
+  ip netns add "$POD_NS" &&
+    ip link add "$POD_HOST" type veth peer name "$POD_IF" netns "$POD_NS" &&
+    ip addr add "$POD_GW/24" dev "$POD_HOST" && ip link set "$POD_HOST" up &&
+    ip -n "$POD_NS" addr add "$POD_IP/24" dev "$POD_IF" && ip -n "$POD_NS" link set "$POD_IF" up &&
+    ip -n "$POD_NS" link set lo up && ip -n "$POD_NS" route add default via "$POD_GW" &&
+    ip -n "$NS" route add "${POD_IP%.*}.0/24" via "$IP" &&
+    echo 1 >/proc/sys/net/ipv4/ip_forward
+}
 
 stop_traffic() {
   local p
@@ -48,6 +64,9 @@ cleanup() {
   [[ -z $DAEMON ]] || { kill -KILL "$DAEMON" 2>/dev/null; wait "$DAEMON" 2>/dev/null; }
   [[ -e $PIN_DIR ]] && "$NETQOSD" --uninstall --bpf-pin-dir="$PIN_DIR" --qrm-state-dir="$STATE" >/dev/null 2>&1
   mq_nic_down "$NIC" "$NS" >/dev/null 2>&1
+  ip link del "$POD_HOST" 2>/dev/null
+  ip netns del "$POD_NS" 2>/dev/null
+  echo "$FORWARD_BEFORE" >/proc/sys/net/ipv4/ip_forward
   for _ in 1 2 3 4 5; do
     find "$CGROOT/$ROOT_NAME" -depth -type d -exec rmdir {} + 2>/dev/null
     [[ -d $CGROOT/$ROOT_NAME ]] || break
@@ -100,7 +119,8 @@ check_rate() {
   fail "$what: $r Mbit/s (+-$e %) not shown within $CAP Mbit/s +-2 % in 3 windows"
 }
 
-# Bulk TCP from cgroup $1 to the peer, for the measurement that follows.
+# Bulk TCP from cgroup $1 to the peer (from the pod's netns with $2 = pod), for the measurement
+# that follows.
 start_tcp() {
   nsenter --net="/run/netns/$NS" iperf3 -s -B "$REMOTE" -p "$PORT" >/dev/null 2>&1 &
   SERVER=$!
@@ -108,7 +128,9 @@ start_tcp() {
     [[ -n $(ss -N "$NS" -Hltn "src $REMOTE:$PORT" 2>/dev/null) ]] && break
     sleep 0.1
   done
-  sh -c "echo \$\$ > $1/cgroup.procs && exec iperf3 -c $REMOTE -p $PORT -t 120" >/dev/null 2>&1 &
+  local in_pod=""
+  [[ ${2:-} == pod ]] && in_pod="nsenter --net=/run/netns/$POD_NS"
+  sh -c "echo \$\$ > $1/cgroup.procs && exec $in_pod iperf3 -c $REMOTE -p $PORT -t 120" >/dev/null 2>&1 &
   CLIENT=$!
   sleep 2
 }
@@ -122,7 +144,9 @@ mq_nic_up "$NIC" "$NS" "$IP/24" "$REMOTE/24" 4 || fail "mq_nic_up"
 cat >"$WORK/pods.json" <<JSON
 {"kind": "PodList", "items": [{"metadata": {"uid": "$UID_", "namespace": "lab", "name": "web",
   "annotations": {"katalyst.kubewharf.io/qos_level": "shared_cores"}},
-  "status": {"qosClass": "Burstable", "containerStatuses": [{"name": "app", "containerID": "containerd://$CID"}]}}]}
+  "spec": {"hostNetwork": false},
+  "status": {"qosClass": "Burstable", "phase": "Running", "podIPs": [{"ip": "$POD_IP"}],
+    "containerStatuses": [{"name": "app", "containerID": "containerd://$CID"}]}}]}
 JSON
 
 echo "== netqosd (--shaping-mode default: auto) enforcing $NIC; Allocate $CAP Mbit/s"
@@ -186,6 +210,13 @@ else:
 fq_drops=$(tc -s qdisc show dev "$NIC" | awk '/^qdisc fq / { q = 1; next } q && /dropped/ { gsub(/,/, ""); s += $7; q = 0 } END { print s + 0 }')
 echo "  dropped: $drops beyond the horizon (the container's counters), $fq_drops by fq's own limits"
 
+echo "== a pod behind a CNI (its own netns, routed out of $NIC): classified by its address"
+pod_up || fail "pod netns"
+# Its sender runs in no container's cgroup: only the pod address map can name it.
+start_tcp "$CGROOT/$ROOT_NAME" pod
+check_rate "CNI pod"
+stop_traffic
+
 echo "== kill -9 netqosd: the pinned state keeps the cap"
 kill -KILL "$DAEMON"; wait "$DAEMON" 2>/dev/null; DAEMON=
 start_tcp "$CG"
@@ -213,4 +244,4 @@ grep -q '^qdisc mq 1: root' <<<"$qdiscs" || fail "mq root gone after --uninstall
 grep -q clsact <<<"$qdiscs" && fail "clsact left on $NIC: $qdiscs"
 links=$(ip -o link show)
 grep -q nqifb <<<"$links" && fail "an IFB left behind: $(grep nqifb <<<"$links")"
-echo "PASS: auto chose edt on mq, cap held within 2 % (container, nested cgroup, AF_PACKET at most, killed, adopted), fq_codel queues back after --uninstall"
+echo "PASS: auto chose edt on mq, cap held within 2 % (container, nested cgroup, AF_PACKET at most, CNI pod, killed, adopted), fq_codel queues back after --uninstall"
