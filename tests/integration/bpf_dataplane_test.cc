@@ -32,6 +32,7 @@
 #include "bpf/dataplane.h"
 #include "bpf/nic_attach.h"
 #include "support/bpf_test_run.h"
+#include "support/netns.h"
 
 namespace {
 
@@ -172,17 +173,6 @@ int TestRun(int prog_fd, std::vector<uint8_t> pkt, uint32_t in_priority, TestRun
   const auto run = netqos::testing::RunSkbProgram(prog_fd, std::move(pkt), in_priority);
   *r = {run.err, run.retval, run.priority};
   return r->err == 0 ? 0 : 1;
-}
-
-std::string Sh(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r"); p != nullptr) {
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-    ::pclose(p);
-  }
-  return out;
 }
 
 bool Exists(const std::string& path) {
@@ -338,7 +328,7 @@ TEST_CASE("pins are visible to bpftool, reused by a second Open, and survive the
   CHECK(rx_before.cgroup.cgroup_id == *root_id);
   CHECK(rx_before.cgroup.attach_type == BPF_CGROUP_INET_INGRESS);
 
-  const std::string dump = Sh("bpftool map dump pinned " + cls_pin + " 2>&1");
+  const std::string dump = netqos::testing::ShOutput("bpftool map dump pinned " + cls_pin + " 2>&1");
   INFO(dump);
   CHECK(dump.find("priority") != std::string::npos);
   CHECK(dump.find("net_class_id") != std::string::npos);

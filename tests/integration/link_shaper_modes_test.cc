@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <cstdio>
 #include <string>
 
 #include "bpf/dataplane.h"
@@ -35,19 +34,9 @@ using netqos::shaping::ShapingMode;
 using netqos::testing::PrivateBpffs;
 using netqos::testing::Sh;
 using netqos::testing::ShOk;
+using netqos::testing::ShOutput;
 using netqos::testing::TestCgroup;
 using netqos::testing::UniquePrefix;
-
-std::string Output(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r"); p != nullptr) {
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-    ::pclose(p);
-  }
-  return out;
-}
 
 // A 4-queue veth pair in the host namespace whose host end has an mq root (1:) and pfifo_fast
 // under each queue; deleted on scope exit.
@@ -74,7 +63,7 @@ struct MultiQueueNic {
     n.enabled = true;
     return n;
   }
-  std::string Qdiscs() const { return Output("tc qdisc show dev " + name); }
+  std::string Qdiscs() const { return ShOutput("tc qdisc show dev " + name); }
 };
 
 netqos::shaping::QueueLayout MustRead(int ifindex) {
@@ -95,7 +84,7 @@ TEST_CASE("link shaper: the qdisc probe finds kinds the kernel has and not other
   CHECK_FALSE(none.available);
   CHECK(none.reason == "sch_nqnosuchqdisc is not in this kernel");
   // The probe's namespace is gone with its thread: this one still has its own loopback only.
-  CHECK(Output("tc qdisc show dev lo").find("nqnosuchqdisc") == std::string::npos);
+  CHECK(ShOutput("tc qdisc show dev lo").find("nqnosuchqdisc") == std::string::npos);
 }
 
 TEST_CASE("link shaper: on a multi-queue NIC, edt without fq is refused untouched, htb replaces "

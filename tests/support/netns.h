@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,18 @@ inline void Sh(const std::string& cmd) {
 }
 
 inline bool ShOk(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+
+// A shell command's standard output ("" if it cannot be run).
+inline std::string ShOutput(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r"); p != nullptr) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
+}
 
 // A unique short prefix for this process's objects ("nq<pid%100000>"), fitting IFNAMSIZ (15).
 inline std::string UniquePrefix() { return "nq" + std::to_string(::getpid() % 100000); }
