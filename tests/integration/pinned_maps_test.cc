@@ -94,7 +94,7 @@ TEST_CASE("pinned maps: read-only view of what the dataplane pinned", "[bpf][ctl
     CHECK(state.exists);
     CHECK(state.on_bpffs);
     CHECK(state.error.empty());
-    REQUIRE(state.maps.size() == 6);
+    REQUIRE(state.maps.size() == 7);
     CHECK(state.maps[0].name == netqos::bpf::kClassMapName);
     CHECK(state.maps[0].present);
     CHECK(state.maps[0].counted);
