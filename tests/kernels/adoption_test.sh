@@ -62,44 +62,9 @@ priority_of() {
     grep -A3 "\"key\": $(stat -c %i "$1")," | sed -n 's/.*"priority": \([0-9]*\).*/\1/p'
 }
 
-# Mbit/s the leaf sent over $3 seconds, on the wire, and the bound of its timing error in %.
-# One long-lived `tc -s -batch -` answers every sample (no exec per sample: on TCG an exec of tc
-# takes 50-150 ms); each sample's timestamp is the middle of the request/answer bracket, the best
-# of 5, and the bracket bounds the error.
-leaf_mbps() {
-  python3 - "$1" "$2" "$3" <<'EOF'
-import re, subprocess, sys, time
-dev, cls, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
-tc = subprocess.Popen(["stdbuf", "-o0", "tc", "-s", "-batch", "-"], stdin=subprocess.PIPE,
-                      stdout=subprocess.PIPE, text=True, bufsize=1)
-def sample():
-    best = None
-    for _ in range(5):
-        t0 = time.monotonic()
-        tc.stdin.write("class show dev %s classid %s\n" % (dev, cls))
-        tc.stdin.flush()
-        while True:
-            line = tc.stdout.readline()
-            if not line:
-                sys.exit("tc -batch ended")
-            m = re.search(r"Sent (\d+) bytes", line)
-            if m:
-                break
-        t1 = time.monotonic()
-        if best is None or t1 - t0 < best[2]:
-            best = ((t0 + t1) / 2, int(m.group(1)), t1 - t0)
-        if t1 - t0 < 0.005:
-            break
-    return best
-a = sample()
-time.sleep(secs)
-b = sample()
-dt = b[0] - a[0]
-print("%.2f %.2f" % ((b[1] - a[1]) * 8 / dt / 1e6, 100 * (a[2] + b[2]) / 2 / dt))
-tc.stdin.close()
-tc.wait()
-EOF
-}
+# Mbit/s leaf $2 of device $1 sent over $3 seconds on the wire, and the bound of its timing error
+# in % (tests/kernels/tc_rate.py).
+leaf_mbps() { python3 tests/kernels/tc_rate.py "$1" "class $2" "$3"; }
 
 # The cap holds: a window provably above cap+2 % fails at once; below cap-2 % (the sender
 # starved of CPU on a busy host, not an enforcement error) or too uncertain to tell is measured
