@@ -1,6 +1,7 @@
 // Puts netqos's shaping on one NIC, in the NIC's own network namespace: the egress HTB tree on the
-// NIC, an IFB carrying the ingress tree, the tc-ingress classifier that redirects to it, and
-// (optionally) net.ipv4.ip_forward_update_priority=0 so routed pod traffic keeps skb->priority.
+// NIC, an IFB carrying the ingress tree, the tc-ingress classifier and the act_mirred filter that
+// redirect to it, and (optionally) net.ipv4.ip_forward_update_priority=0 so routed pod traffic
+// keeps skb->priority.
 // What it installed is recorded in a file so `netqosd --uninstall` can take it all away.
 #pragma once
 
@@ -45,9 +46,6 @@ struct KernelLinkShaperOptions {
   // Received packets of no class go through the IFB too (the unclassified level's ceiling is
   // below the link); otherwise only those of classes flagged kClassIngressShaped do.
   bool redirect_unclassified = false;
-  // false on kernels whose IFB drops bpf_redirect()ed packets (app/kernel_features.h): the
-  // ingress program then classifies only, and received traffic is not shaped rather than lost.
-  bool redirect_to_ifb = true;
 };
 
 class KernelLinkShaper : public LinkShaper {
