@@ -146,8 +146,8 @@ uint32_t SlotProgId(int ifindex) {
 }
 
 // The verdict of program `id` for a non-IP frame (no socket to find, so unclassified):
-// TC_ACT_REDIRECT when a redirect target is configured and unclassified packets go there,
-// TC_ACT_OK when not.
+// TC_ACT_UNSPEC (no verdict: the redirect filter behind the program sends it to the IFB) when a
+// redirect target is configured and unclassified packets go there, TC_ACT_OK when not.
 int VerdictForArp(uint32_t id) {
   const int fd = bpf_prog_get_fd_by_id(id);
   if (fd < 0) return -1;
