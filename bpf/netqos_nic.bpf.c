@@ -10,8 +10,9 @@
  *
  * netqos_ingress finds whose a received packet is: the pod whose address is its destination, or
  * the local socket it is for (tagged with its container by the cgroup programs); sets
- * skb->priority to that container's class and redirects it to the NIC's IFB (if configured)
- * when the class is shaped there. Fragments: a pod address is in every fragment; for local
+ * skb->priority to that container's class and, when the class is shaped on the NIC's IFB (if
+ * configured), leaves the packet to the next filter, which redirects it there with act_mirred
+ * (userspace/bpf/nic_attach.h). Fragments: a pod address is in every fragment; for local
  * sockets the first fragment's lookup is remembered for the later ones of the same datagram.
  * Counting is netqos_rx's, at the socket. skb->sk/bpf_skb_cgroup_id are never used at ingress:
  * on veth they still point to the sending socket of the other namespace.
@@ -36,8 +37,10 @@ const volatile __u32 cfg_edt = 0;
  */
 const volatile __u64 cfg_edt_horizon_ns = 2000000000ULL;
 
-/* Set by the loader before load; 0 = classify only, no redirect. */
-const volatile __u32 cfg_ifb_ifindex = 0;
+/* Set by the loader before load: non-zero = the NIC has an IFB, and the filter after this one
+ * redirects to it what this program gives TC_ACT_UNSPEC; 0 = classify only, no redirect.
+ */
+const volatile __u32 cfg_redirect_to_ifb = 0;
 /* Set by the loader: packets of no class (no local socket, not tagged, not in the class map) go
  * to the IFB too. Only worth it when the unclassified level's ceiling is below the link.
  */
@@ -217,14 +220,18 @@ static __always_inline void netqos_frag_key_of(struct netqos_frag_key *key,
 	key->proto = pkt->proto;
 }
 
-/* shaped: the packet's HTB class on the IFB can hold it back. The others pass straight on: the
- * detour through the IFB and its qdisc lock costs them a large share of their packet rate
- * (docs/benchmarks.md) and buys nothing.
+/* shaped: the packet's HTB class on the IFB can hold it back. TC_ACT_UNSPEC ends this filter
+ * without a verdict, so the next one runs: netqos's u32 rule, one pref up, whose act_mirred
+ * redirects the packet to the IFB. Not bpf_redirect(): before 6.12 the IFB drops every packet
+ * that did not come from act_mirred (it wants the skb marked as redirected, with the device it
+ * came from). The others pass straight on (TC_ACT_OK ends classification): the detour through
+ * the IFB and its qdisc lock costs them a large share of their packet rate (docs/benchmarks.md)
+ * and buys nothing.
  */
 static __always_inline int netqos_done(int shaped)
 {
-	if (cfg_ifb_ifindex && shaped)
-		return bpf_redirect(cfg_ifb_ifindex, 0);
+	if (cfg_redirect_to_ifb && shaped)
+		return TC_ACT_UNSPEC;
 	return TC_ACT_OK;
 }
 

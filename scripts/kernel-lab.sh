@@ -15,7 +15,8 @@
 # layer is tmpfs: every host binary runs unchanged, and nothing the guest writes reaches the host.
 # Inside: unified cgroup v2 at /sys/fs/cgroup (no v1), bpffs at /sys/fs/bpf, tmpfs /tmp and /run,
 # the kernel's own modules at /lib/modules/$(uname -r) with sch_fq, sch_fq_codel, sch_htb, ifb,
-# cls_bpf, act_mirred and veth loaded, loopback up. See scripts/lib/kernel-lab/{init,stage2}.
+# cls_bpf, cls_u32, act_mirred and veth loaded, loopback up. See
+# scripts/lib/kernel-lab/{init,stage2}.
 #
 # Exit status: COMMAND's; 124 on timeout; 125 when the lab itself failed (download, boot, guest
 # setup); 130/143 when interrupted. On any exit nothing stays behind on the host: qemu is killed
@@ -290,7 +291,7 @@ touch "$tmp/initrd/modules/order"
 
 # What the guest's stage2 reads: the kernel's module tree (bound at /lib/modules/$release) and
 # the modules to load; and COMMAND with this shell's environment and working directory.
-qos_modules="sch_fq sch_fq_codel sch_htb ifb cls_bpf act_mirred veth"
+qos_modules="sch_fq sch_fq_codel sch_htb ifb cls_bpf cls_u32 act_mirred veth"
 {
   printf 'LAB_RELEASE=%q\n' "$release"
   printf 'LAB_MODTREE=%q\n' "$moddir"

@@ -123,7 +123,7 @@ stage_fuzz() {
   FUZZ_BUILD_DIR=$dir scripts/fuzz.sh --seconds "$fuzz_seconds" --no-build
 }
 
-# The smoke subset in each kernel's guest, one guest at a time (TCG: ready in 3-11 s, the subset 1-2.5
+# The smoke subset in each kernel's guest, one guest at a time (TCG: ready in 3-11 s, the subset 2.5-6
 # min). What a kernel cannot do is an exclusion in tests/kernels/smoke.sh, printed with its reason.
 stage_kernels() {
   if [[ ! -f $BUILD_DIR/build.ninja ]]; then

@@ -16,6 +16,7 @@ series=$(cut -d. -f1,2 <<<"$release")
 
 # name | how to run it
 CHECKS=(
+  "IFB takes what a tc program leaves to act_mirred (and the record of bpf_redirect())|tests/kernels/ifb_redirect_probe.sh"
   "cgroup2 unified at /sys/fs/cgroup, no v1|cgroup_unified"
   "mq NIC: 4-queue veth, mq root, fq per queue|tests/kernels/mq_nic_test.sh"
   "ctest|integration:cgroup: the cgroup2 mount is detected"
@@ -25,36 +26,17 @@ CHECKS=(
   "ctest|integration:the ingress program classifies by pod address, fragments included"
   "ctest|integration:PACKET_QDISC_BYPASS is refused to classified containers only"
   "ctest|integration:shaping: IFB devices are created idempotently and carry the same plan"
+  "ctest|integration:ingress attach: the IFB redirect follows its target, passes frames on, and is ours only"
   "ctest|integration:daemon enforcement: a container cgroup created after its Allocate is classified within 2 s"
   "ctest|integration:netqosctl: status, classes, top and cgroup on a live enforcing netqosd, then without it"
-  "netqosd: cgroup id, 2 % cap, kill -9, adoption, --uninstall|tests/kernels/adoption_test.sh $BUILD_DIR"
+  "netqosd: cgroup id, 2 % caps both ways, kill -9, adoption, --uninstall|tests/kernels/adoption_test.sh $BUILD_DIR"
   "netqosd EDT: auto picks edt on mq, 2 % cap (nested cgroup, AF_PACKET), --uninstall restores|tests/kernels/edt_test.sh $BUILD_DIR"
 )
 
 # Exclusions: check name -> why this kernel cannot pass it (see README, "Supported kernels").
-# The IFB one is measured, not assumed: tests/kernels/ifb_redirect_probe.sh shows whether the
-# kernel passes on a packet that bpf_redirect() sent to an IFB, and the probe must agree with
-# what this table expects of the series (a Debian update that changes it fails the stage, so
-# that the exclusion is revisited, never kept silently).
+# None today: ingress shaping, which once needed one on 5.10 and 6.1 (their IFB drops what a tc
+# program bpf_redirect()s to it), now redirects with act_mirred, which the probe checks first.
 declare -A EXCLUDED=()
-case $series in
-  5.10 | 6.1) expect_ifb=drops ;;
-  *) expect_ifb=passes ;;
-esac
-tests/kernels/ifb_redirect_probe.sh
-case $? in
-  0) ifb=passes ;;
-  3) ifb=drops ;;
-  *) echo "FAIL: the IFB redirect probe failed"; exit 1 ;;
-esac
-if [[ $ifb != "$expect_ifb" ]]; then
-  echo "FAIL: on $release the IFB $ifb bpf_redirect()ed packets; tests/kernels/smoke.sh expects it $expect_ifb for $series: update its exclusions and the README's matrix"
-  exit 1
-fi
-# Where the IFB drops redirected packets, netqosd does not redirect (app/kernel_features.h: ingress
-# shaping off, one warning, a standing problem), so egress caps and everything else still hold;
-# the tests with traffic run on every kernel. The probe still has to agree with the table above,
-# so that a kernel whose IFB changes is noticed (app/kernel_features.h decides by version).
 
 cgroup_unified() {
   [[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]] || { echo "/sys/fs/cgroup is not cgroup2"; return 1; }

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "app/enforce_nics.h"
-#include "app/kernel_features.h"
 #include "app/shaping_flags.h"
 #include "bpf/bpffs.h"
 #include "cgroup/cgroup_paths.h"
@@ -78,19 +77,6 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   so.keep_forwarded_priority = config.set_forward_priority_sysctl;
   so.redirect_unclassified = enforce::DesiredOptionsFor(*shaping, true)
                                  .ingress_level_limited[static_cast<size_t>(shaping->default_level)];
-  // Ingress shaping redirects received packets to an IFB; kernels whose IFB drops them would cut
-  // every capped container off. There, received traffic is classified and counted, not shaped.
-  const std::string release = RunningKernelRelease();
-  const auto version = ParseKernelRelease(release);
-  so.redirect_to_ifb = version && IfbTakesBpfRedirects(*version);
-  std::map<std::string, std::string> kernel_problems;
-  if (!so.redirect_to_ifb && !nics->empty()) {
-    const std::string why = "kernel " + release +
-                            ": its IFB drops packets a tc program redirects to it (fixed by 6.12); "
-                            "received traffic is classified and counted but not shaped";
-    spdlog::warn("ingress shaping off: {}", why);
-    kernel_problems["kernel:ingress-shaping"] = why;
-  }
   so.mode = *shaping::ParseShapingMode(config.shaping_mode);  // validated with the flags
   if (so.mode != shaping::ShapingMode::kHtb && !nics->empty()) {
     so.fq = shaping::ProbeQdiscKind("fq");
@@ -120,7 +106,6 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
     eo.enforce_names = nics->nics;
   }
   eo.shaping = *shaping;
-  eo.standing_problems = std::move(kernel_problems);
   eo.resync = std::chrono::seconds(config.enforcement_resync_seconds);
   eo.pods_refresh = std::min<std::chrono::milliseconds>(eo.resync, std::chrono::seconds(5));
 

@@ -1,20 +1,35 @@
-// tc attachment of the NIC programs through libbpf's bpf_tc_* API. See nic_attach.h.
+// tc attachment of the NIC programs through libbpf's bpf_tc_* API, and of the IFB redirect after
+// netqos_ingress (a u32 filter with act_mirred) through libnl-route. See nic_attach.h.
 #include "bpf/nic_attach.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/tc_act/tc_mirred.h>
 #include <net/if.h>
+#include <netlink/cache.h>
+#include <netlink/netlink.h>
+#include <netlink/route/act/mirred.h>
+#include <netlink/route/action.h>
+#include <netlink/route/classifier.h>
+#include <netlink/route/cls/u32.h>
+#include <netlink/route/tc.h>
+#include <netlink/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 
 #include "bpf/dataplane.h"
 #include "bpf/libbpf_error.h"
 #include "netqos_nic.skel.h"
+#include "topology/nl_error.h"
 
 namespace netqos::bpf {
 namespace {
@@ -148,6 +163,142 @@ Result<bool> SideAttached(int ifindex, const Side& side, const char* op) {
   return name == side.prog;
 }
 
+// --- The IFB redirect: a u32 match-all rule with act_mirred at kIngressRedirectTcPriority. ---
+
+using topology::NlStatus;
+
+struct SockDeleter {
+  void operator()(nl_sock* s) const { nl_socket_free(s); }
+};
+struct CacheDeleter {
+  void operator()(nl_cache* c) const { nl_cache_free(c); }
+};
+struct ClsDeleter {
+  void operator()(rtnl_cls* c) const { rtnl_cls_put(c); }
+};
+struct ActDeleter {
+  void operator()(rtnl_act* a) const { rtnl_act_put(a); }
+};
+using SockPtr = std::unique_ptr<nl_sock, SockDeleter>;
+
+constexpr uint32_t kClsactIngress = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS);
+
+// "pref 49375 (u32 ::e71)", as tc shows the redirect's slot.
+std::string RedirectSlotText() {
+  char node[8];
+  std::snprintf(node, sizeof(node), "%x", kIngressRedirectU32Node);
+  return "pref " + std::to_string(kIngressRedirectTcPriority) + " (u32 ::" + node + ")";
+}
+
+Result<SockPtr> Connect() {
+  SockPtr sock(nl_socket_alloc());
+  if (!sock) return ResourceExhausted("nl_socket_alloc: out of memory");
+  NETQOS_RETURN_IF_ERROR(
+      NlStatus(nl_connect(sock.get(), NETLINK_ROUTE), "nl_connect(NETLINK_ROUTE)"));
+  return sock;
+}
+
+// What the redirect's pref of clsact ingress holds.
+struct RedirectSlot {
+  bool present = false;            // some u32 filter, all of it ours (the whole pref goes)
+  std::optional<uint32_t> handle;  // our rule's full handle
+  int target = 0;                  // where our rule's mirred egress redirect sends; 0 if none
+  std::string foreign;             // what is there that netqos did not put there
+};
+
+void CollectRedirect(nl_object* obj, void* arg) {
+  auto* cls = reinterpret_cast<rtnl_cls*>(obj);
+  auto* slot = static_cast<RedirectSlot*>(arg);
+  if (rtnl_cls_get_prio(cls) != kIngressRedirectTcPriority) return;
+  const char* kind = rtnl_tc_get_kind(TC_CAST(cls));
+  const uint32_t handle = rtnl_tc_get_handle(TC_CAST(cls));
+  char text[64];
+  if (kind == nullptr || std::strcmp(kind, "u32") != 0 || rtnl_cls_get_protocol(cls) != ETH_P_ALL) {
+    std::snprintf(text, sizeof(text), "a %s filter (protocol 0x%x, handle 0x%x)",
+                  kind != nullptr ? kind : "?", rtnl_cls_get_protocol(cls), handle);
+    if (slot->foreign.empty()) slot->foreign = text;
+    return;
+  }
+  slot->present = true;
+  if (TC_U32_NODE(handle) == 0) return;  // a hash table of the filter, not a rule
+  if (TC_U32_NODE(handle) != kIngressRedirectU32Node) {
+    std::snprintf(text, sizeof(text), "u32 rule %x:%x:%x", TC_U32_USERHTID(handle),
+                  TC_U32_HASH(handle), TC_U32_NODE(handle));
+    if (slot->foreign.empty()) slot->foreign = text;
+    return;
+  }
+  slot->handle = handle;
+  rtnl_act* act = rtnl_u32_get_action(cls);
+  const char* act_kind = act != nullptr ? rtnl_tc_get_kind(TC_CAST(act)) : nullptr;
+  if (act_kind != nullptr && std::strcmp(act_kind, "mirred") == 0 &&
+      rtnl_mirred_get_action(act) == TCA_EGRESS_REDIR) {
+    slot->target = static_cast<int>(rtnl_mirred_get_ifindex(act));
+  }
+}
+
+// Reads the redirect's pref; FailedPrecondition naming what is there if it is not all ours.
+Result<RedirectSlot> ReadRedirect(nl_sock* sock, int ifindex, const std::string& link,
+                                  const char* op) {
+  nl_cache* raw = nullptr;
+  // No clsact qdisc: an empty dump.
+  NETQOS_RETURN_IF_ERROR(NlStatus(rtnl_cls_alloc_cache(sock, ifindex, kClsactIngress, &raw),
+                                  "rtnl_cls_alloc_cache(" + link + " ingress)"));
+  std::unique_ptr<nl_cache, CacheDeleter> cache(raw);
+  RedirectSlot slot;
+  nl_cache_foreach(cache.get(), CollectRedirect, &slot);
+  if (!slot.foreign.empty()) {
+    return FailedPrecondition(std::string(op) + "(" + link + "): tc ingress " + RedirectSlotText() +
+                              " holds " + slot.foreign +
+                              ", not netqos's redirect to the IFB; refusing to touch a filter "
+                              "netqos did not create");
+  }
+  return slot;
+}
+
+// Points our rule at ifb: replaces it in place (atomically for the packets) when `existing` is
+// its handle, creates it otherwise.
+Status PutRedirect(nl_sock* sock, int ifindex, const std::string& link, int ifb,
+                   std::optional<uint32_t> existing) {
+  std::unique_ptr<rtnl_cls, ClsDeleter> cls(rtnl_cls_alloc());
+  std::unique_ptr<rtnl_act, ActDeleter> act(rtnl_act_alloc());
+  if (!cls || !act) return ResourceExhausted("rtnl_cls_alloc/rtnl_act_alloc: out of memory");
+  rtnl_tc_set_ifindex(TC_CAST(cls.get()), ifindex);
+  rtnl_tc_set_parent(TC_CAST(cls.get()), kClsactIngress);
+  rtnl_cls_set_prio(cls.get(), kIngressRedirectTcPriority);
+  rtnl_cls_set_protocol(cls.get(), ETH_P_ALL);
+  // A new rule gets only its node id: the kernel puts it in the filter's root hash table, whose
+  // id it picks (800: unless other u32 filters share the qdisc).
+  rtnl_tc_set_handle(TC_CAST(cls.get()), existing ? *existing : kIngressRedirectU32Node);
+  const std::string what = "u32 redirect to ifindex " + std::to_string(ifb) + " at " + link +
+                           " ingress " + RedirectSlotText();
+  int err = rtnl_tc_set_kind(TC_CAST(cls.get()), "u32");
+  if (err >= 0) err = rtnl_u32_add_key_uint32(cls.get(), 0, 0, 0, 0);  // every packet
+  if (err >= 0) err = rtnl_u32_set_cls_terminal(cls.get());            // run its action
+  if (err >= 0) err = rtnl_tc_set_kind(TC_CAST(act.get()), "mirred");
+  if (err >= 0) err = rtnl_mirred_set_action(act.get(), TCA_EGRESS_REDIR);
+  if (err >= 0) err = rtnl_mirred_set_policy(act.get(), TC_ACT_STOLEN);
+  if (err >= 0) err = rtnl_mirred_set_ifindex(act.get(), static_cast<uint32_t>(ifb));
+  if (err >= 0) err = rtnl_u32_add_action(cls.get(), act.get());  // takes its own reference
+  NETQOS_RETURN_IF_ERROR(NlStatus(err, "building the " + what));
+  const int flags = NLM_F_CREATE | (existing ? NLM_F_REPLACE : NLM_F_EXCL);
+  return NlStatus(rtnl_cls_add(sock, cls.get(), flags), "rtnl_cls_add(" + what + ")");
+}
+
+// Removes the whole u32 filter at the redirect's pref (its rule and hash table).
+Status DeleteRedirect(nl_sock* sock, int ifindex, const std::string& link) {
+  std::unique_ptr<rtnl_cls, ClsDeleter> cls(rtnl_cls_alloc());
+  if (!cls) return ResourceExhausted("rtnl_cls_alloc: out of memory");
+  rtnl_tc_set_ifindex(TC_CAST(cls.get()), ifindex);
+  rtnl_tc_set_parent(TC_CAST(cls.get()), kClsactIngress);
+  rtnl_cls_set_prio(cls.get(), kIngressRedirectTcPriority);
+  rtnl_cls_set_protocol(cls.get(), ETH_P_ALL);
+  NETQOS_RETURN_IF_ERROR(
+      NlStatus(rtnl_tc_set_kind(TC_CAST(cls.get()), "u32"), "rtnl_tc_set_kind(u32)"));
+  const int err = rtnl_cls_delete(sock, cls.get(), 0);
+  if (err == -NLE_OBJ_NOTFOUND) return Status::Ok();  // gone meanwhile
+  return NlStatus(err, "rtnl_cls_delete(" + link + " ingress " + RedirectSlotText() + ")");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOptions& options) {
@@ -167,7 +318,7 @@ Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOption
   std::unique_ptr<NicPrograms> p(new NicPrograms());
   p->skel_ = netqos_nic__open_opts(&open_opts);
   if (p->skel_ == nullptr) return ErrnoStatus("open BPF object netqos_nic", errno);
-  p->skel_->rodata->cfg_ifb_ifindex = static_cast<uint32_t>(options.ifb_ifindex);
+  p->skel_->rodata->cfg_redirect_to_ifb = options.ifb_ifindex != 0 ? 1 : 0;
   p->skel_->rodata->cfg_redirect_unclassified = options.redirect_unclassified ? 1 : 0;
   p->skel_->rodata->cfg_edt = options.edt ? 1 : 0;
   if (options.edt_horizon_ns != 0) p->skel_->rodata->cfg_edt_horizon_ns = options.edt_horizon_ns;
@@ -196,12 +347,27 @@ Status AttachIngress(const IngressAttachOptions& options) {
     auto ifb = DescribeLink(options.ifb_ifindex, "AttachIngress redirect target");
     if (!ifb.ok()) return ifb.status().Wrap(where);
   }
+  // Both slots are checked before anything changes.
   NETQOS_RETURN_IF_ERROR(SlotIsOurs(options.ifindex, link, "AttachIngress", kIngress).status());
+  auto sock = Connect();
+  if (!sock.ok()) return sock.status().Wrap(where);
+  NETQOS_ASSIGN_OR_RETURN(const RedirectSlot redirect,
+                          ReadRedirect(sock->get(), options.ifindex, link, "AttachIngress"));
   auto progs = NicPrograms::Load(options);
   if (!progs.ok()) return progs.status().Wrap(where);
   // Closing the skeleton afterwards drops our fds only: the cls_bpf filter holds the program,
   // and the program holds its maps.
-  return AttachSide(options.ifindex, link, kIngress, (*progs)->IngressFd(), "AttachIngress");
+  NETQOS_RETURN_IF_ERROR(
+      AttachSide(options.ifindex, link, kIngress, (*progs)->IngressFd(), "AttachIngress"));
+  // The program is in front now. A program that redirects nothing leaves the redirect filter
+  // nothing to do; removed all the same, so that `tc filter show` says what happens.
+  if (options.ifb_ifindex == 0) {
+    if (!redirect.present) return Status::Ok();
+    return DeleteRedirect(sock->get(), options.ifindex, link).Wrap(where);
+  }
+  if (redirect.handle && redirect.target == options.ifb_ifindex) return Status::Ok();
+  return PutRedirect(sock->get(), options.ifindex, link, options.ifb_ifindex, redirect.handle)
+      .Wrap(where);
 }
 
 Status AttachEgress(const std::string& pin_dir, int ifindex, const EgressPacing& pacing) {
@@ -213,12 +379,32 @@ Status AttachEgress(const std::string& pin_dir, int ifindex, const EgressPacing&
   return AttachSide(ifindex, link, kEgress, (*progs)->EgressFd(), "AttachEgress");
 }
 
-Status DetachIngress(int ifindex) { return DetachSide(ifindex, kIngress, "DetachIngress"); }
+Status DetachIngress(int ifindex) {
+  auto link = DescribeLink(ifindex, "DetachIngress");
+  if (link.status().code() == StatusCode::kNotFound) return Status::Ok();  // gone with the device
+  if (!link.ok()) return link.status();
+  // Both slots are checked before anything is removed.
+  NETQOS_RETURN_IF_ERROR(SlotIsOurs(ifindex, *link, "DetachIngress", kIngress).status());
+  NETQOS_ASSIGN_OR_RETURN(SockPtr sock, Connect());
+  NETQOS_ASSIGN_OR_RETURN(const RedirectSlot redirect,
+                          ReadRedirect(sock.get(), ifindex, *link, "DetachIngress"));
+  // The redirect first: without the program in front of it, it would send every packet to the IFB.
+  if (redirect.present) NETQOS_RETURN_IF_ERROR(DeleteRedirect(sock.get(), ifindex, *link));
+  return DetachSide(ifindex, kIngress, "DetachIngress");
+}
 Status DetachEgress(int ifindex) { return DetachSide(ifindex, kEgress, "DetachEgress"); }
 
 Result<bool> IngressAttached(int ifindex) {
   return SideAttached(ifindex, kIngress, "IngressAttached");
 }
 Result<bool> EgressAttached(int ifindex) { return SideAttached(ifindex, kEgress, "EgressAttached"); }
+
+Result<int> IngressRedirectTarget(int ifindex) {
+  NETQOS_ASSIGN_OR_RETURN(const std::string link, DescribeLink(ifindex, "IngressRedirectTarget"));
+  NETQOS_ASSIGN_OR_RETURN(SockPtr sock, Connect());
+  NETQOS_ASSIGN_OR_RETURN(const RedirectSlot redirect,
+                          ReadRedirect(sock.get(), ifindex, link, "IngressRedirectTarget"));
+  return redirect.handle ? redirect.target : 0;
+}
 
 }  // namespace netqos::bpf

@@ -1,9 +1,9 @@
 // Attaches netqos's tc programs (bpf/netqos_nic.bpf.c) to a NIC as cls_bpf filters on its clsact
-// qdisc: netqos_ingress at ingress (finds whose a received packet is, redirects it to the IFB)
-// and netqos_nic_tx at egress (gives every sent packet its HTB class, whatever the sender set).
-// One program instance per NIC (the IFB redirect target is baked into rodata), sharing the maps
-// Dataplane::Open pinned. The filters hold the programs, so enforcement continues after the
-// loading process exits; all calls work in the calling thread's netns.
+// qdisc: netqos_ingress at ingress (finds whose a received packet is and picks the ones to shape,
+// which a u32 filter right after it redirects to the IFB with act_mirred) and netqos_nic_tx at
+// egress (gives every sent packet its HTB class, whatever the sender set). One program instance
+// per NIC, sharing the maps Dataplane::Open pinned. The filters hold the programs, so enforcement
+// continues after the loading process exits; all calls work in the calling thread's netns.
 #pragma once
 
 #include <cstdint>
@@ -30,10 +30,25 @@ inline constexpr uint32_t kIngressTcPriority = 0xc0de;
 inline constexpr const char* kIngressProgName = "netqos_ingress";
 inline constexpr const char* kEgressProgName = "netqos_nic_tx";
 
+// The redirect to the IFB. netqos_ingress ends with TC_ACT_UNSPEC for a packet the IFB is to shape
+// (in direct-action mode: no verdict, the next filter decides) and TC_ACT_OK for all others; the
+// next filter is this one, one pref above the program's: a u32 rule matching every packet, with
+// `action mirred egress redirect dev nqifb<ifindex>`. `tc filter show dev X ingress` prints "pref
+// 49375 u32 chain 0 fh 800::e71 order 3697 key ht 800 bkt 0 terminal ..." and "action order 1:
+// mirred (Egress Redirect to device nqifb7) stolen". The redirect is act_mirred's and not the
+// program's bpf_redirect(): an IFB takes only packets marked as redirected, with the device they
+// came from, which act_mirred does on every kernel and bpf_redirect() only from 6.12 on (before,
+// the IFB counts them in rx_dropped and frees them: tests/kernels/ifb_redirect_probe.sh).
+inline constexpr uint32_t kIngressRedirectTcPriority = kIngressTcPriority + 1;
+// The u32 rule's node id, the last part of its handle: kIngressTcHandle's low 12 bits (the most a
+// u32 node id has). The hash table part is the kernel's (800: unless other u32 filters share the
+// clsact qdisc).
+inline constexpr uint32_t kIngressRedirectU32Node = kIngressTcHandle & 0xfff;
+
 struct IngressAttachOptions {
   std::string pin_dir;  // where Dataplane::Open pinned the maps (they must exist)
   int ifindex = 0;      // the NIC, in the calling thread's network namespace
-  int ifb_ifindex = 0;  // redirect target in the same namespace; 0 = classify only
+  int ifb_ifindex = 0;  // redirect target (the NIC's IFB) in the same namespace; 0 = classify only
   // Packets of classes flagged NETQOS_CLASS_F_INGRESS_SHAPED go to the IFB; with this set, so do
   // packets of no class (their level's HTB class there may hold them back).
   bool redirect_unclassified = false;
@@ -72,19 +87,25 @@ class NicPrograms {
 
 // Loads a fresh instance of the programs, creates the clsact qdisc if missing and attaches
 // netqos_ingress at (kIngressTcPriority, kIngressTcHandle) of its ingress with replace
-// semantics: a re-attach (daemon restart, another IFB) swaps the program atomically, without a
-// gap. NotFound if ifindex or ifb_ifindex does not exist in this namespace; FailedPrecondition if
-// a program that is not netqos_ingress sits at our pref/handle.
+// semantics: a re-attach (daemon restart, other options) swaps the program atomically, without a
+// gap. Then, with an ifb_ifindex, the redirect filter at kIngressRedirectTcPriority: left as it is
+// when it already sends to that device, swapped atomically when it names another one (the IFB was
+// re-created), created when missing; without one, the redirect filter is removed. In this order,
+// so the program is in front of the redirect before the redirect exists. NotFound if ifindex or
+// ifb_ifindex does not exist in this namespace; FailedPrecondition, and nothing changed, if a
+// program that is not netqos_ingress sits at our pref/handle or a filter that is not netqos's
+// redirect at kIngressRedirectTcPriority.
 Status AttachIngress(const IngressAttachOptions& options);
 // The same for netqos_nic_tx at clsact egress (the IFB settings do not matter to it). Switching a
 // NIC between HTB and EDT mode re-attaches with the other pacing, atomically.
 Status AttachEgress(const std::string& pin_dir, int ifindex, const EgressPacing& pacing = {});
 
-// Remove netqos's filter only. Ok if it is not there, if the device has no clsact qdisc, or if
-// the device itself is gone. The clsact qdisc is always left in place: libbpf cannot list the
-// remaining filters, we cannot know whether we created the qdisc, and other tools (Cilium, tc
-// users) may have filters on it; an empty clsact costs next to nothing and goes with the device.
-// FailedPrecondition (nothing removed) if a foreign program sits at our pref/handle.
+// Remove netqos's filters only (at ingress the redirect first: alone, it would send every packet
+// to the IFB, then the program). Ok if they are not there, if the device has no clsact qdisc, or
+// if the device itself is gone. The clsact qdisc is always left in place: we cannot know whether
+// we created it, and other tools (Cilium, tc users) may have filters on it; an empty clsact costs
+// next to nothing and goes with the device. FailedPrecondition (nothing removed) if a foreign
+// program sits at our pref/handle, or a foreign filter at the redirect's pref.
 Status DetachIngress(int ifindex);
 Status DetachEgress(int ifindex);
 
@@ -92,5 +113,10 @@ Status DetachEgress(int ifindex);
 // no clsact qdisc). A foreign program there is false. NotFound if the device does not exist.
 Result<bool> IngressAttached(int ifindex);
 Result<bool> EgressAttached(int ifindex);
+
+// The ifindex netqos's redirect filter on ifindex sends received packets to; 0 when there is none
+// (or it has no mirred egress redirect). NotFound if the device does not exist; FailedPrecondition
+// if a foreign filter holds the redirect's pref.
+Result<int> IngressRedirectTarget(int ifindex);
 
 }  // namespace netqos::bpf

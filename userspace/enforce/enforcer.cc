@@ -259,7 +259,6 @@ Clock::time_point Enforcer::Now() const { return ports_.now ? ports_.now() : Clo
 void Enforcer::Pass(bool full) {
   const auto now = Now();
   problems_.BeginPass();
-  for (const auto& [key, message] : options_.standing_problems) problems_.Report(key, message);
   if (pods_error_) problems_.Report("kubelet", *pods_error_);
   const std::set<std::string> tombstoned = ExpireTombstones(now);
 

@@ -85,9 +85,6 @@ struct EnforcerOptions {
   // 10 hits of a 30 s loop).
   std::chrono::milliseconds residual_state_after{std::chrono::minutes(5)};
   std::chrono::seconds residual_class_grace{std::chrono::minutes(30)};
-  // Problems that last as long as the process (what the kernel cannot do), reported by every
-  // pass: key -> message.
-  std::map<std::string, std::string> standing_problems;
 };
 
 struct EnforcerStatus {

@@ -227,7 +227,7 @@ Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
         bpf::IngressAttachOptions attach;
         attach.pin_dir = options_.pin_dir;
         attach.ifindex = nic.ifindex;
-        attach.ifb_ifindex = options_.redirect_to_ifb ? *ifb : 0;
+        attach.ifb_ifindex = *ifb;
         attach.redirect_unclassified = options_.redirect_unclassified;
         NETQOS_RETURN_IF_ERROR(bpf::AttachIngress(attach).Wrap("ingress classifier"));
         // After the qdiscs it feeds: every sent packet's class (and in EDT mode its departure

@@ -1,10 +1,10 @@
 // Puts netqos's shaping on one NIC, in the NIC's own network namespace: on egress, by the NIC's
 // shaping mode (shaping/shaping_mode.h), either the HTB tree at the NIC's root or (EDT) fq under
 // each TX queue of its mq root, with the NIC's egress program in the matching mode; an IFB
-// carrying the ingress tree and the tc-ingress classifier that redirects to it (both modes); and
-// (optionally) net.ipv4.ip_forward_update_priority=0. What it installed, and the root qdisc
-// layout it found, are recorded in a file so `netqosd --uninstall` can take it all away and give
-// the NIC back its qdiscs.
+// carrying the ingress tree, the tc-ingress classifier and the act_mirred filter that redirect to
+// it (both modes); and (optionally) net.ipv4.ip_forward_update_priority=0. What it installed, and
+// the root qdisc layout it found, are recorded in a file so `netqosd --uninstall` can take it all
+// away and give the NIC back its qdiscs.
 #pragma once
 
 #include <string>
@@ -56,9 +56,6 @@ struct KernelLinkShaperOptions {
   // Received packets of no class go through the IFB too (the unclassified level's ceiling is
   // below the link); otherwise only those of classes flagged kClassIngressShaped do.
   bool redirect_unclassified = false;
-  // false on kernels whose IFB drops bpf_redirect()ed packets (app/kernel_features.h): the
-  // ingress program then classifies only, and received traffic is not shaped rather than lost.
-  bool redirect_to_ifb = true;
   // --shaping-mode; kHtb unless told (tests that build a shaper directly get today's HTB).
   shaping::ShapingMode mode = shaping::ShapingMode::kHtb;
   // Whether the kernel has sch_fq (shaping::ProbeQdiscKind("fq")); consulted for auto and edt.

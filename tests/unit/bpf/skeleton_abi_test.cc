@@ -81,7 +81,7 @@ TEST_CASE("NIC skeleton maps match the ABI header", "[bpf][abi]") {
   CHECK(std::string(bpf_program__name(skel->progs.netqos_ingress)) ==
         netqos::bpf::kIngressProgName);
   CHECK(std::string(bpf_program__name(skel->progs.netqos_nic_tx)) == netqos::bpf::kEgressProgName);
-  CHECK(skel->rodata->cfg_ifb_ifindex == 0);
+  CHECK(skel->rodata->cfg_redirect_to_ifb == 0);
   netqos_nic__destroy(skel);
 }
 
