@@ -3,8 +3,12 @@
 # time, starting from the seed corpus in fuzz/corpus/<name>/ (which libFuzzer replays first, so
 # every regression input in it is re-checked on each run).
 #
-#   scripts/fuzz.sh [--seconds N] [--no-build | --build-only] [NAME...]
+#   scripts/fuzz.sh [--seconds N] [--runs N] [--max-len BYTES] [--no-build | --build-only] [NAME...]
 #     --seconds N   run time per target (default 20: the CI budget; try 600 or more locally)
+#     --runs N      executions per target instead (a campaign: --runs 10000000); with --seconds
+#                   too, whichever ends first
+#     --max-len B   largest input libFuzzer makes (default 8192; a campaign wants more, e.g.
+#                   1048576, to reach inputs such as deeply nested JSON)
 #     --no-build    use the existing build
 #     --build-only  build, do not run
 #     NAME          annotations, checkpoint, resource_request, topology_file (default: all)
@@ -18,20 +22,39 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=20
+seconds_given=0
+runs=""
+max_len=8192
 build=1
 run=1
 names=()
 while (($#)); do
   case $1 in
-    --seconds) seconds=$2; shift 2 ;;
-    --seconds=*) seconds=${1#*=}; shift ;;
+    --seconds) seconds=$2; seconds_given=1; shift 2 ;;
+    --seconds=*) seconds=${1#*=}; seconds_given=1; shift ;;
+    --runs) runs=$2; shift 2 ;;
+    --runs=*) runs=${1#*=}; shift ;;
+    --max-len) max_len=$2; shift 2 ;;
+    --max-len=*) max_len=${1#*=}; shift ;;
     --no-build) build=0; shift ;;
     --build-only) run=0; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) names+=("$1"); shift ;;
   esac
 done
+for v in "$seconds" "${runs:-1}" "$max_len"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: '$v' is not a positive whole number" >&2; exit 2; }
+done
+# --runs alone: no time limit (libFuzzer's -max_total_time=0), only the execution count.
+limits=(-max_total_time="$seconds")
+if [[ -n $runs ]]; then
+  budget="$runs runs"
+  if ((seconds_given)); then budget+=" or ${seconds}s"; else limits=(-max_total_time=0); fi
+  limits+=(-runs="$runs")
+else
+  budget="${seconds}s"
+fi
 all=(annotations checkpoint resource_request topology_file)
 ((${#names[@]})) || names=("${all[@]}")
 for n in "${names[@]}"; do
@@ -86,10 +109,10 @@ for name in "${names[@]}"; do
   mkdir -p "$corpus" "$crashes" "${log%/*}"
   dict=()
   [[ -f fuzz/dict/$name.dict ]] && dict=(-dict="fuzz/dict/$name.dict")
-  echo "fuzz: $name for ${seconds}s (seeds $(find "$seeds" -type f | wc -l))"
+  echo "fuzz: $name for $budget, inputs up to $max_len bytes (seeds $(find "$seeds" -type f | wc -l))"
   set +e
   # New inputs go to the first corpus directory; the seeds are only read.
-  "$bin" "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+  "$bin" "${dict[@]}" "${limits[@]}" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
     -print_final_stats=1 -artifact_prefix="$crashes/" "$corpus" "$seeds" >"$log" 2>&1
   code=$?
   set -e
@@ -108,7 +131,7 @@ for name in "${names[@]}"; do
   fi
 done
 
-echo "fuzz summary (${seconds}s per target):"
+echo "fuzz summary ($budget per target):"
 for name in "${names[@]}"; do echo "  $name: ${summary[$name]}"; done
 if ((${#failed[@]})); then
   echo "fuzz: ${#failed[@]} target(s) failed: ${failed[*]}" >&2

@@ -91,8 +91,10 @@ class Harness {
   }
 
   // Starts netqosd and waits until it answers GetInfo on its socket.
-  void Start(const std::vector<std::string>& extra = FixtureFlags()) {
-    daemon_ = std::make_unique<testing::DaemonProcess>(DaemonArgv(extra), log_path());
+  void Start(const std::vector<std::string>& extra = FixtureFlags()) { StartArgv(DaemonArgv(extra)); }
+  // The same with a whole command line: DaemonArgv's behind a wrapper such as strace.
+  void StartArgv(const std::vector<std::string>& argv) {
+    daemon_ = std::make_unique<testing::DaemonProcess>(argv, log_path());
     if (!WaitServing(std::chrono::seconds(20)))
       throw std::runtime_error("netqosd did not start serving; log:\n" + daemon_->Log());
   }

@@ -1,8 +1,12 @@
 // Durability: every acknowledged Allocate/RemovePod survives SIGKILL; corrupt and malformed
 // checkpoints stop the daemon with a message naming the file.
-#include <catch2/catch.hpp>
+#include <signal.h>
 
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "e2e/kubelet_harness.h"
 
@@ -81,11 +85,77 @@ TEST_CASE("e2e: a checkpoint failing its checksum needs --skip-network-state-cor
   netqos::testing::DaemonProcess refused(h.DaemonArgv(FixtureFlags()), h.log_path());
   CHECK(refused.WaitExit() != 0);
   CHECK_THAT(refused.Log(), Catch::Contains(h.checkpoint_path()));
+  CHECK_THAT(refused.Log(), Catch::Contains("the checkpoint is damaged; fix or move the file aside"));
 
   auto flags = FixtureFlags();
   flags.push_back("--skip-network-state-corruption");
   h.Start(flags);
   CHECK(AllocatedQuantity(h, "p1", "c1") == 4000);
+}
+
+TEST_CASE("e2e: in --checkpoint-mode=full-rewrite every rename of the checkpoint is followed by "
+          "an fsync of its directory") {
+  // Without it, a power cut after the rename can bring back the file from before the change the
+  // kubelet was told had been made. strace -y names each fd's file, so the directory's fsync is
+  // told apart from the file's.
+  Harness h;
+  const std::string trace = h.root() + "/strace.out";
+  auto flags = FixtureFlags();
+  flags.push_back("--checkpoint-mode=full-rewrite");
+  const std::string strace = "/usr/bin/strace";  // scripts/install-deps.sh installs it
+  REQUIRE(std::filesystem::exists(strace));
+  auto argv = h.DaemonArgv(flags);
+  argv.insert(argv.begin(), {strace, "-f", "-qq", "-y", "-o", trace, "-e",
+                             "trace=rename,renameat,renameat2,fsync"});
+  h.StartArgv(argv);
+  // The signals go to netqosd, strace's child: strace would detach on SIGTERM and leave it.
+  pid_t netqosd = 0;
+  const std::string tracer = std::to_string(h.daemon().pid());
+  std::ifstream("/proc/" + tracer + "/task/" + tracer + "/children") >> netqosd;
+  REQUIRE(netqosd > 0);
+  struct KillOnExit {
+    pid_t pid;
+    ~KillOnExit() { ::kill(pid, SIGKILL); }
+  } guard{netqosd};
+  REQUIRE(AllocateHost(h, "p1", "c1", 5000).ok());
+  REQUIRE(AllocateHost(h, "p2", "c1", 3000).ok());
+  REQUIRE(::kill(netqosd, SIGTERM) == 0);
+  CHECK(h.daemon().WaitExit() == 0);  // strace exits with its tracee's status
+
+  const std::string checkpoint = "\"" + h.checkpoint_path() + "\"";
+  const std::string dir_fsync = "<" + h.state_dir() + ">)";
+  std::istringstream lines(netqos::testing::ReadFile(trace));
+  std::string line;
+  int renames = 0, synced = 0;
+  bool pending = false;
+  while (std::getline(lines, line)) {
+    if (line.find("rename") != std::string::npos && line.find(checkpoint) != std::string::npos &&
+        line.find(" = 0") != std::string::npos) {
+      CHECK_FALSE(pending);  // the one before it was never synced
+      pending = true;
+      ++renames;
+    } else if (pending && line.find("fsync(") != std::string::npos &&
+               line.find(dir_fsync) != std::string::npos) {
+      pending = false;
+      ++synced;
+    }
+  }
+  INFO(netqos::testing::ReadFile(trace));
+  CHECK(renames >= 3);  // the start-up snapshot and one per Allocate
+  CHECK(synced == renames);
+}
+
+TEST_CASE("e2e: a checkpoint that cannot be read is not called damaged") {
+  Harness h;
+  // A directory where the file belongs: open() works, read() fails (EISDIR), as on a bad disk.
+  std::filesystem::create_directories(h.checkpoint_path());
+  netqos::testing::DaemonProcess refused(h.DaemonArgv(FixtureFlags()), h.log_path());
+  CHECK(refused.WaitExit() != 0);
+  INFO(refused.Log());
+  CHECK_THAT(refused.Log(), Catch::Contains("could not read the checkpoint"));
+  CHECK_THAT(refused.Log(), Catch::Contains("Is a directory"));
+  CHECK_THAT(refused.Log(), !Catch::Contains("move the file aside"));
+  CHECK(std::filesystem::is_directory(h.checkpoint_path()));
 }
 
 TEST_CASE("e2e: a malformed checkpoint is never loaded and is left for the operator") {

@@ -3,13 +3,14 @@
 // network namespace as the only (shaped) NIC, two container cgroups under an extra kubepods root
 // (--addition-cgroup-paths) listed by a file:// pod list, a private bpffs. Checked: what status,
 // classes and cgroup report with the daemon up; that top's rate for a container sending through
-// its 100 Mbit/s leaf is what the NIC's own byte counter saw over the same time (within 10 %) and
-// not above the cap; and that after SIGKILL of the daemon, classes and top still work from the
+// its 100 Mbit/s leaf is what the NIC's own byte counter saw over the interval top names (within
+// 10 %) and not above the cap; and that after SIGKILL of the daemon, classes and top still work from the
 // pinned maps alone. Everything is removed on scope exit, also on
 // failure, and the end checks that nothing was left behind. Root only.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -78,27 +79,57 @@ uint64_t NicTxBytes(const std::string& nic) {
   std::ifstream in("/sys/class/net/" + nic + "/statistics/tx_bytes");
   uint64_t bytes = 0;
   in >> bytes;
-  REQUIRE(in);
   return bytes;
 }
 
-// Runs `top --json` with `args` while the NIC's tx byte counter measures the same stretch of
-// time: how fast the sender really went. A sender short of CPU (a loaded machine, a TCG guest) goes
-// below its cap; top must still report what it actually sent.
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Runs `top --json` with `args` while a thread reads the NIC's tx byte counter every few
+// milliseconds, and returns the frames and what the NIC sent during the last frame's interval
+// (its "time" minus "interval_seconds" to its "time", interpolated between readings). A sender
+// short of CPU (a loaded machine, a TCG guest) sends unevenly and below its cap; top must still
+// report what it sent over the interval it names.
 struct TopRun {
   std::vector<json> frames;
   double nic_mbps = 0;
 };
 TopRun RunTop(DaemonFixture& env, std::vector<std::string> args) {
   args.insert(args.begin(), {"top", "--json", "--iterations", "2"});
-  const uint64_t before = NicTxBytes(env.host());
-  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::pair<double, uint64_t>> readings;  // (unix time, bytes)
+  std::atomic<bool> done{false};
+  std::thread sampler([&] {
+    while (!done) {
+      readings.emplace_back(UnixNow(), NicTxBytes(env.host()));
+      std::this_thread::sleep_for(5ms);
+    }
+    readings.emplace_back(UnixNow(), NicTxBytes(env.host()));
+  });
   const CommandResult r = env.Ctl(args);
-  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-  const uint64_t after = NicTxBytes(env.host());
+  done = true;
+  sampler.join();
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  return {JsonLines(r.output), (after - before) * 8 / took.count() / 1e6};
+  TopRun run{JsonLines(r.output)};
+  REQUIRE_FALSE(run.frames.empty());
+  const double end = run.frames.back().at("time").get<double>();
+  const double begin = end - run.frames.back().at("interval_seconds").get<double>();
+  auto bytes_at = [&](double t) {
+    for (size_t i = 1; i < readings.size(); ++i) {
+      const auto& [t1, b1] = readings[i];
+      if (t1 < t) continue;
+      const auto& [t0, b0] = readings[i - 1];
+      const double f = t1 > t0 ? (t - t0) / (t1 - t0) : 1;
+      return static_cast<double>(b0) + f * static_cast<double>(b1 - b0);
+    }
+    return static_cast<double>(readings.back().second);
+  };
+  REQUIRE(readings.front().first <= begin);
+  REQUIRE(readings.back().first >= end);
+  run.nic_mbps = (bytes_at(end) - bytes_at(begin)) * 8 / (end - begin) / 1e6;
+  return run;
 }
 
 }  // namespace

@@ -113,7 +113,6 @@ int RunDaemon(const DaemonConfig& config) {
   store_opts.dir = config.EffectiveStateDir();
   store_opts.skip_corruption = config.skip_network_state_corruption;
   const bool full_rewrite = config.checkpoint_mode == "full-rewrite";
-  store_opts.fsync_dir_after_snapshot = !full_rewrite;
   store_opts.snapshot_every_records = config.checkpoint_snapshot_every;
   auto store = checkpoint::FileStateStore::Create(store_opts);
   if (!store.ok()) return Fail(store.status());
@@ -123,9 +122,14 @@ int RunDaemon(const DaemonConfig& config) {
       full_rewrite ? service::AllocationService::Durability::kFullRewrite
                    : service::AllocationService::Durability::kJournal);
   if (!svc.ok()) {
+    // Only a damaged file may be moved aside; an I/O error says nothing about the file, and
+    // deleting it would drop every allocation on the node.
+    const bool damaged = svc.status().code() == StatusCode::kDataLoss;
     return Fail(svc.status().Wrap(
-        "could not restore state from checkpoint; fix or move the file aside (after draining "
-        "the node) before restarting"));
+        damaged ? "the checkpoint is damaged; fix or move the file aside (after draining the "
+                  "node) before restarting"
+                : "could not read the checkpoint; the files are not known to be damaged, so keep "
+                  "them: fix what the error names (disk, mount, permissions) and restart"));
   }
 
   // Reconcile the dataplane before serving: a restarted daemon adopts the pinned state first.

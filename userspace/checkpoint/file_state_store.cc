@@ -579,7 +579,9 @@ Status FileStateStore::WriteSnapshotFile(const std::string& contents) {
     ::unlink(tmp.c_str());
     return st;
   }
-  return options_.fsync_dir_after_snapshot ? FsyncDir(options_.dir) : Status::Ok();
+  // The rename is durable only once the directory is: without this a crash could bring back the
+  // file from before a change the kubelet was told had been made.
+  return FsyncDir(options_.dir);
 }
 
 Status FileStateStore::FinishSnapshot(uint64_t seq, const core::Snapshot& snapshot) {

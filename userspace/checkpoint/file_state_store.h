@@ -46,10 +46,6 @@ class FileStateStore final : public core::StateStore {
     // by Load) since the last BeginSnapshot.
     uint64_t snapshot_every_records = 4096;
     uint64_t snapshot_every_bytes = 8 << 20;
-    // false: a snapshot is written as Katalyst's FileStore writes one (temp file, fsync, rename)
-    // without the directory fsync after the rename. Only for --checkpoint-mode=full-rewrite, the
-    // benchmark baseline, which must cost what upstream's write costs.
-    bool fsync_dir_after_snapshot = true;
   };
 
   // Creates `dir` (mkdir -p, 0700) if needed. Does not read anything yet.

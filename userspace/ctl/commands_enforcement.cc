@@ -226,6 +226,7 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
       PinnedSnapshot snap;
       if (!ReadPinned(*maps, &snap, error)) return false;
       s->seconds = MonotonicSeconds();
+      s->unix_time = UnixNow();
       s->containers.insert(snap.container_counters.begin(), snap.container_counters.end());
       s->classes.insert(snap.class_counters.begin(), snap.class_counters.end());
       classes_only.classes = std::move(snap.classes);
@@ -236,6 +237,7 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
       fresh = TryListClasses(g, false, kQuickTimeoutSeconds, error);
       if (!fresh) return false;
       s->seconds = MonotonicSeconds();
+      s->unix_time = UnixNow();
       for (const auto& c : fresh->containers()) {
         s->containers[c.cgroup_id()] = FromProto(c.counters());
         // The daemon's copy already includes the leaves' drops: they are added from the queues.
@@ -269,7 +271,7 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
     }
     const ClassRows rows = JoinClasses(maps ? &classes_only : nullptr, fresh ? &*fresh : nullptr);
     TopFrame frame = BuildTopFrame(before, after, rows.containers);
-    frame.unix_time = UnixNow();
+    frame.unix_time = after.unix_time;  // when the counters were read, not when printed
     frame.pin_dir = pin_dir;
     frame.source = maps ? "pinned maps" : "netqosd";
     frame.names_from_daemon = fresh.has_value();

@@ -18,13 +18,14 @@
 namespace netqos::ctl {
 
 struct CounterSample {
-  double seconds = 0;  // a monotonic clock reading
+  double seconds = 0;  // a monotonic clock reading, for rates
   std::map<uint64_t, bpf::Counters> containers;
   std::map<uint32_t, bpf::Counters> classes;
   // The leaves' drops, when netqosd answered with them (the BPF counters never drop).
   bool queues_read = false;
   std::map<uint64_t, LeafDrops> container_drops{};
   std::map<uint32_t, LeafDrops> class_drops{};
+  double unix_time = 0;  // the wall clock when `seconds` was read: a frame's "time"
 };
 
 // The leaves' drops of every container and class in `rows` (as JoinClasses built them).

@@ -27,8 +27,16 @@ Result<std::unique_ptr<AllocationService>> AllocationService::Create(
                loaded->found, loaded->corruption_skipped, svc->policy_.pod_entries().size(),
                containers);
   // A fresh snapshot on every start folds the journal in and rewrites the checksum (also after a
-  // skipped corruption), so the next start reads one small file.
-  NETQOS_RETURN_IF_ERROR(svc->WriteSnapshotNow());
+  // skipped corruption), so the next start reads one small file. If it cannot be written (a full
+  // or failing disk), the state just loaded is still in the files it came from: serve it rather
+  // than refuse to start, which would steer an operator towards deleting good files. Changes are
+  // persisted, or refused with the write's error, one by one as always; the next snapshot (after
+  // the next batch of changes, or at a graceful stop) folds the journal in.
+  if (Status st = svc->WriteSnapshotNow(); !st.ok()) {
+    spdlog::error("start-up snapshot not written, serving the state loaded from the checkpoint "
+                  "files, which still hold it; free space or fix the disk: {}",
+                  st.message());
+  }
   svc->snap_thread_ = std::thread([s = svc.get()] { s->SnapshotLoop(); });
   return svc;
 }

@@ -44,7 +44,6 @@ std::unique_ptr<AllocationService> MakeService(std::unique_ptr<netqos::core::Sta
 std::unique_ptr<netqos::checkpoint::FileStateStore> FileStore(const std::string& dir) {
   netqos::checkpoint::FileStateStore::Options o;
   o.dir = dir;
-  o.fsync_dir_after_snapshot = false;  // as the daemon sets it in this mode
   auto store = netqos::checkpoint::FileStateStore::Create(o);
   REQUIRE(store.ok());
   return std::move(store).value();
