@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -29,6 +30,7 @@
 
 #include "bpf/dataplane.h"
 #include "bpf/nic_attach.h"
+#include "shaping/htb_class_stats.h"
 #include "shaping/htb_installer.h"
 #include "shaping/htb_plan.h"
 #include "support/bpffs_fixture.h"
@@ -64,6 +66,10 @@ constexpr uint64_t kLinkMbps = 10000;
 constexpr auto kWarmUp = milliseconds(1200);  // past HTB's initial burst and TCP start-up
 constexpr auto kWindow = milliseconds(3000);
 constexpr int kRunSeconds = 5;  // warm-up + window + slack
+// Where several leaves share the machine's CPU: up to this many windows, each leaf must reach its
+// cap in one of them and exceed it in none (see the 50, 200 and 1000 Mbit/s case).
+constexpr int kMaxWindows = 5;
+constexpr int kLongRunSeconds = 18;  // warm-up + kMaxWindows windows + slack
 constexpr double kCapTolerance = 0.02;
 // Ethernet 14 + IPv4 20 + TCP 32 (with timestamps): the headers of every segment on the wire.
 constexpr uint64_t kSegmentHeaders = 66;
@@ -142,6 +148,31 @@ std::unique_ptr<Dataplane> MustOpen(const Dataplane::Options& options) {
   return std::move(dp).value();
 }
 
+// The HTB classes of a link, read in-process over netlink, and when. The read takes well under a
+// millisecond; its time is the middle of the request/answer bracket (the best of 5), off by at
+// most half the bracket. WireRate execs tc, 20-150 ms on a loaded VM: over a 3 s window that is
+// +-2 % (a 200 Mbit/s leaf read as 204.4 and a 50 as 51.0 in the same window), too coarse to hold a
+// cap to 2 %.
+struct ClassSample {
+  TrafficClock::time_point t;
+  TrafficClock::duration bracket{};
+  netqos::shaping::HtbClassStatsMap classes;
+};
+
+ClassSample SampleClasses(netqos::shaping::HtbClassStatsReader& reader, int ifindex) {
+  ClassSample best;
+  for (int i = 0; i < 5; ++i) {
+    const auto a = TrafficClock::now();
+    auto read = reader.Read(ifindex);
+    const auto b = TrafficClock::now();
+    INFO(read.status().message());
+    REQUIRE(read.ok());
+    if (i == 0 || b - a < best.bracket) best = {a + (b - a) / 2, b - a, std::move(*read)};
+    if (b - a < milliseconds(1)) break;
+  }
+  return best;
+}
+
 netqos_class Class(uint32_t priority, uint32_t net_class_id) {
   netqos_class c{};
   c.priority = priority;
@@ -199,40 +230,86 @@ TEST_CASE("traffic: egress leaves of 50, 200 and 1000 Mbit/s hold their caps sid
   REQUIRE(plan.ok());
   HtbInstaller inst = MustInstaller();
   RequireOk(inst.Apply(env.host_ifindex, *plan).status());
+  std::vector<uint32_t> handles(cs.size());
   for (size_t i = 0; i < cs.size(); ++i) {
     const uint32_t prio = planner.PriorityFor(cs[i].cg->Id());
+    handles[i] = prio;
     cs[i].leaf = HandleText(prio);
     RequireOk(dp->SetClass(cs[i].cg->Id(), Class(prio, static_cast<uint32_t>(100 + i))));
   }
 
   for (auto& c : cs) c.server = std::make_unique<Iperf3Server>(env.ns, env.peer_ip, c.port);
   for (auto& c : cs) {
-    c.client = std::make_unique<Iperf3Client>(Iperf3ClientOptions{
-        .server_ip = env.peer_ip, .port = c.port, .seconds = kRunSeconds, .cgroup = c.cg->Path()});
+    c.client = std::make_unique<Iperf3Client>(Iperf3ClientOptions{.server_ip = env.peer_ip,
+                                                                  .port = c.port,
+                                                                  .seconds = kLongRunSeconds,
+                                                                  .cgroup = c.cg->Path()});
   }
   SleepUntil(cs.back().client->started() + kWarmUp);
   WireRate rate;
   for (const auto& c : cs) rate.HtbClass(c.leaf, "", env.host, c.leaf);
   rate.Link("peer rx", env.ns, env.peer, LinkDirection::kRx);
-  rate.Measure(kWindow);
+  // No leaf may send above its cap + 2 % in any window. Each must also be seen sending at its cap
+  // (-2 %), in at least one window: a leaf below it has a sender that did not keep it backlogged
+  // (three senders, their receivers and the veth's softirq share two cores; a CI neighbour takes
+  // one: 48.4 of 50 Mbit/s was seen), which is no enforcement error, so it is measured again.
+  // The leaves' rates come from netlink samples around each window (SampleClasses), WireRate's
+  // window inside them is for the peer's bytes against the leaves' below.
+  auto stats = netqos::shaping::HtbClassStatsReader::Create();
+  INFO(stats.status().message());
+  REQUIRE(stats.ok());
+  std::vector<bool> shown(cs.size(), false);
+  int windows = 0;
+  while (windows < kMaxWindows) {
+    const ClassSample s0 = SampleClasses(*stats, env.host_ifindex);
+    rate.Measure(kWindow);
+    const ClassSample s1 = SampleClasses(*stats, env.host_ifindex);
+    ++windows;
+    const double seconds = std::chrono::duration<double>(s1.t - s0.t).count();
+    const double timing = std::chrono::duration<double>(s0.bracket + s1.bracket).count() / 2;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      const uint64_t bytes =
+          s1.classes.at(handles[i]).bytes - s0.classes.at(handles[i]).bytes;
+      const double mbps = static_cast<double>(bytes) * 8 / seconds / 1e6;
+      const double cap = static_cast<double>(cs[i].mbps);
+      std::printf("traffic egress: window %d: leaf %s cap %4llu Mbit/s: wire %8.2f Mbit/s over "
+                  "%.3f s (%.4f of cap; timing +-%.3f %%)\n",
+                  windows, cs[i].leaf.c_str(), static_cast<unsigned long long>(cs[i].mbps), mbps,
+                  seconds, mbps / cap, 100 * timing / seconds);
+      INFO("leaf " << cs[i].leaf << " cap " << cs[i].mbps << " window " << windows);
+      CHECK(mbps <= cap * (1 + kCapTolerance));
+      shown[i] = shown[i] || mbps >= cap * (1 - kCapTolerance);
+    }
+    if (std::find(shown.begin(), shown.end(), false) == shown.end()) break;
+  }
 
   uint64_t leaf_bytes = 0, leaf_segments = 0;
-  for (auto& c : cs) {
+  for (size_t i = 0; i < cs.size(); ++i) {
+    Container& c = cs[i];
     const Iperf3Result r = MustFinish(*c.client, "client of leaf " + c.leaf);
-    const auto d = rate.Get(c.leaf);
+    const auto d = rate.Get(c.leaf);  // the last window
     leaf_bytes += d.bytes;
     leaf_segments += d.packets;
     std::printf(
-        "traffic egress: leaf %s cap %4llu Mbit/s: wire %8.2f Mbit/s over %.3f s (%.4f of cap); "
-        "iperf3 sender %.1f receiver %.1f Mbit/s, %lld retransmits\n",
-        c.leaf.c_str(), static_cast<unsigned long long>(c.mbps), d.Mbps(), d.seconds,
-        d.Mbps() / static_cast<double>(c.mbps), r.SenderMbps(), r.ReceiverMbps(),
-        static_cast<long long>(r.retransmits));
+        "traffic egress: leaf %s cap %4llu Mbit/s: iperf3 sender %.1f receiver %.1f Mbit/s, %lld "
+        "retransmits\n",
+        c.leaf.c_str(), static_cast<unsigned long long>(c.mbps), r.SenderMbps(),
+        r.ReceiverMbps(), static_cast<long long>(r.retransmits));
     INFO("leaf " << c.leaf << " cap " << c.mbps);
-    CHECK(d.Mbps() == Approx(static_cast<double>(c.mbps)).epsilon(kCapTolerance));
+    CHECK(shown[i]);  // at its cap -2 % in one of `windows` windows
     // iperf3 sees payload over its whole run (start-up included): loosely below the cap.
     CHECK(r.ReceiverMbps() < static_cast<double>(c.mbps));
-    CHECK(r.ReceiverMbps() > static_cast<double>(c.mbps) * kPayloadPerWire * 0.9);
+    // What it received is what its leaf sent over the run, less the segments' headers: the leaf
+    // carried this flow and nothing else. (Not its average against the cap: over a run of up to
+    // kMaxWindows windows a starved sender's idle seconds count there; the windows above judge the
+    // cap.)
+    const auto& total = SampleClasses(*stats, env.host_ifindex).classes.at(handles[i]);
+    const double leaf_payload_run =
+        static_cast<double>(total.bytes) - static_cast<double>(kSegmentHeaders * total.packets);
+    std::printf("traffic egress: leaf %s: iperf3 received %llu payload bytes, the leaf sent %.0f\n",
+                c.leaf.c_str(), static_cast<unsigned long long>(r.receiver_bytes),
+                leaf_payload_run);
+    CHECK(static_cast<double>(r.receiver_bytes) == Approx(leaf_payload_run).epsilon(0.01));
   }
 
   // The peer receives exactly what the leaves sent. veth counts a GSO packet's headers once, HTB

@@ -16,11 +16,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "netqos_abi.h"
 #include "support/daemon_fixture.h"
@@ -36,6 +38,7 @@ using netqos::testing::FakeContainerId;
 using netqos::testing::FakePod;
 using netqos::testing::HandleText;
 using netqos::testing::InodeOf;
+using netqos::testing::IsContainerLeaf;
 using netqos::testing::Iperf3Client;
 using netqos::testing::ShOk;
 using netqos::testing::TcClasses;
@@ -81,6 +84,19 @@ bool ProblemListed(const json& status, const std::string& object) {
     if (p.at("object") == object) return true;
   }
   return false;
+}
+
+// Whole passes (and container additions) the daemon has completed.
+uint64_t Passes(DaemonFixture& env) {
+  return Status(env).at("daemon").at("enforcement").at("passes").get<uint64_t>();
+}
+
+// How often the active problem of `object` has been reported, 0 when it is not active.
+uint64_t TimesSeen(const json& status, const std::string& object) {
+  for (const auto& p : status.at("daemon").at("enforcement").at("problems")) {
+    if (p.at("object") == object) return p.at("times_seen").get<uint64_t>();
+  }
+  return 0;
 }
 
 double ProblemReports(DaemonFixture& env) {
@@ -256,6 +272,10 @@ TEST_CASE("kernel faults: a class map filled by a foreign writer is reported onc
   DaemonFixture env(Case("m", 3, 1));
   FakePod& p1 = env.AddPod(1);
   FakePod& p2 = env.AddPod(2);
+  // p2's container has not started: the pod list names it once its cgroup exists (below).
+  const std::string container2 = p2.containers[0].id;
+  p2.containers[0].id = "";
+  env.WritePods();
   const std::string cg1 = env.MakeCgroup(p1);
   env.StartDaemon();
   env.Allocate(p1, 100);
@@ -264,59 +284,119 @@ TEST_CASE("kernel faults: a class map filled by a foreign writer is reported onc
   const netqos_class class1 = *env.Class(id1);
   const double reports0 = ProblemReports(env);
 
-  // The foreign writer: fills the map up to max_entries with ids of no cgroup, and keeps it full
-  // (the daemon clears entries of cgroups that do not exist on every pass).
+  // The foreign writer: inserts keys of no cgroup until the map is full, and again whenever there
+  // is room, until it is stopped. Every whole pass of the daemon lists the map, writes what it
+  // wants (here: fails, the map is full), then clears the entries of cgroups that do not exist;
+  // the writer refills the room within a millisecond (one batch syscall per 4096 keys), long
+  // before the next pass has even listed the map, so every write of the daemon finds it full.
+  // Keys are never reused: a key the daemon listed may still be deleted by that pass.
   const int fd = env.ClassMapFd();
   REQUIRE(fd >= 0);
-  bpf_map_info info{};
-  uint32_t len = sizeof(info);
-  REQUIRE(bpf_obj_get_info_by_fd(fd, &info, &len) == 0);
   const uint64_t foreign_base = 0x7f00000000000000ull;
   std::atomic<bool> writing{true};
-  std::atomic<int> full_rounds{0};
+  std::atomic<uint64_t> full_seen{0};  // inserts that found the map full
+  std::atomic<uint64_t> refills{0};    // rounds that found room again after it was full
+  std::atomic<int> writer_error{0};
   std::thread writer([&] {
-    netqos_class junk{};
-    junk.priority = 0x10ffff;
+    constexpr uint32_t kBlock = 4096;
+    std::vector<uint64_t> keys(kBlock);
+    std::vector<netqos_class> junk(kBlock);
+    for (auto& j : junk) j.priority = 0x10ffff;
+    LIBBPF_OPTS(bpf_map_batch_opts, opts);  // BPF_ANY (the only flag a batch takes but
+                                            // BPF_F_LOCK): the keys are new, every write inserts
+    uint64_t next = foreign_base;
+    bool was_full = false;
     while (writing.load()) {
-      for (uint64_t i = 0; i < info.max_entries && writing.load(); ++i) {
-        const uint64_t key = foreign_base + i;
-        if (bpf_map_update_elem(fd, &key, &junk, BPF_NOEXIST) != 0 && errno == E2BIG) {
-          full_rounds++;
-          break;
-        }
+      for (uint32_t i = 0; i < kBlock; ++i) keys[i] = next + i;
+      uint32_t count = kBlock;
+      const int rc = bpf_map_update_batch(fd, keys.data(), junk.data(), &count, &opts);
+      next += kBlock;
+      if (rc == 0 || count > 0) {
+        if (was_full) ++refills;
+        was_full = false;
       }
-      std::this_thread::sleep_for(10ms);
+      if (rc == 0) continue;
+      if (-rc != E2BIG) {
+        writer_error = -rc;
+        return;
+      }
+      ++full_seen;
+      was_full = true;
+      std::this_thread::sleep_for(1ms);
     }
   });
-  REQUIRE(WaitFor([&] { return full_rounds.load() > 0; }, 10000ms));
+  struct Stop {
+    std::atomic<bool>& writing;
+    std::thread& writer;
+    ~Stop() {
+      writing = false;
+      if (writer.joinable()) writer.join();
+    }
+  } stop{writing, writer};
+  REQUIRE(WaitFor([&] { return full_seen.load() > 0 || writer_error.load() != 0; }, 10000ms));
+  INFO("foreign writer: " << std::strerror(writer_error.load()));
+  REQUIRE(writer_error.load() == 0);
 
-  // A new container while the map is full: its entry cannot be written.
+  // A new container while the map is full: its entry cannot be written. The pod list names it only
+  // after its cgroup exists, as the kubelet does, so the daemon writes it in a whole pass.
   env.Allocate(p2, 100);
-  const std::string cg2 = env.MakeCgroup(p2);
+  const std::string cg2 = env.MakeCgroup(p2, container2);
+  p2.containers[0].id = container2;
+  env.WritePods();
   const uint64_t id2 = InodeOf(cg2);
   const std::string key = "cgroup:" + std::to_string(id2);
-  auto reported = WaitFor([&] { return ProblemActive(env, key); }, 5000ms);
-  CHECK(reported);
-  std::this_thread::sleep_for(4500ms);  // more passes: counted each time, logged once
+  // Counted in passes, not seconds: a pass lists and clears 65536 entries, 3-7 s each on a TCG
+  // guest. The first whole pass that starts after the pod list names the container reports it (the
+  // one under way may have read the list before).
+  const uint64_t passes_named = Passes(env);
+  REQUIRE(WaitFor([&] { return ProblemActive(env, key) || Passes(env) >= passes_named + 2; },
+                  60000ms));
+  REQUIRE(ProblemActive(env, key));
+  // Two more passes: counted each time, logged once.
+  const uint64_t passes_reported = Passes(env);
+  REQUIRE(WaitFor([&] { return Passes(env) >= passes_reported + 2; }, 60000ms));
   CHECK(ProblemReports(env) > reports0 + 1);
   CHECK(CountLines(env.Log(), {"enforcement problem object=" + key + " "}) == 1);
   const json status = Status(env);
   INFO(status.dump(1));
   CHECK(ProblemListed(status, key));
+  CHECK(TimesSeen(status, key) >= 2);
   CHECK(Serves(env));
-  // The entry it had is untouched.
+  // The entry it had is untouched, and the one it could not write is not there.
   REQUIRE(env.Class(id1).has_value());
   CHECK(env.Class(id1)->priority == class1.priority);
+  CHECK_FALSE(env.Class(id2).has_value());
+  // The writer kept the map full all along, also after the daemon's passes made room.
+  CHECK(writer_error.load() == 0);
+  std::printf("class map full: the foreign writer refilled it %llu times\n",
+              static_cast<unsigned long long>(refills.load()));
+  CHECK(refills.load() > 0);
 
   // The foreign writer stops: the daemon clears its entries and classifies the new container.
+  // Within three passes: the one under way (its listing may miss the writer's last keys), one that
+  // may still find the map full and clears it, one that writes.
   writing = false;
   writer.join();
-  auto recovered = env.WaitLeaf(id2, 5000ms);
+  const uint64_t passes0 = Passes(env);
+  uint64_t passes_at = 0;
+  auto recovered = WaitFor(
+      [&] {
+        passes_at = Passes(env);
+        auto c = env.Class(id2);
+        return c && IsContainerLeaf(c->priority);
+      },
+      30000ms);
   REQUIRE(recovered);
-  std::printf("class map full: new container classified %.0f ms after the writer stopped\n",
-              *recovered);
+  std::printf(
+      "class map full: new container classified %.0f ms (passes %llu..%llu) after the writer "
+      "stopped\n",
+      *recovered, static_cast<unsigned long long>(passes0),
+      static_cast<unsigned long long>(passes_at));
+  CHECK(passes_at <= passes0 + 3);
   auto resolved = WaitFor([&] { return !ProblemActive(env, key); }, 3000ms);
   CHECK(resolved);
+  // Two whole passes after the writer stopped every key it wrote has been listed and cleared.
+  CHECK(WaitFor([&] { return Passes(env) >= passes0 + 2; }, 30000ms));
   size_t entries = 0;
   uint64_t k = 0, next = 0;
   for (int rc = bpf_map_get_next_key(fd, nullptr, &next); rc == 0;

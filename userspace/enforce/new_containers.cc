@@ -49,9 +49,12 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     }
     if (!plan.desired) continue;
     if (netqos::Status st = ports_.table->Set(c.cgroup_id, plan.desired->entry); !st.ok()) {
+      // Worded as ClassSync words it: the whole pass that retries it reports the same problem, so
+      // it is logged once, not again as a changed message.
       problems_.Report("cgroup:" + std::to_string(c.cgroup_id),
-                       st.Wrap("set class of new container " + c.pod_namespace + "/" + c.pod_name +
-                               " " + c.container_name)
+                       st.Wrap("set class of cgroup " + std::to_string(c.cgroup_id) + " (pod " +
+                               c.pod_namespace + "/" + c.pod_name + " container " +
+                               c.container_name + ")")
                            .message());
       continue;
     }
