@@ -17,6 +17,8 @@ PACKAGES=(
   libcpp-httplib-dev libssl-dev
   # tests
   catch2 iproute2 procps iperf3
+  # the checkpoint durability test traces netqosd's renames and fsyncs (tests/e2e/restart_test.cc)
+  strace
   # deploy manifest checks (tests/deploy/test_manifests.py)
   python3 python3-yaml
   # libFuzzer for clang 14 (fuzz/, scripts/fuzz.sh); clang only recommends it
