@@ -43,6 +43,27 @@ Result<std::vector<std::pair<K, V>>> ListEntries(int fd, const char* map_name) {
   return out;
 }
 
+// One entry written (any flag: create or replace); `what` names it in the error (", cgroup 12").
+template <typename K, typename V>
+Status PutEntry(const bpf_map* map, const char* map_name, const K& key, const V& value,
+                const std::string& what) {
+  int err = bpf_map__update_elem(map, &key, sizeof(key), &value, sizeof(value), BPF_ANY);
+  if (err) return ErrnoStatus(std::string("bpf_map_update_elem(") + map_name + what + ")", err);
+  return Status::Ok();
+}
+
+// One entry removed; one that is not there is no error.
+template <typename K>
+Status DropEntry(const bpf_map* map, const char* map_name, const K& key, const std::string& what) {
+  int err = bpf_map__delete_elem(map, &key, sizeof(key), 0);
+  if (err && err != -ENOENT) {
+    return ErrnoStatus(std::string("bpf_map_delete_elem(") + map_name + what + ")", err);
+  }
+  return Status::Ok();
+}
+
+std::string CgroupText(uint64_t cgroup_id) { return ", cgroup " + std::to_string(cgroup_id); }
+
 std::string Join(const std::string& dir, const char* name) { return dir + "/" + name; }
 
 bool Exists(const std::string& path) {
@@ -269,35 +290,17 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
 }
 
 Status Dataplane::SetClass(uint64_t cgroup_id, const netqos_class& cls) {
-  int err = bpf_map__update_elem(skel_->maps.NETQOS_MAP_CLASS, &cgroup_id, sizeof(cgroup_id),
-                                 &cls, sizeof(cls), BPF_ANY);
-  if (err) {
-    return ErrnoStatus(std::string("bpf_map_update_elem(") + kClassMapName + ", cgroup " +
-                           std::to_string(cgroup_id) + ")",
-                       err);
-  }
-  return Status::Ok();
+  return PutEntry(skel_->maps.NETQOS_MAP_CLASS, kClassMapName, cgroup_id, cls,
+                  CgroupText(cgroup_id));
 }
 
 Status Dataplane::ClearClass(uint64_t cgroup_id) {
-  int err = bpf_map__delete_elem(skel_->maps.NETQOS_MAP_CLASS, &cgroup_id, sizeof(cgroup_id), 0);
-  if (err && err != -ENOENT) {
-    return ErrnoStatus(std::string("bpf_map_delete_elem(") + kClassMapName + ", cgroup " +
-                           std::to_string(cgroup_id) + ")",
-                       err);
-  }
-  return Status::Ok();
+  return DropEntry(skel_->maps.NETQOS_MAP_CLASS, kClassMapName, cgroup_id, CgroupText(cgroup_id));
 }
 
 Status Dataplane::DeleteContainerCounters(uint64_t cgroup_id) {
-  int err =
-      bpf_map__delete_elem(skel_->maps.NETQOS_MAP_CG_STATS, &cgroup_id, sizeof(cgroup_id), 0);
-  if (err && err != -ENOENT) {
-    return ErrnoStatus(std::string("bpf_map_delete_elem(") + kCgroupStatsMapName + ", cgroup " +
-                           std::to_string(cgroup_id) + ")",
-                       err);
-  }
-  return Status::Ok();
+  return DropEntry(skel_->maps.NETQOS_MAP_CG_STATS, kCgroupStatsMapName, cgroup_id,
+                   CgroupText(cgroup_id));
 }
 
 Result<std::vector<std::pair<uint64_t, netqos_class>>> Dataplane::ListClasses() const {
@@ -315,22 +318,12 @@ Result<Counters> Dataplane::ClassCounters(uint32_t net_class_id) const {
 }
 
 Status Dataplane::SetPodAddress(const netqos_addr& addr, uint64_t cgroup_id) {
-  int err = bpf_map__update_elem(skel_->maps.NETQOS_MAP_POD_ADDR, &addr, sizeof(addr), &cgroup_id,
-                                 sizeof(cgroup_id), BPF_ANY);
-  if (err) {
-    return ErrnoStatus(std::string("bpf_map_update_elem(") + kPodAddrMapName + ", cgroup " +
-                           std::to_string(cgroup_id) + ")",
-                       err);
-  }
-  return Status::Ok();
+  return PutEntry(skel_->maps.NETQOS_MAP_POD_ADDR, kPodAddrMapName, addr, cgroup_id,
+                  CgroupText(cgroup_id));
 }
 
 Status Dataplane::ClearPodAddress(const netqos_addr& addr) {
-  int err = bpf_map__delete_elem(skel_->maps.NETQOS_MAP_POD_ADDR, &addr, sizeof(addr), 0);
-  if (err && err != -ENOENT) {
-    return ErrnoStatus(std::string("bpf_map_delete_elem(") + kPodAddrMapName + ")", err);
-  }
-  return Status::Ok();
+  return DropEntry(skel_->maps.NETQOS_MAP_POD_ADDR, kPodAddrMapName, addr, "");
 }
 
 Result<std::vector<std::pair<netqos_addr, uint64_t>>> Dataplane::ListPodAddresses() const {
@@ -342,24 +335,12 @@ Status Dataplane::SetEdtRate(uint64_t cgroup_id, uint64_t bytes_per_second) {
   // t_last starts at 0: the first packet at the new rate leaves when its sender wants.
   netqos_edt value{};
   value.rate = bytes_per_second;
-  int err = bpf_map__update_elem(skel_->maps.NETQOS_MAP_EDT, &cgroup_id, sizeof(cgroup_id), &value,
-                                 sizeof(value), BPF_ANY);
-  if (err) {
-    return ErrnoStatus(std::string("bpf_map_update_elem(") + kEdtMapName + ", cgroup " +
-                           std::to_string(cgroup_id) + ")",
-                       err);
-  }
-  return Status::Ok();
+  return PutEntry(skel_->maps.NETQOS_MAP_EDT, kEdtMapName, cgroup_id, value,
+                  CgroupText(cgroup_id));
 }
 
 Status Dataplane::ClearEdtRate(uint64_t cgroup_id) {
-  int err = bpf_map__delete_elem(skel_->maps.NETQOS_MAP_EDT, &cgroup_id, sizeof(cgroup_id), 0);
-  if (err && err != -ENOENT) {
-    return ErrnoStatus(std::string("bpf_map_delete_elem(") + kEdtMapName + ", cgroup " +
-                           std::to_string(cgroup_id) + ")",
-                       err);
-  }
-  return Status::Ok();
+  return DropEntry(skel_->maps.NETQOS_MAP_EDT, kEdtMapName, cgroup_id, CgroupText(cgroup_id));
 }
 
 Result<std::vector<std::pair<uint64_t, uint64_t>>> Dataplane::ListEdtRates() const {
