@@ -159,8 +159,10 @@ Result<std::string> KubeletPodsClient::FetchPodList() const {
   }
   const bool verify = https && !options_.insecure_skip_tls_verify;
   if (verify && !options_.ca_file.empty()) NETQOS_RETURN_IF_ERROR(CheckCaFile());
-  httplib::Client client(parsed_.scheme + "://" + parsed_.host + ":" +
-                         std::to_string(parsed_.port));
+  // An IPv6 address goes back into brackets, or its colons would be read as the port's.
+  const std::string host = parsed_.host.find(':') != std::string::npos ? "[" + parsed_.host + "]"
+                                                                        : parsed_.host;
+  httplib::Client client(parsed_.scheme + "://" + host + ":" + std::to_string(parsed_.port));
   if (!client.is_valid()) return Unavailable("GET " + url + ": cannot set up the client");
   const auto secs = std::chrono::duration_cast<std::chrono::seconds>(options_.timeout);
   const auto usecs =

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -19,10 +20,11 @@ using netqos::cgroup::ParseKubeletUrl;
 using netqos::testing::TempDir;
 using netqos::testing::WriteFile;
 
-// A fake kubelet on 127.0.0.1 with a free port, serving /pods and a few failing endpoints.
+// A fake kubelet on `host` (127.0.0.1 unless told) with a free port, serving /pods and a few
+// failing endpoints.
 class FakeKubelet {
  public:
-  FakeKubelet() {
+  explicit FakeKubelet(std::string host = "127.0.0.1") : host_(std::move(host)) {
     server_.Get("/pods", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(
           R"({"items":[{"metadata":{"uid":"u1","name":"p","namespace":"n"},
@@ -35,7 +37,8 @@ class FakeKubelet {
     });
     server_.Get("/fail", [](const httplib::Request&, httplib::Response& res) { res.status = 500; });
     server_.Get("/denied", [](const httplib::Request&, httplib::Response& res) { res.status = 401; });
-    port_ = server_.bind_to_any_port("127.0.0.1");
+    port_ = server_.bind_to_any_port(host_);
+    if (port_ <= 0) throw std::runtime_error("fake kubelet: cannot bind " + host_);
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     // The socket listens from bind on; wait for the accept loop so stop() can end it.
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -45,10 +48,12 @@ class FakeKubelet {
     thread_.join();
   }
   std::string Url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
+    const bool v6 = host_.find(':') != std::string::npos;
+    return "http://" + (v6 ? "[" + host_ + "]" : host_) + ":" + std::to_string(port_) + path;
   }
 
  private:
+  std::string host_;
   httplib::Server server_;
   int port_ = 0;
   std::thread thread_;
@@ -103,6 +108,17 @@ TEST_CASE("KubeletPodsClient: lists pods over plain http") {
   CHECK((*pods)[0].uid == "u1");
   REQUIRE((*pods)[0].containers.size() == 1);
   CHECK((*pods)[0].containers[0].id == "abc");
+}
+
+TEST_CASE("KubeletPodsClient: an IPv6 kubelet address in brackets is reached") {
+  // An IPv6-only node's kubelet: https://[fd00::1]:10250/pods, here on ::1.
+  FakeKubelet kubelet("::1");
+  auto client = KubeletPodsClient::Create(Options(kubelet.Url("/pods")));
+  REQUIRE(client.ok());
+  auto pods = (*client)->ListPods();
+  INFO(kubelet.Url("/pods") << ": " << (pods.ok() ? "" : pods.status().message()));
+  REQUIRE(pods.ok());
+  CHECK(pods->size() == 1);
 }
 
 TEST_CASE("KubeletPodsClient: errors name the URL") {
