@@ -6,9 +6,14 @@
 # NIC): bulk TCP from the container, TCP from a cgroup the tenant made below it, and raw
 # AF_PACKET frames from it (no cgroup hook sees those; only the NIC program does), and a pod behind
 # a CNI routed out of the NIC (classified by its address, its sender in no container's cgroup).
-# After kill -9
-# the cap holds; a restarted netqosd adopts without re-creating qdiscs; --uninstall gives the NIC
-# back its fq_codel queues and leaves no clsact, pin or IFB.
+# Attacks, each held on the wire: a process below another capped container floods with
+# SO_PRIORITY forged to the container's HTB class and to values that pick each fq band (the
+# container keeps its cap, the attacker stays within its own: pacing is by cgroup id); UDP
+# datagrams larger than the MTU (fragments) to a socket the container holds, held by the IFB to
+# its ingress cap with nothing going around the IFB; and what the CNI pod receives, held by the
+# IFB to its cap (classified by its address). After kill -9 the cap holds; a restarted netqosd
+# adopts without re-creating qdiscs; --uninstall gives the NIC back its fq_codel queues and leaves
+# no clsact, pin or IFB.
 #
 #   tests/kernels/edt_test.sh [BUILD_DIR]   (root, a kernel with sch_fq and sch_fq_codel)
 #   LAB_CAP_MBPS  the container's allocation (default 100: what a 2-vCPU TCG guest carries)
@@ -28,6 +33,9 @@ for t in "$NETQOSD" "$NETQOSCTL" "$ATTACK"; do [[ -x $t ]] || fail "missing $t";
 
 TAG=nqe$(($$ % 10000))
 NS=$TAG-r NIC=${TAG}a PEER=${TAG}ap IP=10.252.1.1 REMOTE=10.252.1.2 PORT=15601
+# The attacker's destination: a second address of the peer, so that the peer's ingress counts
+# the attacker's traffic apart from the victim's. PORT_FRAG: the capped receiver's UDP socket.
+REMOTE2=10.252.1.3 PORT_FRAG=15602 PORT_POD=15603
 # A pod behind a CNI: its own netns, a veth to the host, routed out of $NIC.
 POD_NS=$TAG-pod POD_HOST=${TAG}ph POD_IF=${TAG}pp POD_GW=10.253.1.1 POD_IP=10.253.1.2
 FORWARD_BEFORE=$(cat /proc/sys/net/ipv4/ip_forward)
@@ -39,7 +47,10 @@ CGROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 ROOT_NAME=netqos-edt-$TAG
 UID_=edt-1 CID=c0ffee0e
 CG=$CGROOT/$ROOT_NAME/pod$UID_/$CID
-DAEMON="" SERVER="" CLIENT=""
+# A second container, capped at half the first's: the SO_PRIORITY attacker runs below it.
+UID_A=edt-2 CID_A=c0ffee0f CAP_A=$((CAP / 2))
+CG_A=$CGROOT/$ROOT_NAME/pod$UID_A/$CID_A
+DAEMON="" SERVER="" CLIENT="" FLOODS=""
 export MQ_NIC_LEAF=fq_codel
 
 # A CNI-style pod: netns $POD_NS behind a veth, its traffic routed by the host out of $NIC.
@@ -56,8 +67,8 @@ pod_up() {
 stop_traffic() {
   local p
   # One by one: a bare `wait` (both empty) would wait for netqosd too.
-  for p in $CLIENT $SERVER; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  CLIENT="" SERVER=""
+  for p in $CLIENT $SERVER $FLOODS; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  CLIENT="" SERVER="" FLOODS=""
 }
 cleanup() {
   stop_traffic
@@ -101,22 +112,37 @@ start_daemon() {
 # $1: the NIC's whole egress (the classes of its mq root 1:, one per TX queue) sends at the cap within 2 %: a
 # window provably above the cap fails at once; one below it or too uncertain is measured again.
 # With $2 = "at-most", only the upper bound counts (a flood paced by a dropping horizon).
-check_rate() {
-  local what=$1 bound=${2:-exact} out r e verdict attempt
-  for attempt in 1 2 3; do
-    out=$(python3 tests/kernels/tc_rate.py "$NIC" "class 1:1,1:2,1:3,1:4" 5) || fail "$what: measuring $NIC"
+check_rate() { check_wire "$1" "${2:-exact}" "$NIC" "class 1:1,1:2,1:3,1:4" 3; }
+
+# check_wire WHAT BOUND DEV SPEC WINDOWS: tc_rate.py's rate of DEV's SPEC, as check_rate, at most
+# WINDOWS windows of 5 s.
+check_wire() {
+  local what=$1 bound=$2 dev=$3 spec=$4 windows=$5 out r e verdict attempt
+  for ((attempt = 1; attempt <= windows; attempt++)); do
+    out=$(python3 tests/kernels/tc_rate.py "$dev" "$spec" 5) || fail "$what: measuring $dev"
     read -r r e <<<"$out"
     verdict=$(awk -v r="$r" -v e="$e" -v c="$CAP" -v t="$TOL" -v b="$bound" 'BEGIN {
       lo = r * (1 - e / 100); hi = r * (1 + e / 100)
       if (lo > c * (1 + t)) { print "above"; exit }
       print (hi <= c * (1 + t) && (b == "at-most" || lo >= c * (1 - t))) ? "ok" : "again" }')
-    echo "  $what: $NIC sent $r Mbit/s on the wire (+-$e % timing; cap $CAP +-2 %; window $attempt)"
+    echo "  $what: $dev ${spec#class } sent $r Mbit/s on the wire (+-$e % timing; cap $CAP +-2 %; window $attempt)"
     case $verdict in
       ok) return 0 ;;
       above) fail "$what: $r Mbit/s is above the cap of $CAP Mbit/s + 2 %" ;;
     esac
   done
-  fail "$what: $r Mbit/s (+-$e %) not shown within $CAP Mbit/s +-2 % in 3 windows"
+  fail "$what: $r Mbit/s (+-$e %) not shown within $CAP Mbit/s +-2 % in $windows windows"
+}
+
+# The rate netqos_edt_v1 holds for cgroup $1 (bytes/s), "" when none.
+edt_rate_of() {
+  bpftool map dump pinned "$PIN_DIR/netqos_edt_v1" 2>/dev/null |
+    grep -A3 "\"key\": $(stat -c %i "$1")," | sed -n 's/.*"rate": \([0-9]*\).*/\1/p'
+}
+# skb->priority of the class map's entry for cgroup $1 (its HTB leaf on the IFB), "" when none.
+priority_of() {
+  bpftool map dump pinned "$PIN_DIR/netqos_cls_v1" 2>/dev/null |
+    grep -A3 "\"key\": $(stat -c %i "$1")," | sed -n 's/.*"priority": \([0-9]*\).*/\1/p'
 }
 
 # Bulk TCP from cgroup $1 to the peer (from the pod's netns with $2 = pod), for the measurement
@@ -146,7 +172,12 @@ cat >"$WORK/pods.json" <<JSON
   "annotations": {"katalyst.kubewharf.io/qos_level": "shared_cores"}},
   "spec": {"hostNetwork": false},
   "status": {"qosClass": "Burstable", "phase": "Running", "podIPs": [{"ip": "$POD_IP"}],
-    "containerStatuses": [{"name": "app", "containerID": "containerd://$CID"}]}}]}
+    "containerStatuses": [{"name": "app", "containerID": "containerd://$CID"}]}},
+  {"metadata": {"uid": "$UID_A", "namespace": "lab", "name": "evil",
+  "annotations": {"katalyst.kubewharf.io/qos_level": "shared_cores"}},
+  "spec": {"hostNetwork": true},
+  "status": {"qosClass": "Burstable", "phase": "Running",
+    "containerStatuses": [{"name": "app", "containerID": "containerd://$CID_A"}]}}]}
 JSON
 
 echo "== netqosd (--shaping-mode default: auto) enforcing $NIC; Allocate $CAP Mbit/s"
@@ -157,8 +188,7 @@ mkdir -p "$CG" || fail "mkdir $CG"
 ID=$(stat -c %i "$CG")
 RATE=
 for _ in $(seq 100); do
-  RATE=$(bpftool map dump pinned "$PIN_DIR/netqos_edt_v1" 2>/dev/null |
-    grep -A3 "\"key\": $ID," | sed -n 's/.*"rate": \([0-9]*\).*/\1/p')
+  RATE=$(edt_rate_of "$CG")
   [[ -n $RATE ]] && break
   sleep 0.1
 done
@@ -217,6 +247,114 @@ start_tcp "$CGROOT/$ROOT_NAME" pod
 check_rate "CNI pod"
 stop_traffic
 
+echo "== the CNI pod receives: held by the IFB to its ingress cap (classified by its address)"
+PRIO=$(priority_of "$CG")
+[[ -n $PRIO ]] || fail "no class map entry for cgroup id $ID"
+LEAF=$(printf '10:%x' $((PRIO & 0xffff)))
+IFB=nqifb$(<"/sys/class/net/$NIC/ifindex")
+tc class show dev "$IFB" classid "$LEAF" | grep -q "rate ${CAP}Mbit ceil ${CAP}Mbit" ||
+  fail "leaf $LEAF on $IFB is not $CAP Mbit/s: $(tc class show dev "$IFB" classid "$LEAF")"
+nsenter --net="/run/netns/$POD_NS" iperf3 -s -B "$POD_IP" -p "$PORT_POD" >/dev/null 2>&1 &
+SERVER=$!
+for _ in $(seq 150); do
+  [[ -n $(ss -N "$POD_NS" -Hltn "src $POD_IP:$PORT_POD" 2>/dev/null) ]] && break
+  sleep 0.1
+done
+nsenter --net="/run/netns/$NS" iperf3 -c "$POD_IP" -p "$PORT_POD" -t 120 >/dev/null 2>&1 &
+CLIENT=$!
+sleep 2
+check_wire "CNI pod, received" exact "$IFB" "class $LEAF" 5
+stop_traffic
+
+echo "== SO_PRIORITY forged from below another capped container ($CAP_A Mbit/s)"
+ctl allocate --pod-uid "$UID_A" --pod-namespace lab --pod-name evil --container app \
+  --qos shared_cores --mbps "$CAP_A" >/dev/null || { log_tail; fail "Allocate $UID_A"; }
+mkdir -p "$CG_A/nested" || fail "mkdir $CG_A/nested"
+RATE_A=
+for _ in $(seq 100); do RATE_A=$(edt_rate_of "$CG_A"); [[ -n $RATE_A ]] && break; sleep 0.1; done
+[[ $RATE_A == $((CAP_A * 125000)) ]] || { log_tail; fail "netqos_edt_v1 for $CG_A is '$RATE_A', want $((CAP_A * 125000))"; }
+# What the NIC sends in all (its mq classes: exact wire bytes, GSO segments included) and, at the
+# peer's ingress, what the attacker's destination got (a filter's counter; its packets are not
+# GSO, so exact too): the victim sent the difference. The attacker's packets are dropped there
+# once counted (no ICMP replies, no receiver to feed on the TCG guest's CPU).
+modprobe act_gact 2>/dev/null
+{ ip -n "$NS" addr add "$REMOTE2/24" dev "$PEER" && tc -n "$NS" qdisc add dev "$PEER" clsact &&
+  tc -n "$NS" filter add dev "$PEER" ingress pref 20 protocol ip u32 match ip dst "$REMOTE2/32" action drop; } ||
+  fail "a counting filter on $PEER"
+# The forged values: the victim's class (what HTB would take for its leaf) and priorities that
+# pick each fq band on kernels with bands (prio2band: 6 -> band 0, 0 -> 1, 1 and 2 -> 2).
+FORGED="$PRIO 6 0 1 2"
+start_tcp "$CG"
+# Each flood offers 80 % of the attacker's cap (4x in all); their default send buffers block them
+# before fq's per-flow limit (100 packets) would drop what the pacing let through.
+for prio in $FORGED; do
+  sh -c "echo \$\$ > $CG_A/nested/cgroup.procs && exec $ATTACK udp-flood --dst $REMOTE2:9 --size 1400 \
+    --priority $prio --mbps $((4 * CAP_A / 5)) --seconds 120" >/dev/null 2>&1 &
+  FLOODS+=" $!"
+done
+sleep 1
+# shellcheck disable=SC2086  # one value each
+echo "  victim: bulk TCP from $CG (cap $CAP); attacker: 5 UDP floods of $((4 * CAP_A / 5)) Mbit/s" \
+  "from $CG_A/nested with SO_PRIORITY $(printf '0x%x ' $FORGED)(cap $CAP_A)"
+# A window passes when the victim is within its cap +-2 % and the attacker at most its cap + 2 %
+# (and flooding: above half its cap); either one provably above its cap + 2 % fails at once.
+for attempt in 1 2 3 4 5; do
+  out=$(python3 tests/kernels/tc_rate.py "$NIC" "class 1:1,1:2,1:3,1:4" 5 -n "$NS" "$PEER" "ingress 20") ||
+    fail "measuring $NIC and $PEER"
+  { read -r rt et; read -r ra ea; } <<<"$out"
+  read -r rv verdict < <(awk -v rt="$rt" -v et="$et" -v ra="$ra" -v ea="$ea" -v c="$CAP" -v ca="$CAP_A" -v t="$TOL" 'BEGIN {
+    rv = rt - ra; v_lo = rt * (1 - et / 100) - ra * (1 + ea / 100); v_hi = rt * (1 + et / 100) - ra * (1 - ea / 100)
+    if (v_lo > c * (1 + t) || ra * (1 - ea / 100) > ca * (1 + t)) v = "above"
+    else v = (v_lo >= c * (1 - t) && v_hi <= c * (1 + t) && ra * (1 + ea / 100) <= ca * (1 + t) && ra > ca / 2) ? "ok" : "again"
+    printf "%.2f %s\n", rv, v }')
+  echo "  forged SO_PRIORITY: $NIC sent $rt Mbit/s (+-$et %): victim $rv (cap $CAP), attacker $ra (+-$ea %; cap $CAP_A) (window $attempt)"
+  case $verdict in
+    ok) break ;;
+    above) fail "forged SO_PRIORITY: victim $rv (cap $CAP) or attacker $ra (cap $CAP_A) above its cap + 2 %" ;;
+  esac
+  ((attempt < 5)) || fail "forged SO_PRIORITY: victim $rv (cap $CAP), attacker $ra (cap $CAP_A) not within bounds in 5 windows"
+done
+stop_traffic
+
+echo "== UDP datagrams larger than the MTU (3000 bytes: fragments) to a socket the container holds"
+sh -c "echo \$\$ > $CG/cgroup.procs && exec $ATTACK udp-sink --bind $IP:$PORT_FRAG --seconds 120" \
+  >"$WORK/sink.out" 2>&1 &
+SERVER=$!
+for _ in $(seq 50); do grep -q listening "$WORK/sink.out" && break; sleep 0.1; done
+grep -q listening "$WORK/sink.out" || fail "udp-sink: $(cat "$WORK/sink.out")"
+# What the peer sends to the node (a filter on its egress) against what netqos's act_mirred rule
+# on the NIC's ingress hands to the IFB (its action's counter): a fragment the ingress program
+# could not place would pass straight on, around the IFB and its cap.
+MIRRED_PREF=49375
+tc filter show dev "$NIC" ingress pref "$MIRRED_PREF" | grep -q "Redirect to device $IFB" ||
+  fail "no act_mirred rule to $IFB at pref $MIRRED_PREF on $NIC: $(tc filter show dev "$NIC" ingress)"
+tc -n "$NS" filter add dev "$PEER" egress pref 30 protocol ip u32 match ip dst "$IP/32" action pass ||
+  fail "a counting filter on $PEER egress"
+nsenter --net="/run/netns/$NS" "$ATTACK" udp-flood --dst "$IP:$PORT_FRAG" --size 3000 --seconds 120 \
+  >/dev/null 2>&1 &
+CLIENT=$!
+sleep 2
+# A window passes when the container's IFB leaf sent at most its cap + 2 % (and something), the
+# peer offered more than the cap, and at most 2 % of it did not go to the IFB.
+for attempt in 1 2 3 4 5; do
+  out=$(python3 tests/kernels/tc_rate.py "$IFB" "class $LEAF" 5 "$NIC" "ingress $MIRRED_PREF" \
+    -n "$NS" "$PEER" "egress 30") || fail "measuring $LEAF on $IFB"
+  { read -r r e; read -r rm em; read -r ro eo; } <<<"$out"
+  read -r bypass verdict < <(awk -v r="$r" -v e="$e" -v c="$CAP" -v t="$TOL" -v rm="$rm" -v ro="$ro" 'BEGIN {
+    bypass = ro > 0 ? 100 * (ro - rm) / ro : 0
+    if (r * (1 - e / 100) > c * (1 + t)) v = "above"
+    else v = (r * (1 + e / 100) <= c * (1 + t) && r > 0 && ro > c * 1.1 && bypass <= 2) ? "ok" : "again"
+    printf "%.2f %s\n", bypass, v }')
+  echo "  fragmented UDP: the peer sent $ro Mbit/s (+-$eo %), $rm (+-$em %) went to $IFB ($bypass % around it);" \
+    "leaf $LEAF on $IFB sent $r Mbit/s (+-$e %; cap $CAP) (window $attempt)"
+  case $verdict in
+    ok) break ;;
+    above) fail "fragmented UDP: leaf $LEAF on $IFB sent $r Mbit/s, above the cap of $CAP Mbit/s + 2 %" ;;
+  esac
+  ((attempt < 5)) || fail "fragmented UDP: leaf $r Mbit/s, offered $ro, $bypass % around the IFB: not within bounds in 5 windows"
+done
+stop_traffic
+
 echo "== kill -9 netqosd: the pinned state keeps the cap"
 kill -KILL "$DAEMON"; wait "$DAEMON" 2>/dev/null; DAEMON=
 start_tcp "$CG"
@@ -244,4 +382,4 @@ grep -q '^qdisc mq 1: root' <<<"$qdiscs" || fail "mq root gone after --uninstall
 grep -q clsact <<<"$qdiscs" && fail "clsact left on $NIC: $qdiscs"
 links=$(ip -o link show)
 grep -q nqifb <<<"$links" && fail "an IFB left behind: $(grep nqifb <<<"$links")"
-echo "PASS: auto chose edt on mq, cap held within 2 % (container, nested cgroup, AF_PACKET at most, CNI pod, killed, adopted), fq_codel queues back after --uninstall"
+echo "PASS: auto chose edt on mq, cap held within 2 % (container, nested cgroup, AF_PACKET at most, CNI pod both ways, forged SO_PRIORITY, fragments at most, killed, adopted), fq_codel queues back after --uninstall"

@@ -30,7 +30,7 @@ CHECKS=(
   "ctest|integration:daemon enforcement: a container cgroup created after its Allocate is classified within 2 s"
   "ctest|integration:netqosctl: status, classes, top and cgroup on a live enforcing netqosd, then without it"
   "netqosd: cgroup id, 2 % caps both ways, kill -9, adoption, --uninstall|tests/kernels/adoption_test.sh $BUILD_DIR"
-  "netqosd EDT: auto picks edt on mq, 2 % cap (nested cgroup, AF_PACKET), --uninstall restores|tests/kernels/edt_test.sh $BUILD_DIR"
+  "netqosd EDT: auto picks edt on mq, 2 % cap (nested cgroup, AF_PACKET, CNI pod both ways, forged SO_PRIORITY, fragments), --uninstall restores|tests/kernels/edt_test.sh $BUILD_DIR"
 )
 
 # Exclusions: check name -> why this kernel cannot pass it (see README, "Supported kernels").
