@@ -145,15 +145,20 @@ priority_of() {
     grep -A3 "\"key\": $(stat -c %i "$1")," | sed -n 's/.*"priority": \([0-9]*\).*/\1/p'
 }
 
+# An iperf3 server in netns $1 on $2:$3 (SERVER), back once it listens (at most 15 s).
+start_server() {
+  nsenter --net="/run/netns/$1" iperf3 -s -B "$2" -p "$3" >/dev/null 2>&1 &
+  SERVER=$!
+  for _ in $(seq 150); do
+    [[ -n $(ss -N "$1" -Hltn "src $2:$3" 2>/dev/null) ]] && break
+    sleep 0.1
+  done
+}
+
 # Bulk TCP from cgroup $1 to the peer (from the pod's netns with $2 = pod), for the measurement
 # that follows.
 start_tcp() {
-  nsenter --net="/run/netns/$NS" iperf3 -s -B "$REMOTE" -p "$PORT" >/dev/null 2>&1 &
-  SERVER=$!
-  for _ in $(seq 150); do
-    [[ -n $(ss -N "$NS" -Hltn "src $REMOTE:$PORT" 2>/dev/null) ]] && break
-    sleep 0.1
-  done
+  start_server "$NS" "$REMOTE" "$PORT"
   local in_pod=""
   [[ ${2:-} == pod ]] && in_pod="nsenter --net=/run/netns/$POD_NS"
   sh -c "echo \$\$ > $1/cgroup.procs && exec $in_pod iperf3 -c $REMOTE -p $PORT -t 120" >/dev/null 2>&1 &
@@ -254,12 +259,7 @@ LEAF=$(printf '10:%x' $((PRIO & 0xffff)))
 IFB=nqifb$(<"/sys/class/net/$NIC/ifindex")
 tc class show dev "$IFB" classid "$LEAF" | grep -q "rate ${CAP}Mbit ceil ${CAP}Mbit" ||
   fail "leaf $LEAF on $IFB is not $CAP Mbit/s: $(tc class show dev "$IFB" classid "$LEAF")"
-nsenter --net="/run/netns/$POD_NS" iperf3 -s -B "$POD_IP" -p "$PORT_POD" >/dev/null 2>&1 &
-SERVER=$!
-for _ in $(seq 150); do
-  [[ -n $(ss -N "$POD_NS" -Hltn "src $POD_IP:$PORT_POD" 2>/dev/null) ]] && break
-  sleep 0.1
-done
+start_server "$POD_NS" "$POD_IP" "$PORT_POD"
 nsenter --net="/run/netns/$NS" iperf3 -c "$POD_IP" -p "$PORT_POD" -t 120 >/dev/null 2>&1 &
 CLIENT=$!
 sleep 2
