@@ -288,7 +288,22 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
   if (leaf == 0) throw std::runtime_error("the sender container did not get its leaf");
   env.StopDaemon();
 
-  enum class Daemon { kNone, kClassify, kShape };
+  // The qdisc's own share: an HTB root as netqos would install it (one default class at the
+  // link's speed), but no netqos at all.
+  auto tc = [&](const std::vector<std::string>& a) {
+    std::vector<std::string> argv = {"tc"};
+    argv.insert(argv.end(), a.begin(), a.end());
+    const auto r = testing::RunCommand(argv, env.dir() + "/tc.out");
+    if (r.exit_code != 0) throw std::runtime_error("tc failed: " + r.output);
+  };
+  auto bare_htb = [&](bool on) {
+    if (!on) return tc({"qdisc", "del", "dev", env.host_if(), "root"});
+    tc({"qdisc", "replace", "dev", env.host_if(), "root", "handle", "1:", "htb", "default", "1"});
+    tc({"class", "add", "dev", env.host_if(), "parent", "1:", "classid", "1:1", "htb", "rate",
+        std::to_string(kSpeed) + "mbit"});
+  };
+
+  enum class Daemon { kNone, kBareHtb, kClassify, kShape };
   struct Config {
     std::string name;
     Daemon daemon;
@@ -299,13 +314,16 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
       {"netqos classify+count", Daemon::kClassify, &cg_free},
       {"netqos shaping, no cap", Daemon::kShape, &cg_free},
       {"netqos shaping, leaf above line rate", Daemon::kShape, &cg_leaf},
+      {"HTB root alone, no netqos", Daemon::kBareHtb, &cg_free},
   };
   std::vector<std::vector<TrafficFigures>> results(configs.size());
   for (int r = 0; r < rounds; ++r) {
     for (size_t c = 0; c < configs.size(); ++c) {
       const Config& cfg = configs[c];
-      if (cfg.daemon != Daemon::kNone) env.StartDaemon(cfg.daemon == Daemon::kShape, kSpeed);
-      if (cfg.daemon != Daemon::kNone && !env.WaitEntry(*cfg.cgroup, 10s)) {
+      const bool netqos = cfg.daemon == Daemon::kClassify || cfg.daemon == Daemon::kShape;
+      if (cfg.daemon == Daemon::kBareHtb) bare_htb(true);
+      if (netqos) env.StartDaemon(cfg.daemon == Daemon::kShape, kSpeed);
+      if (netqos && !env.WaitEntry(*cfg.cgroup, 10s)) {
         throw std::runtime_error("the sender is not in the class map after restart");
       }
       if (cfg.cgroup == &cg_leaf) {  // the traffic really goes through the container's HTB leaf
@@ -320,7 +338,8 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
       std::printf("[datapath] round %d %-40s tcp %.0f/%.0f Mbit/s udp %.0f/%.0f/%.0f pps\n", r + 1,
                   cfg.name.c_str(), f.tcp_egress_mbps, f.tcp_ingress_mbps, f.udp_egress_sent_pps,
                   f.udp_egress_rcvd_pps, f.udp_ingress_rcvd_pps);
-      if (cfg.daemon != Daemon::kNone) env.StopDaemon();
+      if (netqos) env.StopDaemon();
+      if (cfg.daemon == Daemon::kBareHtb) bare_htb(false);
     }
   }
 
@@ -384,13 +403,15 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
            "container allocated " + Thousands(kAlloc) + " Mbit/s, far above what the veth "
            "carries, whose packets go through its own HTB leaves both ways. UDP: `iperf3 -u -b 0 "
            "-l 64`; *sent* is what the sender got through its stack, *delivered* what reached the "
-           "receiver (both CPU-bound on this machine). The target is judged on the uncapped "
+           "receiver (both CPU-bound on this machine). *HTB root alone*: no netqos, only the qdisc "
+           "that shaping installs (an HTB root with one default class at the link's speed): "
+           "what the qdisc itself costs against the veth's default of no qdisc. The target is judged on the uncapped "
            "configurations and on what is delivered: *sent* with nothing attached counts packets "
            "the veth's peer then drops (the veth has no qdisc to push back), so it is shown but "
            "not judged.");
   rep.Line();
   rep.TableHeader({"figure", configs[0].name, configs[1].name, "ratio", configs[2].name, "ratio",
-                   configs[3].name, "ratio"});
+                   configs[3].name, "ratio", configs[4].name, "ratio"});
   for (const auto& m : metrics) {
     auto show = [&](double v) { return m.pps ? Thousands(v) : Fmt(v, 0); };
     std::vector<std::string> row = {m.name, show(median(0, m.field))};
@@ -408,7 +429,8 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
                ratios[1].median >= 0.97 && ratios[2].median >= 0.97,
                ProgramCostNote(m.field == &TrafficFigures::udp_ingress_rcvd_pps, costs) +
                    "; a container with its own leaf (above line rate): " +
-                   Fmt(ratios[3].median, 3) + "×");
+                   Fmt(ratios[3].median, 3) + "×; the HTB root alone, no netqos: " +
+                   Fmt(ratios[4].median, 3) + "×");
   }
   rep.Line();
 }

@@ -7,9 +7,11 @@
 #                         [--build-dir DIR] [--no-build]
 #   --quick      small sizes and short windows (a smoke check, about a minute); the report goes to
 #                <build dir>/benchmarks-quick.md unless --out is given
-#   --only       control_plane, datapath, enforcement, reaction (default: all four)
+#   --only       control_plane, datapath, enforcement, reaction, lab (default: all five; lab runs
+#                bench/lab/edt_vs_htb.sh in the kernel lab: EDT next to HTB on a 4-queue NIC)
 #   --note       a sentence for the report's header (e.g. what else ran on the machine)
 #   BENCH_JOBS   ninja -j for the build (default: nproc)
+#   NETQOS_BENCH_LAB_KERNEL  the lab part's kernel series (default 6.1; see scripts/kernel-lab.sh)
 #
 # Root is needed for everything but the control plane (BPF, network namespaces, cgroups); without
 # it those parts are reported as not run. Every namespace, veth, cgroup, bpffs mount, pinned
@@ -20,7 +22,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 QUICK=0
-ONLY=control_plane,datapath,enforcement,reaction
+ONLY=control_plane,datapath,enforcement,reaction,lab
 OUT=
 NOTE=
 BUILD_DIR=build-bench
@@ -37,7 +39,7 @@ while [[ $# -gt 0 ]]; do
     --build-dir) BUILD_DIR=$2; shift ;;
     --build-dir=*) BUILD_DIR=${1#--build-dir=} ;;
     --no-build) BUILD=0 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -48,7 +50,7 @@ if [[ -z $OUT ]]; then
 fi
 IFS=, read -r -a BENCHES <<<"$ONLY"
 for b in "${BENCHES[@]}"; do
-  case $b in control_plane|datapath|enforcement|reaction) ;; *) echo "unknown benchmark $b" >&2; exit 2 ;; esac
+  case $b in control_plane|datapath|enforcement|reaction|lab) ;; *) echo "unknown benchmark $b" >&2; exit 2 ;; esac
 done
 
 if [[ $BUILD == 1 ]]; then
@@ -56,7 +58,7 @@ if [[ $BUILD == 1 ]]; then
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNETQOS_BUILD_BENCH=ON \
     >/dev/null
   targets=(netqosd netqosctl)
-  for b in "${BENCHES[@]}"; do targets+=("netqos_bench_$b"); done
+  for b in "${BENCHES[@]}"; do [[ $b == lab ]] || targets+=("netqos_bench_$b"); done
   ninja -C "$BUILD_DIR" -j "${BENCH_JOBS:-$(nproc)}" "${targets[@]}"
 fi
 NETQOSD=$BUILD_DIR/bin/netqosd
@@ -112,6 +114,19 @@ trap sweep EXIT
 trap 'exit 130' INT TERM
 
 # --- run ---------------------------------------------------------------------------------------
+# The lab part runs in a qemu guest whose writes stay in the guest: its report comes back on
+# stdout as "LABMD: " (the section) and "LABTARGET: " (summary rows) lines.
+run_lab() {
+  ((EUID == 0)) || return 77
+  local quick=() rc
+  [[ $QUICK == 1 ]] && quick=(--quick)
+  scripts/kernel-lab.sh --kernel "${NETQOS_BENCH_LAB_KERNEL:-6.1}" --cpus 2 --mem 3G --timeout 2400 \
+    -- bench/lab/edt_vs_htb.sh "${quick[@]}" "$BUILD_DIR" | tee "$OUT_DIR/lab.raw"
+  rc=${PIPESTATUS[0]}
+  sed -n 's/^LABMD: \{0,1\}//p' "$OUT_DIR/lab.raw" >"$OUT_DIR/lab.md"
+  sed -n 's/^LABTARGET: //p' "$OUT_DIR/lab.raw" >"$OUT_DIR/lab.targets.md"
+  return "$rc"
+}
 declare -A STATUS SECONDS_TAKEN
 START=$(date +%s)
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -123,7 +138,11 @@ for b in "${BENCHES[@]}"; do
   [[ $QUICK == 1 ]] && args+=(--quick)
   t0=$(date +%s)
   set +e
-  "$BUILD_DIR/bin/netqos_bench_$b" "${args[@]}" > >(tee "$OUT_DIR/$b.log") 2>&1
+  if [[ $b == lab ]]; then
+    run_lab > >(tee "$OUT_DIR/$b.log") 2>&1
+  else
+    "$BUILD_DIR/bin/netqos_bench_$b" "${args[@]}" > >(tee "$OUT_DIR/$b.log") 2>&1
+  fi
   rc=$?
   set -e
   SECONDS_TAKEN[$b]=$(( $(date +%s) - t0 ))
@@ -171,7 +190,7 @@ rerun="scripts/bench.sh"
   echo
   echo "## Summary"
   echo
-  echo "Targets from issue 6, and the headline figure of each part that has none."
+  echo "Targets, and the headline figure of each part that has none."
   echo
   echo "| target or figure | measured | verdict | note |"
   echo "|---|---|---|---|"
