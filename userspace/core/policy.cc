@@ -421,6 +421,8 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateForPod(const PodRequest& req,
 }
 
 Result<RemovePlan> StaticPolicy::PlanRemovePod(std::string_view pod_uid) const {
+  // The kubelet always names the pod; an empty uid is a broken client, not "nothing to remove".
+  if (pod_uid.empty()) return InvalidArgument("RemovePod request has an empty pod_uid");
   RemovePlan plan;
   if (auto pod = pod_entries_.find(std::string(pod_uid));
       pod != pod_entries_.end() && !pod->second.empty()) {
@@ -442,6 +444,13 @@ uint64_t StaticPolicy::SocketOfNicOrAllocation(const AllocationInfo& info) const
 
 Result<TopologyAwareResources> StaticPolicy::GetTopologyAwareResources(
     std::string_view pod_uid, std::string_view container) const {
+  if (pod_uid.empty()) {
+    return InvalidArgument("GetTopologyAwareResources request has an empty pod_uid");
+  }
+  if (container.empty()) {
+    return InvalidArgument("GetTopologyAwareResources request for pod " + std::string(pod_uid) +
+                           " has an empty container_name");
+  }
   TopologyAwareResources resp;
   const AllocationInfo* info = FindAllocation(pod_uid, container);
   if (info == nullptr) return resp;

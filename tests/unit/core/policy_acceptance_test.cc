@@ -284,6 +284,32 @@ TEST_CASE("RemovePod (13.4)", "[policy][acceptance]") {
   }
 }
 
+TEST_CASE("RemovePod and GetTopologyAwareResources refuse a request that names no pod or container",
+          "[policy][acceptance]") {
+  StaticPolicy policy = MakePolicy();
+  ContainerRequest req = MakeRequest({kSharedCores, 5000, kHp, "12345", Hint({0, 1}, true)});
+  testing::AllocateAndApply(policy, req);
+
+  auto remove = policy.PlanRemovePod("");
+  REQUIRE_FALSE(remove.ok());
+  CHECK(remove.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(remove.status().message(), Catch::Contains("empty pod_uid"));
+
+  auto no_pod = policy.GetTopologyAwareResources("", "test");
+  REQUIRE_FALSE(no_pod.ok());
+  CHECK(no_pod.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(no_pod.status().message(), Catch::Contains("empty pod_uid"));
+
+  auto no_container = policy.GetTopologyAwareResources(req.pod_uid, "");
+  REQUIRE_FALSE(no_container.ok());
+  CHECK(no_container.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(no_container.status().message(),
+             Catch::Contains("empty container_name"));
+
+  // Nothing was touched: the allocation is still there.
+  CHECK(policy.FindAllocation(req.pod_uid, "test") != nullptr);
+}
+
 TEST_CASE("GetTopologyAwareResources (13.5)", "[policy][acceptance]") {
   SECTION("with NICs") {
     StaticPolicy policy = MakePolicy();
