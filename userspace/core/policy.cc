@@ -444,12 +444,9 @@ uint64_t StaticPolicy::SocketOfNicOrAllocation(const AllocationInfo& info) const
 
 Result<TopologyAwareResources> StaticPolicy::GetTopologyAwareResources(
     std::string_view pod_uid, std::string_view container) const {
+  // An empty container name is the pod-level allocation's key; an empty pod uid names nothing.
   if (pod_uid.empty()) {
     return InvalidArgument("GetTopologyAwareResources request has an empty pod_uid");
-  }
-  if (container.empty()) {
-    return InvalidArgument("GetTopologyAwareResources request for pod " + std::string(pod_uid) +
-                           " has an empty container_name");
   }
   TopologyAwareResources resp;
   const AllocationInfo* info = FindAllocation(pod_uid, container);
