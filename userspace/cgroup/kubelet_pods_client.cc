@@ -87,9 +87,9 @@ Result<std::string> KubeletPodsClient::ReadToken() const {
     if (st.code() == StatusCode::kOutOfRange) {
       return InvalidArgument("kubelet token file " + st.message());
     }
-    return Status(st.code() == StatusCode::kNotFound ? StatusCode::kNotFound
-                                                     : StatusCode::kPermissionDenied,
-                  "cannot read the kubelet token file: " + st.message());
+    return Status(
+        st.code() == StatusCode::kNotFound ? StatusCode::kNotFound : StatusCode::kPermissionDenied,
+        "cannot read the kubelet token file: " + st.message());
   }
   std::string token = std::move(read).value();
   while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();

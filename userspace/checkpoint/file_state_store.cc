@@ -1,7 +1,5 @@
 #include "checkpoint/file_state_store.h"
 
-#include "common/json_depth.h"
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -19,6 +17,7 @@
 #include "checkpoint/allocation_json.h"
 #include "checkpoint/journal_lines.h"
 #include "common/bounded_file.h"
+#include "common/json_depth.h"
 #include "core/constants.h"
 
 namespace netqos::checkpoint {
@@ -78,7 +77,8 @@ Result<std::string> ReadSnapshotFile(const std::string& path, size_t max_bytes) 
   if (contents.ok()) return contents;
   const Status& st = contents.status();
   if (st.code() == StatusCode::kOutOfRange) {
-    return DataLoss("checkpoint " + st.message() + "; netqos never writes one that large, so it "
+    return DataLoss("checkpoint " + st.message() +
+                    "; netqos never writes one that large, so it "
                     "is damaged and was left in place");
   }
   if (st.code() == StatusCode::kNotFound || st.code() == StatusCode::kPermissionDenied) {
@@ -379,7 +379,8 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
   struct stat st {};
   if (::stat(snapshot_path_.c_str(), &st) == 0) {
     out.found = true;
-    NETQOS_ASSIGN_OR_RETURN(std::string contents, ReadSnapshotFile(snapshot_path_, options_.max_snapshot_bytes));
+    NETQOS_ASSIGN_OR_RETURN(std::string contents,
+                            ReadSnapshotFile(snapshot_path_, options_.max_snapshot_bytes));
     NETQOS_ASSIGN_OR_RETURN(ParsedSnapshot parsed,
                             ParseSnapshot(snapshot_path_, contents, options_.skip_corruption));
     out.pod_entries = std::move(parsed.pod_entries);
@@ -401,12 +402,14 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
     const auto& [first_seq, path] = segments[i];
     const bool last_segment = i + 1 == segments.size();
     if (stopped) {
-      NETQOS_ASSIGN_OR_RETURN(uint64_t seg_high, HighestSeqIn(path, first_seq, options_.max_journal_line_bytes));
+      NETQOS_ASSIGN_OR_RETURN(uint64_t seg_high,
+                              HighestSeqIn(path, first_seq, options_.max_journal_line_bytes));
       high = std::max(high, seg_high);
       sealed.push_back({path, 0});
       continue;
     }
-    NETQOS_ASSIGN_OR_RETURN(JournalLines lines, JournalLines::Open(path, options_.max_journal_line_bytes));
+    NETQOS_ASSIGN_OR_RETURN(JournalLines lines,
+                            JournalLines::Open(path, options_.max_journal_line_bytes));
     uint64_t seg_last = 0;
     uint64_t line_no = 0;
     JournalLines::Line l;
@@ -440,9 +443,9 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
       }
       Status bad;
       Result<Record> rec =
-          l.too_long ? Result<Record>(InvalidArgument(
-                           "a line of " + std::to_string(l.length) + " bytes is " +
-                           SizeLimitText(options_.max_journal_line_bytes) + " for one record"))
+          l.too_long         ? Result<Record>(InvalidArgument(
+                                   "a line of " + std::to_string(l.length) + " bytes is " +
+                                   SizeLimitText(options_.max_journal_line_bytes) + " for one record"))
           : too_deep         ? Result<Record>(InvalidArgument(JsonTooDeepText()))
           : j.is_discarded() ? Result<Record>(InvalidArgument("not valid JSON"))
                              : DecodeRecord(std::move(j));
@@ -472,7 +475,8 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
     }
     if (stopped) {
       // Given up with the rest; dropped by the next snapshot, which covers what was loaded.
-      NETQOS_ASSIGN_OR_RETURN(uint64_t seg_high, HighestSeqIn(path, first_seq, options_.max_journal_line_bytes));
+      NETQOS_ASSIGN_OR_RETURN(uint64_t seg_high,
+                              HighestSeqIn(path, first_seq, options_.max_journal_line_bytes));
       high = std::max(high, seg_high);
       sealed.push_back({path, 0});
     } else if (seg_last == 0) {
@@ -639,9 +643,9 @@ Status FileStateStore::FinishSnapshotImpl(uint64_t seq, const core::Snapshot& sn
   const std::string contents = Dump(doc);
   if (contents.size() > options_.max_snapshot_bytes) {
     // Load would refuse it as damaged; the journal keeps every change instead.
-    return ResourceExhausted("snapshot " + snapshot_path_ + " would be " +
-                             std::to_string(contents.size()) + " bytes, " +
-                             SizeLimitText(options_.max_snapshot_bytes) + "; not written, the journal is kept");
+    return ResourceExhausted(
+        "snapshot " + snapshot_path_ + " would be " + std::to_string(contents.size()) + " bytes, " +
+        SizeLimitText(options_.max_snapshot_bytes) + "; not written, the journal is kept");
   }
   NETQOS_RETURN_IF_ERROR(WriteSnapshotFile(contents));
   written_snapshot_seq_ = seq;

@@ -82,8 +82,9 @@ class FileStateStore final : public core::StateStore {
   // unknown snapshot format; Internal for I/O ("fsync(<path>): <strerror>").
   Result<core::LoadedState> Load() override;
   // One write() of one line, then fdatasync. A record over max_journal_line_bytes is refused
-  // (InvalidArgument naming the pod and container): Load could not read it back. After a failed fdatasync every later Append fails
-  // (the kernel may have dropped the data and a retry could falsely succeed); restart to recover.
+  // (InvalidArgument naming the pod and container): Load could not read it back. After a failed
+  // fdatasync every later Append fails (the kernel may have dropped the data and a retry could
+  // falsely succeed); restart to recover.
   Status Append(const core::StateChange& change) override;
   bool SnapshotDue() const override;
   Result<uint64_t> BeginSnapshot() override;

@@ -74,8 +74,8 @@ Result<bool> JournalLines::Next(Line* line) {
     }
     const char* start = buf_ + pos_;
     const void* nl = std::memchr(start, '\n', end_ - pos_);
-    const size_t n = nl != nullptr ? static_cast<size_t>(static_cast<const char*>(nl) - start)
-                                   : end_ - pos_;
+    const size_t n =
+        nl != nullptr ? static_cast<size_t>(static_cast<const char*>(nl) - start) : end_ - pos_;
     line->length += n;
     if (!line->too_long && line->length > max_line_bytes_) {
       line->too_long = true;

@@ -19,7 +19,8 @@ Status ReadError(const char* call, const std::string& path, int err) {
 }
 
 Status TooLarge(const std::string& path, size_t max_bytes, const std::string& seen) {
-  return Status(StatusCode::kOutOfRange, path + " is " + SizeLimitText(max_bytes) + " (" + seen + ")");
+  return Status(StatusCode::kOutOfRange,
+                path + " is " + SizeLimitText(max_bytes) + " (" + seen + ")");
 }
 
 class FdCloser {
@@ -68,7 +69,7 @@ Result<std::string> ReadFileAtMost(const std::string& path, size_t max_bytes) {
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
-    if (out.size() > max_bytes) return TooLarge(path, max_bytes, "more was read than fstat reported");
+    if (out.size() > max_bytes) return TooLarge(path, max_bytes, "reading went past it");
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "topology/topology_file_source.h"
 
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -13,7 +14,6 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <spdlog/spdlog.h>
 
 #include "common/bounded_file.h"
 #include "common/json_depth.h"

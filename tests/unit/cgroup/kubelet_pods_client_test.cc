@@ -238,17 +238,17 @@ class HugeKubelet {
  public:
   explicit HugeKubelet(size_t total) {
     server_.Get("/pods", [this, total](const httplib::Request&, httplib::Response& res) {
-      res.set_chunked_content_provider(
-          "application/json", [this, total](size_t, httplib::DataSink& sink) {
-            if (sent_ >= total) {
-              sink.done();
-              return true;
-            }
-            const std::string chunk(64 << 10, ' ');
-            if (!sink.write(chunk.data(), chunk.size())) return false;
-            sent_ += chunk.size();
-            return true;
-          });
+      res.set_chunked_content_provider("application/json",
+                                       [this, total](size_t, httplib::DataSink& sink) {
+                                         if (sent_ >= total) {
+                                           sink.done();
+                                           return true;
+                                         }
+                                         const std::string chunk(64 << 10, ' ');
+                                         if (!sink.write(chunk.data(), chunk.size())) return false;
+                                         sent_ += chunk.size();
+                                         return true;
+                                       });
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     if (port_ <= 0) throw std::runtime_error("huge kubelet: cannot bind");
