@@ -14,8 +14,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <utility>
+
+#include "common/bounded_file.h"
 
 namespace netqos::cgroup {
 
@@ -80,15 +81,17 @@ Result<std::unique_ptr<KubeletPodsClient>> KubeletPodsClient::Create(
 }
 
 Result<std::string> KubeletPodsClient::ReadToken() const {
-  std::ifstream in(options_.token_file);
-  if (!in) {
-    const int err = errno;
-    return Status(err == ENOENT ? StatusCode::kNotFound : StatusCode::kPermissionDenied,
-                  "kubelet token file " + options_.token_file + ": " + std::strerror(err));
+  auto read = ReadFileAtMost(options_.token_file, kMaxTokenFileBytes);
+  if (!read.ok()) {
+    const Status& st = read.status();
+    if (st.code() == StatusCode::kOutOfRange) {
+      return InvalidArgument("kubelet token file " + st.message());
+    }
+    return Status(
+        st.code() == StatusCode::kNotFound ? StatusCode::kNotFound : StatusCode::kPermissionDenied,
+        "cannot read the kubelet token file: " + st.message());
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string token = ss.str();
+  std::string token = std::move(read).value();
   while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
   if (token.empty()) return FailedPrecondition("kubelet token file " + options_.token_file + " is empty");
   return token;
@@ -118,29 +121,18 @@ Status KubeletPodsClient::CheckCaFile() const {
 
 Result<std::string> KubeletPodsClient::ReadPodListFile() const {
   const std::string& file = parsed_.path;
-  auto fail = [&](int err) {
-    return Status(err == ENOENT                   ? StatusCode::kNotFound
-                  : err == EACCES || err == EPERM ? StatusCode::kPermissionDenied
-                                                  : StatusCode::kUnavailable,
-                  "pod list file " + file + ": " + std::strerror(err));
-  };
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno);
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return fail(err);  // EISDIR for a directory
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
+  auto text = ReadFileAtMost(file, options_.max_body_bytes);
+  if (text.ok()) return text;
+  const Status& st = text.status();
+  switch (st.code()) {
+    case StatusCode::kOutOfRange:
+      return ResourceExhausted("pod list file " + st.message());
+    case StatusCode::kNotFound:
+    case StatusCode::kPermissionDenied:
+      return Status(st.code(), "cannot read the pod list file: " + st.message());
+    default:
+      return Unavailable("cannot read the pod list file: " + st.message());  // EISDIR: a directory
   }
-  ::close(fd);
-  return text;
 }
 
 Result<std::vector<PodInfo>> KubeletPodsClient::ListPods() const {
@@ -187,7 +179,23 @@ Result<std::string> KubeletPodsClient::FetchPodList() const {
     X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
   }
 
-  auto res = client.Get(parsed_.path, headers);
+  // The body is collected here rather than by httplib, so that it can be cut off at the limit
+  // while it streams (httplib has no client-side limit) instead of after it was all held.
+  std::string body;
+  bool too_large = false;
+  auto res = client.Get(parsed_.path, headers, [&](const char* data, size_t n) {
+    if (n > options_.max_body_bytes - body.size()) {
+      too_large = true;
+      return false;  // ends the request: httplib reports Error::Canceled
+    }
+    body.append(data, n);
+    return true;
+  });
+  if (too_large) {
+    return ResourceExhausted("GET " + url + ": the response body is " +
+                             SizeLimitText(options_.max_body_bytes) +
+                             " for a pod list; the rest was not read");
+  }
   if (!res && res.error() == httplib::Error::SSLServerVerification) {
     const long v = client.get_openssl_verify_result();
     std::string why = v != X509_V_OK ? X509_verify_cert_error_string(v)
@@ -215,7 +223,7 @@ Result<std::string> KubeletPodsClient::FetchPodList() const {
   if (res->status != 200) {
     return Unavailable("GET " + url + ": HTTP " + std::to_string(res->status));
   }
-  return std::move(res->body);
+  return body;
 }
 
 }  // namespace netqos::cgroup

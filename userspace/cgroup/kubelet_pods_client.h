@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,15 @@ struct KubeletUrl {
 // Anything else is InvalidArgument naming the URL.
 Result<KubeletUrl> ParseKubeletUrl(const std::string& url);
 
+// The largest pod list accepted, over http(s) or from a file. A node runs at most a few hundred
+// pods (the kubelet's --max-pods defaults to 110); a pod's JSON in /pods is typically 5-20 KiB,
+// and the API server keeps one under 1.5 MiB (etcd's request limit) and its annotations under
+// 256 KiB. 500 pods of 256 KiB each is 125 MiB, far beyond real nodes; a larger body is a broken
+// or hostile server, and is cut off while it streams rather than held in memory.
+inline constexpr size_t kMaxPodListBytes = size_t{128} << 20;
+// The token is a JWT of a few KiB at most.
+inline constexpr size_t kMaxTokenFileBytes = size_t{64} << 10;
+
 struct KubeletPodsClientOptions {
   std::string url = "http://127.0.0.1:10255/pods";
   // https only: "Authorization: Bearer <contents>" (trailing whitespace trimmed).
@@ -39,6 +49,8 @@ struct KubeletPodsClientOptions {
   // must be valid now and name the URL's host (an IP address in its subjectAltName for an IP).
   std::string ca_file;
   std::chrono::milliseconds timeout{5000};
+  // Lowered only by tests.
+  size_t max_body_bytes = kMaxPodListBytes;
 };
 
 class KubeletPodsClient {
@@ -50,9 +62,11 @@ class KubeletPodsClient {
   // (saying why: untrusted issuer, expired, not for this host) and non-200 answers,
   // PermissionDenied for 401/403, InvalidArgument for a body that is not a PodList, NotFound or
   // PermissionDenied when the token file or the CA file cannot be read, InvalidArgument for a
-  // CA file without a PEM certificate.
+  // CA file without a PEM certificate, ResourceExhausted for a body over max_body_bytes (read no
+  // further than that).
   // file:// URLs: one read of the file (no token, no timeout); NotFound naming the file when it
-  // does not exist, PermissionDenied when it cannot be read, InvalidArgument for a bad PodList.
+  // does not exist, PermissionDenied when it cannot be read, InvalidArgument for a bad PodList,
+  // ResourceExhausted for a file over max_body_bytes (refused before it is read).
   Result<std::vector<PodInfo>> ListPods() const;
   // The same read, the body unparsed (the enforcer parses it only when it changed).
   Result<std::string> FetchPodList() const;

@@ -1,7 +1,5 @@
 #include "checkpoint/file_state_store.h"
 
-#include "common/json_depth.h"
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -17,6 +15,9 @@
 #include <utility>
 
 #include "checkpoint/allocation_json.h"
+#include "checkpoint/journal_lines.h"
+#include "common/bounded_file.h"
+#include "common/json_depth.h"
 #include "core/constants.h"
 
 namespace netqos::checkpoint {
@@ -69,24 +70,21 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
   return Status::Ok();
 }
 
-Result<std::string> ReadWholeFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError("open", path, errno);
-  std::string out;
-  char buf[1 << 16];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return IoError("read", path, err);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+// The snapshot, whole, if it is within `max_bytes`. Netqos never writes a larger one
+// (FinishSnapshot refuses), so a larger file is damaged: DataLoss, never skippable, left in place.
+Result<std::string> ReadSnapshotFile(const std::string& path, size_t max_bytes) {
+  auto contents = ReadFileAtMost(path, max_bytes);
+  if (contents.ok()) return contents;
+  const Status& st = contents.status();
+  if (st.code() == StatusCode::kOutOfRange) {
+    return DataLoss("checkpoint " + st.message() +
+                    "; netqos never writes one that large, so it "
+                    "is damaged and was left in place");
   }
-  ::close(fd);
-  return out;
+  if (st.code() == StatusCode::kNotFound || st.code() == StatusCode::kPermissionDenied) {
+    return Internal(st.message());  // I/O, as before: says nothing about the file's contents
+  }
+  return st;
 }
 
 Status FsyncDir(const std::string& dir) {
@@ -204,20 +202,21 @@ void ApplyChange(const core::StateChange& change, core::PodEntries* entries) {
 }
 
 // Best-effort highest sequence number in a segment that is being given up after a skipped
-// corruption, so that new records are numbered after everything on disk.
-uint64_t HighestSeqIn(std::string_view contents, uint64_t first_seq) {
+// corruption, so that new records are numbered after everything on disk. Over-long lines are
+// skipped unread, like any other line that does not parse.
+Result<uint64_t> HighestSeqIn(const std::string& path, uint64_t first_seq, size_t max_line) {
   uint64_t high = first_seq;
-  size_t pos = 0;
-  while (pos < contents.size()) {
-    size_t nl = contents.find('\n', pos);
-    std::string_view line = contents.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
-    json j = JsonTooDeep(line) ? json(nullptr) : json::parse(line, nullptr, false);
+  NETQOS_ASSIGN_OR_RETURN(JournalLines lines, JournalLines::Open(path, max_line));
+  JournalLines::Line line;
+  while (true) {
+    NETQOS_ASSIGN_OR_RETURN(bool more, lines.Next(&line));
+    if (!more) break;
+    if (line.too_long || JsonTooDeep(line.text)) continue;
+    json j = json::parse(line.text, nullptr, false);
     if (j.is_object()) {
       auto it = j.find("seq");
       if (it != j.end() && it->is_number_unsigned()) high = std::max(high, it->get<uint64_t>());
     }
-    if (nl == std::string_view::npos) break;
-    pos = nl + 1;
   }
   return high;
 }
@@ -380,7 +379,8 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
   struct stat st {};
   if (::stat(snapshot_path_.c_str(), &st) == 0) {
     out.found = true;
-    NETQOS_ASSIGN_OR_RETURN(std::string contents, ReadWholeFile(snapshot_path_));
+    NETQOS_ASSIGN_OR_RETURN(std::string contents,
+                            ReadSnapshotFile(snapshot_path_, options_.max_snapshot_bytes));
     NETQOS_ASSIGN_OR_RETURN(ParsedSnapshot parsed,
                             ParseSnapshot(snapshot_path_, contents, options_.skip_corruption));
     out.pod_entries = std::move(parsed.pod_entries);
@@ -401,31 +401,37 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
   for (size_t i = 0; i < segments.size(); ++i) {
     const auto& [first_seq, path] = segments[i];
     const bool last_segment = i + 1 == segments.size();
-    NETQOS_ASSIGN_OR_RETURN(std::string contents, ReadWholeFile(path));
     if (stopped) {
-      high = std::max(high, HighestSeqIn(contents, first_seq));
+      NETQOS_ASSIGN_OR_RETURN(uint64_t seg_high,
+                              HighestSeqIn(path, first_seq, options_.max_journal_line_bytes));
+      high = std::max(high, seg_high);
       sealed.push_back({path, 0});
       continue;
     }
+    NETQOS_ASSIGN_OR_RETURN(JournalLines lines,
+                            JournalLines::Open(path, options_.max_journal_line_bytes));
     uint64_t seg_last = 0;
-    size_t pos = 0;
     uint64_t line_no = 0;
-    while (pos < contents.size()) {
+    JournalLines::Line l;
+    while (true) {
+      NETQOS_ASSIGN_OR_RETURN(bool more, lines.Next(&l));
+      if (!more) break;
       ++line_no;
-      size_t nl = contents.find('\n', pos);
-      const bool complete = nl != std::string::npos;
-      std::string_view line(contents.data() + pos, (complete ? nl : contents.size()) - pos);
-      const bool too_deep = JsonTooDeep(line);
-      json j = too_deep ? json(json::value_t::discarded) : json::parse(line, nullptr, false);
-      const bool last_line = !complete || nl + 1 == contents.size();
-      if (last_segment && last_line && (!complete || j.is_discarded())) {
+      const std::string& line = l.text;
+      const bool too_deep = !l.too_long && JsonTooDeep(line);
+      json j = l.too_long || too_deep ? json(json::value_t::discarded)
+                                      : json::parse(line, nullptr, false);
+      // An over-long line is never a torn write: a torn write is a prefix of a record Append
+      // wrote, and Append writes none longer than the limit. So it is corruption, like any other
+      // damaged record.
+      if (last_segment && l.last && !l.too_long && (!l.complete || j.is_discarded())) {
         // A write that never returned: it was not acknowledged, so dropping it loses nothing.
         spdlog::warn("checkpoint: dropping torn journal tail path={} line={} bytes={}", path,
-                     line_no, line.size());
+                     line_no, l.length);
         int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0) return IoError("open", path, errno);
         const char* failed_call = nullptr;
-        if (::ftruncate(fd, static_cast<off_t>(pos)) != 0) {
+        if (::ftruncate(fd, static_cast<off_t>(l.offset)) != 0) {
           failed_call = "ftruncate";
         } else if (::fsync(fd) != 0) {
           failed_call = "fsync";
@@ -433,13 +439,16 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
         int err = errno;
         ::close(fd);
         if (failed_call != nullptr) return IoError(failed_call, path, err);
-        contents.resize(pos);
         break;
       }
       Status bad;
-      Result<Record> rec = too_deep        ? Result<Record>(InvalidArgument(JsonTooDeepText()))
-                           : j.is_discarded() ? Result<Record>(InvalidArgument("not valid JSON"))
-                                              : DecodeRecord(std::move(j));
+      Result<Record> rec =
+          l.too_long         ? Result<Record>(InvalidArgument(
+                                   "a line of " + std::to_string(l.length) + " bytes is " +
+                                   SizeLimitText(options_.max_journal_line_bytes) + " for one record"))
+          : too_deep         ? Result<Record>(InvalidArgument(JsonTooDeepText()))
+          : j.is_discarded() ? Result<Record>(InvalidArgument("not valid JSON"))
+                             : DecodeRecord(std::move(j));
       if (!rec.ok()) {
         bad = rec.status();
       } else if (rec->seq <= prev) {
@@ -463,11 +472,12 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
         replayed_bytes += line.size() + 1;
       }
       prev = seg_last = rec->seq;
-      pos = nl + 1;
     }
     if (stopped) {
       // Given up with the rest; dropped by the next snapshot, which covers what was loaded.
-      high = std::max(high, HighestSeqIn(contents, first_seq));
+      NETQOS_ASSIGN_OR_RETURN(uint64_t seg_high,
+                              HighestSeqIn(path, first_seq, options_.max_journal_line_bytes));
+      high = std::max(high, seg_high);
       sealed.push_back({path, 0});
     } else if (seg_last == 0) {
       // Empty (created just before a crash, or emptied by the torn-tail truncation).
@@ -516,6 +526,17 @@ Status FileStateStore::Append(const core::StateChange& change) {
   if (!failed_.ok()) return failed_;
   const uint64_t seq = next_seq_;
   const std::string line = EncodeRecord(seq, change);
+  if (line.size() - 1 > options_.max_journal_line_bytes) {
+    std::string what;
+    if (const auto* set = std::get_if<core::SetAllocation>(&change)) {
+      what = "pod " + set->info.pod_uid + " container " + set->info.container_name;
+    } else {
+      what = "removing pod " + std::get<core::RemovePodEntries>(change).pod_uid;
+    }
+    return InvalidArgument("journal record for " + what + " is " + std::to_string(line.size() - 1) +
+                           " bytes, " + SizeLimitText(options_.max_journal_line_bytes) +
+                           " (its labels and annotations are too large)");
+  }
   if (segment_fd_ < 0) NETQOS_RETURN_IF_ERROR(OpenSegmentLocked());
 
   Status st = WriteAll(segment_fd_, line, current_.path);
@@ -619,7 +640,14 @@ Status FileStateStore::FinishSnapshotImpl(uint64_t seq, const core::Snapshot& sn
   doc["machineState"] = MachineStateToJson(snapshot.machine_state, snapshot.pod_entries);
   doc["netqos"] = json{{"format", kSnapshotFormat}, {"seq", seq}};
   doc["checksum"] = Fnv1a64(Dump(doc));
-  NETQOS_RETURN_IF_ERROR(WriteSnapshotFile(Dump(doc)));
+  const std::string contents = Dump(doc);
+  if (contents.size() > options_.max_snapshot_bytes) {
+    // Load would refuse it as damaged; the journal keeps every change instead.
+    return ResourceExhausted(
+        "snapshot " + snapshot_path_ + " would be " + std::to_string(contents.size()) + " bytes, " +
+        SizeLimitText(options_.max_snapshot_bytes) + "; not written, the journal is kept");
+  }
+  NETQOS_RETURN_IF_ERROR(WriteSnapshotFile(contents));
   written_snapshot_seq_ = seq;
 
   // The snapshot is durable: the sealed segments it covers can go.

@@ -24,6 +24,7 @@
 // restart or a BeginSnapshot; FinishSnapshot removes the sealed segments the snapshot covers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,23 @@
 #include "core/state_store.h"
 
 namespace netqos::checkpoint {
+
+// Size limits on the files Load reads, so that a damaged or hostile file is refused before it is
+// read into memory. Both are far above anything a node produces, and both are also enforced when
+// writing, so a file over a limit was never written whole by netqos and is reported as damaged.
+//
+// One journal line is one container's allocation: ids, names, NIC and numbers (a few hundred
+// bytes) plus the pod's labels and annotations, which the API server caps (256 KiB of
+// annotations; a whole object must fit etcd's 1.5 MiB request limit). It comes from one gRPC
+// request, at most 4 MiB (gRPC's default receive limit, which netqos keeps). JSON escaping can
+// lengthen strings, so allow twice that.
+inline constexpr size_t kMaxJournalLineBytes = size_t{8} << 20;
+// The snapshot holds every container's entry twice (pod_entries and the machineState of its NIC).
+// A node runs at most a few hundred pods (the kubelet's --max-pods defaults to 110); a typical
+// entry is under 2 KiB. Even 1,000 pods of 8 containers with 8 KiB of labels and annotations
+// each come to 1000 * 8 * 2 * 8 KiB = 125 MiB, and parsing costs several times the file's size
+// in memory, so the limit stops there.
+inline constexpr size_t kMaxSnapshotBytes = size_t{128} << 20;
 
 class FileStateStore final : public core::StateStore {
  public:
@@ -46,6 +64,9 @@ class FileStateStore final : public core::StateStore {
     // by Load) since the last BeginSnapshot.
     uint64_t snapshot_every_records = 4096;
     uint64_t snapshot_every_bytes = 8 << 20;
+    // The size limits, lowered only by tests.
+    size_t max_journal_line_bytes = kMaxJournalLineBytes;
+    size_t max_snapshot_bytes = kMaxSnapshotBytes;
   };
 
   // Creates `dir` (mkdir -p, 0700) if needed. Does not read anything yet.
@@ -55,17 +76,21 @@ class FileStateStore final : public core::StateStore {
   FileStateStore(const FileStateStore&) = delete;
   FileStateStore& operator=(const FileStateStore&) = delete;
 
-  // Errors: DataLoss for malformed JSON (never skippable), a checksum mismatch or a bad journal
-  // record (skippable); FailedPrecondition for another policy's checkpoint (skippable) or an
+  // Errors: DataLoss for malformed JSON or a snapshot over max_snapshot_bytes (never skippable),
+  // a checksum mismatch or a bad journal record, including a line over max_journal_line_bytes
+  // (skippable); FailedPrecondition for another policy's checkpoint (skippable) or an
   // unknown snapshot format; Internal for I/O ("fsync(<path>): <strerror>").
   Result<core::LoadedState> Load() override;
-  // One write() of one line, then fdatasync. After a failed fdatasync every later Append fails
-  // (the kernel may have dropped the data and a retry could falsely succeed); restart to recover.
+  // One write() of one line, then fdatasync. A record over max_journal_line_bytes is refused
+  // (InvalidArgument naming the pod and container): Load could not read it back. After a failed
+  // fdatasync every later Append fails (the kernel may have dropped the data and a retry could
+  // falsely succeed); restart to recover.
   Status Append(const core::StateChange& change) override;
   bool SnapshotDue() const override;
   Result<uint64_t> BeginSnapshot() override;
   // `seq` must come from BeginSnapshot; a seq older than the snapshot already on disk is refused
-  // (its covering journal may be gone).
+  // (its covering journal may be gone), and so is a snapshot over max_snapshot_bytes
+  // (ResourceExhausted; the journal it would cover is kept, so nothing is lost).
   Status FinishSnapshot(uint64_t seq, const core::Snapshot& snapshot) override;
 
   const std::string& snapshot_path() const { return snapshot_path_; }

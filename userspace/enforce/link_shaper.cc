@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <net/if.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,12 +10,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
-
 #include "bpf/nic_attach.h"
+#include "common/bounded_file.h"
 #include "common/json_depth.h"
 #include "shaping/htb_installer.h"
 #include "topology/netns_exec.h"
@@ -71,15 +71,19 @@ bool IsNetqosRoot(const shaping::QueueLayout& l) {
 std::string IfbNameFor(int ifindex) { return kIfbPrefix + std::to_string(ifindex); }
 
 Result<std::vector<InstalledLink>> LoadInstalledLinks(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::vector<InstalledLink>{};
-  std::stringstream buf;
-  buf << in.rdbuf();
-  if (JsonTooDeep(buf.str())) {
+  auto text = ReadFileAtMost(path, kMaxInstalledLinksBytes);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kOutOfRange) {
+      return InvalidArgument("installed-links record " + text.status().message());
+    }
+    // Unreadable counts as absent, as it always has: the record only helps clean-up.
+    return std::vector<InstalledLink>{};
+  }
+  if (JsonTooDeep(*text)) {
     return InvalidArgument("installed-links record " + path + ": " + JsonTooDeepText());
   }
   try {
-    auto j = nlohmann::json::parse(buf.str());
+    auto j = nlohmann::json::parse(*text);
     std::vector<InstalledLink> out;
     for (const auto& e : j.at("links")) {
       InstalledLink l;

@@ -44,7 +44,12 @@ struct InstalledLink {
   shaping::QueueLayout before;
 };
 
-// The record of installed links (JSON). A missing file is an empty list.
+// The record holds one entry of about 250 bytes per NIC netqos shaped: even thousands of VFs
+// stay far below this. A larger file was not written by netqos and is refused unread.
+inline constexpr size_t kMaxInstalledLinksBytes = size_t{4} << 20;
+
+// The record of installed links (JSON). A missing (or unreadable) file is an empty list; one over
+// kMaxInstalledLinksBytes is InvalidArgument naming the file and the limit.
 Result<std::vector<InstalledLink>> LoadInstalledLinks(const std::string& path);
 Status SaveInstalledLinks(const std::string& path, const std::vector<InstalledLink>& links);
 

@@ -1,6 +1,7 @@
 #include "topology/topology_file_source.h"
 
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -13,8 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <spdlog/spdlog.h>
 
+#include "common/bounded_file.h"
 #include "common/json_depth.h"
 
 namespace netqos::topology {
@@ -183,11 +184,14 @@ TopologyFileSource::~TopologyFileSource() {
 }
 
 Result<core::Topology> TopologyFileSource::Read() {
-  std::ifstream in(path_);
-  if (!in) return NotFound("topology file " + path_ + ": cannot open: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseTopologyJson(ss.str(), path_, default_netns_dir_);
+  auto text = ReadFileAtMost(path_, kMaxTopologyFileBytes);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kOutOfRange) {
+      return InvalidArgument("topology file " + text.status().message());
+    }
+    return NotFound("cannot read the topology file: " + text.status().message());
+  }
+  return ParseTopologyJson(*text, path_, default_netns_dir_);
 }
 
 Status TopologyFileSource::Watch(std::function<void(core::Topology)> on_change) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -13,6 +14,11 @@
 #include "core/topology_source.h"
 
 namespace netqos::topology {
+
+// The largest topology file read. A NIC's entry is about 200 bytes and a NUMA node's less;
+// even a node with thousands of SR-IOV VFs listed stays under 1 MiB. A larger file is a mistake
+// (the wrong path) and is refused before it is read.
+inline constexpr size_t kMaxTopologyFileBytes = size_t{4} << 20;
 
 // Parses the file format; errors name `origin` (the file path) and the offending field.
 Result<core::Topology> ParseTopologyJson(const std::string& text, const std::string& origin,
@@ -25,6 +31,8 @@ class TopologyFileSource final : public core::TopologySource {
                                                             std::string default_netns_dir);
   ~TopologyFileSource() override;
 
+  // NotFound naming the file when it cannot be read; InvalidArgument naming it and the field,
+  // or the limit when it is over kMaxTopologyFileBytes.
   Result<core::Topology> Read() override;
   Status Watch(std::function<void(core::Topology)> on_change) override;
 

@@ -1,7 +1,9 @@
 #include "cgroup/kubelet_pods_client.h"
 
 #include <httplib.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <stdexcept>
@@ -230,3 +232,87 @@ TEST_CASE("KubeletPodsClient: file:// reads the PodList file on every call") {
 }
 
 }  // namespace
+
+// A kubelet whose /pods answer is `total` bytes, streamed in 64 KiB chunks; counts what it sent.
+class HugeKubelet {
+ public:
+  explicit HugeKubelet(size_t total) {
+    server_.Get("/pods", [this, total](const httplib::Request&, httplib::Response& res) {
+      res.set_chunked_content_provider("application/json",
+                                       [this, total](size_t, httplib::DataSink& sink) {
+                                         if (sent_ >= total) {
+                                           sink.done();
+                                           return true;
+                                         }
+                                         const std::string chunk(64 << 10, ' ');
+                                         if (!sink.write(chunk.data(), chunk.size())) return false;
+                                         sent_ += chunk.size();
+                                         return true;
+                                       });
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    if (port_ <= 0) throw std::runtime_error("huge kubelet: cannot bind");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~HugeKubelet() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/pods"; }
+  size_t sent() const { return sent_; }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::atomic<size_t> sent_{0};
+};
+
+TEST_CASE("KubeletPodsClient: a pod list body over the limit is cut off while it streams") {
+  // 1 GiB offered, 1 MiB allowed: the client stops reading at the limit, so the server gets no
+  // further than what the socket buffers hold beyond it.
+  HugeKubelet kubelet(size_t{1} << 30);
+  auto opts = Options(kubelet.Url());
+  opts.max_body_bytes = size_t{1} << 20;
+  auto client = KubeletPodsClient::Create(opts);
+  REQUIRE(client.ok());
+  auto pods = (*client)->FetchPodList();
+  REQUIRE_FALSE(pods.ok());
+  INFO(pods.status().message());
+  CHECK(pods.status().code() == StatusCode::kResourceExhausted);
+  CHECK_THAT(pods.status().message(), Catch::Contains(kubelet.Url()));
+  CHECK_THAT(pods.status().message(), Catch::Contains("limit of 1048576 bytes (1 MiB)"));
+  CHECK(kubelet.sent() < (size_t{64} << 20));
+}
+
+TEST_CASE("KubeletPodsClient: a pod list file over the limit is refused before it is read") {
+  TempDir tmp;
+  const std::string path = tmp.file("pods.json");
+  WriteFile(path, "");
+  // Sparse: 1 GiB that takes no disk, and would take 1 GiB of memory to read whole.
+  REQUIRE(::truncate(path.c_str(), off_t{1} << 30) == 0);
+  auto client = KubeletPodsClient::Create(Options("file://" + path));
+  REQUIRE(client.ok());
+  auto pods = (*client)->FetchPodList();
+  REQUIRE_FALSE(pods.ok());
+  INFO(pods.status().message());
+  CHECK(pods.status().code() == StatusCode::kResourceExhausted);
+  CHECK_THAT(pods.status().message(), Catch::Contains(path));
+  CHECK_THAT(pods.status().message(), Catch::Contains("limit of 134217728 bytes (128 MiB)"));
+}
+
+TEST_CASE("KubeletPodsClient: a token file over the limit is refused before it is read") {
+  TempDir tmp;
+  const std::string token = tmp.file("token");
+  WriteFile(token, "");
+  REQUIRE(::truncate(token.c_str(), off_t{1} << 30) == 0);
+  auto opts = Options("https://127.0.0.1:1/pods");
+  opts.token_file = token;
+  auto pods = (*KubeletPodsClient::Create(opts))->FetchPodList();
+  REQUIRE_FALSE(pods.ok());
+  INFO(pods.status().message());
+  CHECK(pods.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(pods.status().message(), Catch::Contains(token));
+  CHECK_THAT(pods.status().message(), Catch::Contains("limit of 65536 bytes (64 KiB)"));
+}

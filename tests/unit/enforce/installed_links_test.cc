@@ -61,3 +61,15 @@ TEST_CASE("installed links: a record written before IFBs were listed still loads
   CHECK((*loaded)[0].ifbs.empty());
   std::remove(path.c_str());
 }
+
+TEST_CASE("installed links: a record over the size limit is refused, naming it and the limit") {
+  const std::string path = TempPath();
+  // Sparse: 1 GiB that is never read.
+  REQUIRE(::truncate(path.c_str(), off_t{1} << 30) == 0);
+  auto loaded = LoadInstalledLinks(path);
+  REQUIRE_FALSE(loaded.ok());
+  CHECK(loaded.status().code() == netqos::StatusCode::kInvalidArgument);
+  CHECK_THAT(loaded.status().message(), Catch::Contains(path));
+  CHECK_THAT(loaded.status().message(), Catch::Contains("limit of 4194304 bytes (4 MiB)"));
+  std::remove(path.c_str());
+}

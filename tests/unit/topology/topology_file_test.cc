@@ -94,6 +94,31 @@ TEST_CASE("topology file source: missing file is a clear error") {
   CHECK_THAT(s.status().message(), Catch::Contains("/nonexistent/topo.json"));
 }
 
+TEST_CASE("topology file source: a file over the size limit is refused, naming it and the limit") {
+  netqos::testing::TempDir dir;
+  const std::string path = dir.path() + "/topo.json";
+  // Valid JSON, padded past the limit with whitespace: only its size is wrong.
+  const std::string doc = R"({"nics": [{"name": "eth9"}]})";
+  std::ofstream(path) << doc << std::string(netqos::topology::kMaxTopologyFileBytes, ' ');
+  auto s = TopologyFileSource::Create(path, "/var/run/netns");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().code() == netqos::StatusCode::kInvalidArgument);
+  CHECK_THAT(s.status().message(), Catch::Contains(path));
+  CHECK_THAT(s.status().message(), Catch::Contains("limit of 4194304 bytes (4 MiB)"));
+  // At the limit it is read.
+  std::ofstream(path) << doc
+                      << std::string(netqos::topology::kMaxTopologyFileBytes - doc.size(), ' ');
+  CHECK(TopologyFileSource::Create(path, "/var/run/netns").ok());
+}
+
+TEST_CASE("topology file source: an endless file is read no further than the limit") {
+  // A character device has no size to check first; the read stops one byte past the limit.
+  auto s = TopologyFileSource::Create("/dev/zero", "/var/run/netns");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().code() == netqos::StatusCode::kInvalidArgument);
+  CHECK_THAT(s.status().message(), Catch::Contains("/dev/zero is larger than the limit"));
+}
+
 TEST_CASE("topology file source: rewriting the file delivers the new topology") {
   netqos::testing::TempDir dir;
   const std::string path = dir.path() + "/topo.json";
