@@ -42,10 +42,10 @@ const std::string kHostUid = "6b2d3e4f-5061-4b7c-9d8e-0f1a2b3c4d5e";
 
 }  // namespace
 
-TEST_CASE("cri pod source lists a real containerd's pods with names, annotations, QoS class and containers",
+TEST_CASE("cri pod source lists a real containerd's pods with names, annotations, containers and addresses",
           "[cri][containerd]") {
   PrivateContainerd ctrd;
-  PrivateContainerd::Pod web{kWebUid, "shop", "web-0", "burstable", true,
+  PrivateContainerd::Pod web{kWebUid, "shop", "web-0", "burstable", false,
                              {{"katalyst.kubewharf.io/qos_level", "shared_cores"},
                               {"katalyst.kubewharf.io/net_class_id", "7"}}};
   PrivateContainerd::Pod host{kHostUid, "kube-system", "agent-x", "besteffort", true, {}};
@@ -68,9 +68,10 @@ TEST_CASE("cri pod source lists a real containerd's pods with names, annotations
   CHECK(w->qos_class == "Burstable");  // from containerd's verbose sandbox info
   CHECK(w->annotations.at("katalyst.kubewharf.io/qos_level") == "shared_cores");
   CHECK(w->annotations.at("katalyst.kubewharf.io/net_class_id") == "7");
-  CHECK(w->host_network);
-  CHECK(w->ips.empty());  // the node's addresses are nobody's to claim
+  CHECK_FALSE(w->host_network);
   CHECK(w->phase == "Running");
+  REQUIRE(w->ips.size() == 1);
+  CHECK(w->ips[0].rfind("10.213.0.", 0) == 0);  // from the CNI bridge's host-local range
   REQUIRE(w->containers.size() == 2);
   CHECK(w->containers[0].name == "app");
   CHECK(w->containers[0].id == app);

@@ -2,11 +2,12 @@
 // temporary directory (never the system's /run/containerd), runc with the cgroupfs driver, and a
 // busybox-static image built on the spot as both the container and the sandbox ("pause") image.
 // Pods are made through CRI the way the kubelet makes them (its labels and annotations), in the
-// node's network namespace: sandboxes with a network namespace of their own failed in runc on
-// this host (see the CNI note in docs/testing.md), so the CNI config directory stays empty. The
+// node's network namespace or in their own behind a CNI bridge (host-local addresses). The
 // destructor removes every sandbox, stops containerd and its shims, unmounts what it mounted
-// (overlay snapshots, the sandboxes' /dev/shm), and removes its cgroups and the directory,
-// whether the test passed or not.
+// (overlay snapshots, /dev/shm, network namespaces), and removes its cgroups, the CNI bridge and
+// the directory, whether the test passed or not. containerd 1.6 keeps its shims' sockets under
+// /run/containerd/s whatever its config (named by a hash of our socket's path); they go with the
+// shims.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -38,13 +39,19 @@ namespace netqos::testing {
 class PrivateContainerd {
  public:
   static constexpr char kImage[] = "docker.io/netqos/busybox:test";
+  static constexpr char kBridge[] = "nqcri0";
+  static constexpr char kSubnet[] = "10.213.0.0/24";
 
   PrivateContainerd() : cgroup_top_("nqcri-" + std::to_string(::getpid())) {
-    for (const char* tool : {"containerd", "containerd-shim-runc-v2", "runc", "ctr", "busybox"}) {
+    for (const char* tool :
+         {"containerd", "containerd-shim-runc-v2", "runc", "ctr", "busybox", "ip"}) {
       if (Which(tool).empty()) {
         throw std::runtime_error(std::string(tool) +
                                  " not installed (scripts/install-deps.sh installs it)");
       }
+    }
+    if (!std::filesystem::exists("/usr/lib/cni/bridge")) {
+      throw std::runtime_error("/usr/lib/cni/bridge missing (containernetworking-plugins)");
     }
     WriteConfig();
     pid_ = Spawn({Which("containerd"), "--config", dir_.file("config.toml")}, dir_.file("containerd.log"));
@@ -191,6 +198,12 @@ class PrivateContainerd {
         << "        Root = \"" << d << "/runc\"\n"
         << "  [plugins.\"io.containerd.grpc.v1.cri\".cni]\n"
         << "    bin_dir = \"/usr/lib/cni\"\n    conf_dir = \"" << d << "/cni\"\n";
+    // Pods with a network namespace of their own: a bridge with host-local addresses.
+    std::ofstream(d + "/cni/10-netqos-test.conflist")
+        << R"({"cniVersion":"0.4.0","name":"netqos-test","plugins":[{"type":"bridge","bridge":")"
+        << kBridge << R"(","isGateway":true,"ipMasq":false,"ipam":{"type":"host-local",)"
+        << R"("ranges":[[{"subnet":")" << kSubnet << R"("}]],"dataDir":")" << d
+        << R"(/ipam"}}]})";
   }
 
   // Each step runs even when an earlier one failed.
@@ -220,6 +233,7 @@ class PrivateContainerd {
     KillOurShims();
     UnmountUnder(dir_.path());
     RemoveCgroups();
+    RunCommand({Which("ip"), "link", "del", kBridge}, dir_.file("bridge.out"));
   }
 
   // The program's absolute path from $PATH (Spawn execs without a search); "" when not found.
