@@ -91,6 +91,10 @@ class PrivateContainerd {
     std::string qos_dir;  // "", "burstable", "besteffort"
     bool host_network = false;
     std::map<std::string, std::string> annotations;
+    // Relative to the cgroup root; "" = CgroupParentOf(qos_dir) + "/pod" + uid. Another root
+    // (a test's own) is removed below the pod in the v1 hierarchies only; the caller owns it in
+    // the unified one.
+    std::string cgroup_parent;
   };
 
   // RunPodSandbox as the kubelet does it; returns the sandbox id.
@@ -147,10 +151,15 @@ class PrivateContainerd {
     (*c.mutable_labels())["io.kubernetes.pod.namespace"] = pod.ns;
     (*c.mutable_labels())["io.kubernetes.pod.name"] = pod.name;
     for (const auto& [k, v] : pod.annotations) (*c.mutable_annotations())[k] = v;
-    c.mutable_linux()->set_cgroup_parent(CgroupParentOf(pod.qos_dir) + "/pod" + pod.uid);
+    c.mutable_linux()->set_cgroup_parent(ParentOf(pod));
     c.mutable_linux()->mutable_security_context()->mutable_namespace_options()->set_network(
         pod.host_network ? 2 : 0);
     return c;
+  }
+
+  std::string ParentOf(const Pod& pod) const {
+    return pod.cgroup_parent.empty() ? CgroupParentOf(pod.qos_dir) + "/pod" + pod.uid
+                                     : pod.cgroup_parent;
   }
 
   template <typename Req, typename Resp>
@@ -289,25 +298,40 @@ class PrivateContainerd {
     }
   }
 
-  // rmdir bottom-up of <hierarchy>/<cgroup_top_> in every mounted cgroup hierarchy.
+  // rmdir bottom-up of <hierarchy>/<cgroup_top_> in every mounted cgroup hierarchy; for pods
+  // with a cgroup parent of their own, its subtree everywhere and the directories above it that
+  // runc made in the v1 hierarchies.
   void RemoveCgroups() {
+    for (const auto& [id, pod] : configs_) {
+      if (pod.cgroup_parent.empty()) continue;
+      for (const auto& e : std::filesystem::directory_iterator("/sys/fs/cgroup")) {
+        std::string dir = e.path().string() + pod.cgroup_parent;
+        RemoveTree(dir);
+        if (e.path().filename() == "unified") continue;
+        for (auto up = std::filesystem::path(dir).parent_path();
+             up.string().size() > e.path().string().size(); up = up.parent_path()) {
+          ::rmdir(up.c_str());
+        }
+      }
+    }
     std::vector<std::string> roots = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
     for (const auto& e : std::filesystem::directory_iterator("/sys/fs/cgroup")) {
       roots.push_back(e.path());
     }
-    for (const auto& r : roots) {
-      const std::string top = r + "/" + cgroup_top_;
-      std::error_code ec;
-      if (!std::filesystem::is_directory(top, ec)) continue;
-      std::vector<std::string> dirs{top};
-      for (auto it = std::filesystem::recursive_directory_iterator(top, ec);
-           it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-        if (ec) break;
-        if (it->is_directory(ec)) dirs.push_back(it->path());
-      }
-      std::sort(dirs.rbegin(), dirs.rend());
-      for (const auto& d : dirs) ::rmdir(d.c_str());
+    for (const auto& r : roots) RemoveTree(r + "/" + cgroup_top_);
+  }
+
+  static void RemoveTree(const std::string& top) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(top, ec)) return;
+    std::vector<std::string> dirs{top};
+    for (auto it = std::filesystem::recursive_directory_iterator(top, ec);
+         it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      if (it->is_directory(ec)) dirs.push_back(it->path());
     }
+    std::sort(dirs.rbegin(), dirs.rend());
+    for (const auto& d : dirs) ::rmdir(d.c_str());
   }
 
   TempDir dir_;

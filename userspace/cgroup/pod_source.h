@@ -21,7 +21,7 @@ class PodSource {
   // one counts as a change. Called from one thread at a time.
   virtual Result<std::optional<std::vector<PodInfo>>> Read(bool force) = 0;
 
-  // Where the pods come from, for logs and errors ("cri unix:///run/containerd/containerd.sock").
+  // Where the pods come from, for logs and errors ("cri:unix:///run/containerd/containerd.sock").
   virtual std::string Describe() const = 0;
 };
 

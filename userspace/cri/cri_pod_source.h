@@ -27,7 +27,7 @@ class CriPodSource : public cgroup::PodSource {
   // Errors name the endpoint and the call. Sandboxes and containers that fail validation are
   // left out and reported by last_rejected().
   Result<std::optional<std::vector<cgroup::PodInfo>>> Read(bool force) override;
-  std::string Describe() const override { return "cri " + endpoint_; }
+  std::string Describe() const override { return "cri:" + endpoint_; }
 
   // What the last read left out, and why (one line each), for the logs.
   const std::vector<std::string>& last_rejected() const { return rejected_; }

@@ -129,7 +129,7 @@ TEST_CASE("cri pod source: a kubelet pod becomes its uid, names, annotations, co
   CHECK(p.containers[0].runtime == "containerd");
   CHECK_FALSE(p.containers[0].init);
   CHECK(p.containers[1].name == "sidecar");
-  CHECK(src.Describe() == "cri unix:///x.sock");
+  CHECK(src.Describe() == "cri:unix:///x.sock");
 }
 
 TEST_CASE("cri pod source: a sandbox in the node's network namespace is host network without addresses",
