@@ -47,8 +47,9 @@ TEST_CASE("cri pod source lists a real containerd's pods with names, annotations
   PrivateContainerd ctrd;
   PrivateContainerd::Pod web{kWebUid, "shop", "web-0", "burstable", false,
                              {{"katalyst.kubewharf.io/qos_level", "shared_cores"},
-                              {"katalyst.kubewharf.io/net_class_id", "7"}}};
-  PrivateContainerd::Pod host{kHostUid, "kube-system", "agent-x", "besteffort", true, {}};
+                              {"katalyst.kubewharf.io/net_class_id", "7"}},
+                             ""};
+  PrivateContainerd::Pod host{kHostUid, "kube-system", "agent-x", "besteffort", true, {}, ""};
   const std::string web_sandbox = ctrd.RunSandbox(web);
   const std::string app = ctrd.StartContainer(web_sandbox, "app");
   const std::string sidecar = ctrd.StartContainer(web_sandbox, "sidecar");
@@ -94,7 +95,7 @@ TEST_CASE("cri pod source finds a real container's cgroup v2 directory through t
   auto mount = netqos::cgroup::DetectCgroup2Mount();
   REQUIRE(mount.ok());
   PrivateContainerd ctrd;
-  PrivateContainerd::Pod web{kWebUid, "shop", "web-0", "burstable", true, {}};
+  PrivateContainerd::Pod web{kWebUid, "shop", "web-0", "burstable", true, {}, ""};
   const std::string sandbox = ctrd.RunSandbox(web);
   const std::string app = ctrd.StartContainer(sandbox, "app");
 
@@ -124,7 +125,7 @@ TEST_CASE("cri pod source finds a real container's cgroup v2 directory through t
 
 TEST_CASE("cri pod source drops a stopped container and reports the change", "[cri][containerd]") {
   PrivateContainerd ctrd;
-  PrivateContainerd::Pod web{kWebUid, "shop", "web-0", "", true, {}};
+  PrivateContainerd::Pod web{kWebUid, "shop", "web-0", "", true, {}, ""};
   const std::string sandbox = ctrd.RunSandbox(web);
   const std::string app = ctrd.StartContainer(sandbox, "app");
   auto src = SourceFor(ctrd);
