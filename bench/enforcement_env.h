@@ -193,6 +193,7 @@ class EnforcementEnv {
   void StartDaemon(bool enforce, int speed_mbps, std::vector<std::string> extra = {}) {
     std::vector<std::string> flags = {"--qrm-state-dir=" + StateDir(),
                                       "--bpf-pin-dir=" + PinDir(),
+                                      "--pod-source=kubelet",
                                       "--kubelet-pods-url=file://" + PodsFile(),
                                       "--addition-cgroup-paths=/" + root_name_};
     for (auto& f : NicFlags(speed_mbps)) flags.push_back(std::move(f));

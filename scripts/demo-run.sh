@@ -142,6 +142,7 @@ start_daemon() {
     --network-resource-plugin-class-id-reclaimed-cores=10 \
     --network-resource-plugin-class-id-dedicated-cores=30 \
     --enforce-nics="$NIC_A,$NS_B/$NIC_B" --shaping-mode="$SHAPING_MODE" \
+    --pod-source=kubelet \
     --kubelet-pods-url="file://$WORK/pods.json" --addition-cgroup-paths="/$CG_ROOT_NAME" \
     --bpf-pin-dir="$PIN_DIR" --qrm-socket-dirs="$SOCK_DIR" --qrm-state-dir="$STATE_DIR" \
     --enforcement-resync-period=5 >>"$LOG" 2>&1 &
@@ -174,7 +175,7 @@ cat <<EOF
     --enforce-nics=$NIC_A,$NS_B/$NIC_B --shaping-mode=$SHAPING_MODE \\
     --network-resource-plugin-reserved-bandwidth=100 \\
     --network-resource-plugin-class-id-{shared,reclaimed,dedicated}-cores=20,10,30 \\
-    --kubelet-pods-url=file://$WORK/pods.json ...   (socket, state and bpffs in $WORK)
+    --pod-source=kubelet --kubelet-pods-url=file://$WORK/pods.json ...   (socket, state and bpffs in $WORK)
 EOF
 start_daemon
 echo "(netqosctl below stands for: $NETQOSCTL --socket $SOCK)"

@@ -19,6 +19,9 @@ PACKAGES=(
   catch2 iproute2 procps iperf3
   # the checkpoint durability test traces netqosd's renames and fsyncs (tests/e2e/restart_test.cc)
   strace
+  # the CRI pod source against a private containerd (tests/cri_integration): the runtime, runc,
+  # the CNI bridge and host-local plugins; its test image is busybox-static (below)
+  containerd runc containernetworking-plugins
   # deploy manifest checks (tests/deploy/test_manifests.py)
   python3 python3-yaml
   # libFuzzer for clang 14 (fuzz/, scripts/fuzz.sh); clang only recommends it

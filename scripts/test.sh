@@ -68,7 +68,7 @@ tsan_tests=${NETQOS_TSAN_TESTS:-'[Cc]oncurren|[0-9]+ clients|^sanitizers: |metri
 unit_e2e_targets() {
   printf "%s\n" netqos_sanitizer_selftest netqosd netqosctl
   ninja -C "$1" -t targets all | sed -n 's/^\(netqos_[a-z0-9_]*_tests\): phony$/\1/p' |
-    grep -v '^netqos_integration_tests$'
+    grep -v -e '^netqos_integration_tests$' -e '^netqos_cri_integration_tests$'
 }
 
 fresh() { if ((!keep)); then rm -rf "$1"; fi; }

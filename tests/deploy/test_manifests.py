@@ -10,8 +10,11 @@ every flag against `netqosd --help`, and the whole command line (with $(VAR) exp
 ConfigMap and the downward API) against `netqosd ... --print-config`, which validates values; the
 probes against the metrics listener; images, ServiceAccount, RBAC and ConfigMap references.
 And the security rules of docs/security.md: the metrics listener on loopback only, no hostPID,
-every host path netqosd does not write mounted readOnly, the kubelet's certificate verified
-against a CA file.
+every host path netqosd does not write mounted readOnly; no nodes/proxy (nor any nodes/*
+permission) and no service account token in the default manifests, which read pods from the
+container runtime's CRI socket. The opt-in overlay deploy/overlays/kubelet-pods (kubelet pod
+source) is checked as applied: nodes/proxy granted to netqosd's ServiceAccount, the token
+mounted, the kubelet's certificate verified against a CA file.
 
 --self-test instead breaks the manifests in memory, one mutation at a time, and fails unless each
 breakage is reported: the checks themselves are tested.
@@ -130,6 +133,8 @@ WRITTEN_HOST_PATHS = {
 # under hostNetwork the node's addresses are reachable from every pod (docs/security.md).
 LOOPBACK_HOSTS = {"127.0.0.1", "::1", "[::1]", "localhost"}
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+# What --cri-socket=auto tries, in order (userspace/cri/cri_endpoint.h).
+CRI_AUTO_SOCKETS = ["/run/containerd/containerd.sock", "/run/crio/crio.sock"]
 REQUIRED_CAPS = {"BPF", "NET_ADMIN", "PERFMON", "SYS_ADMIN"}
 EXAMPLE_NODE_IP = "192.0.2.10"  # TEST-NET-1, for expanding status.hostIP
 
@@ -308,25 +313,58 @@ class Checker:
                 continue
             self.expect(self.find("ServiceAccount", sa, ns) is not None, where,
                         f"ServiceAccount {ns}/{sa} is not defined in the manifests")
-            self.expect(spec.get("automountServiceAccountToken", True) is not False, where,
-                        "automountServiceAccountToken is false: no token for the kubelet API")
-            granted = False
-            for _, b in self.of_kind("ClusterRoleBinding"):
-                if not any(s.get("kind") == "ServiceAccount" and s.get("name") == sa and
-                           s.get("namespace") == ns for s in b.get("subjects") or []):
-                    continue
-                ref = b.get("roleRef") or {}
-                role = self.find("ClusterRole", ref.get("name")) if ref.get("kind") == \
-                    "ClusterRole" else None
-                self.expect(role is not None, f"ClusterRoleBinding/{b['metadata']['name']}",
-                            f"roleRef {ref.get('kind')}/{ref.get('name')} is not defined")
-                for rule in (role or {}).get("rules") or []:
-                    if ("" in (rule.get("apiGroups") or []) and
-                            "nodes/proxy" in (rule.get("resources") or []) and
-                            {"get", "*"} & set(rule.get("verbs") or [])):
-                        granted = True
-            self.expect(granted, where, f"ServiceAccount {ns}/{sa} is not granted get on "
-                        "nodes/proxy (the kubelet's authorization for GET /pods)")
+            if self.pod_source(spec) == "kubelet":
+                self.expect(spec.get("automountServiceAccountToken", True) is not False, where,
+                            "automountServiceAccountToken is false: no token for the kubelet API")
+                self.expect(self.granted_nodes(sa, ns) & {"nodes/proxy"}, where,
+                            f"ServiceAccount {ns}/{sa} is not granted get on nodes/proxy (the "
+                            "kubelet's authorization for GET /pods)")
+            else:
+                self.expect(spec.get("automountServiceAccountToken") is False, where,
+                            "automountServiceAccountToken must be false: the CRI pod source "
+                            "needs no token, and an unused token is still a credential")
+        if self.pod_source_of_daemonset() != "kubelet":
+            # Whoever the subject: nodes/proxy opens exec in every pod (an exec is a GET).
+            for _, role in self.of_kind("ClusterRole"):
+                for rule in role.get("rules") or []:
+                    nodes = {r for r in rule.get("resources") or []
+                             if r == "*" or r.startswith("nodes")}
+                    self.expect(not nodes, f"ClusterRole/{role['metadata']['name']}",
+                                f"grants {sorted(nodes)}: the default manifests must not grant "
+                                "nodes/proxy or nodes/pods (the kubelet pod source is the "
+                                "opt-in overlay deploy/overlays/kubelet-pods)")
+
+    def granted_nodes(self, sa, ns):
+        """The nodes/* resources a ClusterRoleBinding grants `get` on to ServiceAccount ns/sa."""
+        granted = set()
+        for _, b in self.of_kind("ClusterRoleBinding"):
+            if not any(s.get("kind") == "ServiceAccount" and s.get("name") == sa and
+                       s.get("namespace") == ns for s in b.get("subjects") or []):
+                continue
+            ref = b.get("roleRef") or {}
+            role = self.find("ClusterRole", ref.get("name")) if ref.get("kind") == \
+                "ClusterRole" else None
+            self.expect(role is not None, f"ClusterRoleBinding/{b['metadata']['name']}",
+                        f"roleRef {ref.get('kind')}/{ref.get('name')} is not defined")
+            for rule in (role or {}).get("rules") or []:
+                if "" in (rule.get("apiGroups") or []) and \
+                        {"get", "*"} & set(rule.get("verbs") or []):
+                    granted |= {r for r in rule.get("resources") or [] if r.startswith("nodes")}
+        return granted
+
+    @staticmethod
+    def pod_source(spec):
+        """--pod-source of the pod's first container ("cri", netqosd's default, when absent)."""
+        for c in (spec.get("containers") or [])[:1]:
+            for a in c.get("args") or []:
+                if a.startswith("--pod-source="):
+                    return a.partition("=")[2]
+        return "cri"
+
+    def pod_source_of_daemonset(self):
+        for _, d in self.of_kind("DaemonSet"):
+            return self.pod_source(((d.get("spec") or {}).get("template") or {}).get("spec") or {})
+        return "cri"
 
     # ---- the workloads --------------------------------------------------------------------------
 
@@ -521,8 +559,10 @@ class Checker:
         for d in filter(None, flags.get("--qrm-socket-dirs", "").split(",")):
             self.expect(self.mount_for(mounts, d) is not None, cw,
                         f"--qrm-socket-dirs {d} is not on a mounted host path")
+        source = self.pod_source(pod)
         for flag in ("--qrm-socket-dirs", "--qrm-state-dir", "--bpf-pin-dir", "--cgroup-root",
-                     "--kubelet-pods-url", "--metrics-bind-address"):
+                     "--kubelet-pods-url" if source == "kubelet" else "--cri-socket",
+                     "--metrics-bind-address"):
             self.expect(flag in flags, cw, f"{flag} is not set")
         state = flags.get("--qrm-state-dir")
         if state:
@@ -537,18 +577,29 @@ class Checker:
         if root:
             self.expect(root in mounts and "hostPath" in mounts[root][1], cw,
                         f"--cgroup-root {root} is not a mounted host path")
-        url = raw.get("--kubelet-pods-url", "")
-        m = re.fullmatch(r"https?://(.+):(\d+)/pods", url)
-        if self.expect(m is not None, cw,
-                       f"--kubelet-pods-url {url!r} is not http(s)://HOST:PORT/pods"):
-            self.expect(self.is_node_ip(m.group(1), sources) or m.group(1) in ("127.0.0.1",
-                                                                          "localhost"), cw,
-                        f"--kubelet-pods-url host {m.group(1)} is not the node (use $(NODE_IP) "
-                        "from status.hostIP)")
-        self.check_kubelet_ca(pod, flags, mounts, cw)
+        if source == "kubelet":
+            url = raw.get("--kubelet-pods-url", "")
+            m = re.fullmatch(r"https?://(.+):(\d+)/pods", url)
+            if self.expect(m is not None, cw,
+                           f"--kubelet-pods-url {url!r} is not http(s)://HOST:PORT/pods"):
+                self.expect(self.is_node_ip(m.group(1), sources) or m.group(1) in ("127.0.0.1",
+                                                                              "localhost"), cw,
+                            f"--kubelet-pods-url host {m.group(1)} is not the node (use $(NODE_IP) "
+                            "from status.hostIP)")
+            self.check_kubelet_ca(pod, flags, mounts, cw)
+        else:
+            self.check_cri_socket(flags, mounts, cw)
         self.check_probes(c, sources, raw.get("--metrics-bind-address"), tmpl, cw)
         self.check_image(c, cw)
         return ds, flags
+
+    def check_cri_socket(self, flags, mounts, where):
+        """The runtime's socket is on a host path mounted into the container (read-only: the
+        general rule for host paths netqosd does not write)."""
+        sock = flags.get("--cri-socket", "")
+        candidates = CRI_AUTO_SOCKETS if sock == "auto" else [sock.removeprefix("unix://")]
+        self.expect(any(self.mount_for(mounts, p) is not None for p in candidates), where,
+                    f"--cri-socket {sock}: no host path mount holds {' or '.join(candidates)}")
 
     def check_kubelet_ca(self, pod, flags, mounts, where):
         """An https pod list is verified against a CA file that the pod has."""
@@ -691,6 +742,30 @@ def load(deploy_dir):
     return files, docs
 
 
+OVERLAY = os.path.join("overlays", "kubelet-pods")
+
+
+def load_kubelet_overlay(deploy_dir, docs):
+    """The manifests as the opt-in kubelet-pods overlay leaves them: its RBAC added, its strategic
+    merge patch applied to the DaemonSet (the pod spec's scalars merged, a container's args
+    replaced, as kubectl patch does for a list of scalars)."""
+    out = copy.deepcopy(docs)
+    with open(os.path.join(deploy_dir, OVERLAY, "rbac.yaml")) as fh:
+        out += [(os.path.join(deploy_dir, OVERLAY, "rbac.yaml"), d)
+                for d in yaml.safe_load_all(fh) if d is not None]
+    with open(os.path.join(deploy_dir, OVERLAY, "daemonset-patch.yaml")) as fh:
+        patch = yaml.safe_load(fh)["spec"]["template"]["spec"]
+    ds = _ds(out)
+    pod = _pod(ds)
+    for k, v in patch.items():
+        if k != "containers":
+            pod[k] = v
+    for pc in patch.get("containers") or []:
+        target = next(c for c in pod["containers"] if c["name"] == pc["name"])
+        target.update({k: v for k, v in pc.items() if k != "name"})
+    return out
+
+
 def netqosd_facts(netqosd):
     r = subprocess.run([netqosd, "--help"], capture_output=True, text=True, timeout=30)
     if r.returncode != 0:
@@ -804,19 +879,25 @@ MUTATIONS = [
         readOnly=True), "netqosd writes the checkpoint"),
     ("bpffs read-only in the Job", lambda docs: _mount(_job(docs), "/sys/fs/bpf").update(
         readOnly=True), "netqosd pins the programs"),
-    ("no kubelet CA", lambda docs: _configmap(docs)["data"].update({"kubelet-ca-file": ""}),
-     "--kubelet-ca-file is not set"),
-    ("kubelet CA and skip-verify", lambda docs: _configmap(docs)["data"].update(
-        {"kubelet-insecure-skip-tls-verify": "true"}), "contradict each other"),
     ("no metrics flag", lambda docs: _set_arg(_ds(docs), "--metrics-bind-address", None),
      "--metrics-bind-address is not set"),
     ("images differ", lambda docs: _ctr(_job(docs)).update(image="example.com/other:0.1.0"),
      "differs from the DaemonSet's"),
     ("missing ServiceAccount", lambda docs: docs.remove(
         next(x for x in docs if x[1].get("kind") == "ServiceAccount")), "is not defined"),
-    ("RBAC without nodes/proxy", lambda docs: [
-        r.update(resources=["nodes/pods"]) for _, d in docs if d.get("kind") == "ClusterRole"
-        for r in d["rules"]], "is not granted get on nodes/proxy"),
+    ("nodes/proxy in the default RBAC", lambda docs: docs.append(("rbac.yaml", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "extra"},
+        "rules": [{"apiGroups": [""], "resources": ["nodes/proxy"], "verbs": ["get"]}]})),
+     "the default manifests must not grant nodes/proxy"),
+    ("token mounted", lambda docs: _pod(_ds(docs)).update(automountServiceAccountToken=True),
+     "automountServiceAccountToken must be false"),
+    ("no CRI socket mount", lambda docs: _drop_mount(_ds(docs), "/run/containerd"),
+     "--cri-socket auto: no host path mount holds"),
+    ("CRI socket elsewhere", lambda docs: _configmap(docs)["data"].update(
+        {"cri-socket": "unix:///var/run/other.sock"}), "no host path mount holds"),
+    ("CRI socket writable", lambda docs: _mount(_ds(docs), "/run/containerd").pop("readOnly"),
+     "host path /run/containerd must be mounted readOnly"),
     ("ConfigMap key missing", lambda docs: next(
         d for _, d in docs if d.get("kind") == "ConfigMap")["data"].pop("enforce-nics"),
      "has no key 'enforce-nics'"),
@@ -833,13 +914,29 @@ MUTATIONS = [
         mountPath="/host/netns"), "mount host paths at the same path"),
 ]
 
+# Broken variants of the kubelet-pods overlay (applied on top of the default manifests).
+OVERLAY_MUTATIONS = [
+    ("no kubelet CA", lambda docs: _set_arg(_ds(docs), "--kubelet-ca-file", None),
+     "--kubelet-ca-file is not set"),
+    ("kubelet CA and skip-verify", lambda docs: _ctr(_ds(docs))["args"].append(
+        "--kubelet-insecure-skip-tls-verify=true"), "contradict each other"),
+    ("RBAC without nodes/proxy", lambda docs: [
+        r.update(resources=["nodes/pods"]) for _, d in docs if d.get("kind") == "ClusterRole"
+        for r in d["rules"]], "is not granted get on nodes/proxy"),
+    ("overlay without a token", lambda docs: _pod(_ds(docs)).update(
+        automountServiceAccountToken=False), "no token for the kubelet API"),
+    ("kubelet URL not the node", lambda docs: _set_arg(_ds(docs), "--kubelet-pods-url",
+                                                       "https://10.0.0.1:10250/pods"),
+     "is not the node"),
+]
 
-def self_test(docs, netqosd, help_flags, version):
+
+def self_test(docs, netqosd, help_flags, version, mutations=None):
     """Each mutation must add a failure containing its expected text (failures the unbroken
     manifests already have do not count)."""
     baseline = set(Checker(docs, netqosd, help_flags, version).run())
     problems = []
-    for name, mutate, expected in MUTATIONS:
+    for name, mutate, expected in (MUTATIONS if mutations is None else mutations):
         broken = copy.deepcopy(docs)
         try:
             mutate(broken)
@@ -873,22 +970,32 @@ def main():
         print(f"FAIL: no manifests under {a.deploy_dir}")
         return 1
     help_flags, version = netqosd_facts(a.netqosd)
+    overlay = load_kubelet_overlay(a.deploy_dir, docs)
     if a.self_test:
         problems = self_test(docs, a.netqosd, help_flags, version)
+        problems += [f"overlay {OVERLAY}: {p}" for p in
+                     self_test(overlay, a.netqosd, help_flags, version, OVERLAY_MUTATIONS)]
         for p in problems:
             print("FAIL: self-test: " + p)
         if problems:
             return 1
-        print(f"ok: all {len(MUTATIONS)} broken variants of the manifests were reported")
+        print(f"ok: all {len(MUTATIONS)} broken variants of the manifests and "
+              f"{len(OVERLAY_MUTATIONS)} of the {OVERLAY} overlay were reported")
         return 0
     checker = Checker(docs, a.netqosd, help_flags, version)
     failures = checker.run()
+    # The opt-in overlay is checked as applied: its own rules (nodes/proxy granted, the token,
+    # the kubelet's certificate verified), not the default's.
+    overlay_checker = Checker(overlay, a.netqosd, help_flags, version)
+    failures += [f"with {OVERLAY}: {f}" for f in overlay_checker.run()]
     for f in failures:
         print("FAIL: " + f)
     if failures:
-        print(f"{len(failures)} problem(s) in {len(files)} manifest files")
+        print(f"{len(failures)} problem(s) in {len(files)} manifest files and the {OVERLAY} "
+              "overlay")
         return 1
-    print(f"ok: {len(docs)} documents in {len(files)} files, {checker.checks} checks")
+    print(f"ok: {len(docs)} documents in {len(files)} files, {checker.checks} checks; with "
+          f"{OVERLAY}: {overlay_checker.checks} checks")
     return 0
 
 

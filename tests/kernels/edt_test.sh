@@ -96,6 +96,7 @@ start_daemon() {
   for l in /sys/class/net/*; do [[ ${l##*/} == "$NIC" ]] || deny+=${deny:+,}${l##*/}; done
   "$NETQOSD" --enforcement=bpf --nic-allow="$NIC" --nic-deny="$deny" \
     --nic-speed-override="$NIC=1000" --enforce-nics="$NIC" \
+    --pod-source=kubelet \
     --kubelet-pods-url="file://$WORK/pods.json" --addition-cgroup-paths="/$ROOT_NAME" \
     --bpf-pin-dir="$PIN_DIR" --qrm-socket-dirs="$SOCK_DIR" --qrm-state-dir="$STATE" \
     --enforcement-resync-period=2 >>"$LOG" 2>&1 &

@@ -289,9 +289,13 @@ void DaemonFixture::StartDaemon(const std::vector<std::string>& extra) {
   for (const auto& link : ListDir("/sys/class/net")) {
     if (ours.count(link) == 0) deny.push_back(link);
   }
-  // A --kubelet-pods-url among the extra flags (a kubelet stand-in) replaces the file.
-  bool own_url = false;
-  for (const auto& f : extra) own_url = own_url || f.rfind("--kubelet-pods-url=", 0) == 0;
+  // The pods come from a file read as the kubelet's list, unless the extra flags name another
+  // source (--pod-source=cri) or another kubelet URL (a kubelet stand-in).
+  bool own_url = false, own_source = false;
+  for (const auto& f : extra) {
+    own_url = own_url || f.rfind("--kubelet-pods-url=", 0) == 0;
+    own_source = own_source || f.rfind("--pod-source=", 0) == 0;
+  }
   std::vector<std::string> argv = {NETQOSD_PATH,
                                    "--enforcement=bpf",
                                    "--qrm-socket-dirs=" + dir_.file("sock"),
@@ -302,7 +306,8 @@ void DaemonFixture::StartDaemon(const std::vector<std::string>& extra) {
                                    "--nic-deny=" + Join(deny),
                                    "--nic-selection=" + o_.nic_selection,
                                    "--enforcement-resync-period=2"};
-  if (!own_url) argv.push_back("--kubelet-pods-url=file://" + PodsFile());
+  if (!own_source) argv.push_back("--pod-source=kubelet");
+  if (!own_url && !own_source) argv.push_back("--kubelet-pods-url=file://" + PodsFile());
   if (o_.shape_nics) {
     std::vector<std::string> enforce = allow;
     enforce.insert(enforce.end(), o_.extra_enforce_nics.begin(), o_.extra_enforce_nics.end());

@@ -8,6 +8,7 @@
 #include "app/enforce_nics.h"
 #include "app/shaping_flags.h"
 #include "cgroup/kubelet_pods_client.h"
+#include "cri/cri_endpoint.h"
 #include "common/version.h"
 #include "core/constants.h"
 #include "metrics/http_server.h"
@@ -251,17 +252,28 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   CLI::Option* cgroup_driver_opt =
       app.add_option("--cgroup-driver", cgroup_driver_flag,
                      "netqos: kubelet cgroup driver: cgroupfs or systemd (= --cgroup-type)");
-  app.add_option("--kubelet-pods-url", c.kubelet_pods_url,
-                 "netqos: where the pod list comes from: https://... (bearer token from "
-                 "--kubelet-token-file), http://... (read-only port) or file:///path.json");
-  app.add_option("--kubelet-token-file", c.kubelet_token_file,
-                 "netqos: bearer token for an https --kubelet-pods-url (re-read on every request)");
-  AddBoolFlag(app, "--kubelet-insecure-skip-tls-verify", c.kubelet_insecure_skip_tls_verify,
-              "netqos: do not verify the kubelet's serving certificate");
-  app.add_option("--kubelet-ca-file", c.kubelet_ca_file,
+  app.add_option("--pod-source", c.pod_source,
+                 "netqos: where the node's pods come from: cri (the container runtime's socket, "
+                 "--cri-socket; no cluster credential) or kubelet (GET /pods, --kubelet-pods-url; "
+                 "needs the nodes/proxy permission)");
+  app.add_option("--cri-socket", c.cri_socket,
+                 "netqos: the container runtime's CRI socket for --pod-source=cri: auto "
+                 "(/run/containerd/containerd.sock, else /run/crio/crio.sock), "
+                 "unix:///path or /path");
+  std::vector<CLI::Option*> kubelet_opts;
+  kubelet_opts.push_back(app.add_option("--kubelet-pods-url", c.kubelet_pods_url,
+                 "netqos: --pod-source=kubelet: where the pod list comes from: https://... "
+                 "(bearer token from --kubelet-token-file), http://... (read-only port) or "
+                 "file:///path.json"));
+  kubelet_opts.push_back(app.add_option("--kubelet-token-file", c.kubelet_token_file,
+                 "netqos: bearer token for an https --kubelet-pods-url (re-read on every request)"));
+  kubelet_opts.push_back(AddBoolFlag(app, "--kubelet-insecure-skip-tls-verify",
+              c.kubelet_insecure_skip_tls_verify,
+              "netqos: do not verify the kubelet's serving certificate"));
+  kubelet_opts.push_back(app.add_option("--kubelet-ca-file", c.kubelet_ca_file,
                  "netqos: PEM file of the CAs the kubelet's serving certificate must chain to "
                  "for an https --kubelet-pods-url, e.g. the service account's ca.crt (re-read on "
-                 "every request; default: OpenSSL's, SSL_CERT_FILE or the system store)");
+                 "every request; default: OpenSSL's, SSL_CERT_FILE or the system store)"));
   app.add_option("--bpf-pin-dir", c.bpf_pin_dir,
                  "netqos: bpffs directory for pinned maps and links (a bpffs is mounted on its "
                  "parent if there is none)");
@@ -313,6 +325,14 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                          cgroup_driver_flag + " disagree (they are the same setting; give one)");
   }
   c.cgroup_type = driver_given ? cgroup_driver_flag : cgroup_type_flag;
+  // A --kubelet-* flag with the CRI source would be silently unused: the operator meant the
+  // kubelet source, or left a flag behind when moving off it.
+  for (const CLI::Option* o : kubelet_opts) {
+    if (st.ok() && o->count() > 0 && c.pod_source != "kubelet") {
+      st = InvalidArgument(o->get_name() + " applies to --pod-source=kubelet only (the pod "
+                           "source is " + c.pod_source + ")");
+    }
+  }
   // --print-config shows the resolved driver under both names.
   cgroup_type_opt->default_str(c.cgroup_type);
   cgroup_driver_opt->default_str(c.cgroup_type);
@@ -341,11 +361,16 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
 
 namespace {
 
-Status ValidateEnforcementFlags(const DaemonConfig& c) {
-  if (!c.cgroup_root.empty() && !IsAbsoluteBelowRoot(c.cgroup_root))
-    return InvalidArgument(
-        "--cgroup-root must be an absolute path (or empty to detect it), got \"" + c.cgroup_root +
-        "\"");
+Status ValidatePodSourceFlags(const DaemonConfig& c) {
+  if (c.pod_source == "cri") {
+    // "auto" is looked up when enforcement starts: the runtime may come up after netqosd.
+    if (c.cri_socket == "auto") return Status::Ok();
+    auto endpoint = cri::ResolveCriEndpoint(c.cri_socket);
+    return endpoint.ok() ? Status::Ok() : endpoint.status();
+  }
+  if (c.pod_source != "kubelet") {
+    return InvalidArgument("--pod-source must be cri or kubelet, got \"" + c.pod_source + "\"");
+  }
   auto url = cgroup::ParseKubeletUrl(c.kubelet_pods_url);
   if (!url.ok()) return InvalidArgument("--kubelet-pods-url: " + url.status().message());
   if (url->scheme == "https" && c.kubelet_token_file.empty())
@@ -364,6 +389,15 @@ Status ValidateEnforcementFlags(const DaemonConfig& c) {
       return InvalidArgument("--kubelet-ca-file must be an absolute path, got \"" +
                              c.kubelet_ca_file + "\"");
   }
+  return Status::Ok();
+}
+
+Status ValidateEnforcementFlags(const DaemonConfig& c) {
+  if (!c.cgroup_root.empty() && !IsAbsoluteBelowRoot(c.cgroup_root))
+    return InvalidArgument(
+        "--cgroup-root must be an absolute path (or empty to detect it), got \"" + c.cgroup_root +
+        "\"");
+  if (Status st = ValidatePodSourceFlags(c); !st.ok()) return st;
   if (!IsAbsoluteBelowRoot(c.bpf_pin_dir))
     return InvalidArgument("--bpf-pin-dir must be an absolute path below /, got \"" +
                            c.bpf_pin_dir + "\"");

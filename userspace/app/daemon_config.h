@@ -62,6 +62,11 @@ struct DaemonConfig {
   std::string enforcement = "bpf";  // "bpf" or "none" (allocation only)
   std::string cgroup_root;          // "" = detect from /proc/self/mountinfo at startup
   // (cgroup_type above is also set by --cgroup-driver.)
+  // Where the node's pods come from (cgroup/pod_source.h): "cri", the container runtime's socket
+  // (no cluster credential), or "kubelet", its GET /pods (needs nodes/proxy; opt-in).
+  std::string pod_source = "cri";
+  std::string cri_socket = "auto";  // auto (containerd's, else CRI-O's), unix:///path or /path
+  // --pod-source=kubelet only:
   std::string kubelet_pods_url = "https://127.0.0.1:10250/pods";  // http://, https:// or file://
   std::string kubelet_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   bool kubelet_insecure_skip_tls_verify = false;

@@ -9,6 +9,9 @@
 #include "bpf/bpffs.h"
 #include "cgroup/cgroup_paths.h"
 #include "cgroup/mount_detect.h"
+#include "cri/cri_endpoint.h"
+#include "cri/cri_pod_source.h"
+#include "enforce/pod_list_reader.h"
 #include "enforce/desired_state.h"
 #include "enforce/kernel_class_stats.h"
 #include "shaping/qdisc_probe.h"
@@ -25,6 +28,31 @@ Result<std::string> CgroupMount(const DaemonConfig& config) {
                                   "--enforcement=none)");
   }
   return *detected;
+}
+
+// The pod source --pod-source names (cgroup/pod_source.h); the kubelet's client is kept in the
+// stack for the life of the reader that uses it.
+Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& config,
+                                                         EnforcementStack& stack) {
+  if (config.pod_source == "kubelet") {
+    cgroup::KubeletPodsClientOptions po;
+    po.url = config.kubelet_pods_url;
+    po.token_file = config.kubelet_token_file;
+    po.insecure_skip_tls_verify = config.kubelet_insecure_skip_tls_verify;
+    po.ca_file = config.kubelet_ca_file;
+    auto client = cgroup::KubeletPodsClient::Create(po);
+    if (!client.ok()) return client.status().Wrap("--kubelet-pods-url");
+    stack.kubelet = std::move(*client);
+    cgroup::KubeletPodsClient* c = stack.kubelet.get();
+    return std::unique_ptr<cgroup::PodSource>(std::make_unique<enforce::PodListReader>(
+        [c] { return c->FetchPodList(); }, config.kubelet_pods_url));
+  }
+  auto endpoint = cri::ResolveCriEndpoint(config.cri_socket);
+  if (!endpoint.ok()) return endpoint.status().Wrap("--cri-socket");
+  cri::GrpcCriRuntimeOptions ro;
+  ro.endpoint = *endpoint;
+  return std::unique_ptr<cgroup::PodSource>(
+      std::make_unique<cri::CriPodSource>(cri::NewGrpcCriRuntime(ro), *endpoint));
 }
 
 }  // namespace
@@ -86,18 +114,13 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
   stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);
 
-  cgroup::KubeletPodsClientOptions po;
-  po.url = config.kubelet_pods_url;
-  po.token_file = config.kubelet_token_file;
-  po.insecure_skip_tls_verify = config.kubelet_insecure_skip_tls_verify;
-  po.ca_file = config.kubelet_ca_file;
-  auto pods = cgroup::KubeletPodsClient::Create(po);
-  if (!pods.ok()) return pods.status().Wrap("--kubelet-pods-url");
+  auto pods = MakePodSource(config, *stack);
+  if (!pods.ok()) return pods.status();
   stack->pods = std::move(*pods);
 
   enforce::EnforcerOptions eo;
   eo.policy = config.policy;
-  eo.pods_source = config.kubelet_pods_url;
+  eo.pods_source = stack->pods->Describe();
   eo.cgroup_mount = *mount;
   eo.layout.driver = *driver;
   eo.layout.additional_roots = config.addition_cgroup_paths;
@@ -110,8 +133,8 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   eo.pods_refresh = std::min<std::chrono::milliseconds>(eo.resync, std::chrono::seconds(5));
 
   enforce::EnforcerPorts ports;
-  cgroup::KubeletPodsClient* client = stack->pods.get();
-  ports.fetch_pods = [client] { return client->FetchPodList(); };
+  cgroup::PodSource* source = stack->pods.get();
+  ports.read_pods = [source](bool force) { return source->Read(force); };
   ports.snapshot = [&service] {
     auto view = service.Snapshot();
     return enforce::AllocationSnapshot{std::move(view.pod_entries), std::move(view.topology_nics)};
@@ -123,9 +146,9 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   ports.edt = stack->edt.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
 
-  spdlog::info("enforcement starting pin_dir={} cgroup_root={} driver={} pods_url={} "
+  spdlog::info("enforcement starting pin_dir={} cgroup_root={} driver={} pods={} "
                "enforce_nics={}",
-               config.bpf_pin_dir, *mount, config.cgroup_type, config.kubelet_pods_url,
+               config.bpf_pin_dir, *mount, config.cgroup_type, stack->pods->Describe(),
                nics->empty() ? std::string("none (classify and count only)")
                              : (nics->all ? std::string("all") : fmt::format("{}", fmt::join(config.enforce_nics, ","))));
   auto enforcer = enforce::Enforcer::Start(std::move(eo), std::move(ports));

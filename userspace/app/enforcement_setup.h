@@ -1,6 +1,6 @@
 // Wires enforcement for the composition root: mounts bpffs if needed, opens the pinned dataplane
-// on the cgroup v2 root, and starts the reconciler over the allocation service and the kubelet's
-// pod list. Also `netqosd --uninstall`.
+// on the cgroup v2 root, and starts the reconciler over the allocation service and the pod source
+// (the container runtime's CRI socket, or the kubelet's pod list). Also `netqosd --uninstall`.
 #pragma once
 
 #include <memory>
@@ -9,6 +9,7 @@
 #include "app/daemon_config.h"
 #include "bpf/dataplane.h"
 #include "cgroup/kubelet_pods_client.h"
+#include "cgroup/pod_source.h"
 #include "common/status.h"
 #include "enforce/bpf_class_table.h"
 #include "enforce/bpf_edt_rate_table.h"
@@ -29,7 +30,8 @@ struct EnforcementStack {
   std::unique_ptr<enforce::BpfPodAddressTable> addresses;
   std::unique_ptr<enforce::BpfEdtRateTable> edt;
   std::unique_ptr<enforce::KernelLinkShaper> shaper;
-  std::unique_ptr<cgroup::KubeletPodsClient> pods;
+  std::unique_ptr<cgroup::KubeletPodsClient> kubelet;  // --pod-source=kubelet only
+  std::unique_ptr<cgroup::PodSource> pods;
   std::unique_ptr<enforce::Enforcer> enforcer;
 };
 

@@ -1,6 +1,6 @@
-// The kubelet's PodList (GET /pods on the kubelet API), reduced to what enforcement needs: pod
-// identity, QoS class, annotations, the runtime ids of its started containers, and the pod's own
-// addresses (for pods in a network namespace of their own, behind a CNI).
+// A pod as enforcement needs it, whichever source listed it (cgroup/pod_source.h): identity, QoS
+// class, annotations, the runtime ids of its started containers, and the pod's own addresses (for
+// pods behind a CNI). Also the parser of the kubelet's PodList (GET /pods) into it.
 #pragma once
 
 #include <map>
@@ -16,6 +16,7 @@ struct ContainerInfo {
   std::string runtime;  // "containerd", "cri-o", "docker", ...; empty when not started yet
   std::string id;       // the containerID without its "<runtime>://" prefix; empty if not started
   bool init = false;    // from status.initContainerStatuses
+  bool operator==(const ContainerInfo&) const = default;
 };
 
 struct PodInfo {
@@ -29,6 +30,7 @@ struct PodInfo {
   std::string phase;          // status.phase: "Pending", "Running", "Succeeded", "Failed", ...
   // status.podIPs[].ip, else status.podIP; as the kubelet wrote them (not validated here).
   std::vector<std::string> ips;
+  bool operator==(const PodInfo&) const = default;
 };
 
 // Splits "containerd://abc" into runtime "containerd" and id "abc". A value without "://" is

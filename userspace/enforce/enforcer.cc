@@ -42,12 +42,11 @@ std::vector<std::string> WatchRoots(const EnforcerOptions& o) {
 Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
     : options_(std::move(options)),
       ports_(std::move(ports)),
-      pod_reader_(ports_.fetch_pods, options_.pods_source),
       resolver_(options_.cgroup_mount, options_.layout, ports_.cgroup_id),
       sync_(options_.residual_class_grace) {}
 
 Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, EnforcerPorts ports) {
-  if (!ports.table || !ports.shaper || !ports.fetch_pods || !ports.snapshot) {
+  if (!ports.table || !ports.shaper || !ports.read_pods || !ports.snapshot) {
     return InvalidArgument("enforcer: missing port");
   }
   std::unique_ptr<Enforcer> e(new Enforcer(std::move(options), std::move(ports)));
@@ -219,7 +218,7 @@ void Enforcer::Work(bool full) {
 }
 
 bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
-  auto read = pod_reader_.Read(force);
+  auto read = ports_.read_pods(force);
   if (!read.ok()) {
     pods_known_ = false;
     pods_error_ = read.status().message();

@@ -34,7 +34,6 @@
 #include "enforce/link_shaper.h"
 #include "enforce/pass_scope.h"
 #include "enforce/pod_address_table.h"
-#include "enforce/pod_list_reader.h"
 #include "enforce/problem_log.h"
 #include "shaping/htb_plan.h"
 
@@ -46,8 +45,8 @@ struct AllocationSnapshot {
 };
 
 struct EnforcerPorts {
-  // One read of the kubelet's pod list, unparsed (parsed only when it changed).
-  std::function<Result<std::string>()> fetch_pods;
+  // The node's pods (cgroup::PodSource::Read): nullopt when unchanged since the last read.
+  std::function<Result<std::optional<std::vector<cgroup::PodInfo>>>(bool force)> read_pods;
   std::function<AllocationSnapshot()> snapshot;
   // Removes a pod's allocations (residual state cleanup).
   std::function<Status(const std::string& pod_uid)> remove_pod;
@@ -68,7 +67,7 @@ struct EnforcerPorts {
 
 struct EnforcerOptions {
   core::PolicyConfig policy;
-  std::string pods_source;  // the pod list's URL, for messages
+  std::string pods_source;  // where the pods come from (PodSource::Describe), for messages
   std::string cgroup_mount;
   cgroup::CgroupLayout layout;
   // Which NICs to shape; empty = none (classify and count only).
@@ -169,7 +168,6 @@ class Enforcer {
 
   EnforcerOptions options_;
   EnforcerPorts ports_;
-  PodListReader pod_reader_;
   ContainerResolver resolver_;
   ClassSync sync_;
   ProblemLog problems_;

@@ -1,6 +1,7 @@
 // Reads the kubelet's pod list and parses it only when its bytes changed. At 10,000 pods the list
 // is megabytes of JSON, re-read every few seconds and nearly always the same as the last time:
 // comparing a hash of the bytes costs a fraction of parsing them and re-resolving every container.
+// The kubelet adapter of the pod-source port (cgroup/pod_source.h).
 #pragma once
 
 #include <cstddef>
@@ -10,11 +11,12 @@
 #include <vector>
 
 #include "cgroup/pod_list.h"
+#include "cgroup/pod_source.h"
 #include "common/status.h"
 
 namespace netqos::enforce {
 
-class PodListReader {
+class PodListReader : public cgroup::PodSource {
  public:
   // One read of the list, unparsed (a GET of the kubelet's /pods, or a file).
   using Fetch = std::function<Result<std::string>()>;
@@ -25,7 +27,8 @@ class PodListReader {
   // The pods when the bytes differ from the last successful read, or when `force`; nullopt when
   // they are the same. A failed fetch or parse is returned and forgets the last list, so the next
   // good read counts as a change.
-  Result<std::optional<std::vector<cgroup::PodInfo>>> Read(bool force);
+  Result<std::optional<std::vector<cgroup::PodInfo>>> Read(bool force) override;
+  std::string Describe() const override { return source_; }
 
  private:
   struct Digest {

@@ -186,13 +186,16 @@ TEST_CASE("enforcement flags: defaults") {
   CHECK(c.qos_level_shaping.empty());
   CHECK(c.unclassified_qos_level == "shared_cores");
   CHECK(c.enforcement_resync_seconds == 30);
+  CHECK(c.pod_source == "cri");  // no cluster credential needed (docs/security.md)
+  CHECK(c.cri_socket == "auto");
   CHECK_FALSE(c.uninstall);
   CHECK_FALSE(c.set_forward_priority_sysctl);  // opt-in: the NIC program classifies routed traffic
 }
 
 TEST_CASE("enforcement flags: valid values are taken") {
   auto r = Parse({kTopo, "--enforcement=none", "--cgroup-root=/sys/fs/cgroup/unified",
-                  "--cgroup-driver=systemd", "--kubelet-pods-url=http://127.0.0.1:10255/pods",
+                  "--cgroup-driver=systemd", "--pod-source=kubelet",
+                  "--kubelet-pods-url=http://127.0.0.1:10255/pods",
                   "--kubelet-token-file=/etc/netqos/token", "--kubelet-insecure-skip-tls-verify",
                   "--bpf-pin-dir=/run/netqos/bpf/pins", "--enforce-nics=eth0,ns2/eth2",
                   "--enforce-nics", "ns3/veth9", "--replace-root-qdisc",
@@ -217,7 +220,7 @@ TEST_CASE("enforcement flags: valid values are taken") {
   CHECK(c.uninstall);
   CHECK_FALSE(c.set_forward_priority_sysctl);
 
-  auto bpf = Parse({kTopo, "--enforcement", "bpf", "--enforce-nics=all",
+  auto bpf = Parse({kTopo, "--enforcement", "bpf", "--enforce-nics=all", "--pod-source=kubelet",
                     "--kubelet-pods-url=file:///var/lib/netqos/pods.json",
                     "--keep-forwarded-priority=true", "--kubelet-insecure-skip-tls-verify=false"});
   REQUIRE(bpf.config);
@@ -234,12 +237,13 @@ TEST_CASE("enforcement flags: valid values are taken") {
 }
 
 TEST_CASE("kubelet CA file: taken for an https pod list URL") {
-  auto r = Parse({kTopo, "--kubelet-ca-file=/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"});
+  auto r = Parse({kTopo, "--pod-source=kubelet",
+                  "--kubelet-ca-file=/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"});
   REQUIRE(r.config);
   CHECK(r.config->kubelet_ca_file == "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
   CHECK_FALSE(r.config->kubelet_insecure_skip_tls_verify);
   // The file is read per request, not at start: a path that does not exist yet is accepted.
-  auto later = Parse({kTopo, "--kubelet-ca-file", "/nonexistent/ca.crt",
+  auto later = Parse({kTopo, "--pod-source=kubelet", "--kubelet-ca-file", "/nonexistent/ca.crt",
                       "--kubelet-pods-url=https://192.0.2.10:10250/pods"});
   REQUIRE(later.config);
   CHECK(later.config->kubelet_ca_file == "/nonexistent/ca.crt");
@@ -280,17 +284,23 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
       {{"--enforcement="}, {"--enforcement"}},
       {{"--cgroup-root=sys/fs/cgroup"}, {"--cgroup-root", "sys/fs/cgroup"}},
       {{"--cgroup-root=/"}, {"--cgroup-root"}},
-      {{"--kubelet-pods-url=127.0.0.1:10250/pods"}, {"--kubelet-pods-url", "127.0.0.1:10250"}},
-      {{"--kubelet-pods-url=ftp://h/pods"}, {"--kubelet-pods-url", "ftp://h/pods"}},
-      {{"--kubelet-pods-url=file://host/pods.json"}, {"--kubelet-pods-url", "file://host"}},
-      {{"--kubelet-pods-url=file://pods.json"}, {"--kubelet-pods-url", "file://pods.json"}},
-      {{"--kubelet-token-file="}, {"--kubelet-token-file"}},
-      {{"--kubelet-insecure-skip-tls-verify=perhaps"}, {"kubelet-insecure-skip-tls-verify"}},
-      {{"--kubelet-ca-file=ca.crt"}, {"--kubelet-ca-file", "absolute", "ca.crt"}},
-      {{"--kubelet-ca-file=/etc/ca.crt", "--kubelet-insecure-skip-tls-verify"},
+      {{"--pod-source=kubelet", "--kubelet-pods-url=127.0.0.1:10250/pods"}, {"--kubelet-pods-url", "127.0.0.1:10250"}},
+      {{"--pod-source=kubelet", "--kubelet-pods-url=ftp://h/pods"}, {"--kubelet-pods-url", "ftp://h/pods"}},
+      {{"--pod-source=kubelet", "--kubelet-pods-url=file://host/pods.json"}, {"--kubelet-pods-url", "file://host"}},
+      {{"--pod-source=kubelet", "--kubelet-pods-url=file://pods.json"}, {"--kubelet-pods-url", "file://pods.json"}},
+      {{"--pod-source=kubelet", "--kubelet-token-file="}, {"--kubelet-token-file"}},
+      {{"--pod-source=kubelet", "--kubelet-insecure-skip-tls-verify=perhaps"}, {"kubelet-insecure-skip-tls-verify"}},
+      {{"--pod-source=kubelet", "--kubelet-ca-file=ca.crt"}, {"--kubelet-ca-file", "absolute", "ca.crt"}},
+      {{"--pod-source=kubelet", "--kubelet-ca-file=/etc/ca.crt", "--kubelet-insecure-skip-tls-verify"},
        {"--kubelet-ca-file", "--kubelet-insecure-skip-tls-verify", "contradict"}},
-      {{"--kubelet-ca-file=/etc/ca.crt", "--kubelet-pods-url=http://127.0.0.1:10255/pods"},
+      {{"--pod-source=kubelet", "--kubelet-ca-file=/etc/ca.crt", "--kubelet-pods-url=http://127.0.0.1:10255/pods"},
        {"--kubelet-ca-file", "https", "http://127.0.0.1:10255/pods"}},
+      {{"--pod-source=docker"}, {"--pod-source", "docker"}},
+      {{"--kubelet-pods-url=http://127.0.0.1:10255/pods"},
+       {"--kubelet-pods-url", "--pod-source=kubelet only", "cri"}},
+      {{"--kubelet-token-file=/t"}, {"--kubelet-token-file", "--pod-source=kubelet only"}},
+      {{"--cri-socket=tcp://10.0.0.1:1"}, {"--cri-socket", "tcp://10.0.0.1:1"}},
+      {{"--cri-socket=run/x.sock"}, {"--cri-socket", "run/x.sock"}},
       {{"--bpf-pin-dir=netqos"}, {"--bpf-pin-dir", "netqos"}},
       {{"--bpf-pin-dir="}, {"--bpf-pin-dir"}},
       {{"--bpf-pin-dir=/"}, {"--bpf-pin-dir"}},
@@ -312,8 +322,8 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
       {{"--enforcement-resync-period=0"}, {"--enforcement-resync-period", "0"}},
       {{"--enforcement-resync-period=-5"}, {"--enforcement-resync-period"}},
       {{"--enforcement-resync-period=30s"}, {"enforcement-resync-period"}},
-      {{"--kubelet-registration-timeout=0"}, {"--kubelet-registration-timeout", "0"}},
-      {{"--kubelet-registration-timeout=1m"}, {"kubelet-registration-timeout"}},
+      {{"--pod-source=kubelet", "--kubelet-registration-timeout=0"}, {"--kubelet-registration-timeout", "0"}},
+      {{"--pod-source=kubelet", "--kubelet-registration-timeout=1m"}, {"kubelet-registration-timeout"}},
       {{"--uninstall=yes please"}, {"uninstall"}},
       {{"--keep-forwarded-priority=off-ish"}, {"keep-forwarded-priority"}},
   };
@@ -351,10 +361,12 @@ TEST_CASE("ValidateDaemonConfig checks the enforcement fields") {
   c.cgroup_root = "cgroup";
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--cgroup-root"));
   c = DaemonConfig{};
+  c.pod_source = "kubelet";
   c.kubelet_pods_url = "gopher://x";
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--kubelet-pods-url"));
   // The token file only matters for https.
   c = DaemonConfig{};
+  c.pod_source = "kubelet";
   c.kubelet_token_file = "";
   CHECK_FALSE(ValidateDaemonConfig(c).ok());
   c.kubelet_pods_url = "http://127.0.0.1:10255/pods";
@@ -365,7 +377,8 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
   const std::string defaults = PrintConfig({kTopo});
   for (const char* line :
        {"enforcement=\"bpf\"", "cgroup-root=\"\"", "cgroup-type=\"cgroupfs\"",
-        "cgroup-driver=\"cgroupfs\"", "kubelet-pods-url=\"https://127.0.0.1:10250/pods\"",
+        "cgroup-driver=\"cgroupfs\"", "pod-source=\"cri\"", "cri-socket=\"auto\"",
+        "kubelet-pods-url=\"https://127.0.0.1:10250/pods\"",
         "kubelet-token-file=\"/var/run/secrets/kubernetes.io/serviceaccount/token\"",
         "kubelet-insecure-skip-tls-verify=false", "kubelet-ca-file=\"\"",
         "bpf-pin-dir=\"/sys/fs/bpf/netqos\"",

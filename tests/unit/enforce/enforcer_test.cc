@@ -4,6 +4,7 @@
 // appears, is removed, the daemon restarts and adopts, a NIC fails, the class map is full, a pod
 // behind a CNI comes and goes.
 #include "enforce/enforcer.h"
+#include "enforce/pod_list_reader.h"
 
 #include <sys/stat.h>
 
@@ -239,7 +240,9 @@ class Node {
     o.resync = 1h;  // passes come from events in these tests
     o.pods_refresh = 1h;
     EnforcerPorts p;
-    p.fetch_pods = [this]() -> Result<std::string> { return PodList(); };
+    auto reader = std::make_shared<netqos::enforce::PodListReader>(
+        [this]() -> Result<std::string> { return PodList(); }, "test");
+    p.read_pods = [reader](bool force) { return reader->Read(force); };
     p.snapshot = [this] {
       std::lock_guard<std::mutex> l(mu);
       AllocationSnapshot s;
