@@ -291,7 +291,7 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
   // The qdisc's own share: an HTB root as netqos would install it (one default class at the
   // link's speed), but no netqos at all.
   auto tc = [&](const std::vector<std::string>& a) {
-    std::vector<std::string> argv = {"tc"};
+    std::vector<std::string> argv = {"/usr/sbin/tc"};  // Spawn execs a path, not a name
     argv.insert(argv.end(), a.begin(), a.end());
     const auto r = testing::RunCommand(argv, env.dir() + "/tc.out");
     if (r.exit_code != 0) throw std::runtime_error("tc failed: " + r.output);

@@ -124,7 +124,7 @@ start_daemon() {  # $1: shaping mode
   local mode=$1 extra=() deny='' l
   [[ $mode == htb ]] && extra=(--replace-root-qdisc)
   for l in /sys/class/net/*; do [[ ${l##*/} == "$NIC" ]] || deny+=${deny:+,}${l##*/}; done
-  "$NETQOSD" --enforcement=bpf --shaping-mode="$mode" "${extra[@]}" --nic-allow="$NIC" \
+  "$NETQOSD" --enforcement=bpf --shaping-mode="$mode" "${extra[@]}" --nic-allow="$NIC" --pod-source=kubelet \
     --nic-deny="$deny" --nic-speed-override="$NIC=100000" --enforce-nics="$NIC" \
     --kubelet-pods-url="file://$WORK/pods.json" --addition-cgroup-paths="/$ROOT_NAME" \
     --bpf-pin-dir="$PIN_DIR" --qrm-socket-dirs="$SOCK_DIR" --qrm-state-dir="$STATE" \
