@@ -22,6 +22,9 @@
 #   NETQOS_ASAN_OPT, NETQOS_TSAN_OPT  optimisation of those builds (defaults -O0 and -O1)
 #   NETQOS_LAB_KERNELS   kernels of the kernels stage (default "5.10 6.1 6.12"); downloads are
 #                        cached in NETQOS_KERNEL_CACHE (see scripts/kernel-lab.sh)
+#   NETQOS_LAB_TRAFFIC_KERNELS  those of them whose smoke also measures rates (default "6.1",
+#                        Debian 12's; the others run every check but the rate windows). The full
+#                        matrix: NETQOS_LAB_TRAFFIC_KERNELS="5.10 6.1 6.12"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -125,16 +128,21 @@ stage_fuzz() {
 
 # The smoke subset in each kernel's guest, one guest at a time (TCG: ready in 3-11 s, the subset 2.5-6
 # min). What a kernel cannot do is an exclusion in tests/kernels/smoke.sh, printed with its reason.
+# The rate windows (two thirds of a guest's time) run on one kernel: what differs between kernels
+# is whether a step works at all, which every guest checks; the full matrix is one variable away.
 stage_kernels() {
   if [[ ! -f $BUILD_DIR/build.ninja ]]; then
     cmake -S . -B "$BUILD_DIR" -G Ninja -DNETQOS_WERROR=ON
   fi
   cmake --build "$BUILD_DIR" -j "$NETQOS_JOBS" --target netqosd netqosctl netqos_integration_tests
   built
-  local k rc=0
+  local k t rc=0 mode
   for k in ${NETQOS_LAB_KERNELS:-5.10 6.1 6.12}; do
-    echo "== kernel $k"
-    scripts/kernel-lab.sh --kernel "$k" --timeout 900 -- tests/kernels/smoke.sh "$BUILD_DIR" || rc=1
+    mode=--no-traffic
+    for t in ${NETQOS_LAB_TRAFFIC_KERNELS-6.1}; do [[ $t == "$k" ]] && mode=""; done
+    echo "== kernel $k${mode:+ (no rate windows)}"
+    # shellcheck disable=SC2086  # mode is one word or none
+    scripts/kernel-lab.sh --kernel "$k" --timeout 900 -- tests/kernels/smoke.sh "$BUILD_DIR" $mode || rc=1
   done
   return "$rc"
 }
