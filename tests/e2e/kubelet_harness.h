@@ -72,6 +72,7 @@ class Harness {
   const std::string& state_dir() const { return state_dir_; }
   const std::string& sock_dir() const { return sock_dir_; }
   std::string checkpoint_path() const { return state_dir_ + "/network_plugin_state"; }
+  std::string in_memory_state_dir() const { return dir_.path() + "/shm-state"; }
   std::string log_path() const { return dir_.path() + "/netqosd.log"; }
 
   std::vector<std::string> DaemonArgv(const std::vector<std::string>& extra) const {
@@ -86,6 +87,9 @@ class Harness {
                       return a == "--enforcement" || a.rfind("--enforcement=", 0) == 0;
                     });
     if (!sets_enforcement) argv.push_back("--enforcement=none");
+    // The in-memory checkpoint directory is looked at in either mode (a checkpoint found there
+    // moves to the active directory): never the host's /dev/shm/qrm/state.
+    argv.push_back("--qrm-state-dir-in-memory=" + in_memory_state_dir());
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }

@@ -203,23 +203,40 @@ TEST_CASE("e2e: bad topology file or flags stop the daemon with a clear message"
   CHECK_THAT(bad_rsv.Log(), Catch::Contains("reservation"));
 }
 
-TEST_CASE("e2e: --qrm-enable-in-memory-state carries the on-disk checkpoint over") {
+TEST_CASE("e2e: --qrm-enable-in-memory-state moves the checkpoint both ways, and a reboot brings back nothing stale") {
   Harness h;
   h.Start();
   REQUIRE(AllocateHost(h, "p1", "c1", 5000).ok());
   CHECK(h.daemon().Stop(SIGKILL) == 128 + SIGKILL);
 
-  const std::string in_memory = h.root() + "/shm-state";
+  const std::string in_memory = h.in_memory_state_dir();
   auto flags = FixtureFlags();
   flags.push_back("--qrm-enable-in-memory-state");
-  flags.push_back("--qrm-state-dir-in-memory=" + in_memory);
   h.Start(flags);
   CHECK(AllocatedQuantity(h, "p1", "c1") == 5000);
   REQUIRE(AllocateHost(h, "p2", "c1", 1000).ok());
   CHECK(h.daemon().Stop(SIGTERM) == 0);
   CHECK(std::filesystem::exists(in_memory + "/network_plugin_state"));
 
-  // The in-memory checkpoint is now the current one: it holds p2, the on-disk one does not.
+  // Moved, not copied: the on-disk one is gone, so that nothing stale can come back.
+  CHECK_FALSE(std::filesystem::exists(h.checkpoint_path()));
+
+  // The in-memory checkpoint is the current one: it holds p2.
   h.Start(flags);
   CHECK(AllocatedQuantity(h, "p2", "c1") == 1000);
+  CHECK(h.daemon().Stop(SIGKILL) == 128 + SIGKILL);
+
+  SECTION("a reboot empties the tmpfs: the node starts with no allocation") {
+    std::filesystem::remove_all(in_memory);
+    h.Start(flags);
+    CHECK(AllocatedQuantity(h, "p1", "c1") == -1);
+    CHECK(AllocatedQuantity(h, "p2", "c1") == -1);
+  }
+  SECTION("the mode turned off: the checkpoint moves back to disk, journal included") {
+    h.Start();
+    CHECK(AllocatedQuantity(h, "p1", "c1") == 5000);
+    CHECK(AllocatedQuantity(h, "p2", "c1") == 1000);
+    CHECK(std::filesystem::exists(h.checkpoint_path()));
+    CHECK_FALSE(std::filesystem::exists(in_memory + "/network_plugin_state"));
+  }
 }

@@ -300,6 +300,8 @@ void DaemonFixture::StartDaemon(const std::vector<std::string>& extra) {
                                    "--enforcement=bpf",
                                    "--qrm-socket-dirs=" + dir_.file("sock"),
                                    "--qrm-state-dir=" + StateDir(),
+                                   // never the host's /dev/shm/qrm/state (looked at in any mode)
+                                   "--qrm-state-dir-in-memory=" + dir_.file("shm-state"),
                                    "--bpf-pin-dir=" + PinDir(),
                                    "--addition-cgroup-paths=/" + root_name_,
                                    "--nic-allow=" + Join(allow),

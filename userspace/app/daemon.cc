@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <system_error>
 #include <vector>
@@ -19,6 +18,7 @@
 #include "app/registration_watch.h"
 #include "app/topology_setup.h"
 #include "checkpoint/file_state_store.h"
+#include "checkpoint/state_dir_migration.h"
 #include "core/constants.h"
 #include "core/policy.h"
 #include "grpc/admin_service.h"
@@ -42,28 +42,6 @@ std::unique_ptr<core::NicChooser> MakeChooser(const std::string& mode) {
   if (mode == "first") return std::make_unique<core::FirstNicChooser>();
   if (mode == "last") return std::make_unique<core::LastNicChooser>();
   return std::make_unique<RandomNicChooser>();
-}
-
-// --qrm-enable-in-memory-state moves the checkpoint to a tmpfs directory. On the first start in
-// that mode, carry the on-disk checkpoint over so that no allocation is forgotten.
-Status MigrateToInMemoryState(const DaemonConfig& c) {
-  namespace fs = std::filesystem;
-  if (!c.qrm_enable_in_memory_state) return Status::Ok();
-  const fs::path from(c.qrm_state_dir), to(c.qrm_state_dir_in_memory);
-  std::error_code ec;
-  if (fs::exists(to / core::kCheckpointFileName, ec) || !fs::exists(from / core::kCheckpointFileName, ec))
-    return Status::Ok();
-  fs::create_directories(to, ec);
-  for (const auto& entry : fs::directory_iterator(from, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(core::kCheckpointFileName, 0) != 0) continue;
-    fs::copy_file(entry.path(), to / name, fs::copy_options::overwrite_existing, ec);
-    if (ec) return Internal("copy checkpoint " + entry.path().string() + " to " + to.string() +
-                            ": " + ec.message());
-  }
-  spdlog::info("checkpoint migrated to in-memory state dir from={} to={}", from.string(),
-               to.string());
-  return Status::Ok();
 }
 
 int Fail(const Status& st) {
@@ -108,7 +86,14 @@ int RunDaemon(const DaemonConfig& config) {
   }
   if (policy->nics().empty()) spdlog::warn("no valid NICs on this node: every request gets no hint");
 
-  if (Status st = MigrateToInMemoryState(config); !st.ok()) return Fail(st);
+  // --qrm-enable-in-memory-state turned on or off since the last start (or a reboot emptied the
+  // tmpfs): one checkpoint, in the directory the mode uses (checkpoint/state_dir_migration.h).
+  if (!config.qrm_state_dir_in_memory.empty()) {
+    const std::string other = config.qrm_enable_in_memory_state ? config.qrm_state_dir
+                                                                 : config.qrm_state_dir_in_memory;
+    if (Status st = checkpoint::SettleCheckpointDirs(config.EffectiveStateDir(), other); !st.ok())
+      return Fail(st);
+  }
   checkpoint::FileStateStore::Options store_opts;
   store_opts.dir = config.EffectiveStateDir();
   store_opts.skip_corruption = config.skip_network_state_corruption;

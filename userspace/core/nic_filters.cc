@@ -44,7 +44,8 @@ bool NamespaceRestricted(const StringMap& annotations) {
 }
 
 FilterOutcome FilterNics(const std::vector<NicCandidate>& nics, uint32_t request_mbps,
-                         const StringMap& annotations, const std::optional<TopologyHint>& hint) {
+                         const StringMap& annotations, const std::optional<TopologyHint>& hint,
+                         HintFit fit) {
   FilterOutcome out;
   std::vector<const NicCandidate*> passed;
   for (const NicCandidate& c : nics) {
@@ -61,7 +62,9 @@ FilterOutcome FilterNics(const std::vector<NicCandidate>& nics, uint32_t request
       passed.push_back(&c);
     }
   }
-  if (!hint) {
+  // No hint, or one without nodes: the kubelet's topology policy `none` sends the latter (no
+  // NUMA affinity). Upstream reads it as an empty set that no NIC fits, refusing every pod.
+  if (!hint || hint->nodes.empty()) {
     out.selected = std::move(passed);
     return out;
   }
@@ -76,21 +79,31 @@ FilterOutcome FilterNics(const std::vector<NicCandidate>& nics, uint32_t request
     hint_set.insert(static_cast<int>(n));
   }
   std::string hint_text = representable ? FormatNumaList(hint_set) : "(out of range)";
+  // Upstream takes the first exact match whatever its namespace and picks among the subsets at
+  // random, so a pod whose preferred socket hint was met by a NIC it prefers may get another NIC
+  // of that socket. Among NICs that fit the hint equally, the ones the pod prefers go first.
   const NicCandidate* exact = nullptr;
+  const NicCandidate* exact_preferred = nullptr;
   std::vector<const NicCandidate*> subsets;
+  std::vector<const NicCandidate*> preferred_subsets;
   for (const NicCandidate* c : passed) {
+    const bool preferred = fit == HintFit::kPreferredFirst && NicPreferred(*c->nic, annotations);
     if (representable && c->siblings == hint_set) {
       if (exact == nullptr) exact = c;
+      if (preferred && exact_preferred == nullptr) exact_preferred = c;
     } else if (representable && std::includes(hint_set.begin(), hint_set.end(), c->siblings.begin(),
                                               c->siblings.end())) {
       subsets.push_back(c);
+      if (preferred) preferred_subsets.push_back(c);
     } else {
       out.reasons.push_back(c->nic->id.Identifier() + ": NUMA nodes " +
                             FormatNumaList(c->siblings) + " do not fit hint " + hint_text);
     }
   }
   if (exact != nullptr) {
-    out.selected = {exact};
+    out.selected = {exact_preferred != nullptr ? exact_preferred : exact};
+  } else if (!preferred_subsets.empty()) {
+    out.selected = std::move(preferred_subsets);
   } else {
     out.selected = std::move(subsets);
   }

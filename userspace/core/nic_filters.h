@@ -30,9 +30,17 @@ bool NicPreferred(const Nic& nic, const StringMap& annotations);
 bool AffinityRestricted(const StringMap& annotations);
 bool NamespaceRestricted(const StringMap& annotations);
 
-// healthy -> free >= request in both directions -> namespace_type -> hint (when set: the first
-// NIC whose sibling set equals the hint, else every NIC whose sibling set is a subset of it).
+// Which of the NICs that fit a hint equally are kept.
+enum class HintFit {
+  kUpstream,        // the first exact match, else every subset (hints: what upstream offers)
+  kPreferredFirst,  // the same, but the pod's preferred NICs first (Allocate)
+};
+
+// healthy -> free >= request in both directions -> namespace_type -> hint (when it names nodes:
+// the first NIC whose sibling set equals the hint, else every NIC whose sibling set is a subset
+// of it; with kPreferredFirst, among those the ones the pod's namespace_type prefers, if any).
 FilterOutcome FilterNics(const std::vector<NicCandidate>& nics, uint32_t request_mbps,
-                         const StringMap& annotations, const std::optional<TopologyHint>& hint);
+                         const StringMap& annotations, const std::optional<TopologyHint>& hint,
+                         HintFit fit = HintFit::kUpstream);
 
 }  // namespace netqos::core

@@ -109,11 +109,11 @@ Result<StaticPolicy> StaticPolicy::Create(PolicyConfig config, Topology topology
   NETQOS_RETURN_IF_ERROR(ValidateRate(config.ingress_capacity_rate, "ingress"));
   StaticPolicy policy;
   policy.config_ = std::move(config);
-  NETQOS_RETURN_IF_ERROR(policy.SetTopology(std::move(topology)));
+  NETQOS_RETURN_IF_ERROR(policy.SetTopology(std::move(topology), /*at_start=*/true));
   return policy;
 }
 
-Status StaticPolicy::SetTopology(Topology topology) {
+Status StaticPolicy::SetTopology(Topology topology, bool at_start) {
   NETQOS_ASSIGN_OR_RETURN(NumaTopology numa, NumaTopology::Create(topology.numa_nodes));
   std::set<NicId> seen;
   for (Nic& nic : topology.nics) {
@@ -155,13 +155,27 @@ Status StaticPolicy::SetTopology(Topology topology) {
   if (!reservation_nic && !managed.empty()) reservation_nic = managed.front().id;
 
   MachineState state;
-  for (const Nic& nic : managed) {
+  for (Nic& nic : managed) {
     uint32_t reservation =
         reservation_nic && *reservation_nic == nic.id ? config_.reserved_bandwidth : 0;
-    NETQOS_ASSIGN_OR_RETURN(NicState st,
-                            InitialNicState(nic, config_.egress_capacity_rate,
-                                            config_.ingress_capacity_rate, reservation));
-    state.emplace(nic.id, st);
+    auto st = InitialNicState(nic, config_.egress_capacity_rate, config_.ingress_capacity_rate,
+                              reservation);
+    if (!st.ok()) {
+      // At start, as Katalyst: the operator fixes the flag. Later, when the reservation NIC's
+      // link renegotiated to a lower speed, refusing the update would freeze the topology (no
+      // health, NIC or address change taken any more) and keep the old capacity allocatable:
+      // the NIC takes nothing new instead, keeps its allocations and says why.
+      if (at_start) return st.status();
+      NETQOS_ASSIGN_OR_RETURN(NicState bare,
+                              InitialNicState(nic, config_.egress_capacity_rate,
+                                              config_.ingress_capacity_rate, 0));
+      bare.egress.reservation = reservation;
+      bare.ingress.reservation = reservation;
+      nic.healthy = false;
+      nic.unhealthy_reason = st.status().message();
+      st = bare;
+    }
+    state.emplace(nic.id, *st);
   }
 
   topology.numa_nodes = numa.nodes();
@@ -196,7 +210,9 @@ void StaticPolicy::Restore(PodEntries entries) {
   RecomputeMachineState();
 }
 
-Status StaticPolicy::UpdateTopology(Topology topology) { return SetTopology(std::move(topology)); }
+Status StaticPolicy::UpdateTopology(Topology topology) {
+  return SetTopology(std::move(topology), /*at_start=*/false);
+}
 
 void StaticPolicy::AccountAllocation(const AllocationInfo& info, int sign) {
   NicId id = info.nic();
@@ -366,7 +382,8 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateImpl(const ContainerRequest& req,
   }
 
   std::vector<NicCandidate> candidates = Candidates(existing);
-  FilterOutcome outcome = FilterNics(candidates, p.mbps, p.filtered.annotations, req.hint);
+  FilterOutcome outcome = FilterNics(candidates, p.mbps, p.filtered.annotations, req.hint,
+                                     HintFit::kPreferredFirst);
   if (outcome.selected.empty()) {
     std::string why;
     for (const std::string& r : outcome.reasons) why += (why.empty() ? "" : "; ") + r;
@@ -386,7 +403,15 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateImpl(const ContainerRequest& req,
   resp.allocation_result = FormatNumaList(chosen.siblings);
   resp.allocation_annotations =
       AllocationAnnotations(config_.annotation_keys, &nic, nic.id.name, *class_id, p.mbps);
-  resp.hint = TopologyHint{ToNodes(chosen.siblings), NicPreferred(nic, p.filtered.annotations)};
+  // The request's hint is the one the kubelet admitted the pod with: echoed (as Katalyst's CPU and
+  // memory plugins do), since the kubelet keeps the response's hint and re-admits running pods
+  // with it after a restart, when the restricted policy refuses one that is not preferred. Without
+  // nodes to echo (no hint, or topology policy none), the chosen NIC's socket and preference.
+  if (req.hint && !req.hint->nodes.empty()) {
+    resp.hint = req.hint;
+  } else {
+    resp.hint = TopologyHint{ToNodes(chosen.siblings), NicPreferred(nic, p.filtered.annotations)};
+  }
 
   AllocationInfo info;
   info.pod_uid = req.pod_uid;

@@ -41,7 +41,10 @@ class StaticPolicy {
   void Restore(PodEntries entries);
 
   // Replaces the topology (NICs appeared, vanished or changed health) and recomputes the machine
-  // state, in O(NICs). Validation as in Create; on error nothing changes.
+  // state, in O(NICs). Validation as in Create, but a reservation that no longer fits its NIC's
+  // capacity (the link renegotiated to a lower speed) makes that NIC unhealthy (allocatable 0,
+  // allocations kept, the reason in unhealthy_reason) instead of failing; on error nothing
+  // changes.
   Status UpdateTopology(Topology topology);
 
   Result<HintsResponse> GetTopologyHints(const ContainerRequest& req) const;
@@ -69,8 +72,9 @@ class StaticPolicy {
  private:
   StaticPolicy() = default;
   // Validates `topology`, derives the managed NICs and their static state from it, and commits
-  // all of it only on success. Shared by Create and UpdateTopology.
-  Status SetTopology(Topology topology);
+  // all of it only on success. Shared by Create (at_start: a reservation conflict is an error)
+  // and UpdateTopology.
+  Status SetTopology(Topology topology, bool at_start);
   // Re-derives allocated/allocatable/free of every managed NIC from usage_ (O(NICs)).
   void RecomputeMachineState();
   // Adds (sign +1) or removes (-1) one allocation's bandwidth and refreshes only its NIC.

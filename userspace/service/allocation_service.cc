@@ -2,10 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "common/log_value.h"
 
 namespace netqos::service {
 
@@ -128,7 +131,22 @@ core::PluginOptions AllocationService::Options() {
 Status AllocationService::UpdateTopology(core::Topology topology) {
   {
     std::lock_guard lk(mu_);
+    std::map<core::NicId, std::string> was_unhealthy;
+    for (const core::Nic& nic : policy_.nics()) {
+      if (!nic.healthy) was_unhealthy[nic.id] = nic.unhealthy_reason;
+    }
     NETQOS_RETURN_IF_ERROR(policy_.UpdateTopology(std::move(topology)));
+    // The policy may find a NIC unfit that its source calls healthy (a reservation above a
+    // renegotiated speed): every change of a managed NIC's health is logged here, once.
+    for (const core::Nic& nic : policy_.nics()) {
+      auto before = was_unhealthy.find(nic.id);
+      if (!nic.healthy && (before == was_unhealthy.end() || before->second != nic.unhealthy_reason)) {
+        spdlog::warn("nic takes no new allocations nic={} reason={}",
+                     LogValue(nic.id.Identifier()), LogValue(nic.unhealthy_reason));
+      } else if (nic.healthy && before != was_unhealthy.end()) {
+        spdlog::info("nic takes allocations again nic={}", LogValue(nic.id.Identifier()));
+      }
+    }
   }
   Notify({ChangeEvent::Kind::kTopology, ""});
   return Status::Ok();

@@ -212,6 +212,19 @@ TEST_CASE("Allocate (13.3, v0.5.3)", "[policy][acceptance]") {
                Catch::Contains("ns2-eth2: NUMA nodes 2-3 do not fit hint 0-1"));
   }
 
+  SECTION("topology policy none: the kubelet's empty hint constrains nothing") {
+    // With no NUMA affinity the kubewharf kubelet still sends a hint, with no nodes (its
+    // ParseTopologyManagerHint); read as a set of nodes, it would fit no NIC.
+    StaticPolicy policy = MakePolicy();
+    for (const char* qos : {kDedicatedCores, kReclaimedCores}) {
+      auto plan = policy.PlanAllocate(MakeRequest({qos, 5000, kH, "", Hint({}, false)}), chooser);
+      INFO(qos << ": " << plan.status().message());
+      REQUIRE(plan.ok());
+      CHECK(plan->response.allocation_result == "0-1");
+      CHECK(std::get<SetAllocation>(*plan->change).info.nic() == NicId{"", "eth0"});
+    }
+  }
+
   SECTION("7/8 policy without NICs: error, also for 0 Mbps") {
     StaticPolicy policy = MakePolicy(/*has_nics=*/false);
     for (double mbps : {5000.0, 0.0}) {

@@ -108,9 +108,52 @@ TEST_CASE("the chooser picks among candidates in managed order", "[policy][choos
   CHECK(std::get<SetAllocation>(*a->change).info.nic() == NicId{"", "eth0"});
   CHECK(std::get<SetAllocation>(*b->change).info.nic() == NicId{"ns3", "eth3"});
   CHECK(b->response.allocation_result == "0-1");
-  CHECK(b->response.hint == Hint({0, 1}, true));
+  // The kubelet's hint, echoed: not the chosen NIC's socket.
+  CHECK(b->response.hint == Hint({0, 1, 2, 3}, false));
   CHECK(b->response.allocation_annotations->at(kDefaultIpv6AnnotationKey) == "2001:db8::3");
   CHECK(b->response.allocation_annotations->at(kDefaultNetnsPathAnnotationKey) == "/var/run/ns2");
+}
+
+// After a restart the kubelet re-admits running pods with the hints of their Allocate responses,
+// and its restricted policy refuses one that is not preferred.
+TEST_CASE("Allocate echoes the kubelet's hint and takes the NIC the pod prefers among equals",
+          "[policy][choose]") {
+  StaticPolicy policy = ThreeNicPolicy();
+  LastNicChooser last;
+  SECTION("exact matches: a preferred one, though another comes first") {
+    // Socket {0,1} holds eth0 (host) and eth3 (ns3); upstream takes eth0, the first exact match,
+    // which anti_host_ns_preferred does not prefer: its response hint was not preferred.
+    auto plan = policy.PlanAllocate(
+        MakeRequest({kSharedCores, 100, testing::kNhp, "", Hint({0, 1}, true)}), last);
+    REQUIRE(plan.ok());
+    CHECK(std::get<SetAllocation>(*plan->change).info.nic() == NicId{"ns3", "eth3"});
+    CHECK(plan->response.hint == Hint({0, 1}, true));
+  }
+  SECTION("subsets: only the preferred ones are chosen from") {
+    // {0,1,2,3}: eth0, eth2 and eth3 all fit; host_ns_preferred leaves eth0 alone to choose.
+    auto plan = policy.PlanAllocate(
+        MakeRequest({kSharedCores, 100, kHp, "", Hint({0, 1, 2, 3}, false)}), last);
+    REQUIRE(plan.ok());
+    CHECK(std::get<SetAllocation>(*plan->change).info.nic() == NicId{"", "eth0"});
+    CHECK(plan->response.hint == Hint({0, 1, 2, 3}, false));
+  }
+  SECTION("no NIC preferred: every one that fits stays a candidate") {
+    // anti_host_ns_preferred on socket {0,1} of a policy without eth3: only eth0 fits.
+    StaticPolicy two = testing::MakePolicy();
+    auto plan = two.PlanAllocate(
+        MakeRequest({kSharedCores, 100, testing::kNhp, "", Hint({0, 1}, true)}), last);
+    REQUIRE(plan.ok());
+    CHECK(std::get<SetAllocation>(*plan->change).info.nic() == NicId{"", "eth0"});
+    CHECK(plan->response.hint == Hint({0, 1}, true));
+  }
+  SECTION("hints are offered as upstream offers them") {
+    // The preference steers the choice in Allocate only: a hint request with a hint is filtered
+    // as upstream filters it.
+    CHECK(HintsFor(policy, MakeRequest({kSharedCores, 100, testing::kNhp, "",
+                                        Hint({0, 1, 2, 3}, false)})) ==
+          std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, true),
+                                    Hint({0, 1, 2, 3}, false)});
+  }
 }
 
 TEST_CASE("an unknown NUMA without NUMA 0 aligns with nothing", "[policy][hints]") {
@@ -131,7 +174,7 @@ TEST_CASE("an unknown NUMA without NUMA 0 aligns with nothing", "[policy][hints]
   auto plan = p->PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({1}, true)}), chooser);
   REQUIRE(plan.ok());  // the empty NUMA set is a subset of any hint (upstream item 34)
   CHECK(plan->response.allocation_result == "");
-  CHECK(plan->response.hint == Hint({}, true));
+  CHECK(plan->response.hint == Hint({1}, true));  // the kubelet's, echoed
 }
 
 }  // namespace

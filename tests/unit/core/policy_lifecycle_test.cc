@@ -311,6 +311,53 @@ TEST_CASE("NIC health changes", "[policy][health]") {
   }
 }
 
+TEST_CASE("a reservation above a renegotiated speed degrades its NIC, not the topology",
+          "[policy][health]") {
+  StaticPolicy policy = MakePolicy();  // 4000 Mbps reserved on eth0, 25G
+  testing::AllocateAndApply(policy, MakeRequest({kSharedCores, 5000, "", "", Hint({0, 1}, true)}));
+  Topology slow = FixtureTopology();
+  FindNic(slow, "eth0").speed_mbps = 1000;  // 900/850 Mbps of capacity, under the reservation
+  FindNic(slow, "eth1").enabled = true;     // and another change in the same update
+  FindNic(slow, "eth1").ipv4 = {"10.0.0.1"};
+  Status st = policy.UpdateTopology(slow);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  REQUIRE(policy.nics().size() == 3);
+  const Nic& eth0 = policy.nics()[0];
+  CHECK_FALSE(eth0.healthy);
+  CHECK_THAT(eth0.unhealthy_reason,
+             Catch::Contains("invalid bandwidth reservation: 4000 Mbps on NIC eth0 with capacity "
+                             "900/850 Mbps"));
+  const NicState& ms = policy.machine_state().at(kEth0);
+  CHECK(ms.egress.capacity == 900);
+  CHECK(ms.egress.reservation == 4000);
+  CHECK(ms.egress.allocated == 5000);  // kept
+  CHECK(ms.egress.free == 0);
+  CHECK(policy.nics()[1].id == NicId{"", "eth1"});  // the rest of the update was taken
+  FirstNicChooser chooser;
+  auto moved = policy.PlanAllocate(
+      MakeRequest({kSharedCores, 100, kH, "", Hint({0, 1}, true), ContainerType::kMain, "p2"}),
+      chooser);
+  REQUIRE(moved.ok());
+  CHECK(std::get<SetAllocation>(*moved->change).info.nic() == NicId{"", "eth1"});
+  // More than eth1 has: eth0 would have had it, but takes nothing and says why.
+  auto refused = policy.PlanAllocate(
+      MakeRequest({kSharedCores, 21300, kH, "", Hint({0, 1}, true), ContainerType::kMain, "p3"}),
+      chooser);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.status().message(), Catch::Contains("eth0: unhealthy (invalid bandwidth"));
+
+  SECTION("the speed comes back: the NIC takes allocations again") {
+    REQUIRE(policy.UpdateTopology(FixtureTopology()).ok());
+    CHECK(policy.nics()[0].healthy);
+    CHECK(policy.nics()[0].unhealthy_reason.empty());
+    CHECK(policy.machine_state().at(kEth0).egress.free == 22500 - 4000 - 5000);
+  }
+  SECTION("at start the same conflict is still an error") {
+    RequireCreateFails(FixtureConfig(), slow, "invalid bandwidth reservation: 4000 Mbps");
+  }
+}
+
 TEST_CASE("NICs vanish, reappear and appear", "[policy][health]") {
   StaticPolicy policy = MakePolicy();
   testing::AllocateAndApply(policy, MakeRequest({kSharedCores, 5000, kHp, "", Hint({0, 1}, true)}));
