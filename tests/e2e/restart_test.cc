@@ -94,6 +94,47 @@ TEST_CASE("e2e: a checkpoint failing its checksum needs --skip-network-state-cor
   CHECK(AllocatedQuantity(h, "p1", "c1") == 4000);
 }
 
+TEST_CASE("e2e: a Katalyst v0.5.3 checkpoint imports its NIC in another namespace, its level, and "
+          "not the journal of an earlier netqos run") {
+  Harness h;
+  h.Start();
+  REQUIRE(AllocateHost(h, "p0", "c1", 1000).ok());
+  CHECK(h.daemon().Stop(SIGKILL) == 128 + SIGKILL);  // p0 stays in the journal only
+  // Katalyst took over and wrote its own file: one pod on eth2 (which is in ns2; v0.5.3 writes
+  // no ns_name and no level), and not p0.
+  nlohmann::json entry = nlohmann::json::parse(R"({"pod_uid":"p1","pod_namespace":"test",
+    "pod_name":"test","container_name":"c1","container_type":"MAIN","egress":5000,
+    "ingress":5000,"if_name":"eth2","numa_node":"2-3",
+    "labels":{"katalyst.kubewharf.io/qos_level":"reclaimed_cores"},
+    "annotations":{"katalyst.kubewharf.io/qos_level":"reclaimed_cores"}})");
+  nlohmann::json doc = {{"policyName", "static"},
+                        {"pod_entries", {{"p1", {{"c1", entry}}}}},
+                        {"machineState", nlohmann::json::object()},
+                        {"checksum", 1234567}};
+  std::ofstream(h.checkpoint_path(), std::ios::trunc) << doc.dump();
+  auto flags = FixtureFlags();
+  flags.push_back("--skip-network-state-corruption");
+  h.Start(flags);
+  CHECK(AllocatedQuantity(h, "p0", "c1") == -1);
+  CHECK(AllocatedQuantity(h, "p1", "c1") == 5000);
+  // Its 5000 are held on ns2's eth2 (21250 allocatable ingress): 16250 remain there, not 21250.
+  auto on_eth2 = [&](const std::string& uid, double mbps) {
+    auto req = Req::Container(uid, rp::MAIN, "reclaimed_cores", mbps);
+    req.set_container_name("c1");
+    Req::NamespaceType(&req, "anti_host_ns");
+    grpc::ClientContext ctx;
+    rp::ResourceAllocationResponse resp;
+    return h.Plugin()->Allocate(&ctx, req, &resp);
+  };
+  CHECK_FALSE(on_eth2("p2", 16251).ok());
+  CHECK(on_eth2("p2", 16250).ok());
+  // The level came from the annotations: the snapshot written at start records it.
+  CHECK(h.daemon().Stop(SIGTERM) == 0);
+  auto written = nlohmann::json::parse(netqos::testing::ReadFile(h.checkpoint_path()));
+  CHECK(written["pod_entries"]["p1"]["c1"]["qosLevel"] == "reclaimed_cores");
+  CHECK(written["pod_entries"]["p1"]["c1"]["ns_name"] == "ns2");
+}
+
 TEST_CASE("e2e: in --checkpoint-mode=full-rewrite every rename of the checkpoint is followed by "
           "an fsync of its directory") {
   // Without it, a power cut after the rename can bring back the file from before the change the

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string_view>
 
+#include "core/constants.h"
 #include "core/numa_set.h"
 
 namespace netqos::checkpoint {
@@ -122,6 +123,12 @@ Result<core::AllocationInfo> AllocationFromJson(const json& j, const std::string
   NETQOS_RETURN_IF_ERROR(ReadStringMap(j, "labels", where, &info.labels));
   NETQOS_RETURN_IF_ERROR(ReadStringMap(j, "annotations", where, &info.annotations));
   NETQOS_RETURN_IF_ERROR(ReadString(j, "qosLevel", where, &info.qos_level));
+  // Katalyst v0.5.3 stores no level: the request's (filtered) annotations carry it, and without
+  // it enforcement cannot place the container.
+  if (info.qos_level.empty()) {
+    auto level = info.annotations.find(core::kQosLevelKey);
+    if (level != info.annotations.end()) info.qos_level = level->second;
+  }
   NETQOS_RETURN_IF_ERROR(ReadString(j, "net_class_id", where, &info.net_class_id));
   // "identifier" is derived from (ns_name, if_name); "ramp_up" and "owner_pool_name" are unused.
   return info;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -227,6 +228,8 @@ struct ParsedSnapshot {
   core::PodEntries pod_entries;
   uint64_t seq = 0;
   bool corruption_skipped = false;
+  bool katalyst = false;  // no "netqos" member: written by Katalyst
+  std::vector<std::pair<std::string, std::string>> without_netns;  // (uid, container)
 };
 
 Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string& contents,
@@ -260,6 +263,13 @@ Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string&
   auto entries = PodEntriesFromJson(doc.contains("pod_entries") ? doc["pod_entries"] : json());
   if (!entries.ok()) return DataLoss(malformed + entries.status().message());
   out.pod_entries = std::move(entries).value();
+  if (auto it = doc.find("pod_entries"); it != doc.end() && it->is_object()) {
+    for (const auto& [uid, containers] : it->items()) {
+      for (const auto& [name, entry] : containers.items()) {
+        if (!entry.contains("ns_name")) out.without_netns.emplace_back(uid, name);
+      }
+    }
+  }
   if (auto it = doc.find("machineState"); it != doc.end()) {
     Status st = ValidateMachineStateJson(*it);
     if (!st.ok()) return DataLoss(malformed + st.message());
@@ -282,6 +292,7 @@ Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string&
     out.seq = seq->get<uint64_t>();
   }
 
+  out.katalyst = !ours;
   std::string mismatch;
   if (!ours) {
     mismatch = "checkpoint " + path +
@@ -309,6 +320,21 @@ Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string&
                  path, policy, core::kPolicyName);
   }
   return out;
+}
+
+// Renames journal segments out of the set (they no longer parse as segments), for an operator
+// to inspect; nothing is deleted.
+Status SetAsideSegments(const std::string& dir,
+                        const std::vector<std::pair<uint64_t, std::string>>& segments) {
+  const std::string suffix = ".before-katalyst-snapshot-" + std::to_string(::time(nullptr));
+  for (const auto& seg : segments) {
+    const std::string& path = seg.second;
+    const std::string to = path + suffix;
+    if (::rename(path.c_str(), to.c_str()) != 0) return IoError("rename", path, errno);
+    spdlog::warn("checkpoint: journal segment older than a Katalyst-written snapshot set aside "
+                 "path={} to={}", path, to);
+  }
+  return FsyncDir(dir);
 }
 
 }  // namespace
@@ -385,7 +411,14 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
                             ParseSnapshot(snapshot_path_, contents, options_.skip_corruption));
     out.pod_entries = std::move(parsed.pod_entries);
     out.corruption_skipped = parsed.corruption_skipped;
+    out.without_netns = std::move(parsed.without_netns);
     snapshot_seq = parsed.seq;
+    if (parsed.katalyst && !segments.empty()) {
+      // Katalyst wrote the snapshot after netqos last ran here (a rollback, then a swap back):
+      // the journal of that earlier run predates it and would bring back pods Katalyst removed.
+      NETQOS_RETURN_IF_ERROR(SetAsideSegments(options_.dir, segments));
+      segments.clear();
+    }
   } else if (errno != ENOENT) {
     return IoError("stat", snapshot_path_, errno);
   }

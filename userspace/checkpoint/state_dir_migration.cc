@@ -104,7 +104,7 @@ Status RemoveSet(const CheckpointSet& set, const fs::path& dir, const char* why)
     if (ec) return Internal("removing " + f.string() + ": " + ec.message());
   }
   spdlog::info("checkpoint: removed a set dir={} files={} reason={}", LogValue(dir.string()),
-               set.files.size(), why);
+               set.files.size(), LogValue(why));
   return SyncDir(dir);
 }
 

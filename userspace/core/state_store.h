@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 #include "core/types.h"
@@ -14,6 +17,9 @@ struct LoadedState {
   bool found = false;          // false: no checkpoint existed (fresh node)
   bool corruption_skipped = false;  // a checksum mismatch was ignored (skip flag)
   PodEntries pod_entries;
+  // Entries whose file named no NIC namespace at all (Katalyst v0.5.3 has no ns_name), as
+  // (pod uid, container name): their NIC is found by name (core/imported_netns.h).
+  std::vector<std::pair<std::string, std::string>> without_netns;
 };
 
 // What a snapshot file records. nics gives each machine-state key its resource identifier.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/log_value.h"
+#include "core/imported_netns.h"
 
 namespace netqos::service {
 
@@ -18,6 +19,8 @@ Result<std::unique_ptr<AllocationService>> AllocationService::Create(
   auto loaded = store->Load();
   if (!loaded.ok()) return loaded.status();
   if (loaded->found) {
+    NETQOS_RETURN_IF_ERROR(core::ResolveImportedNetns(policy.topology().nics,
+                                                      loaded->without_netns, loaded->pod_entries));
     // Pod entries are trusted; the machine state is always recomputed from them and the current
     // NICs and configuration, so capacity or reservation changes take effect on restart.
     policy.Restore(std::move(loaded->pod_entries));

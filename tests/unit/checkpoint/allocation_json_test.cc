@@ -78,7 +78,8 @@ TEST_CASE("a Katalyst v0.5.3 entry is readable", "[allocation_json]") {
   CHECK(info->nic() == core::NicId{"", "eth0"});
   CHECK(info->numa_nodes == core::NumaSet{0, 1});
   CHECK(info->annotations.at("namespace_type") == "host_ns_preferred");
-  CHECK(info->qos_level.empty());
+  // No level stored by v0.5.3: taken from the stored annotations (enforcement needs it).
+  CHECK(info->qos_level == "shared_cores");
 }
 
 TEST_CASE("a Katalyst HEAD entry is readable", "[allocation_json]") {

@@ -583,6 +583,11 @@ TEST_CASE("a Katalyst v0.5.3 checkpoint is importable only with the skip flag",
   CHECK(info.egress == 5000);
   CHECK(info.nic() == core::NicId{"", "eth0"});
   CHECK(info.numa_nodes == core::NumaSet{0, 1});
+  // v0.5.3 stores no level; the stored annotations carry it (enforcement needs it).
+  CHECK(info.qos_level == "shared_cores");
+  // Nor a NIC namespace: the entry is listed for the policy to find its NIC by name.
+  CHECK(loaded.without_netns == std::vector<std::pair<std::string, std::string>>{
+                                    {"373d08e4-7a6b-4293-aaaf-b135ff8123bf", "test"}});
   // After a snapshot the file is ours and loads strictly.
   MustAppend(*store, Remove("gone"), &loaded.pod_entries);
   MustSnapshot(*store, loaded.pod_entries);
@@ -590,6 +595,29 @@ TEST_CASE("a Katalyst v0.5.3 checkpoint is importable only with the skip flag",
   Open(tmp.path(), &again);
   CHECK(again.pod_entries == loaded.pod_entries);
   CHECK_FALSE(again.corruption_skipped);
+  CHECK(again.without_netns.empty());  // netqos writes ns_name, also ""
+}
+
+TEST_CASE("journal segments older than a Katalyst-written snapshot are set aside, not replayed",
+          "[file_state_store]") {
+  // netqos ran here (its journal remains), Katalyst took over and rewrote the snapshot (it
+  // removed the pod "a" netqos had), and netqos comes back.
+  TempDir tmp;
+  {
+    auto store = Open(tmp.path());
+    MustAppend(*store, Set(Info("a", "c", 1)));
+  }
+  std::vector<std::string> before = ListDir(tmp.path());
+  REQUIRE(before.size() == 1);  // one journal segment
+  WriteFile(tmp.file(kSnapshotName), KatalystV053File());
+  core::LoadedState loaded;
+  Open(tmp.path(), &loaded, /*skip=*/true);
+  REQUIRE(loaded.pod_entries.size() == 1);
+  CHECK(loaded.pod_entries.count("a") == 0);
+  // The segment is kept under another name, for an operator to look at.
+  std::vector<std::string> after = ListDir(tmp.path());
+  REQUIRE(after.size() == 2);
+  CHECK(Contains(after[1], before[0] + ".before-katalyst-snapshot-"));
 }
 
 TEST_CASE("a checkpoint of another policy is refused unless skipping", "[file_state_store]") {
