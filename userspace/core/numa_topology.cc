@@ -12,9 +12,10 @@ Result<NumaTopology> NumaTopology::Create(const std::vector<NumaNode>& nodes) {
   }
   for (const NumaNode& n : nodes) {
     if (n.id < 0) return InvalidArgument("NUMA node " + std::to_string(n.id) + ": negative id");
-    if (n.socket < 0) {
-      return InvalidArgument("NUMA node " + std::to_string(n.id) + ": negative socket " +
-                             std::to_string(n.socket));
+    if (n.socket < kNoSocket) {
+      return InvalidArgument("NUMA node " + std::to_string(n.id) + ": socket " +
+                             std::to_string(n.socket) + " (want an id, or -1 for a node " +
+                             "without CPUs)");
     }
     if (!t.socket_of_.emplace(n.id, n.socket).second) {
       return InvalidArgument("NUMA node " + std::to_string(n.id) + " is listed twice");
@@ -26,7 +27,7 @@ Result<NumaTopology> NumaTopology::Create(const std::vector<NumaNode>& nodes) {
 std::optional<int> NumaTopology::SocketOf(int numa) const {
   if (numa == -1) numa = 0;
   auto it = socket_of_.find(numa);
-  if (it == socket_of_.end()) return std::nullopt;
+  if (it == socket_of_.end() || it->second == kNoSocket) return std::nullopt;
   return it->second;
 }
 
@@ -42,7 +43,9 @@ NumaSet NumaTopology::SiblingsOf(int numa) const {
 
 std::vector<uint64_t> NumaTopology::AllNodes() const {
   std::vector<uint64_t> out;
-  for (const auto& [id, s] : socket_of_) out.push_back(static_cast<uint64_t>(id));
+  for (const auto& [id, s] : socket_of_) {
+    if (s != kNoSocket) out.push_back(static_cast<uint64_t>(id));
+  }
   return out;
 }
 

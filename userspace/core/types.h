@@ -43,9 +43,12 @@ struct Nic {
   std::string unhealthy_reason;
 };
 
+// The socket of a NUMA node without CPUs (memory only: CXL, PMEM, or every CPU offline).
+inline constexpr int kNoSocket = -1;
+
 struct NumaNode {
   int id = 0;
-  int socket = 0;
+  int socket = 0;  // or kNoSocket
 };
 
 struct Topology {

@@ -106,14 +106,12 @@ Result<std::vector<core::NumaNode>> ReadNumaNodes(const std::string& sysfs_root)
       info.online = std::set<int>(list->begin(), list->end());
   }
 
-  // Sockets known from the online CPUs; needed for the fallback of CPU-less nodes.
-  std::set<int> sockets;
   std::optional<int> first_cpu_socket;
   if (auto cpus = NumberedEntries(info.cpu_dir, "cpu")) {
     for (int cpu : *cpus) {
       if (auto s = SocketOfCpu(info, cpu)) {
-        sockets.insert(*s);
-        if (!first_cpu_socket) first_cpu_socket = s;
+        first_cpu_socket = s;
+        break;
       }
     }
   }
@@ -126,7 +124,7 @@ Result<std::vector<core::NumaNode>> ReadNumaNodes(const std::string& sysfs_root)
 
   std::vector<core::NumaNode> nodes;
   nodes.reserve(node_ids.size());
-  const std::vector<int> socket_ids(sockets.begin(), sockets.end());
+  bool any_socket = false;
   for (int id : node_ids) {
     core::NumaNode node{id, 0};
     std::optional<int> socket;
@@ -134,21 +132,16 @@ Result<std::vector<core::NumaNode>> ReadNumaNodes(const std::string& sysfs_root)
       socket = SocketOfCpu(info, cpu);
       if (socket) break;
     }
-    if (socket) {
-      node.socket = *socket;
-    } else if (!socket_ids.empty()) {
-      // A node with no online CPU (memory-only: CXL/PMEM, or all its CPUs offlined). Upstream
-      // (GetNumaPackageID) assumes nodes are spread evenly over sockets and computes
-      // node / (nodes / sockets). We keep that formula, treat its result as an index into the
-      // sorted socket ids (equal to the id when ids are 0..n-1), and clamp it to the last socket
-      // when the division is uneven or there are fewer nodes than sockets, so the answer is
-      // always a socket that exists.
-      const int per_socket =
-          static_cast<int>(node_ids.size()) / static_cast<int>(socket_ids.size());
-      size_t index = per_socket > 0 ? static_cast<size_t>(id / per_socket) : 0;
-      node.socket = socket_ids[std::min(index, socket_ids.size() - 1)];
-    }
+    // A node with no online CPU (memory-only: CXL/PMEM, or all its CPUs offlined) is on no
+    // socket, as in v0.5.3, whose sibling sets come from the CPU topology (core/numa_topology.h).
+    node.socket = socket ? *socket : core::kNoSocket;
+    any_socket = any_socket || socket.has_value();
     nodes.push_back(node);
+  }
+  if (!any_socket) {
+    // No node names a CPU we can place (a sysfs without CPU topology): one socket, as when
+    // there is no NUMA information at all.
+    for (core::NumaNode& n : nodes) n.socket = first_cpu_socket.value_or(0);
   }
   return nodes;
 }

@@ -146,7 +146,8 @@ Result<core::Topology> ParseTopologyJson(const std::string& text, const std::str
       Reader r((*it)[i], where);
       NETQOS_RETURN_IF_ERROR(r.CheckKeys({"id", "socket"}));
       NETQOS_ASSIGN_OR_RETURN(int64_t id, r.Int("id", true, 0, 0, 1 << 20));
-      NETQOS_ASSIGN_OR_RETURN(int64_t socket, r.Int("socket", true, 0, 0, 1 << 20));
+      // -1: a node without CPUs (core::kNoSocket).
+      NETQOS_ASSIGN_OR_RETURN(int64_t socket, r.Int("socket", true, 0, core::kNoSocket, 1 << 20));
       topo.numa_nodes.push_back({static_cast<int>(id), static_cast<int>(socket)});
     }
   }

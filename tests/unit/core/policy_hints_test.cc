@@ -156,6 +156,24 @@ TEST_CASE("Allocate echoes the kubelet's hint and takes the NIC the pod prefers 
   }
 }
 
+TEST_CASE("memory-only NUMA nodes are in no socket hint and not in the all-NUMA hint",
+          "[policy][hints]") {
+  // The fixture's sockets {0,1} and {2,3}, plus CXL memory as NUMA 4 and 5: the CPU manager
+  // never offers them, so a socket hint widened by them would not merge with its hints.
+  Topology t = testing::FixtureTopology();
+  t.numa_nodes.push_back({4, kNoSocket});
+  t.numa_nodes.push_back({5, kNoSocket});
+  auto p = StaticPolicy::Create(testing::FixtureConfig(), t);
+  REQUIRE(p.ok());
+  CHECK(HintsFor(*p, MakeRequest({kSharedCores, 100})) ==
+        std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, true),
+                                  Hint({0, 1, 2, 3}, false)});
+  FirstNicChooser chooser;
+  auto plan = p->PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({0, 1}, true)}), chooser);
+  REQUIRE(plan.ok());
+  CHECK(plan->response.allocation_result == "0-1");
+}
+
 TEST_CASE("an unknown NUMA without NUMA 0 aligns with nothing", "[policy][hints]") {
   Topology t;
   t.numa_nodes = {{1, 0}, {2, 1}};

@@ -59,8 +59,8 @@ TEST_CASE("Create validates configuration and topology", "[policy][create]") {
     topo.numa_nodes.push_back({-2, 0});
     RequireCreateFails(config, topo, "NUMA node -2: negative id");
     topo = FixtureTopology();
-    topo.numa_nodes.push_back({7, -1});
-    RequireCreateFails(config, topo, "NUMA node 7: negative socket");
+    topo.numa_nodes.push_back({7, -2});
+    RequireCreateFails(config, topo, "NUMA node 7: socket -2 (want an id, or -1 for a node without CPUs)");
   }
   SECTION("NICs") {
     topo.nics.push_back(topo.nics[0]);

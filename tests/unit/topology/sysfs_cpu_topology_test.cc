@@ -141,26 +141,27 @@ TEST_CASE("numa nodes: a node without a cpulist file uses its cpu<N> entries") {
   CHECK(Pairs(*ReadNumaNodes(root.path())) == P{{0, 0}, {1, 1}});
 }
 
-TEST_CASE("numa nodes: memory-only nodes get node / (nodes / sockets)") {
+TEST_CASE("numa nodes: memory-only nodes are on no socket") {
   TempDir root;
-  for (int c = 0; c < 4; ++c) Cpu(root, c, c / 2);
+  Cpu(root, 0, 0);
+  Cpu(root, 1, 0);
+  Cpu(root, 2, 1);
+  Cpu(root, 3, 1);
   Node(root, 0, "0-1");
   Node(root, 1, "2-3");
-  SECTION("four nodes, two sockets: nodes 2 and 3 land on socket 1") {
+  SECTION("CXL or PMEM nodes 2 and 3") {
     Node(root, 2, "");
     Node(root, 3, "");
-    CHECK(Pairs(*ReadNumaNodes(root.path())) == P{{0, 0}, {1, 1}, {2, 1}, {3, 1}});
-  }
-  SECTION("an uneven split is clamped to the last socket") {
-    Node(root, 2, "");
-    CHECK(Pairs(*ReadNumaNodes(root.path())) == P{{0, 0}, {1, 1}, {2, 1}});
+    CHECK(Pairs(*ReadNumaNodes(root.path())) == P{{0, 0}, {1, 1}, {2, -1}, {3, -1}});
   }
   SECTION("a node whose CPUs are all offline is memory-only too") {
     Node(root, 2, "");
-    Node(root, 3, "");
-    Put(root, "devices/system/cpu/online", "0-1\n");  // socket 1 has no online CPU left
-    // Only socket 0 is known: every CPU-less node falls back onto it.
-    CHECK(Pairs(*ReadNumaNodes(root.path())) == P{{0, 0}, {1, 0}, {2, 0}, {3, 0}});
+    Put(root, "devices/system/cpu/online", "0-1\n");  // node 1's CPUs are offline
+    CHECK(Pairs(*ReadNumaNodes(root.path())) == P{{0, 0}, {1, -1}, {2, -1}});
+  }
+  SECTION("no node with a CPU we can place: one socket, the first CPU's") {
+    Put(root, "devices/system/cpu/online", "\n");
+    CHECK(Pairs(*ReadNumaNodes(root.path())) == P{{0, 0}, {1, 0}});
   }
 }
 
@@ -171,8 +172,7 @@ TEST_CASE("numa nodes: socket ids that are not 0..n-1") {
   Node(root, 0, "0");
   Node(root, 1, "1");
   Node(root, 2, "");
-  Node(root, 3, "");
-  CHECK(Pairs(*ReadNumaNodes(root.path())) == P{{0, 2}, {1, 5}, {2, 5}, {3, 5}});
+  CHECK(Pairs(*ReadNumaNodes(root.path())) == P{{0, 2}, {1, 5}, {2, -1}});
 }
 
 TEST_CASE("numa nodes: this machine's /sys") {
@@ -181,6 +181,6 @@ TEST_CASE("numa nodes: this machine's /sys") {
   REQUIRE_FALSE(nodes->empty());
   for (const auto& n : *nodes) {
     CHECK(n.id >= 0);
-    CHECK(n.socket >= 0);
+    CHECK(n.socket >= -1);
   }
 }
