@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/enforce_nics.h"
+#include "app/nic_health_checkers.h"
 #include "app/shaping_flags.h"
 #include "cgroup/kubelet_pods_client.h"
 #include "cri/cri_endpoint.h"
@@ -121,7 +122,8 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--network-resource-plugin-net-class-annotation-key",
                  p.pod_net_class_annotation_key, "Pod annotation overriding the net class id");
   app.add_option("--network-resource-plugin-net-attributes-keys", c.net_attributes_keys,
-                 "Pod annotations copied into a container's net class attributes")
+                 "Accepted for compatibility, no effect: Katalyst collects these pod "
+                 "annotations as net class attributes that its appliers then ignore")
       ->delimiter(',');
   auto& k = p.annotation_keys;
   app.add_option("--network-resource-plugin-ipv4-allocation-anno-key", k.ipv4,
@@ -140,7 +142,8 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
               c.enable_nic_allocation_reactor,
               "Accepted for compatibility (netqos does not patch pods)");
   app.add_option("--network-resource-plugin-nic-health-checkers", c.nic_health_checkers,
-                 "NIC health checkers (\"ip\", \"-ip\", \"*\")")
+                 "NIC health checkers: ip (a NIC without an IP address takes no new "
+                 "allocations); \"-ip\" turns it off, \"*\" all on, an empty list all off")
       ->delimiter(',');
 
   // Katalyst: generic QRM (10.2).
@@ -348,6 +351,7 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   if (st.ok()) st = ParsePairs(raw.enhancement_defaults, "qos-enhancement-default-values",
                               &p.qos.enhancement_defaults);
   if (st.ok()) st = ValidateDaemonConfig(c);
+  if (st.ok()) p.require_ip_address = ParseNicHealthCheckers(c.nic_health_checkers)->ip;
   if (!st.ok()) {
     std::cerr << "netqosd: " << st.message() << "\n";
     return ParsedFlags{std::nullopt, 2};
@@ -466,6 +470,8 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
                            "discovery; they cannot be combined with --topology-file");
   if (c.json && !c.print_topology)
     return InvalidArgument("--json only applies to --print-topology");
+  if (auto checkers = ParseNicHealthCheckers(c.nic_health_checkers); !checkers.ok())
+    return checkers.status();
   return ValidateEnforcementFlags(c);
 }
 

@@ -45,6 +45,8 @@ struct PolicyConfig {
   std::string pod_net_class_annotation_key = kDefaultNetClassAnnotationKey;
   AllocationAnnotationKeys annotation_keys;
   QosConfig qos;
+  // The "ip" NIC health checker: a NIC without an IP address takes no new allocations.
+  bool require_ip_address = true;
 };
 
 }  // namespace netqos::core

@@ -21,14 +21,16 @@ bool NicOrder(const Nic& a, const Nic& b) {
   return a.id.netns < b.id.netns;
 }
 
-bool Available(const Nic& nic) {
-  return nic.enabled && (!nic.ipv4.empty() || !nic.ipv6.empty()) && nic.healthy;
+bool HasIp(const Nic& nic) { return !nic.ipv4.empty() || !nic.ipv6.empty(); }
+
+bool Available(const Nic& nic, bool require_ip) {
+  return nic.enabled && (!require_ip || HasIp(nic)) && nic.healthy;
 }
 
 std::string UnavailableReason(const Nic& nic) {
   if (!nic.healthy && !nic.unhealthy_reason.empty()) return nic.unhealthy_reason;
   if (!nic.enabled) return "link disabled";
-  if (nic.ipv4.empty() && nic.ipv6.empty()) return "no IP address";
+  if (!HasIp(nic)) return "no IP address";
   return "unhealthy";
 }
 
@@ -137,7 +139,7 @@ Status StaticPolicy::SetTopology(Topology topology, bool at_start) {
 
   std::vector<Nic> managed;
   for (const Nic& nic : topology.nics) {
-    bool available = Available(nic);
+    bool available = Available(nic, config_.require_ip_address);
     if (!available && FindManagedNic(nic.id) == nullptr) continue;  // never usable: not listed
     Nic m = nic;
     if (available) {

@@ -299,6 +299,18 @@ TEST_CASE("NIC health changes", "[policy][health]") {
     REQUIRE(policy.UpdateTopology(no_ip).ok());
     CHECK(policy.nics()[0].unhealthy_reason == "no IP address");
   }
+  SECTION("losing IPs with the ip health checker off (--network-resource-plugin-nic-health-checkers=-ip)") {
+    PolicyConfig config = FixtureConfig();
+    config.require_ip_address = false;
+    Topology no_ip = FixtureTopology();
+    FindNic(no_ip, "eth0").ipv4.clear();
+    auto off = StaticPolicy::Create(config, no_ip);
+    REQUIRE(off.ok());
+    REQUIRE_FALSE(off->nics().empty());
+    CHECK(off->nics()[0].id == kEth0);
+    CHECK(off->nics()[0].healthy);
+    CHECK(off->machine_state().at(kEth0).egress.free > 0);
+  }
   SECTION("back up: usable again") {
     REQUIRE(policy.UpdateTopology(FixtureTopology()).ok());
     CHECK(policy.nics()[0].healthy);
