@@ -24,6 +24,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=scripts/lib/mq-nic.sh
 . scripts/lib/mq-nic.sh
+# shellcheck source=scripts/lib/lab-work.sh
+. scripts/lib/lab-work.sh
 QUICK=0
 [[ ${1:-} == --quick ]] && { QUICK=1; shift; }
 BUILD_DIR=${1:?usage: edt_vs_htb.sh [--quick] BUILD_DIR}
@@ -87,13 +89,7 @@ cleanup() {
   [[ -n $DAEMON ]] && { kill -KILL "$DAEMON" 2>/dev/null; wait "$DAEMON" 2>/dev/null; }
   [[ -e $PIN_DIR ]] && "$NETQOSD" --uninstall --bpf-pin-dir="$PIN_DIR" --qrm-state-dir="$STATE" >/dev/null 2>&1
   mq_nic_down "$NIC" "$NS" >/dev/null 2>&1
-  for _ in 1 2 3 4 5; do
-    find "$CGROOT/$ROOT_NAME" -depth -type d -exec rmdir {} + 2>/dev/null
-    [[ -d $CGROOT/$ROOT_NAME ]] || break
-    sleep 0.2
-  done
-  mountpoint -q "$WORK/bpf" && umount "$WORK/bpf"
-  rm -rf "$WORK"
+  lab_work_down "$CGROOT/$ROOT_NAME" "$WORK"
 }
 trap cleanup EXIT
 

@@ -17,6 +17,8 @@
 #                 --uninstall), for a quick look
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=scripts/lib/lab-work.sh
+. scripts/lib/lab-work.sh
 BUILD_DIR=${1:-build}
 NETQOSD=$PWD/$BUILD_DIR/bin/netqosd
 NETQOSCTL=$PWD/$BUILD_DIR/bin/netqosctl
@@ -50,13 +52,7 @@ cleanup() {
   [[ -e $PIN_DIR ]] && "$NETQOSD" --uninstall --bpf-pin-dir="$PIN_DIR" --qrm-state-dir="$STATE" >/dev/null 2>&1
   ip link del "$NIC" 2>/dev/null
   ip netns del "$NS" 2>/dev/null
-  for _ in 1 2 3 4 5; do
-    find "$CGROOT/$ROOT_NAME" -depth -type d -exec rmdir {} + 2>/dev/null
-    [[ -d $CGROOT/$ROOT_NAME ]] || break
-    sleep 0.2
-  done
-  mountpoint -q "$WORK/bpf" && umount "$WORK/bpf"
-  rm -rf "$WORK"
+  lab_work_down "$CGROOT/$ROOT_NAME" "$WORK"
 }
 trap cleanup EXIT
 

@@ -23,6 +23,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=scripts/lib/mq-nic.sh
 . scripts/lib/mq-nic.sh
+# shellcheck source=scripts/lib/lab-work.sh
+. scripts/lib/lab-work.sh
 BUILD_DIR=${1:-build}
 NETQOSD=$PWD/$BUILD_DIR/bin/netqosd
 NETQOSCTL=$PWD/$BUILD_DIR/bin/netqosctl
@@ -89,13 +91,7 @@ cleanup() {
   ip link del "$POD_HOST" 2>/dev/null
   ip netns del "$POD_NS" 2>/dev/null
   echo "$FORWARD_BEFORE" >/proc/sys/net/ipv4/ip_forward
-  for _ in 1 2 3 4 5; do
-    find "$CGROOT/$ROOT_NAME" -depth -type d -exec rmdir {} + 2>/dev/null
-    [[ -d $CGROOT/$ROOT_NAME ]] || break
-    sleep 0.2
-  done
-  mountpoint -q "$WORK/bpf" && umount "$WORK/bpf"
-  rm -rf "$WORK"
+  lab_work_down "$CGROOT/$ROOT_NAME" "$WORK"
 }
 trap cleanup EXIT
 
