@@ -141,6 +141,9 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   AddBoolFlag(app, "--enable-network-resource-plugin-nic-allocation-reactor",
               c.enable_nic_allocation_reactor,
               "Accepted for compatibility (netqos does not patch pods)");
+  AddBoolFlag(app, "--network-resource-plugin-numa-node-hints", p.numa_node_hints,
+              "Also offer each NIC's own NUMA node as a hint (the kubelet's single-numa-node "
+              "topology policy admits only those); off: socket hints only, as Katalyst");
   app.add_option("--network-resource-plugin-nic-health-checkers", c.nic_health_checkers,
                  "NIC health checkers: ip (a NIC without an IP address takes no new "
                  "allocations); \"-ip\" turns it off, \"*\" all on, an empty list all off")

@@ -47,6 +47,11 @@ struct PolicyConfig {
   QosConfig qos;
   // The "ip" NIC health checker: a NIC without an IP address takes no new allocations.
   bool require_ip_address = true;
+  // Also offer each NIC's own NUMA node as a hint, and take a NIC whose own node is the hint as
+  // an exact match: the kubelet's single-numa-node topology policy admits single-node hints
+  // only, and Katalyst's are whole sockets. Off by default: under the other policies a narrower
+  // network hint narrows where the kubelet places CPUs and memory.
+  bool numa_node_hints = false;
 };
 
 }  // namespace netqos::core

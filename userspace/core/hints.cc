@@ -14,8 +14,15 @@ std::vector<TopologyHint> BuildHints(const std::vector<const NicCandidate*>& sel
     // with nothing; upstream fails the whole call, we let only the all-NUMA hint cover it.
     if (c->siblings.empty()) continue;
     std::vector<uint64_t> nodes(c->siblings.begin(), c->siblings.end());
+    const bool nic_preferred = NicPreferred(*c->nic, annotations);
     bool& preferred = by_nodes[nodes];
-    if (NicPreferred(*c->nic, annotations)) preferred = true;
+    if (nic_preferred) preferred = true;
+    if (c->own_node) {
+      // With numa_node_hints: the NIC's own node too (the same as its socket's on a one-node
+      // socket, which the map keeps once).
+      bool& own = by_nodes[{static_cast<uint64_t>(*c->own_node)}];
+      if (nic_preferred) own = true;
+    }
   }
   std::vector<TopologyHint> hints;
   for (const auto& [nodes, preferred] : by_nodes) hints.push_back(TopologyHint{nodes, preferred});

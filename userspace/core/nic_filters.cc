@@ -86,15 +86,27 @@ FilterOutcome FilterNics(const std::vector<NicCandidate>& nics, uint32_t request
   const NicCandidate* exact_preferred = nullptr;
   std::vector<const NicCandidate*> subsets;
   std::vector<const NicCandidate*> preferred_subsets;
+  // For Allocate, last: NICs whose socket holds the whole hint. The kubelet merges the hints of
+  // every provider into the narrowest preferred one, so a pod whose CPUs fit one node arrives
+  // with {0} where netqos offered {0,1}; upstream then finds no NIC and the pod fails to start.
+  std::vector<const NicCandidate*> around;
+  std::vector<const NicCandidate*> preferred_around;
   for (const NicCandidate* c : passed) {
-    const bool preferred = fit == HintFit::kPreferredFirst && NicPreferred(*c->nic, annotations);
-    if (representable && c->siblings == hint_set) {
+    const bool preferred = fit == HintFit::kAllocate && NicPreferred(*c->nic, annotations);
+    const bool own_node_is_hint =
+        representable && c->own_node && hint_set == NumaSet{*c->own_node};
+    if (representable && (c->siblings == hint_set || own_node_is_hint)) {
       if (exact == nullptr) exact = c;
       if (preferred && exact_preferred == nullptr) exact_preferred = c;
     } else if (representable && std::includes(hint_set.begin(), hint_set.end(), c->siblings.begin(),
                                               c->siblings.end())) {
       subsets.push_back(c);
       if (preferred) preferred_subsets.push_back(c);
+    } else if (fit == HintFit::kAllocate && representable && !hint_set.empty() &&
+               std::includes(c->siblings.begin(), c->siblings.end(), hint_set.begin(),
+                             hint_set.end())) {
+      around.push_back(c);
+      if (preferred) preferred_around.push_back(c);
     } else {
       out.reasons.push_back(c->nic->id.Identifier() + ": NUMA nodes " +
                             FormatNumaList(c->siblings) + " do not fit hint " + hint_text);
@@ -104,8 +116,12 @@ FilterOutcome FilterNics(const std::vector<NicCandidate>& nics, uint32_t request
     out.selected = {exact_preferred != nullptr ? exact_preferred : exact};
   } else if (!preferred_subsets.empty()) {
     out.selected = std::move(preferred_subsets);
-  } else {
+  } else if (!subsets.empty()) {
     out.selected = std::move(subsets);
+  } else if (!preferred_around.empty()) {
+    out.selected = std::move(preferred_around);
+  } else {
+    out.selected = std::move(around);
   }
   return out;
 }

@@ -17,6 +17,8 @@ struct NicCandidate {
   uint32_t free_egress = 0;
   uint32_t free_ingress = 0;
   NumaSet siblings;  // NUMA nodes of the socket holding the NIC
+  // The NIC's own NUMA node, with PolicyConfig::numa_node_hints (and a known node on a socket).
+  std::optional<int> own_node;
 };
 
 struct FilterOutcome {
@@ -32,13 +34,14 @@ bool NamespaceRestricted(const StringMap& annotations);
 
 // Which of the NICs that fit a hint equally are kept.
 enum class HintFit {
-  kUpstream,        // the first exact match, else every subset (hints: what upstream offers)
-  kPreferredFirst,  // the same, but the pod's preferred NICs first (Allocate)
+  kUpstream,  // the first exact match, else every subset (hints: what upstream offers)
+  kAllocate,  // the same, the pod's preferred NICs first; else the NICs whose socket holds it
 };
 
 // healthy -> free >= request in both directions -> namespace_type -> hint (when it names nodes:
-// the first NIC whose sibling set equals the hint, else every NIC whose sibling set is a subset
-// of it; with kPreferredFirst, among those the ones the pod's namespace_type prefers, if any).
+// the first NIC whose sibling set (or, with numa_node_hints, own node) equals the hint, else
+// every NIC whose sibling set is a subset of it; with kAllocate, among those the ones the pod's
+// namespace_type prefers, if any, and when none fits, the NICs whose socket holds the hint).
 FilterOutcome FilterNics(const std::vector<NicCandidate>& nics, uint32_t request_mbps,
                          const StringMap& annotations, const std::optional<TopologyHint>& hint,
                          HintFit fit = HintFit::kUpstream);

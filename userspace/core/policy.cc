@@ -297,6 +297,9 @@ std::vector<NicCandidate> StaticPolicy::Candidates(const AllocationInfo* release
       c.free_ingress = state.ingress.free;
     }
     c.siblings = numa_.SiblingsOf(nic.numa_node);
+    if (config_.numa_node_hints && nic.numa_node >= 0 && numa_.SocketOf(nic.numa_node)) {
+      c.own_node = nic.numa_node;
+    }
     out.push_back(std::move(c));
   }
   return out;
@@ -385,7 +388,7 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateImpl(const ContainerRequest& req,
 
   std::vector<NicCandidate> candidates = Candidates(existing);
   FilterOutcome outcome = FilterNics(candidates, p.mbps, p.filtered.annotations, req.hint,
-                                     HintFit::kPreferredFirst);
+                                     HintFit::kAllocate);
   if (outcome.selected.empty()) {
     std::string why;
     for (const std::string& r : outcome.reasons) why += (why.empty() ? "" : "; ") + r;

@@ -174,6 +174,71 @@ TEST_CASE("memory-only NUMA nodes are in no socket hint and not in the all-NUMA 
   CHECK(plan->response.allocation_result == "0-1");
 }
 
+// The kubelet merges every provider's hints into the narrowest preferred one: a pod whose CPUs
+// fit one node comes with {0} where netqos offered {0,1}. Upstream then finds no NIC.
+TEST_CASE("Allocate takes the NIC whose socket holds a hint narrower than any socket",
+          "[policy][choose]") {
+  StaticPolicy policy = testing::MakePolicy();
+  FirstNicChooser chooser;
+  for (uint64_t node : {0, 1}) {
+    auto plan = policy.PlanAllocate(
+        MakeRequest({kSharedCores, 100, "", "", Hint({node}, true)}), chooser);
+    INFO(node << ": " << plan.status().message());
+    REQUIRE(plan.ok());
+    CHECK(std::get<SetAllocation>(*plan->change).info.nic() == NicId{"", "eth0"});
+    CHECK(plan->response.hint == Hint({node}, true));
+  }
+  // A hint across two sockets is held by no socket and holds none: nothing fits.
+  auto across = policy.PlanAllocate(
+      MakeRequest({kSharedCores, 100, "", "", Hint({1, 2}, true)}), chooser);
+  REQUIRE_FALSE(across.ok());
+  CHECK_THAT(across.status().message(), Catch::Contains("eth0: NUMA nodes 0-1 do not fit hint 1-2"));
+  // Hint answers stay upstream's: a hint request with {0} offers nothing for eth0.
+  CHECK(HintsFor(policy, MakeRequest({kSharedCores, 100, "", "", Hint({0}, true)})) ==
+        std::vector<TopologyHint>{Hint({0, 1, 2, 3}, false)});
+}
+
+// The kubelet's single-numa-node policy keeps only preferred hints of one node; Katalyst's
+// socket hints ({0,1}) are never one node, so no pod requesting bandwidth was admitted.
+TEST_CASE("NUMA node hints (--network-resource-plugin-numa-node-hints) offer each NIC's own node",
+          "[policy][hints]") {
+  PolicyConfig c = testing::FixtureConfig();
+  c.numa_node_hints = true;
+  Topology t = testing::FixtureTopology();  // eth0 on NUMA 0, eth2 (ns2) on NUMA 2
+  auto p = StaticPolicy::Create(c, t);
+  REQUIRE(p.ok());
+  CHECK(HintsFor(*p, MakeRequest({kSharedCores, 100})) ==
+        std::vector<TopologyHint>{Hint({0}, true), Hint({0, 1}, true), Hint({2}, true),
+                                  Hint({2, 3}, true), Hint({0, 1, 2, 3}, false)});
+  // host_ns_preferred: eth2's hints are not preferred (the kubelet's filter drops them).
+  CHECK(HintsFor(*p, MakeRequest({kSharedCores, 100, kHp})) ==
+        std::vector<TopologyHint>{Hint({0}, true), Hint({0, 1}, true), Hint({2}, false),
+                                  Hint({2, 3}, false), Hint({0, 1, 2, 3}, false)});
+  FirstNicChooser chooser;
+  SECTION("the kubelet admitted the pod on NUMA 2: eth2, whose own node it is") {
+    auto plan = p->PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({2}, true)}), chooser);
+    INFO(plan.status().message());
+    REQUIRE(plan.ok());
+    CHECK(std::get<SetAllocation>(*plan->change).info.nic() == NicId{"ns2", "eth2"});
+    CHECK(plan->response.hint == Hint({2}, true));
+  }
+  SECTION("NUMA 1 holds no NIC: the NIC of its socket") {
+    auto plan = p->PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({1}, true)}), chooser);
+    REQUIRE(plan.ok());
+    CHECK(std::get<SetAllocation>(*plan->change).info.nic() == NicId{"", "eth0"});
+  }
+  SECTION("off (the default): socket hints only, as Katalyst") {
+    StaticPolicy off = testing::MakePolicy();
+    CHECK(HintsFor(off, MakeRequest({kSharedCores, 100})) ==
+          std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, true),
+                                    Hint({0, 1, 2, 3}, false)});
+    // Allocate with {2} still finds eth2: its socket holds the hint.
+    auto plan = off.PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({2}, true)}), chooser);
+    REQUIRE(plan.ok());
+    CHECK(std::get<SetAllocation>(*plan->change).info.nic() == NicId{"ns2", "eth2"});
+  }
+}
+
 TEST_CASE("an unknown NUMA without NUMA 0 aligns with nothing", "[policy][hints]") {
   Topology t;
   t.numa_nodes = {{1, 0}, {2, 1}};
