@@ -26,9 +26,32 @@ Member Classify(const json& obj, const char* key, const json** out) {
   return Member::kPresent;
 }
 
+// Where the rendering goes: kept as text, or only hashed (a large checkpoint's rendering is
+// larger than the file, and the checksum needs none of it kept).
+class Sink {
+ public:
+  explicit Sink(bool keep_text) : keep_text_(keep_text) {}
+  Sink& operator+=(std::string_view s) {
+    if (keep_text_) {
+      text_ += s;
+    } else {
+      for (unsigned char c : s) hash_ = (hash_ ^ c) * 16777619U;
+    }
+    return *this;
+  }
+  Sink& operator+=(char c) { return *this += std::string_view(&c, 1); }
+  std::string& text() { return text_; }
+  uint32_t hash() const { return keep_text_ ? Fnv1a32(text_) : hash_; }
+
+ private:
+  const bool keep_text_;
+  std::string text_;
+  uint32_t hash_ = 2166136261U;
+};
+
 class Renderer {
  public:
-  explicit Renderer(KatalystLayout layout) : layout_(layout) {}
+  Renderer(KatalystLayout layout, bool keep_text) : layout_(layout), out_(keep_text) {}
 
   Status Checkpoint(const json& doc) {
     if (!doc.is_object()) return InvalidArgument("checkpoint: expected an object");
@@ -49,7 +72,7 @@ class Renderer {
     return Status::Ok();
   }
 
-  std::string& text() { return out_; }
+  Sink& sink() { return out_; }
 
  private:
   using MapBody = Status (Renderer::*)(const json&, const std::string&);
@@ -375,7 +398,7 @@ class Renderer {
   }
 
   const KatalystLayout layout_;
-  std::string out_;
+  Sink out_;
 };
 
 }  // namespace
@@ -385,23 +408,21 @@ const char* KatalystLayoutName(KatalystLayout layout) {
 }
 
 Result<std::string> KatalystSpewRendering(const json& doc, KatalystLayout layout) {
-  Renderer r(layout);
+  Renderer r(layout, /*keep_text=*/true);
   NETQOS_RETURN_IF_ERROR(r.Checkpoint(doc));
-  return std::move(r.text());
+  return std::move(r.sink().text());
 }
 
 uint32_t Fnv1a32(std::string_view data) {
   uint32_t h = 2166136261U;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 16777619U;
-  }
+  for (unsigned char c : data) h = (h ^ c) * 16777619U;
   return h;
 }
 
 Result<uint32_t> KatalystChecksum(const json& doc, KatalystLayout layout) {
-  NETQOS_ASSIGN_OR_RETURN(std::string text, KatalystSpewRendering(doc, layout));
-  return Fnv1a32(text);
+  Renderer r(layout, /*keep_text=*/false);
+  NETQOS_RETURN_IF_ERROR(r.Checkpoint(doc));
+  return r.sink().hash();
 }
 
 }  // namespace netqos::checkpoint

@@ -348,6 +348,16 @@ TEST_CASE("Katalyst checksum: golden renderings from go-spew", "[katalyst_checks
         "{Initialed:(bool)true elems:(map[int]struct {})map[0:{} 1:{}]} Labels:"
         "(map[string]string)map[k:v] Annotations:(map[string]string)<nil>}]] "
         "Checksum:(checksum.Checksum)0}");
+  // The checksum is hashed as the text is produced, without keeping it.
+  for (KatalystLayout layout : kLayouts) {
+    for (const json* doc : {&empty, &nils, &one}) {
+      auto text_of = KatalystSpewRendering(*doc, layout);
+      auto sum = KatalystChecksum(*doc, layout);
+      REQUIRE(text_of.ok());
+      REQUIRE(sum.ok());
+      CHECK(sum.value() == Fnv1a32(text_of.value()));
+    }
+  }
 }
 
 TEST_CASE("Katalyst checksum: FNV-1a 32 test vectors", "[katalyst_checksum]") {
