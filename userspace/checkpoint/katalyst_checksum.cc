@@ -35,7 +35,7 @@ class Sink {
     if (keep_text_) {
       text_ += s;
     } else {
-      for (unsigned char c : s) hash_ = (hash_ ^ c) * 16777619U;
+      for (char c : s) hash_ = (hash_ ^ static_cast<unsigned char>(c)) * 16777619U;
     }
     return *this;
   }
@@ -415,7 +415,7 @@ Result<std::string> KatalystSpewRendering(const json& doc, KatalystLayout layout
 
 uint32_t Fnv1a32(std::string_view data) {
   uint32_t h = 2166136261U;
-  for (unsigned char c : data) h = (h ^ c) * 16777619U;
+  for (char c : data) h = (h ^ static_cast<unsigned char>(c)) * 16777619U;
   return h;
 }
 
