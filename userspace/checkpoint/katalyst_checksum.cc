@@ -61,14 +61,17 @@ class Renderer {
     // leaves that empty map, only an explicit null makes it nil.
     out_ += " MachineState:(state.NICMap)";
     NETQOS_RETURN_IF_ERROR(TopLevelMap(doc, "machineState", &Renderer::NicMap));
-    out_ += " PodEntries:(state.PodEntries)";
+    out_ += " PodEntries:";
+    FieldType("state.PodEntries");
     NETQOS_RETURN_IF_ERROR(TopLevelMap(doc, "pod_entries", &Renderer::PodEntries));
     // Hashed as 0, but it must still decode as a uint64.
     const json* sum = nullptr;
     if (Classify(doc, "checksum", &sum) == Member::kPresent && !sum->is_number_unsigned()) {
       return InvalidArgument("checksum: expected an unsigned integer");
     }
-    out_ += " Checksum:(checksum.Checksum)0}";
+    out_ += " Checksum:";
+    FieldType("checksum.Checksum");
+    out_ += "0}";
     return Status::Ok();
   }
 
@@ -92,6 +95,21 @@ class Renderer {
     return (this->*body)(*v, key);
   }
 
+  // go-spew's "ignore the next type" flag. A map sets it before formatting each key and each
+  // value, and formatting a value clears it, except a nil pointer: "<nil>" returns early and
+  // leaves it set. So when a map's last value is a nil pointer, the next struct field after
+  // that map (or after the structs and maps that close with it) is printed without its type:
+  // "... eth1:<nil>] PodEntries:map[...]", "... c:<nil>]] Checksum:0". Only the checkpoint's
+  // PodEntries and Checksum can follow such a map; every other field's type is written as is.
+  void FieldType(const char* type) {
+    if (!ignore_type_) {
+      out_ += '(';
+      out_ += type;
+      out_ += ')';
+    }
+    ignore_type_ = false;
+  }
+
   static Status Expect(bool ok, const std::string& where, const char* what) {
     if (ok) return Status::Ok();
     return InvalidArgument(where + ": expected " + what);
@@ -109,6 +127,7 @@ class Renderer {
       first = false;
       out_ += key;
       out_ += ':';
+      ignore_type_ = false;  // formatting the key consumed it; only a nil pointer value sets it
       NETQOS_RETURN_IF_ERROR(value(v, where + "." + key));
     }
     out_ += ']';
@@ -120,6 +139,7 @@ class Renderer {
   Status PointerInMap(const json& v, const std::string& where, Fn&& body) {
     if (v.is_null()) {
       out_ += "<nil>";
+      ignore_type_ = true;
       return Status::Ok();
     }
     NETQOS_RETURN_IF_ERROR(Expect(v.is_object(), where, "an object"));
@@ -399,6 +419,7 @@ class Renderer {
 
   const KatalystLayout layout_;
   Sink out_;
+  bool ignore_type_ = false;
 };
 
 }  // namespace

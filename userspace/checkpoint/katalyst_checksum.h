@@ -12,7 +12,9 @@
 //     wrong JSON type, null for numa_node) is an error, because Katalyst refuses that file too;
 //   * how go-spew prints it ("%#v", sorted keys, methods disabled): "(type)value" for struct
 //     fields, raw strings without quotes or escaping, map keys and values without types, a
-//     non-nil pointer inside a map as "<*>" and its struct, a nil map or pointer as "<nil>".
+//     non-nil pointer inside a map as "<*>" and its struct, a nil map or pointer as "<nil>";
+//     and one quirk: after a nil pointer that is the last value of a map, the next struct field
+//     is printed without its "(type)" (go-spew leaves its skip-the-type flag set).
 // The Go types changed between Katalyst releases, and each layout hashes identical JSON
 // differently; a file verifies if its checksum matches either layout.
 //

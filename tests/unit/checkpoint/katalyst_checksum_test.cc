@@ -134,6 +134,13 @@ const std::vector<std::string>& Fixtures() {
           "machineState":{"eth0":null,"eth1":{},"eth2":{"egress_state":null,"pod_entries":null},
                           "eth3":{"pod_entries":{"p":null,"q":{}}}},
           "pod_entries":{"p":null,"q":{"c":null},"r":{}}})",
+      // A nil pointer as a map's last value leaves go-spew's "ignore the next type" flag set:
+      // the next field (PodEntries, Checksum) loses its type; a non-nil last value does not.
+      R"({"machineState":{"eth0":{},"eth9":null},"pod_entries":{"p":{"a":{},"z":null}}})",
+      R"({"machineState":{"eth0":{"pod_entries":{"p":{"c":null}}}},"pod_entries":{}})",
+      R"({"machineState":{"eth0":null,"eth1":{}},"pod_entries":{"p":{"c":null},"q":{}}})",
+      R"({"machineState":{"eth0":{"pod_entries":{"p":{"c":null},"q":null}}},
+          "pod_entries":{"p":{"c":null},"q":null}})",
       // Several NICs and pods, every v0.5.3 field set, several CPU lists.
       R"({"policyName":"static","checksum":4294967295,
           "machineState":{
@@ -348,9 +355,18 @@ TEST_CASE("Katalyst checksum: golden renderings from go-spew", "[katalyst_checks
         "{Initialed:(bool)true elems:(map[int]struct {})map[0:{} 1:{}]} Labels:"
         "(map[string]string)map[k:v] Annotations:(map[string]string)<nil>}]] "
         "Checksum:(checksum.Checksum)0}");
+  // After a nil pointer as the last value of a map, go-spew prints the next field untyped.
+  const json trailing_nil =
+      json::parse(R"({"machineState":{"eth0":null},"pod_entries":{"p":{"c":null}}})");
+  text = KatalystSpewRendering(trailing_nil, KatalystLayout::kV053);
+  REQUIRE(text.ok());
+  CHECK(text.value() ==
+        "(*state.NetworkPluginCheckpoint){PolicyName:(string) MachineState:(state.NICMap)"
+        "map[eth0:<nil>] PodEntries:map[p:map[c:<nil>]] Checksum:0}");
+
   // The checksum is hashed as the text is produced, without keeping it.
   for (KatalystLayout layout : kLayouts) {
-    for (const json* doc : {&empty, &nils, &one}) {
+    for (const json* doc : {&empty, &nils, &one, &trailing_nil}) {
       auto text_of = KatalystSpewRendering(*doc, layout);
       auto sum = KatalystChecksum(*doc, layout);
       REQUIRE(text_of.ok());
