@@ -49,6 +49,12 @@ class Sink {
   uint32_t hash_ = 2166136261U;
 };
 
+// A JSON integer Go decodes into an unsigned field. A parsed document holds every non-negative
+// integer as unsigned; one built in code may hold it as signed.
+bool IsUnsigned(const json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+}
+
 class Renderer {
  public:
   Renderer(KatalystLayout layout, bool keep_text) : layout_(layout), out_(keep_text) {}
@@ -66,7 +72,7 @@ class Renderer {
     NETQOS_RETURN_IF_ERROR(TopLevelMap(doc, "pod_entries", &Renderer::PodEntries));
     // Hashed as 0, but it must still decode as a uint64.
     const json* sum = nullptr;
-    if (Classify(doc, "checksum", &sum) == Member::kPresent && !sum->is_number_unsigned()) {
+    if (Classify(doc, "checksum", &sum) == Member::kPresent && !IsUnsigned(*sum)) {
       return InvalidArgument("checksum: expected an unsigned integer");
     }
     out_ += " Checksum:";
@@ -288,7 +294,7 @@ class Renderer {
       return Status::Ok();
     }
     const std::string w = where + "." + key;
-    NETQOS_RETURN_IF_ERROR(Expect(v->is_number_unsigned(), w, "an unsigned integer"));
+    NETQOS_RETURN_IF_ERROR(Expect(IsUnsigned(*v), w, "an unsigned integer"));
     const uint64_t n = v->get<uint64_t>();
     NETQOS_RETURN_IF_ERROR(Expect(n <= max, w, "a value in range"));
     out_ += std::to_string(n);

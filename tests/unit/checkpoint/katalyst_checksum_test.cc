@@ -14,8 +14,10 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkpoint/file_state_store.h"
@@ -240,6 +242,134 @@ TEST_CASE("Katalyst checksum: a document Go cannot decode has no checksum", "[.]
       auto go = GoOn(doc, {"-layout", GoLayoutFlag(layout)});
       CHECK(go.exit_code == 2);
       CHECK_FALSE(KatalystChecksum(json::parse(doc), layout).ok());
+    }
+  }
+}
+
+// Random checkpoints: every member present, missing or null, values of the right type or not,
+// strings and keys drawn to stress sorting and raw printing. A fixed seed keeps runs repeatable.
+class RandomCheckpoint {
+ public:
+  explicit RandomCheckpoint(uint32_t seed) : rng_(seed) {}
+
+  json Doc() {
+    json d = json::object();
+    if (Chance(80)) d["policyName"] = Value("s");
+    if (Chance(80)) d["machineState"] = Chance(10) ? json() : Nics();
+    if (Chance(80)) d["pod_entries"] = Pods();
+    if (Chance(80)) d["checksum"] = Pick<json>({0, 5, nullptr, 18446744073709551615ULL});
+    return d;
+  }
+
+ private:
+  uint32_t Below(uint32_t n) { return static_cast<uint32_t>(rng_() % n); }
+  bool Chance(uint32_t percent) { return Below(100) < percent; }
+  template <typename T>
+  T Pick(std::vector<T> options) {
+    return options[Below(static_cast<uint32_t>(options.size()))];
+  }
+  std::string Str() {
+    if (Chance(30)) {
+      static const std::vector<std::string> pieces = {"a",  "A", "z", "Z", "_", "-", ".",  "0",
+                                                      "1",  "8", "9", "é", "😀", " ", "\n", "\"",
+                                                      "\\", "[", "]", ":", "{", "}", "<",  ">"};
+      std::string out;
+      for (uint32_t n = Below(5); n > 0; --n) out += Pick(pieces);
+      return out;
+    }
+    return Pick<std::string>({"", "a", "eth0", "x y", "\"q\"", "b\\s", "n\nl", "é", "😀",
+                              std::string(1, '\0'), "map[", "<nil>", "Z", "0", "10", "9"});
+  }
+  json Value(const std::string& kind) {
+    if (Chance(8)) return nullptr;
+    if (Chance(4)) {
+      return Pick<json>({1, -1, 1.5, "s", true, json::array(), json::object(), 4294967296ULL,
+                         18446744073709551615ULL});
+    }
+    if (kind == "s") return Str();
+    if (kind == "u32") return Pick<json>({0, 1, 5000, 4294967295ULL});
+    if (kind == "u64") return Pick<json>({0, 3, 18446744073709551615ULL});
+    if (kind == "b") return Chance(50);
+    if (kind == "numa") {
+      return Pick<std::string>({"0-1", "0", "", "nil", "3-1", "0-1-2,5", "+1,007", "1,0", "2-3,0",
+                                "x", "0-", ",", "1,,2"});
+    }
+    json m = json::object();  // map[string]string
+    for (uint32_t n = Below(4); n > 0; --n) m[Str()] = Chance(80) ? json(Str()) : json();
+    return m;
+  }
+  json Allocation() {
+    static const std::vector<std::pair<const char*, const char*>> fields = {
+        {"pod_uid", "s"},        {"pod_namespace", "s"},  {"pod_name", "s"},
+        {"container_name", "s"}, {"container_type", "s"}, {"container_index", "u64"},
+        {"ramp_up", "b"},        {"pod_role", "s"},       {"pod_type", "s"},
+        {"egress", "u32"},       {"ingress", "u32"},      {"if_name", "s"},
+        {"numa_node", "numa"},   {"labels", "map"},       {"annotations", "map"},
+        {"qosLevel", "s"},       {"identifier", "s"},     {"ns_name", "s"},
+        {"net_class_id", "s"},   {"owner_pool_name", "s"}};
+    json a = json::object();
+    for (const auto& [name, kind] : fields) {
+      if (Chance(60)) a[name] = Value(kind);
+    }
+    return a;
+  }
+  json Pods() {
+    if (Chance(10)) return nullptr;
+    json pods = json::object();
+    for (uint32_t n = Below(4); n > 0; --n) {
+      if (Chance(10)) {
+        pods[Str()] = nullptr;
+        continue;
+      }
+      json containers = json::object();
+      for (uint32_t c = Below(3); c > 0; --c) {
+        containers[Str()] = Chance(10) ? json() : Allocation();
+      }
+      pods[Str()] = containers;
+    }
+    return pods;
+  }
+  json Bandwidth() {
+    if (Chance(20)) return nullptr;
+    json bw = json::object();
+    for (const char* f :
+         {"Capacity", "SysReservation", "Reservation", "Allocatable", "Allocated", "Free"}) {
+      if (Chance(70)) bw[f] = Value("u32");
+    }
+    return bw;
+  }
+  json Nics() {
+    json nics = json::object();
+    for (uint32_t n = Below(4); n > 0; --n) {
+      if (Chance(10)) {
+        nics[Str()] = nullptr;
+        continue;
+      }
+      json nic = json::object();
+      if (Chance(80)) nic["egress_state"] = Bandwidth();
+      if (Chance(80)) nic["ingress_state"] = Bandwidth();
+      if (Chance(80)) nic["pod_entries"] = Pods();
+      nics[Str()] = nic;
+    }
+    return nics;
+  }
+
+  std::mt19937 rng_;
+};
+
+TEST_CASE("Katalyst checksum: the C++ rendering matches go-spew on random checkpoints",
+          "[.][katalyst_go]") {
+  if (!GoToolAvailable()) return;
+  RandomCheckpoint gen(20261204);
+  for (int i = 0; i < 150; ++i) {
+    const json doc = gen.Doc();
+    for (KatalystLayout layout : kLayouts) {
+      INFO("layout " << KatalystLayoutName(layout) << ", document " << doc.dump());
+      auto go = GoOn(doc.dump(), {"-layout", GoLayoutFlag(layout), "-spew"});
+      auto text = KatalystSpewRendering(doc, layout);
+      REQUIRE((go.exit_code == 0 || go.exit_code == 2));
+      REQUIRE(text.ok() == (go.exit_code == 0));
+      if (text.ok()) CHECK(text.value() == go.output);
     }
   }
 }
