@@ -33,8 +33,11 @@
 namespace netqos::checkpoint {
 
 enum class KatalystLayout {
-  kV053,  // v0.5.x: AllocationInfo has the meta fields inline and ramp_up
-  kHead,  // later: commonstate.AllocationMeta embedded; qosLevel, identifier, ns_name, net_class_id
+  // Katalyst v0.4.0 to v0.5.20: AllocationInfo has the meta fields itself, and ramp_up.
+  kV053,
+  // v0.5.21 onwards (current at v0.5.47): commonstate.AllocationMeta embedded; qosLevel,
+  // identifier, ns_name, net_class_id. Every other hashed type is the same in all releases.
+  kHead,
 };
 
 // "v0.5.3" or "HEAD", for logs.
