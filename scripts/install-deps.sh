@@ -17,6 +17,9 @@ PACKAGES=(
   libcpp-httplib-dev libssl-dev
   # tests
   catch2 iproute2 procps iperf3
+  # the Go reference for Katalyst's checkpoint checksum (tests/tools/katalyst_checksum), built
+  # offline in GOPATH mode against Debian's go-spew
+  golang-go golang-github-davecgh-go-spew-dev
   # the checkpoint durability test traces netqosd's renames and fsyncs (tests/e2e/restart_test.cc)
   strace
   # the CRI pod source against a private containerd (tests/cri_integration): the runtime, runc,

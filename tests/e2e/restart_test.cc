@@ -94,6 +94,24 @@ TEST_CASE("e2e: a checkpoint failing its checksum needs --skip-network-state-cor
   CHECK(AllocatedQuantity(h, "p1", "c1") == 4000);
 }
 
+TEST_CASE("e2e: a Katalyst checkpoint with its real checksum loads without the skip flag") {
+  Harness h;
+  h.Start();
+  CHECK(h.daemon().Stop(SIGTERM) == 0);
+  // Byte for byte as Katalyst v0.5.3 writes it, checksum included (computed and written by
+  // tests/tools/katalyst_checksum -sign).
+  std::ofstream(h.checkpoint_path(), std::ios::trunc)
+      << R"({"policyName":"static","machineState":{},"pod_entries":{"p1":{"c1":{"pod_uid":"p1",)"
+         R"("pod_namespace":"test","pod_name":"test","container_name":"c1",)"
+         R"("container_type":"MAIN","egress":5000,"ingress":5000,"if_name":"eth0",)"
+         R"("numa_node":"0-1","labels":{"katalyst.kubewharf.io/qos_level":"shared_cores"},)"
+         R"("annotations":{"katalyst.kubewharf.io/qos_level":"shared_cores"}}}},)"
+         R"("checksum":881851829})";
+  h.Start();
+  CHECK(AllocatedQuantity(h, "p1", "c1") == 5000);
+  CHECK_THAT(h.daemon().Log(), Catch::Contains("Katalyst checksum verified"));
+}
+
 TEST_CASE("e2e: a Katalyst v0.5.3 checkpoint imports its NIC in another namespace, its level, and "
           "not the journal of an earlier netqos run") {
   Harness h;

@@ -17,6 +17,7 @@
 
 #include "checkpoint/allocation_json.h"
 #include "checkpoint/journal_lines.h"
+#include "checkpoint/katalyst_checksum.h"
 #include "common/bounded_file.h"
 #include "common/json_depth.h"
 #include "core/constants.h"
@@ -232,6 +233,27 @@ struct ParsedSnapshot {
   std::vector<std::pair<std::string, std::string>> without_netns;  // (uid, container)
 };
 
+// A file without the "netqos" member was written by Katalyst, whose checksum depends on the Go
+// types of the Katalyst release that wrote it: it verifies if either known layout reproduces
+// the stored value. Returns "" when it does, else the mismatch to report.
+std::string VerifyKatalystChecksum(const std::string& path, const json& doc, uint64_t stored) {
+  std::string tried;
+  for (KatalystLayout layout : {KatalystLayout::kV053, KatalystLayout::kHead}) {
+    Result<uint32_t> sum = KatalystChecksum(doc, layout);
+    if (sum.ok() && sum.value() == stored) {
+      spdlog::info("checkpoint: Katalyst checksum verified path={} layout={} checksum={}", path,
+                   KatalystLayoutName(layout), stored);
+      return "";
+    }
+    tried += std::string("; ") + KatalystLayoutName(layout) + ": ";
+    // A layout the document does not decode as could not have written it.
+    tried += sum.ok() ? "computed " + std::to_string(sum.value())
+                      : "does not decode (" + sum.status().message() + ")";
+  }
+  return "checkpoint " + path + " was written by Katalyst and its Katalyst checksum did not " +
+         "match (stored " + std::to_string(stored) + tried + ")";
+}
+
 Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string& contents,
                                      bool skip) {
   // Malformed JSON is never skippable: the file is left untouched for inspection.
@@ -295,8 +317,7 @@ Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string&
   out.katalyst = !ours;
   std::string mismatch;
   if (!ours) {
-    mismatch = "checkpoint " + path +
-               " was written by Katalyst; its checksum (go-spew based) cannot be verified";
+    mismatch = VerifyKatalystChecksum(path, doc, stored_checksum);
   } else {
     doc.erase("checksum");
     uint64_t computed = Fnv1a64(Dump(doc));

@@ -16,8 +16,10 @@
 // Checksums are ours, not Katalyst's (Katalyst hashes a go-spew rendering of its Go types, which
 // changes with every type change): C and X are FNV-1a 64-bit over nlohmann's
 // compact, key-sorted dump() of the document with its "checksum" (resp. "crc") member removed.
-// A file without the "netqos" member was written by Katalyst; its checksum cannot be verified,
-// so it is treated as a checksum mismatch and imported only with skip_corruption.
+// A file without the "netqos" member was written by Katalyst and carries Katalyst's checksum:
+// it is recomputed for each known Katalyst layout (katalyst_checksum.h), and the file loads
+// without skip_corruption when one matches; otherwise it is a checksum mismatch, imported only
+// with skip_corruption.
 //
 // Load() must be called once before Append/BeginSnapshot/FinishSnapshot: it fixes the next
 // sequence number and truncates a torn journal tail. Appends always go to a new segment after a

@@ -534,9 +534,14 @@ TEST_CASE("a temp file from a crash before rename never wins", "[file_state_stor
   CHECK(ListDir(tmp.path()) == std::vector<std::string>{kSnapshotName});
 }
 
-// The TestRemovePod-style checkpoint as Katalyst v0.5.3 writes it (spec 8.4): no "netqos"
-// member, a go-spew checksum we cannot verify.
-std::string KatalystV053File(const std::string& policy = "static") {
+// The TestRemovePod-style checkpoint as Katalyst v0.5.3 writes it: no "netqos" member and
+// Katalyst's go-spew based checksum (by default a wrong one).
+// The checksum Katalyst v0.5.3 computes for KatalystV053File() (policy "static"), as printed
+// by tests/tools/katalyst_checksum; the file's default checksum is deliberately wrong.
+constexpr uint64_t kKatalystV053Checksum = 2823309087ULL;
+
+std::string KatalystV053File(const std::string& policy = "static",
+                             uint64_t checksum = 3157463925ULL) {
   json alloc = json::parse(R"({"pod_uid":"373d08e4-7a6b-4293-aaaf-b135ff8123bf",
     "pod_namespace":"test","pod_name":"test","container_name":"test","container_type":"MAIN",
     "egress":5000,"ingress":5000,"if_name":"eth0","numa_node":"0-1",
@@ -559,11 +564,24 @@ std::string KatalystV053File(const std::string& policy = "static") {
           {"ingress_state", empty_e},
           {"pod_entries", json::object()}}}}},
       {"pod_entries", entries},
-      {"checksum", 3157463925ULL}}
+      {"checksum", checksum}}
       .dump();
 }
 
-TEST_CASE("a Katalyst v0.5.3 checkpoint is importable only with the skip flag",
+TEST_CASE("a Katalyst v0.5.3 checkpoint with its real checksum loads without the skip flag",
+          "[file_state_store]") {
+  TempDir tmp;
+  WriteFile(tmp.file(kSnapshotName), KatalystV053File("static", kKatalystV053Checksum));
+  core::LoadedState loaded;
+  Open(tmp.path(), &loaded);
+  CHECK(loaded.found);
+  CHECK_FALSE(loaded.corruption_skipped);
+  REQUIRE(loaded.pod_entries.size() == 1);
+  CHECK(loaded.pod_entries.begin()->second.at("test").egress == 5000);
+}
+
+TEST_CASE("a Katalyst v0.5.3 checkpoint with a wrong checksum is importable only with the skip "
+          "flag",
           "[file_state_store]") {
   TempDir tmp;
   WriteFile(tmp.file(kSnapshotName), KatalystV053File());
@@ -572,6 +590,8 @@ TEST_CASE("a Katalyst v0.5.3 checkpoint is importable only with the skip flag",
   CHECK(strict.status().code() == StatusCode::kDataLoss);
   CHECK(Contains(strict.status().message(), tmp.file(kSnapshotName)));
   CHECK(Contains(strict.status().message(), "written by Katalyst"));
+  CHECK(Contains(strict.status().message(), "Katalyst checksum did not match"));
+  CHECK(Contains(strict.status().message(), "stored 3157463925"));
   CHECK(Contains(strict.status().message(), "--skip-network-state-corruption"));
 
   core::LoadedState loaded;
