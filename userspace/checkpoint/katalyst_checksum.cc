@@ -213,17 +213,21 @@ class Renderer {
     return Status::Ok();
   }
 
+  // The fields both layouts start with (v0.5.3's AllocationInfo, HEAD's AllocationMeta).
+  Status Identity(const json& a, const std::string& where) {
+    NETQOS_RETURN_IF_ERROR(StringField(a, "PodUid", "pod_uid", where));
+    NETQOS_RETURN_IF_ERROR(StringField(a, " PodNamespace", "pod_namespace", where));
+    NETQOS_RETURN_IF_ERROR(StringField(a, " PodName", "pod_name", where));
+    NETQOS_RETURN_IF_ERROR(StringField(a, " ContainerName", "container_name", where));
+    NETQOS_RETURN_IF_ERROR(StringField(a, " ContainerType", "container_type", where));
+    out_ += " ContainerIndex:(uint64)";
+    return UnsignedValue(a, "container_index", where, std::numeric_limits<uint64_t>::max());
+  }
+
   Status Allocation(const json& a, const std::string& where) {
     if (layout_ == KatalystLayout::kV053) {
       out_ += '{';
-      NETQOS_RETURN_IF_ERROR(StringField(a, "PodUid", "pod_uid", where));
-      NETQOS_RETURN_IF_ERROR(StringField(a, " PodNamespace", "pod_namespace", where));
-      NETQOS_RETURN_IF_ERROR(StringField(a, " PodName", "pod_name", where));
-      NETQOS_RETURN_IF_ERROR(StringField(a, " ContainerName", "container_name", where));
-      NETQOS_RETURN_IF_ERROR(StringField(a, " ContainerType", "container_type", where));
-      out_ += " ContainerIndex:(uint64)";
-      NETQOS_RETURN_IF_ERROR(
-          UnsignedValue(a, "container_index", where, std::numeric_limits<uint64_t>::max()));
+      NETQOS_RETURN_IF_ERROR(Identity(a, where));
       out_ += " RampUp:(bool)";
       NETQOS_RETURN_IF_ERROR(BoolValue(a, "ramp_up", where));
       NETQOS_RETURN_IF_ERROR(StringField(a, " PodRole", "pod_role", where));
@@ -238,14 +242,7 @@ class Renderer {
     }
     // The embedded struct is one field named after its type; encoding/json flattens its members.
     out_ += "{AllocationMeta:(commonstate.AllocationMeta){";
-    NETQOS_RETURN_IF_ERROR(StringField(a, "PodUid", "pod_uid", where));
-    NETQOS_RETURN_IF_ERROR(StringField(a, " PodNamespace", "pod_namespace", where));
-    NETQOS_RETURN_IF_ERROR(StringField(a, " PodName", "pod_name", where));
-    NETQOS_RETURN_IF_ERROR(StringField(a, " ContainerName", "container_name", where));
-    NETQOS_RETURN_IF_ERROR(StringField(a, " ContainerType", "container_type", where));
-    out_ += " ContainerIndex:(uint64)";
-    NETQOS_RETURN_IF_ERROR(
-        UnsignedValue(a, "container_index", where, std::numeric_limits<uint64_t>::max()));
+    NETQOS_RETURN_IF_ERROR(Identity(a, where));
     NETQOS_RETURN_IF_ERROR(StringField(a, " OwnerPoolName", "owner_pool_name", where));
     NETQOS_RETURN_IF_ERROR(StringField(a, " PodRole", "pod_role", where));
     NETQOS_RETURN_IF_ERROR(StringField(a, " PodType", "pod_type", where));
