@@ -10,15 +10,13 @@
 #include <vector>
 
 #include "app/allocatable_namespaces.h"
+#include "app/allocation_state.h"
 #include "app/enforcement_setup.h"
 #include "app/enforcement_view.h"
 #include "app/logging.h"
 #include "app/metrics_setup.h"
-#include "app/random_nic_chooser.h"
 #include "app/registration_watch.h"
 #include "app/topology_setup.h"
-#include "checkpoint/file_state_store.h"
-#include "checkpoint/state_dir_migration.h"
 #include "core/constants.h"
 #include "core/policy.h"
 #include "grpc/admin_service.h"
@@ -36,12 +34,6 @@ namespace {
 timespec RegistrationPollInterval(int timeout_seconds) {
   const long ms = std::min(5000L, static_cast<long>(timeout_seconds) * 500L);
   return timespec{ms / 1000, (ms % 1000) * 1000000L};
-}
-
-std::unique_ptr<core::NicChooser> MakeChooser(const std::string& mode) {
-  if (mode == "first") return std::make_unique<core::FirstNicChooser>();
-  if (mode == "last") return std::make_unique<core::LastNicChooser>();
-  return std::make_unique<RandomNicChooser>();
 }
 
 int Fail(const Status& st) {
@@ -74,8 +66,7 @@ int RunDaemon(const DaemonConfig& config) {
   if (!topo.ok()) return Fail(topo.status());
   const std::vector<std::string> allocatable_ns = config.machine_net_allocatable_ns;
 
-  auto policy = core::StaticPolicy::Create(
-      config.policy, FilterAllocatableNamespaces(std::move(*topo), allocatable_ns));
+  auto policy = MakePolicy(config, std::move(*topo));
   if (!policy.ok()) return Fail(policy.status());
   for (const auto& nic : policy->nics()) {
     const auto& st = policy->machine_state().at(nic.id);
@@ -86,36 +77,8 @@ int RunDaemon(const DaemonConfig& config) {
   }
   if (policy->nics().empty()) spdlog::warn("no valid NICs on this node: every request gets no hint");
 
-  // --qrm-enable-in-memory-state turned on or off since the last start (or a reboot emptied the
-  // tmpfs): one checkpoint, in the directory the mode uses (checkpoint/state_dir_migration.h).
-  if (!config.qrm_state_dir_in_memory.empty()) {
-    const std::string other = config.qrm_enable_in_memory_state ? config.qrm_state_dir
-                                                                 : config.qrm_state_dir_in_memory;
-    if (Status st = checkpoint::SettleCheckpointDirs(config.EffectiveStateDir(), other); !st.ok())
-      return Fail(st);
-  }
-  checkpoint::FileStateStore::Options store_opts;
-  store_opts.dir = config.EffectiveStateDir();
-  store_opts.skip_corruption = config.skip_network_state_corruption;
-  const bool full_rewrite = config.checkpoint_mode == "full-rewrite";
-  store_opts.snapshot_every_records = config.checkpoint_snapshot_every;
-  auto store = checkpoint::FileStateStore::Create(store_opts);
-  if (!store.ok()) return Fail(store.status());
-
-  auto svc = service::AllocationService::Create(
-      std::move(*policy), std::move(*store), MakeChooser(config.nic_selection),
-      full_rewrite ? service::AllocationService::Durability::kFullRewrite
-                   : service::AllocationService::Durability::kJournal);
-  if (!svc.ok()) {
-    // Only a damaged file may be moved aside; an I/O error says nothing about the file, and
-    // deleting it would drop every allocation on the node.
-    const bool damaged = svc.status().code() == StatusCode::kDataLoss;
-    return Fail(svc.status().Wrap(
-        damaged ? "the checkpoint is damaged; fix or move the file aside (after draining the "
-                  "node) before restarting"
-                : "could not read the checkpoint; the files are not known to be damaged, so keep "
-                  "them: fix what the error names (disk, mount, permissions) and restart"));
-  }
+  auto svc = OpenAllocationState(config, std::move(*policy));
+  if (!svc.ok()) return Fail(svc.status());
 
   // Reconcile the dataplane before serving: a restarted daemon adopts the pinned state first.
   std::unique_ptr<EnforcementStack> enforcement;

@@ -9,6 +9,7 @@
 #include "app/nic_health_checkers.h"
 #include "app/shaping_flags.h"
 #include "cgroup/kubelet_pods_client.h"
+#include "checkpoint/katalyst_checksum.h"
 #include "cri/cri_endpoint.h"
 #include "common/version.h"
 #include "core/constants.h"
@@ -237,6 +238,10 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "netqos: journal (one fsync'd record per Allocate/RemovePod) or full-rewrite "
                  "(rewrite the whole checkpoint on every change, as Katalyst does; a benchmark "
                  "baseline, see docs/benchmarks.md)");
+  app.add_option("--katalyst-checkpoint-layout", c.katalyst_checkpoint_layout,
+                 "netqos: the Katalyst release the checkpoint's checksum is written for, so that "
+                 "it loads the file after a rollback: v0.5.3 (Katalyst v0.4.0 to v0.5.20) or "
+                 "head (v0.5.21 and later)");
   app.add_option("--checkpoint-snapshot-every", c.checkpoint_snapshot_every,
                  "netqos: fold the journal into a full checkpoint snapshot after this many "
                  "changes (journal mode)");
@@ -306,7 +311,7 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "netqos: seconds between full resyncs of cgroups, maps and qdiscs");
   AddBoolFlag(app, "--uninstall", c.uninstall,
               "netqos: remove the pinned BPF programs, maps and the qdiscs netqos installed, "
-              "then exit");
+              "fold the checkpoint's journal into a snapshot Katalyst can load, then exit");
   AddBoolFlag(app, "--keep-forwarded-priority", c.set_forward_priority_sysctl,
               "netqos: also set net.ipv4.ip_forward_update_priority=0 in the namespaces of "
               "--enforce-nics (off by default: not needed, the NIC's egress program "
@@ -453,6 +458,8 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
   if (c.checkpoint_mode != "journal" && c.checkpoint_mode != "full-rewrite")
     return InvalidArgument("--checkpoint-mode must be journal or full-rewrite, got \"" +
                            c.checkpoint_mode + "\"");
+  if (auto layout = checkpoint::ParseKatalystLayout(c.katalyst_checkpoint_layout); !layout.ok())
+    return layout.status().Wrap("--katalyst-checkpoint-layout");
   if (c.checkpoint_snapshot_every == 0)
     return InvalidArgument("--checkpoint-snapshot-every must be at least 1");
   if (c.log_format != "text" && c.log_format != "json")

@@ -57,6 +57,9 @@ struct DaemonConfig {
   std::string checkpoint_mode = "journal";
   // A full snapshot folds the journal in after this many journaled changes.
   uint64_t checkpoint_snapshot_every = 4096;
+  // Whose Go types the snapshot's Katalyst checksum is computed for (docs/compatibility.md,
+  // "Rolling back to Katalyst"): "v0.5.3" (Katalyst v0.4.0-v0.5.20) or "head" (v0.5.21 on).
+  std::string katalyst_checkpoint_layout = "v0.5.3";
 
   // netqos enforcement flags (eBPF classification + HTB shaping on cgroup v2).
   std::string enforcement = "bpf";  // "bpf" or "none" (allocation only)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "app/allocation_state.h"
 #include "app/enforce_nics.h"
 #include "app/shaping_flags.h"
 #include "bpf/bpffs.h"
@@ -193,6 +194,12 @@ int Uninstall(const DaemonConfig& config) {
     rc = 1;
   }
   if (rc == 0) spdlog::info("uninstall: netqos enforcement removed pin_dir={}", config.bpf_pin_dir);
+  // A rollback to Katalyst reads only the snapshot: fold the journal into it.
+  if (Status st = FoldCheckpointForRollback(config); !st.ok()) {
+    spdlog::error("uninstall: checkpoint not folded, Katalyst would load it without the changes "
+                  "since its last snapshot: {}", st.message());
+    rc = 1;
+  }
   return rc;
 }
 

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,7 +29,10 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kSnapshotFormat = 1;
+// 1: "checksum" is netqos's own FNV-1a 64 (read, no longer written). 2: "checksum" is Katalyst's,
+// for the layout named in netqos.katalyst_layout, and netqos's own is netqos.checksum.
+constexpr uint64_t kSnapshotFormat = 2;
+constexpr uint64_t kOldestSnapshotFormat = 1;
 constexpr char kSkipHint[] = " (start with --skip-network-state-corruption to load it anyway)";
 
 std::string SegmentPrefix() { return std::string(core::kCheckpointFileName) + ".wal."; }
@@ -297,21 +301,32 @@ Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string&
     if (!st.ok()) return DataLoss(malformed + st.message());
   }
   bool ours = false;
+  uint64_t format = 0;
+  uint64_t own_checksum = 0;
   if (auto it = doc.find("netqos"); it != doc.end() && !it->is_null()) {
     ours = true;
     if (!it->is_object()) return DataLoss(malformed + "netqos: expected an object");
-    auto format = it->find("format");
+    auto format_it = it->find("format");
     auto seq = it->find("seq");
-    if (format == it->end() || !format->is_number_unsigned() || seq == it->end() ||
+    if (format_it == it->end() || !format_it->is_number_unsigned() || seq == it->end() ||
         !seq->is_number_unsigned()) {
       return DataLoss(malformed + "netqos: expected unsigned integers format and seq");
     }
-    if (format->get<uint64_t>() != kSnapshotFormat) {
-      return FailedPrecondition("checkpoint " + path + " has format " +
-                                std::to_string(format->get<uint64_t>()) +
-                                ", this netqos reads format " + std::to_string(kSnapshotFormat));
+    format = format_it->get<uint64_t>();
+    if (format < kOldestSnapshotFormat || format > kSnapshotFormat) {
+      return FailedPrecondition("checkpoint " + path + " has format " + std::to_string(format) +
+                                ", this netqos reads formats " +
+                                std::to_string(kOldestSnapshotFormat) + " to " +
+                                std::to_string(kSnapshotFormat));
     }
     out.seq = seq->get<uint64_t>();
+    if (format >= 2) {
+      auto own = it->find("checksum");
+      if (own == it->end() || !own->is_number_unsigned()) {
+        return DataLoss(malformed + "netqos.checksum: expected an unsigned integer");
+      }
+      own_checksum = own->get<uint64_t>();
+    }
   }
 
   out.katalyst = !ours;
@@ -319,11 +334,18 @@ Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string&
   if (!ours) {
     mismatch = VerifyKatalystChecksum(path, doc, stored_checksum);
   } else {
+    // Format 1 kept its own checksum at the top level; format 2 leaves that member to Katalyst's
+    // checksum (for a rollback) and keeps its own inside "netqos". Either covers everything else.
     doc.erase("checksum");
+    if (format >= 2) {
+      doc["netqos"].erase("checksum");
+    } else {
+      own_checksum = stored_checksum;
+    }
     uint64_t computed = Fnv1a64(Dump(doc));
-    if (computed != stored_checksum) {
+    if (computed != own_checksum) {
       mismatch = "checkpoint " + path + " failed its checksum (stored " +
-                 std::to_string(stored_checksum) + ", computed " + std::to_string(computed) + ")";
+                 std::to_string(own_checksum) + ", computed " + std::to_string(computed) + ")";
     }
   }
   if (!mismatch.empty()) {
@@ -362,6 +384,22 @@ Status SetAsideSegments(const std::string& dir,
 
 // --- FileStateStore ---
 
+Result<bool> FileStateStore::HasCheckpointFiles(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT) return false;
+    return IoError("opendir", dir, errno);
+  }
+  bool found = false;
+  while (dirent* ent = ::readdir(d)) {
+    uint64_t first = 0;
+    const std::string name = ent->d_name;
+    found = found || name == core::kCheckpointFileName || ParseSegmentName(name, &first);
+  }
+  ::closedir(d);
+  return found;
+}
+
 Result<std::unique_ptr<FileStateStore>> FileStateStore::Create(Options options) {
   if (options.dir.empty()) return InvalidArgument("checkpoint directory is empty");
   while (options.dir.size() > 1 && options.dir.back() == '/') options.dir.pop_back();
@@ -374,7 +412,10 @@ FileStateStore::FileStateStore(Options options)
     : options_(std::move(options)),
       snapshot_path_(options_.dir + "/" + core::kCheckpointFileName) {}
 
-FileStateStore::~FileStateStore() { CloseFd(segment_fd_); }
+FileStateStore::~FileStateStore() {
+  CloseFd(segment_fd_);
+  CloseFd(dir_lock_fd_);
+}
 
 std::string FileStateStore::SegmentPath(uint64_t first_seq) const {
   std::string digits = std::to_string(first_seq);
@@ -395,6 +436,24 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
   std::lock_guard snap_lock(snapshot_mu_);
   std::lock_guard lock(mu_);
   if (loaded_) return FailedPrecondition("checkpoint store " + options_.dir + " already loaded");
+
+  // One writer per directory: a second netqosd (or `netqosd --uninstall` folding the journal
+  // while the daemon runs) would interleave snapshots and journal segments with the first's.
+  // The lock is on the directory itself, so no file is added next to Katalyst's checkpoint, and
+  // the kernel drops it when the process dies.
+  int lock_fd = ::open(options_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock_fd < 0) return IoError("open", options_.dir, errno);
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(lock_fd);
+    if (err == EWOULDBLOCK) {
+      return FailedPrecondition("checkpoint directory " + options_.dir +
+                                " is in use by another netqosd process (it holds the directory's "
+                                "lock); stop that one first");
+    }
+    return IoError("flock", options_.dir, err);
+  }
+  dir_lock_fd_ = lock_fd;
 
   // 1. Inventory: segments, and temp files left by a crash between write and rename.
   std::vector<std::pair<uint64_t, std::string>> segments;
@@ -692,8 +751,26 @@ Status FileStateStore::FinishSnapshotImpl(uint64_t seq, const core::Snapshot& sn
   doc["policyName"] = core::kPolicyName;
   doc["pod_entries"] = PodEntriesToJson(snapshot.pod_entries);
   doc["machineState"] = MachineStateToJson(snapshot.machine_state, snapshot.pod_entries);
-  doc["netqos"] = json{{"format", kSnapshotFormat}, {"seq", seq}};
-  doc["checksum"] = Fnv1a64(Dump(doc));
+  doc["netqos"] = json{{"format", kSnapshotFormat},
+                       {"seq", seq},
+                       {"katalyst_layout", KatalystLayoutFlagValue(options_.katalyst_layout)}};
+  // Katalyst's checksum is over what its Go types decode from the bytes on disk (unknown
+  // members such as "netqos" are dropped), so it is computed on the dump read back: Dump
+  // replaces invalid UTF-8, which the in-memory document still holds. Ours covers the whole
+  // document but the two checksums.
+  const std::string unsigned_contents = Dump(doc);
+  Result<uint32_t> katalyst = KatalystChecksum(json::parse(unsigned_contents),
+                                               options_.katalyst_layout);
+  const uint64_t own = Fnv1a64(unsigned_contents);
+  doc["netqos"]["checksum"] = own;
+  if (katalyst.ok()) {
+    doc["checksum"] = uint64_t{katalyst.value()};
+  } else {
+    // Never expected (netqos writes only what Go decodes); netqos itself still reads the file.
+    doc["checksum"] = 0;
+    spdlog::error("checkpoint: snapshot {} will not verify in Katalyst {}: {}", snapshot_path_,
+                  KatalystLayoutName(options_.katalyst_layout), katalyst.status().message());
+  }
   const std::string contents = Dump(doc);
   if (contents.size() > options_.max_snapshot_bytes) {
     // Load would refuse it as damaged; the journal keeps every change instead.

@@ -3,23 +3,28 @@
 //
 // Files in `dir`:
 //   network_plugin_state          the snapshot, compact JSON, Katalyst's layout plus a "netqos"
-//                                 member: {"checksum":C,"machineState":{<identifier>:{
+//                                 member: {"checksum":K,"machineState":{<identifier>:{
 //                                 "egress_state":..,"ingress_state":..,"pod_entries":..}},
-//                                 "netqos":{"format":1,"seq":S},"pod_entries":..,
-//                                 "policyName":"static"}. It holds every change up to seq S.
+//                                 "netqos":{"checksum":C,"format":2,"katalyst_layout":"v0.5.3",
+//                                 "seq":S},"pod_entries":..,"policyName":"static"}. It holds
+//                                 every change up to seq S.
 //   network_plugin_state.wal.<first seq, 20 digits>
 //                                 journal segments, one JSON line per change:
 //                                 {"seq":n,"op":"set","alloc":{..},"crc":X} or
 //                                 {"seq":n,"op":"remove_pod","pod_uid":"..","crc":X}.
 //   .network_plugin_state.tmp-<pid>-<n>   a snapshot being written (removed by Load).
 //
-// Checksums are ours, not Katalyst's (Katalyst hashes a go-spew rendering of its Go types, which
-// changes with every type change): C and X are FNV-1a 64-bit over nlohmann's
-// compact, key-sorted dump() of the document with its "checksum" (resp. "crc") member removed.
+// Two checksums in the snapshot. K is Katalyst's (katalyst_checksum.h) for the layout chosen
+// by Options::katalyst_layout, so that Katalyst loads the file after a rollback; Katalyst's Go
+// decoder ignores the "netqos" member. C and X are ours, FNV-1a 64-bit over nlohmann's compact,
+// key-sorted dump() of the document without K and C (resp. of the line without "crc"). netqos
+// verifies only its own on its own files: K cannot cover what Katalyst does not decode. Format 1
+// snapshots (before K existed) kept C at the top level; they are still read.
 // A file without the "netqos" member was written by Katalyst and carries Katalyst's checksum:
-// it is recomputed for each known Katalyst layout (katalyst_checksum.h), and the file loads
-// without skip_corruption when one matches; otherwise it is a checksum mismatch, imported only
-// with skip_corruption.
+// it is recomputed for each known Katalyst layout, and the file loads without skip_corruption
+// when one matches; otherwise it is a checksum mismatch, imported only with skip_corruption.
+// The journal is netqos's alone: Katalyst reads only the snapshot, so a rollback needs the
+// journal folded into it first (a graceful stop or `netqosd --uninstall` does that).
 //
 // Load() must be called once before Append/BeginSnapshot/FinishSnapshot: it fixes the next
 // sequence number and truncates a torn journal tail. Appends always go to a new segment after a
@@ -33,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/katalyst_checksum.h"
 #include "common/status.h"
 #include "core/state_store.h"
 
@@ -66,10 +72,16 @@ class FileStateStore final : public core::StateStore {
     // by Load) since the last BeginSnapshot.
     uint64_t snapshot_every_records = 4096;
     uint64_t snapshot_every_bytes = 8 << 20;
+    // --katalyst-checkpoint-layout: the Go types whose checksum the snapshot's "checksum"
+    // member carries, so that the Katalyst release being rolled back to loads the file.
+    KatalystLayout katalyst_layout = KatalystLayout::kV053;
     // The size limits, lowered only by tests.
     size_t max_journal_line_bytes = kMaxJournalLineBytes;
     size_t max_snapshot_bytes = kMaxSnapshotBytes;
   };
+
+  // Whether `dir` holds a snapshot or a journal segment (false when `dir` does not exist).
+  static Result<bool> HasCheckpointFiles(const std::string& dir);
 
   // Creates `dir` (mkdir -p, 0700) if needed. Does not read anything yet.
   static Result<std::unique_ptr<FileStateStore>> Create(Options options);
@@ -121,6 +133,7 @@ class FileStateStore final : public core::StateStore {
 
   mutable std::mutex mu_;  // guards everything below; never held while a snapshot is written
   bool loaded_ = false;
+  int dir_lock_fd_ = -1;  // flock(LOCK_EX) on options_.dir from Load on
   Status failed_;  // set when an fdatasync failed: the journal can no longer be trusted
   uint64_t next_seq_ = 1;
   int segment_fd_ = -1;  // the open segment, -1 until the next Append opens one

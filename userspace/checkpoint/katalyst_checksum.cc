@@ -431,6 +431,18 @@ const char* KatalystLayoutName(KatalystLayout layout) {
   return layout == KatalystLayout::kV053 ? "v0.5.3" : "HEAD";
 }
 
+const char* KatalystLayoutFlagValue(KatalystLayout layout) {
+  return layout == KatalystLayout::kV053 ? "v0.5.3" : "head";
+}
+
+Result<KatalystLayout> ParseKatalystLayout(std::string_view value) {
+  if (value == "v0.5.3") return KatalystLayout::kV053;
+  if (value == "head") return KatalystLayout::kHead;
+  return InvalidArgument("unknown Katalyst checkpoint layout \"" + std::string(value) +
+                         "\" (want v0.5.3, for Katalyst v0.4.0 to v0.5.20, or head, for v0.5.21 "
+                         "and later)");
+}
+
 Result<std::string> KatalystSpewRendering(const json& doc, KatalystLayout layout) {
   Renderer r(layout, /*keep_text=*/true);
   NETQOS_RETURN_IF_ERROR(r.Checkpoint(doc));

@@ -137,12 +137,16 @@ uint64_t Fnv1a64(const std::string& s) {
   return h;
 }
 
-// Rewrites the snapshot document through `edit` and gives it a valid checksum again.
+// Rewrites the snapshot document through `edit` and gives it a valid netqos checksum again
+// (format 2: netqos.checksum over the document without both checksums).
 void RewriteSnapshot(const std::string& path, const std::function<void(json&)>& edit) {
   json doc = json::parse(ReadFile(path));
   edit(doc);
+  const json katalyst = doc["checksum"];
   doc.erase("checksum");
-  doc["checksum"] = Fnv1a64(doc.dump());
+  doc["netqos"].erase("checksum");
+  doc["netqos"]["checksum"] = Fnv1a64(doc.dump());
+  doc["checksum"] = katalyst;
   WriteFile(path, doc.dump());
 }
 
@@ -281,7 +285,9 @@ TEST_CASE("snapshot plus journal: records on both sides of the snapshot seq",
     CHECK_FALSE(store->SnapshotDue());
   }
   json doc = json::parse(ReadFile(tmp.file(kSnapshotName)));
-  CHECK(doc["netqos"] == json{{"format", 1}, {"seq", 3}});
+  CHECK(doc["netqos"]["format"] == 2);
+  CHECK(doc["netqos"]["seq"] == 3);
+  CHECK(doc["netqos"]["katalyst_layout"] == "v0.5.3");
   CHECK(doc["policyName"] == "static");
   CHECK(doc["pod_entries"].size() == 3);
   CHECK(doc["machineState"]["eth0"]["pod_entries"].size() == 3);
@@ -312,6 +318,7 @@ TEST_CASE("snapshot plus journal: records on both sides of the snapshot seq",
     REQUIRE(segs.size() == 1);
     auto lines = Lines(segs[0]);
     WriteFile(segs[0], lines[5] + "\n");  // only seq 9 left
+    store.reset();  // the restart: the directory's lock goes with the process
     auto again = MustCreate(tmp.path())->Load();
     REQUIRE_FALSE(again.ok());
     CHECK(again.status().code() == StatusCode::kDataLoss);
@@ -346,6 +353,7 @@ TEST_CASE("a torn journal tail is dropped and the file truncated", "[file_state_
   // Appending continues after the last good record.
   MustAppend(*store, Remove("a"), &expected);
   CHECK(Segments(tmp.path()).back() == store->SegmentPath(3));
+  store.reset();
   core::LoadedState again;
   Open(tmp.path(), &again);
   CHECK(again.pod_entries == expected);
@@ -424,6 +432,7 @@ TEST_CASE("corruption inside the journal names the file and line", "[file_state_
   CHECK(Segments(tmp.path()).back() == store->SegmentPath(backwards ? 3 : 4));
   MustSnapshot(*store, expected);
   CHECK(Segments(tmp.path()).empty());
+  store.reset();
   core::LoadedState strict_again;
   Open(tmp.path(), &strict_again);
   CHECK(strict_again.pod_entries == expected);
@@ -611,6 +620,7 @@ TEST_CASE("a Katalyst v0.5.3 checkpoint with a wrong checksum is importable only
   // After a snapshot the file is ours and loads strictly.
   MustAppend(*store, Remove("gone"), &loaded.pod_entries);
   MustSnapshot(*store, loaded.pod_entries);
+  store.reset();
   core::LoadedState again;
   Open(tmp.path(), &again);
   CHECK(again.pod_entries == loaded.pod_entries);
@@ -755,6 +765,7 @@ TEST_CASE("a failed journal write is cut off and does not poison later records",
   CHECK(st.message() == "write(" + seg + "): File too large");
   CHECK(ReadFile(seg) == before);
   MustAppend(*store, Set(Info("c", "c", 3)), &expected);
+  store.reset();
   core::LoadedState loaded;
   Open(tmp.path(), &loaded);
   CHECK(loaded.pod_entries == expected);
@@ -825,6 +836,7 @@ TEST_CASE("Append runs concurrently with FinishSnapshot without losing records",
   INFO(failure);
   REQUIRE(failure.empty());
   CHECK(snapshots > 0);
+  store.reset();
   core::LoadedState loaded;
   Open(tmp.path(), &loaded);
   CHECK(loaded.pod_entries == state);

@@ -4,11 +4,14 @@
 // checkpoint checksum: FNV-1a 32 over a go-spew rendering of the checkpoint pointer, with the
 // Checksum field zeroed).
 //
-//	katalyst_checksum [-layout v0.5.3|head] [-spew] [-sign] FILE
+//	katalyst_checksum [-layout v0.5.3|head] [-spew] [-sign] [-verify] FILE
 //
 // -spew prints the rendering instead of the checksum; -sign rewrites FILE the way Katalyst
-// writes a checkpoint (json.Marshal of the decoded value with its checksum set).
-// Exit status: 0 on success, 2 when the file does not decode (Katalyst would refuse it too).
+// writes a checkpoint (json.Marshal of the decoded value with its checksum set); -verify checks
+// the stored checksum as Katalyst's restore does and prints what Katalyst keeps (json.Marshal of
+// the decoded value).
+// Exit status: 0 on success, 2 when the file does not decode (Katalyst would refuse it too),
+// 3 when -verify finds a checksum mismatch (Katalyst: ErrCorruptCheckpoint).
 package main
 
 import (
@@ -61,9 +64,10 @@ func main() {
 	layout := flag.String("layout", "v0.5.3", "Go type layout: v0.5.3 or head")
 	showSpew := flag.Bool("spew", false, "print the go-spew rendering instead of the checksum")
 	sign := flag.Bool("sign", false, "rewrite FILE as Katalyst would write it, checksum included")
+	verify := flag.Bool("verify", false, "check the stored checksum and print the decoded checkpoint")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: katalyst_checksum [-layout v0.5.3|head] [-spew] [-sign] FILE")
+		fmt.Fprintln(os.Stderr, "usage: katalyst_checksum [-layout v0.5.3|head] [-spew] [-sign] [-verify] FILE")
 		os.Exit(1)
 	}
 	path := flag.Arg(0)
@@ -77,10 +81,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "decode:", err)
 		os.Exit(2)
 	}
+	stored := *cp.sum
 	*cp.sum = 0
 	text := render(cp.value)
 	sum := fnv32a(text)
 	switch {
+	case *verify:
+		if stored != sum {
+			fmt.Fprintf(os.Stderr, "checksum mismatch: stored %d, computed %d\n", uint64(stored), uint64(sum))
+			os.Exit(3)
+		}
+		*cp.sum = stored
+		out, err := json.Marshal(cp.value)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "encode:", err)
+			os.Exit(1)
+		}
+		fmt.Println(string(out))
 	case *sign:
 		*cp.sum = sum
 		out, err := json.Marshal(cp.value)
