@@ -1,4 +1,4 @@
-// The node the policy-level fuzz targets allocate on: the spec 13.1 fixture (four NUMA nodes on
+// The node the policy-level fuzz targets allocate on: the fixture of Katalyst's policy_test.go (four NUMA nodes on
 // two sockets; eth0 in the host namespace, a disabled eth1, eth2 in netns "ns2"), with the
 // policy flags of the e2e tests. Kept here rather than shared with tests/ (that header is Catch2).
 #pragma once

@@ -1,7 +1,7 @@
 // libFuzzer target: a kubelet request as it arrives on the plugin socket (protobuf wire format),
 // read both as a container-level ResourceRequest and as a pod-level PodResourceRequest, through
 // the gRPC layer's proto -> core translation and the policy's validation (resource name and
-// quantity, QoS level, network_enhancement, net class id), hints and allocation, on the spec 13.1
+// quantity, QoS level, network_enhancement, net class id), hints and allocation, on the policy_test.go
 // node that already holds one pod.
 //
 // Invariants:

@@ -1,5 +1,5 @@
 // The kubelet's conversation with the real netqosd, over its unix socket, using stubs built from
-// the upstream-shaped schema. Expected values are spec section 13 (Katalyst v0.5.3 column).
+// the upstream-shaped schema. Expected values are those of Katalyst v0.5.3's policy_test.go (staticpolicy), per test.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -69,7 +69,7 @@ TEST_CASE("e2e: plugin-watcher registration and options") {
   CHECK((st.st_mode & 0777) == 0600);
 }
 
-TEST_CASE("e2e: GetTopologyHints answers spec 13.2 (v0.5.3)") {
+TEST_CASE("e2e: GetTopologyHints answers as TestGetTopologyHints (v0.5.3)") {
   Harness h;
   h.Start();
 
@@ -137,7 +137,7 @@ TEST_CASE("e2e: GetTopologyHints answers spec 13.2 (v0.5.3)") {
   }
 }
 
-TEST_CASE("e2e: GetTopologyHints with no usable NIC is an empty list (13.2 case 7)") {
+TEST_CASE("e2e: GetTopologyHints with no usable NIC is an empty list (TestGetTopologyHints case 7)") {
   Harness h(FixtureTopology(/*nics_enabled=*/false));
   h.Start();
   auto req = Req::Container("pod-7", rp::MAIN, "shared_cores", 5000);
@@ -160,7 +160,7 @@ TEST_CASE("e2e: GetTopologyHints with no usable NIC is an empty list (13.2 case 
   CHECK(r.topology_aware_allocatable_quantity_list_size() == 0);
 }
 
-TEST_CASE("e2e: Allocate answers spec 13.3 (v0.5.3)") {
+TEST_CASE("e2e: Allocate answers as TestAllocate (v0.5.3)") {
   Harness h;
   h.Start();
   auto plugin = h.Plugin();
@@ -269,7 +269,7 @@ TEST_CASE("e2e: Allocate answers spec 13.3 (v0.5.3)") {
   }
 }
 
-TEST_CASE("e2e: topology-aware resources and RemovePod (13.4-13.6)") {
+TEST_CASE("e2e: topology-aware resources and RemovePod (TestRemovePod, TestGetTopologyAware*)") {
   Harness h;
   h.Start();
   auto plugin = h.Plugin();

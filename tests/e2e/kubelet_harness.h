@@ -33,7 +33,7 @@ inline constexpr char kQosKey[] = "katalyst.kubewharf.io/qos_level";
 inline constexpr char kEnhancementKey[] = "katalyst.kubewharf.io/network_enhancement";
 inline constexpr char kClassKey[] = "katalyst.kubewharf.io/net_class_id";
 
-// Section 13.1 of the spec: 4 NUMA nodes on 2 sockets; eth0 (host, NUMA 0), eth1 (disabled),
+// The fixture of Katalyst's policy_test.go: 4 NUMA nodes on 2 sockets; eth0 (host, NUMA 0), eth1 (disabled),
 // eth2 (netns ns2, NUMA 2, an IPv4-mapped IPv6 address).
 inline std::string FixtureTopology(bool nics_enabled = true) {
   const char* en = nics_enabled ? "true" : "false";
@@ -183,7 +183,7 @@ class Harness {
   std::unique_ptr<testing::DaemonProcess> daemon_;
 };
 
-// Builders for kubelet requests in the fixture's shorthand (spec 13.1).
+// Builders for kubelet requests in the fixture's shorthand.
 struct Req {
   static rp::ResourceRequest Container(const std::string& pod_uid, rp::ContainerType type,
                                        const std::string& qos, double mbps) {

@@ -1,4 +1,4 @@
-// Policy configuration: the values Katalyst's flags set (spec section 10). Filled by the app from
+// Policy configuration: the values Katalyst's flags set (docs/operations.md). Filled by the app from
 // the command line; the core only reads it.
 #pragma once
 

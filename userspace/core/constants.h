@@ -39,7 +39,7 @@ inline constexpr char kNetnsNameKey[] = "katalyst.kubewharf.io/netns_name";
 inline constexpr char kNicTopologyType[] = "NIC";
 inline constexpr int kTopologyLevelSocket = 1;
 
-// Default allocation annotation keys (flags in section 10 of the spec).
+// Default allocation annotation keys (their flags: docs/operations.md).
 inline constexpr char kDefaultIpv4AnnotationKey[] = "qrm.katalyst.kubewharf.io/inet_addr";
 inline constexpr char kDefaultIpv6AnnotationKey[] = "qrm.katalyst.kubewharf.io/inet_addr_ipv6";
 inline constexpr char kDefaultNetnsPathAnnotationKey[] = "qrm.katalyst.kubewharf.io/netns_path";

@@ -1,4 +1,4 @@
-// Response translation (core -> kubelet proto). See translate.h and spec sections 5.4-5.11.
+// Response translation (core -> kubelet proto). See translate.h.
 #include "core/constants.h"
 #include "grpc/translate.h"
 

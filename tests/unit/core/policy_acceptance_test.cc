@@ -1,4 +1,4 @@
-// Katalyst v0.5.3 policy_test.go acceptance cases (spec 13.2-13.8), rewritten against
+// Katalyst v0.5.3 policy_test.go acceptance cases (TestGetTopologyHints to TestGetNetClassID and its small tests), rewritten against
 // StaticPolicy with the deterministic FirstNicChooser.
 #include <catch2/catch.hpp>
 
@@ -23,7 +23,7 @@ StringMap QosMap(const std::string& level, const std::string& ns_type) {
   return {{kQosLevelKey, level}, {kNamespaceTypeKey, ns_type}};
 }
 
-TEST_CASE("fixture: managed NICs, reservation and machine state (13.1)", "[policy][acceptance]") {
+TEST_CASE("fixture: managed NICs, reservation and machine state", "[policy][acceptance]") {
   StaticPolicy policy = MakePolicy();
   REQUIRE(policy.nics().size() == 2);
   CHECK(policy.nics()[0].id == NicId{"", "eth0"});
@@ -39,7 +39,7 @@ TEST_CASE("fixture: managed NICs, reservation and machine state (13.1)", "[polic
   CHECK(eth2.ingress == BandwidthInfo{21250, 0, 0, 21250, 0, 21250});
 }
 
-TEST_CASE("fixture without usable NICs still constructs (13.8)", "[policy][acceptance]") {
+TEST_CASE("fixture without usable NICs still constructs", "[policy][acceptance]") {
   StaticPolicy policy = MakePolicy(/*has_nics=*/false);
   CHECK(policy.nics().empty());
   CHECK(policy.machine_state().empty());
@@ -53,7 +53,7 @@ struct HintCase {
   StringMap annotations;
 };
 
-TEST_CASE("GetTopologyHints (13.2, v0.5.3)", "[policy][acceptance]") {
+TEST_CASE("GetTopologyHints (TestGetTopologyHints, v0.5.3)", "[policy][acceptance]") {
   std::vector<HintCase> cases = {
       {"1 INIT container: no preference",
        {kSharedCores, 5000, "", "", std::nullopt, ContainerType::kInit},
@@ -105,7 +105,7 @@ TEST_CASE("GetTopologyHints (13.2, v0.5.3)", "[policy][acceptance]") {
   }
 }
 
-TEST_CASE("Allocate (13.3, v0.5.3)", "[policy][acceptance]") {
+TEST_CASE("Allocate (TestAllocate, v0.5.3)", "[policy][acceptance]") {
   FirstNicChooser chooser;
   const AllocationAnnotationKeys keys;
 
@@ -263,7 +263,7 @@ TEST_CASE("Allocate (13.3, v0.5.3)", "[policy][acceptance]") {
   }
 }
 
-TEST_CASE("RemovePod (13.4)", "[policy][acceptance]") {
+TEST_CASE("RemovePod (TestRemovePod)", "[policy][acceptance]") {
   StaticPolicy policy = MakePolicy();
   ContainerRequest req = MakeRequest({kSharedCores, 5000, kHp, "12345", Hint({0, 1}, true)});
   testing::AllocateAndApply(policy, req);
@@ -322,7 +322,7 @@ TEST_CASE("RemovePod and GetTopologyAwareResources refuse a request that names n
   CHECK(policy.FindAllocation(req.pod_uid, "test") != nullptr);
 }
 
-TEST_CASE("GetTopologyAwareResources (13.5)", "[policy][acceptance]") {
+TEST_CASE("GetTopologyAwareResources (TestGetTopologyAwareResources)", "[policy][acceptance]") {
   SECTION("with NICs") {
     StaticPolicy policy = MakePolicy();
     ContainerRequest req = MakeRequest({kSharedCores, 5000, kHp, "12345", Hint({0, 1}, true)});
@@ -365,7 +365,7 @@ TEST_CASE("GetTopologyAwareResources (13.5)", "[policy][acceptance]") {
   }
 }
 
-TEST_CASE("GetTopologyAwareAllocatableResources (13.6)", "[policy][acceptance]") {
+TEST_CASE("GetTopologyAwareAllocatableResources (TestGetTopologyAwareAllocatableResources)", "[policy][acceptance]") {
   SECTION("with NICs") {
     StaticPolicy policy = MakePolicy();
     auto resp = policy.GetTopologyAwareAllocatableResources();
@@ -399,7 +399,7 @@ TEST_CASE("GetTopologyAwareAllocatableResources (13.6)", "[policy][acceptance]")
   }
 }
 
-TEST_CASE("net class id per QoS level and pod annotation (13.7)", "[policy][acceptance]") {
+TEST_CASE("net class id per QoS level and pod annotation (TestGetNetClassID)", "[policy][acceptance]") {
   PolicyConfig config = testing::FixtureConfig();
   config.qos_class_ids = {
       {kReclaimedCores, 10}, {kSharedCores, 20}, {kDedicatedCores, 30}, {kSystemCores, 70}};
@@ -433,7 +433,7 @@ TEST_CASE("net class id per QoS level and pod annotation (13.7)", "[policy][acce
   }
 }
 
-TEST_CASE("small tests (13.8)", "[policy][acceptance]") {
+TEST_CASE("small tests of policy_test.go", "[policy][acceptance]") {
   CHECK(std::string(kPluginName) == "qrm_network_plugin_static");
   CHECK(std::string(kResourceName) == "resource.katalyst.kubewharf.io/net_bandwidth");
   StaticPolicy policy = MakePolicy();

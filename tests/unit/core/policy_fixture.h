@@ -1,4 +1,4 @@
-// The shared fixture of Katalyst's policy_test.go (spec 13.1), rebuilt for StaticPolicy: four
+// The shared fixture of Katalyst's policy_test.go (the staticpolicy package, v0.5.3 and HEAD), rebuilt for StaticPolicy: four
 // NUMA nodes on two sockets, eth0 (host), a disabled eth1 and eth2 in netns "ns2".
 #pragma once
 

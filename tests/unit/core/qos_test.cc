@@ -1,4 +1,4 @@
-// QoS level resolution and annotation filtering (spec 3.1) and the strict JSON reader behind
+// QoS level resolution and annotation filtering, and the strict JSON reader behind
 // the enhancement annotations.
 #include "core/qos.h"
 

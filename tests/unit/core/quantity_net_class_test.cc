@@ -1,4 +1,4 @@
-// Request quantity parsing (spec 3.2) and net class id resolution (spec 7.1).
+// Request quantity parsing and net class id resolution.
 #include <catch2/catch.hpp>
 
 #include "core/constants.h"

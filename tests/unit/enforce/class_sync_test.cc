@@ -1,5 +1,5 @@
 // ClassSync against an in-memory ClassTable: what is set, what is cleared at once, what is kept
-// for the residual grace period (spec 7.5), and how write errors are reported.
+// for the residual grace period (as Katalyst HEAD's clearResidualState), and how write errors are reported.
 #include "enforce/class_sync.h"
 
 #include <catch2/catch.hpp>

@@ -30,7 +30,8 @@ class MemoryStateStore final : public core::StateStore {
   uint64_t seq_ = 1;
 };
 
-// Spec 13.1 shape: 4 NUMA nodes on 2 sockets; eth0 on NUMA 0 (host), eth2 on NUMA 2 in ns2.
+// The shape of Katalyst's policy_test.go fixture: 4 NUMA nodes on 2 sockets; eth0 on NUMA 0
+// (host), eth2 on NUMA 2 in ns2.
 inline core::Topology FixtureTopology() {
   core::Topology t;
   t.numa_nodes = {{0, 0}, {1, 0}, {2, 1}, {3, 1}};

@@ -96,7 +96,7 @@ SysfsNic MustRead(const std::string& root, const std::string& name,
 
 }  // namespace
 
-// Spec §13.12 Test_getInterfaceAttr: (numa_node, enabled, speed) for eth0.
+// Katalyst's Test_getInterfaceAttr (machine package): (numa_node, enabled, speed) for eth0.
 TEST_CASE("sysfs nic: getInterfaceAttr cases") {
   struct Case {
     const char* what;
