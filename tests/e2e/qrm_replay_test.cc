@@ -315,7 +315,7 @@ TEST_CASE("e2e: replay of the kubelet under topology policy best-effort") {
   ReplayPolicy(Policy::kBestEffort, true);
 }
 
-TEST_CASE("e2e: replay of the kubelet under topology policy restricted, with a kubelet restart") {
+TEST_CASE("e2e: replay of the kubelet under topology policy restricted and a kubelet restart") {
   ReplayPolicy(Policy::kRestricted, false);
   ReplayPolicy(Policy::kRestricted, true);
 }
