@@ -11,11 +11,12 @@
 //     (GetContainerTypeAndIndex, ParseTopologyManagerHint, ParseListOfTopologyHints).
 // It is test code: the kubelet's decisions are modelled, netqosd is the real daemon.
 //
-// The merge follows the newest policy.go stored for kubewharf/kubernetes (the one its
-// policy_numeric.go ships with): a permutation is preferred only when every hint in it is
-// preferred AND all non-nil affinities are equal, and among non-preferred results the one
-// closest to the widest of the providers' narrowest hints wins. The older branch's policy.go
-// (merged affinity preferred whenever every hint is) is not replayed.
+// Two versions of policy.go are stored for kubewharf/kubernetes, and both are replayed
+// (MergeRule): the newer one, which its policy_numeric.go ships with, marks a permutation
+// preferred only when every hint in it is preferred AND all non-nil affinities are equal, and
+// among non-preferred results takes the one closest to the widest of the providers' narrowest
+// hints; the older one (the branch whose policies return a single TopologyHint) marks the AND of
+// the affinities preferred whenever every hint is, and keeps the narrowest.
 #pragma once
 
 #include <cmath>
@@ -68,6 +69,7 @@ inline Hint H(std::vector<uint64_t> nodes, bool preferred) { return {MaskOf(node
 using ProviderHints = std::map<std::string, std::optional<std::vector<Hint>>>;
 
 enum class Policy { kNone, kBestEffort, kRestricted, kSingleNumaNode };
+enum class MergeRule { kEqualAffinities, kOlderAnd };
 inline const char* PolicyName(Policy p) {
   switch (p) {
     case Policy::kNone: return "none";
@@ -114,6 +116,45 @@ inline Hint MergePermutation(Mask all_nodes, const std::vector<Hint>& permutatio
   Mask merged = all_nodes;
   for (Mask m : affinities) merged &= m;
   return Hint{merged, preferred};
+}
+
+// The older policy.go: mergePermutation (a nil affinity counts as the whole machine, the result
+// is preferred when every hint is) and mergeFilteredHints (start from the whole machine, not
+// preferred; a preferred result beats a non-preferred one, else the narrower wins).
+inline Hint OlderMergePermutation(Mask all_nodes, const std::vector<Hint>& permutation) {
+  bool preferred = true;
+  Mask merged = all_nodes;
+  for (const Hint& h : permutation) {
+    merged &= h.affinity ? *h.affinity : all_nodes;
+    if (!h.preferred) preferred = false;
+  }
+  return Hint{merged, preferred};
+}
+
+inline Hint OlderMergeFilteredHints(Mask all_nodes, const std::vector<std::vector<Hint>>& filtered) {
+  Hint best{all_nodes, false};
+  std::vector<Hint> accum;
+  std::function<void(size_t)> iterate = [&](size_t i) {
+    if (i == filtered.size()) {
+      Hint merged = OlderMergePermutation(all_nodes, accum);
+      if (Count(*merged.affinity) == 0) return;
+      if (merged.preferred && !best.preferred) {
+        best = merged;
+        return;
+      }
+      if (!merged.preferred && best.preferred) return;
+      if (!IsNarrowerThan(*merged.affinity, *best.affinity)) return;
+      best = merged;
+      return;
+    }
+    for (const Hint& h : filtered[i]) {
+      accum.push_back(h);
+      iterate(i + 1);
+      accum.pop_back();
+    }
+  };
+  iterate(0);
+  return best;
 }
 
 // policy.go: maxOfMinAffinityCounts (narrowestHint skips nil affinities).
@@ -181,8 +222,13 @@ struct MergeResult {
 };
 
 // The four policies' Merge (none never merges: the scope admits without hints).
-inline MergeResult Merge(Policy policy, Mask all_nodes, const std::vector<ProviderHints>& providers) {
+inline MergeResult Merge(Policy policy, Mask all_nodes, const std::vector<ProviderHints>& providers,
+                         MergeRule rule = MergeRule::kEqualAffinities) {
   auto filtered = FilterProvidersHints(providers);
+  auto MergeFilteredHints = [rule](Mask all, const std::vector<std::vector<Hint>>& f) {
+    return rule == MergeRule::kEqualAffinities ? replay::MergeFilteredHints(all, f)
+                                               : OlderMergeFilteredHints(all, f);
+  };
   switch (policy) {
     case Policy::kNone:
       return {Hint{}, true};
@@ -590,8 +636,9 @@ struct AdmitResult {
 
 class TopologyManager {
  public:
-  TopologyManager(Policy policy, QrmManager& qrm, Mask all_nodes = 0b1111)
-      : policy_(policy), qrm_(qrm), all_nodes_(all_nodes) {}
+  TopologyManager(Policy policy, QrmManager& qrm, MergeRule rule = MergeRule::kEqualAffinities,
+                  Mask all_nodes = 0b1111)
+      : policy_(policy), rule_(rule), qrm_(qrm), all_nodes_(all_nodes) {}
 
   // scope_container.go: Admit.
   AdmitResult Admit(const PodSpec& pod) {
@@ -618,7 +665,7 @@ class TopologyManager {
         if (pod.cpu_hints) cpu["cpu"] = pod.cpu_hints;
         providers.push_back(cpu);
         providers.push_back(qrm_.GetTopologyHints(pod, c));
-        MergeResult m = Merge(policy_, all_nodes_, providers);
+        MergeResult m = Merge(policy_, all_nodes_, providers, rule_);
         if (!m.admit) {
           out.reason = "TopologyAffinityError";
           return out;
@@ -639,6 +686,7 @@ class TopologyManager {
   }
 
   Policy policy_;
+  MergeRule rule_;
   QrmManager& qrm_;
   Mask all_nodes_;
 };

@@ -95,7 +95,11 @@ constexpr char kAlloc[] = "UnexpectedAdmissionError";
 // preferred hint (the merged hint is preferred only when all affinities are equal), so
 // restricted refuses db-node and best-effort admits it with {0,1} not preferred; with
 // --network-resource-plugin-numa-node-hints the NIC's own node meets it.
-Expected Expect(Policy policy, bool node_hints, const std::string& pod) {
+// Under the older policy.go the AND of preferred hints is preferred: a one-node CPU hint and
+// the NIC's socket merge to that node, preferred, and netqos serves it from the NIC whose socket
+// holds it (docs/compatibility.md, row 36).
+Expected Expect(Policy policy, bool node_hints, const std::string& pod,
+                MergeRule rule = MergeRule::kEqualAffinities) {
   if (pod == "huge") {
     // Its only hint is the all-NUMA one, not preferred: restricted and single-numa-node refuse
     // it; none and best-effort admit it and the Allocate fails (dedicated_cores is not one of
@@ -109,6 +113,8 @@ Expected Expect(Policy policy, bool node_hints, const std::string& pod) {
       return {true, "", nic, std::nullopt};
     case Policy::kBestEffort:
     case Policy::kRestricted:
+      if (rule == MergeRule::kOlderAnd && (pod == "db-node" || (pod == "db-socket" && node_hints)))
+        return {true, "", nic, kNode0};
       if (pod == "db-socket") return {true, "", nic, kSocket0};
       if (pod == "db-node") {
         if (node_hints) return {true, "", nic, kNode0};
@@ -164,8 +170,9 @@ void Register(Harness& h, QrmManager& qrm) {
 
 // Admits the mix under `policy`, checks every decision against upstream's, then restarts the
 // kubelet and re-admits the running pods.
-void ReplayPolicy(Policy policy, bool node_hints) {
-  INFO("policy " << PolicyName(policy) << (node_hints ? " with " : " without ") << kNumaNodeHints);
+void ReplayPolicy(Policy policy, bool node_hints, MergeRule rule = MergeRule::kEqualAffinities) {
+  INFO("policy " << PolicyName(policy) << (node_hints ? " with " : " without ") << kNumaNodeHints
+                 << (rule == MergeRule::kOlderAnd ? ", older merge" : ""));
   Harness h;
   h.Start(Flags(node_hints));
 
@@ -178,12 +185,12 @@ void ReplayPolicy(Policy policy, bool node_hints) {
   CHECK(cap.capacity.at(kResource) == 42500);     // 2 x 25000 x 0.85
   CHECK(cap.allocatable.at(kResource) == 38500);  // minus the 4000 reserved on eth0
 
-  TopologyManager tm(policy, qrm);
+  TopologyManager tm(policy, qrm, rule);
   std::map<std::string, AdmitResult> admitted;
   const auto pods = PodMix();
   for (const PodSpec& pod : pods) {
     INFO("pod " << pod.uid);
-    const Expected want = Expect(policy, node_hints, pod.uid);
+    const Expected want = Expect(policy, node_hints, pod.uid, rule);
     AdmitResult got = tm.Admit(pod);
     INFO("reason: " << got.reason);
     REQUIRE(got.admit == want.admit);
@@ -243,7 +250,7 @@ void ReplayPolicy(Policy policy, bool node_hints) {
   QrmManager restarted(qrm.Checkpoint());
   for (const auto& [uid, result] : admitted) restarted.SetActive(uid, true);
   Register(h, restarted);
-  TopologyManager tm2(policy, restarted);
+  TopologyManager tm2(policy, restarted, rule);
   int expect_hint_rpcs = 0, expect_alloc_rpcs = 0;
   for (const PodSpec& pod : pods) {
     if (!admitted.count(pod.uid)) continue;
@@ -262,7 +269,7 @@ void ReplayPolicy(Policy policy, bool node_hints) {
       if (c.name == "proxy") {
         CHECK(nic.empty());
       } else {
-        CHECK(nic == Expect(policy, node_hints, pod.uid).nic);
+        CHECK(nic == Expect(policy, node_hints, pod.uid, rule).nic);
         CHECK(quantity == c.mbps);
       }
     }
@@ -293,6 +300,13 @@ TEST_CASE("e2e: replay of the kubelet's merge rules (policy.go) on hand-worked c
   // Allocate response must echo the (preferred) hint it was admitted with.
   CHECK_FALSE(Merge(Policy::kRestricted, all, {{}, {{kResource, std::vector<Hint>{H({0, 1}, false)}}}})
                   .admit);
+  // The older policy.go merges the same two to the CPU's node, preferred.
+  auto older = Merge(Policy::kRestricted, all,
+                     {{{"cpu", CpuOneNodeHints()}},
+                      {{kResource, std::vector<Hint>{kSocket0, H({0, 1, 2, 3}, false)}}}},
+                     MergeRule::kOlderAnd);
+  CHECK(older.admit);
+  CHECK(older.hint == kNode0);
   // An empty list (the plugin unreachable, or no NIC fits) is {nil, not preferred}.
   auto e = Merge(Policy::kBestEffort, all, {{}, {{kResource, std::vector<Hint>{}}}});
   CHECK(e.admit);
@@ -323,6 +337,14 @@ TEST_CASE("e2e: replay of the kubelet under topology policy restricted and a kub
 TEST_CASE("e2e: replay of the kubelet under topology policy single-numa-node") {
   ReplayPolicy(Policy::kSingleNumaNode, false);
   ReplayPolicy(Policy::kSingleNumaNode, true);
+}
+
+TEST_CASE("e2e: replay of the kubelet with kubewharf's older merge (policy.go without the "
+          "equal-affinity rule)") {
+  for (Policy policy : {Policy::kBestEffort, Policy::kRestricted, Policy::kSingleNumaNode}) {
+    ReplayPolicy(policy, false, MergeRule::kOlderAnd);
+    ReplayPolicy(policy, true, MergeRule::kOlderAnd);
+  }
 }
 
 TEST_CASE("e2e: replay of a SIGKILLed netqosd and the kubelet's RemovePod retry") {
