@@ -486,7 +486,9 @@ class QrmManager {
   // manager.go: UpdateAllocatedResources. Every pod with stored allocations that is no longer
   // active gets RemovePod from every endpoint; it is forgotten only when all of them succeed,
   // so a failed RemovePod is retried on the next call (the reconcile loop, or the next
-  // GetTopologyHints / Allocate).
+  // GetTopologyHints / Allocate). Not replayed: upstream skips a stopped endpoint (its socket
+  // was removed, DeRegisterPlugin) as if RemovePod had succeeded; a SIGKILLed netqosd leaves its
+  // socket, so its endpoint is not stopped and the RemovePod is retried.
   void UpdateAllocatedResources() {
     std::vector<std::string> to_remove;
     for (const auto& [uid, containers] : pod_resources_)

@@ -240,7 +240,12 @@ void ReplayPolicy(Policy policy, bool node_hints, MergeRule rule = MergeRule::kE
     admitted[pod.uid] = got;
   }
 
-  if (admitted.empty()) return;  // single-numa-node without one-node hints: nothing runs
+  if (admitted.empty()) {
+    // Only single-numa-node without one-node NIC hints admits nothing: no pod left to re-admit.
+    REQUIRE(policy == Policy::kSingleNumaNode);
+    REQUIRE_FALSE(node_hints);
+    return;
+  }
 
   // The kubelet restarts: a new manager from its own checkpoint, the plugin re-registered by
   // the plugin watcher, and every running pod admitted again (the kubelet re-admits the pods it
