@@ -72,10 +72,14 @@ enum class Policy { kNone, kBestEffort, kRestricted, kSingleNumaNode };
 enum class MergeRule { kEqualAffinities, kOlderAnd };
 inline const char* PolicyName(Policy p) {
   switch (p) {
-    case Policy::kNone: return "none";
-    case Policy::kBestEffort: return "best-effort";
-    case Policy::kRestricted: return "restricted";
-    case Policy::kSingleNumaNode: return "single-numa-node";
+    case Policy::kNone:
+      return "none";
+    case Policy::kBestEffort:
+      return "best-effort";
+    case Policy::kRestricted:
+      return "restricted";
+    case Policy::kSingleNumaNode:
+      return "single-numa-node";
   }
   return "?";
 }
@@ -131,7 +135,8 @@ inline Hint OlderMergePermutation(Mask all_nodes, const std::vector<Hint>& permu
   return Hint{merged, preferred};
 }
 
-inline Hint OlderMergeFilteredHints(Mask all_nodes, const std::vector<std::vector<Hint>>& filtered) {
+inline Hint OlderMergeFilteredHints(Mask all_nodes,
+                                    const std::vector<std::vector<Hint>>& filtered) {
   Hint best{all_nodes, false};
   std::vector<Hint> accum;
   std::function<void(size_t)> iterate = [&](size_t i) {
@@ -291,7 +296,7 @@ inline PodSpec MakePod(const std::string& uid, const std::string& qos, const std
 
 // utils.go: GetContainerTypeAndIndex.
 inline std::pair<rp::ContainerType, uint64_t> ContainerTypeAndIndex(const PodSpec& pod,
-                                                                  const std::string& name) {
+                                                                    const std::string& name) {
   for (size_t i = 0; i < pod.init_containers.size(); ++i)
     if (pod.init_containers[i].name == name) return {rp::INIT, i};
   for (size_t i = 0; i < pod.containers.size(); ++i)
@@ -323,8 +328,7 @@ class QrmManager {
   // RegisterPlugin (dial, GetResourcePluginOptions, registerEndpoint replacing any old
   // endpoint), then NotifyRegistrationStatus.
   grpc::Status RegisterViaPluginWatcher(const std::string& socket_path) {
-    auto channel =
-        grpc::CreateChannel("unix://" + socket_path, grpc::InsecureChannelCredentials());
+    auto channel = grpc::CreateChannel("unix://" + socket_path, grpc::InsecureChannelCredentials());
     reg::PluginInfo info;
     {
       auto stub = reg::Registration::NewStub(channel);
@@ -554,8 +558,9 @@ class QrmManager {
 
   // One ResourcePlugin call through the generic stub: the response bytes as they crossed the
   // socket.
-  static grpc::Status RawUnary(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
-                               const google::protobuf::Message& req, std::string* out) {
+  static grpc::Status RawUnary(const std::shared_ptr<grpc::Channel>& channel,
+                               const std::string& method, const google::protobuf::Message& req,
+                               std::string* out) {
     grpc::GenericStub stub(channel);
     std::string bytes = req.SerializeAsString();
     grpc::Slice slice(bytes);
@@ -566,8 +571,8 @@ class QrmManager {
     bool done = false;
     std::mutex mu;
     std::condition_variable cv;
-    stub.UnaryCall(&ctx, "/resourceplugin.v1alpha1.ResourcePlugin/" + method,
-                   grpc::StubOptions(), &send, &recv, [&](grpc::Status s) {
+    stub.UnaryCall(&ctx, "/resourceplugin.v1alpha1.ResourcePlugin/" + method, grpc::StubOptions(),
+                   &send, &recv, [&](grpc::Status s) {
                      std::lock_guard lk(mu);
                      status = std::move(s);
                      done = true;
@@ -631,8 +636,8 @@ class QrmManager {
 
 struct AdmitResult {
   bool admit = false;
-  std::string reason;                         // "TopologyAffinityError", "UnexpectedAdmissionError"
-  std::map<std::string, Hint> hints;          // container -> the merged hint stored for it
+  std::string reason;                 // "TopologyAffinityError", "UnexpectedAdmissionError"
+  std::map<std::string, Hint> hints;  // container -> the merged hint stored for it
   std::map<std::string, rp::ResourceAllocationResponse> allocations;  // plugin answers
 };
 

@@ -225,8 +225,8 @@ void ReplayPolicy(Policy policy, bool node_hints, MergeRule rule = MergeRule::kE
       // whole machine (nil under single-numa-node); the init container gets no allocation
       // result, the sidecar a zero one, and neither holds bandwidth.
       if (policy != Policy::kNone) {
-        const Hint any = policy == Policy::kSingleNumaNode ? Hint{std::nullopt, true}
-                                                           : H({0, 1, 2, 3}, true);
+        const Hint any =
+            policy == Policy::kSingleNumaNode ? Hint{std::nullopt, true} : H({0, 1, 2, 3}, true);
         CHECK(got.hints.at("setup") == any);
         CHECK(got.hints.at("proxy") == any);
       }
@@ -264,8 +264,7 @@ void ReplayPolicy(Policy policy, bool node_hints, MergeRule rule = MergeRule::kE
     INFO("reason: " << again.reason);
     REQUIRE(again.admit);
     for (const auto& [container, hint] : admitted[pod.uid].hints) {
-      INFO(container << ": " << Describe(again.hints.at(container)) << " vs "
-                     << Describe(hint));
+      INFO(container << ": " << Describe(again.hints.at(container)) << " vs " << Describe(hint));
       CHECK(again.hints.at(container) == hint);
     }
     for (const auto& c : pod.containers) {
@@ -303,8 +302,9 @@ TEST_CASE("e2e: replay of the kubelet's merge rules (policy.go) on hand-worked c
   CHECK(m.hint == H({0, 1}, false));
   // A stored hint that is not preferred is refused by restricted on re-admission: why the
   // Allocate response must echo the (preferred) hint it was admitted with.
-  CHECK_FALSE(Merge(Policy::kRestricted, all, {{}, {{kResource, std::vector<Hint>{H({0, 1}, false)}}}})
-                  .admit);
+  CHECK_FALSE(
+      Merge(Policy::kRestricted, all, {{}, {{kResource, std::vector<Hint>{H({0, 1}, false)}}}})
+          .admit);
   // The older policy.go merges the same two to the CPU's node, preferred.
   auto older = Merge(Policy::kRestricted, all,
                      {{{"cpu", CpuOneNodeHints()}},
@@ -317,8 +317,8 @@ TEST_CASE("e2e: replay of the kubelet's merge rules (policy.go) on hand-worked c
   CHECK(e.admit);
   CHECK(e.hint == H({0, 1, 2, 3}, false));
   // single-numa-node: a socket hint is filtered out; the whole machine becomes nil.
-  CHECK_FALSE(Merge(Policy::kSingleNumaNode, all, {{}, {{kResource, std::vector<Hint>{kSocket0}}}})
-                  .admit);
+  CHECK_FALSE(
+      Merge(Policy::kSingleNumaNode, all, {{}, {{kResource, std::vector<Hint>{kSocket0}}}}).admit);
   auto s = Merge(Policy::kSingleNumaNode, all, {{}, {{kResource, std::nullopt}}});
   CHECK(s.admit);
   CHECK(s.hint == Hint{std::nullopt, true});
@@ -344,8 +344,9 @@ TEST_CASE("e2e: replay of the kubelet under topology policy single-numa-node") {
   ReplayPolicy(Policy::kSingleNumaNode, true);
 }
 
-TEST_CASE("e2e: replay of the kubelet with kubewharf's older merge (policy.go without the "
-          "equal-affinity rule)") {
+TEST_CASE(
+    "e2e: replay of the kubelet with kubewharf's older merge (policy.go without the "
+    "equal-affinity rule)") {
   for (Policy policy : {Policy::kBestEffort, Policy::kRestricted, Policy::kSingleNumaNode}) {
     ReplayPolicy(policy, false, MergeRule::kOlderAnd);
     ReplayPolicy(policy, true, MergeRule::kOlderAnd);
