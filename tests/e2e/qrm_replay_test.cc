@@ -102,8 +102,8 @@ Expected Expect(Policy policy, bool node_hints, const std::string& pod,
                 MergeRule rule = MergeRule::kEqualAffinities) {
   if (pod == "huge") {
     // Its only hint is the all-NUMA one, not preferred: restricted and single-numa-node refuse
-    // it; none and best-effort admit it and the Allocate fails (dedicated_cores is not one of
-    // the QoS levels whose plugin errors the kubelet skips).
+    // it on topology; none and best-effort let it through to Allocate, which fails, and the pod
+    // is refused (dedicated_cores is not a QoS level whose plugin errors the kubelet skips).
     bool topo = policy == Policy::kRestricted || policy == Policy::kSingleNumaNode;
     return {false, topo ? kTopo : kAlloc, "", std::nullopt};
   }
