@@ -370,6 +370,11 @@ TEST_CASE("e2e: replay of a SIGKILLed netqosd and the kubelet's RemovePod retry"
   CHECK_FALSE(tm.Admit(probe).admit);
 
   CHECK(h.daemon().Stop(SIGKILL) == 128 + SIGKILL);
+  // GetCapacity while the plugin is down reports 0 capacity and allocatable (the node status the
+  // kubelet publishes until netqosd is back).
+  auto down = qrm.GetCapacity();
+  CHECK(down.capacity.at(kResource) == 0);
+  CHECK(down.allocatable.at(kResource) == 0);
 
   // web is deleted while netqosd is down. UpdateAllocatedResources (the reconcile loop) sends
   // RemovePod, which fails: the kubelet keeps the pod's allocation "temporarily".
@@ -387,6 +392,7 @@ TEST_CASE("e2e: replay of a SIGKILLed netqosd and the kubelet's RemovePod retry"
   // and registers it again, and the next pass's RemovePod succeeds.
   h.Start();
   Register(h, qrm);
+  CHECK(qrm.GetCapacity().allocatable.at(kResource) == 38500);
   CHECK(NicOf(qrm, "web", "web") == "eth0");
   qrm.UpdateAllocatedResources();
   CHECK(qrm.Rpcs().remove_pod == 3);
