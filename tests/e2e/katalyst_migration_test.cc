@@ -19,10 +19,7 @@
 namespace netqos::e2e {
 namespace {
 
-using netqos::testing::GoTool;
-using netqos::testing::GoToolAvailable;
-using netqos::testing::ReadFile;
-using netqos::testing::WriteFile;
+namespace t = netqos::testing;
 using nlohmann::json;
 
 json Entry(const std::string& uid, const std::string& nic, uint32_t mbps, bool with_netns) {
@@ -54,7 +51,7 @@ std::string KatalystCheckpoint(bool head) {
 
 // Katalyst's restore of `path`: exit 0 and the decoded checkpoint, or what went wrong.
 json KatalystLoads(const std::string& path, const std::string& layout) {
-  auto run = GoTool::Get().Run({"-layout", layout, "-verify", path});
+  auto run = t::GoTool::Get().Run({"-layout", layout, "-verify", path});
   INFO("Katalyst (" << layout << ") loading " << path << ": " << run.output);
   REQUIRE(run.exit_code == 0);
   return json::parse(run.output.substr(run.output.find('{')));
@@ -91,6 +88,28 @@ std::string NicOf(Harness& h, const std::string& uid) {
   return host ? nic.name() : ns->second + "/" + nic.name();
 }
 
+void AllocateShared(Harness& h, const std::string& uid, double mbps) {
+  auto req = Req::Container(uid, rp::MAIN, "shared_cores", mbps);
+  req.set_container_name("main");
+  Req::NamespaceType(&req, "host_ns_preferred");
+  Req::Hint(&req, {0, 1}, true);
+  grpc::ClientContext ctx;
+  rp::ResourceAllocationResponse resp;
+  auto st = h.Plugin()->Allocate(&ctx, req, &resp);
+  INFO(uid << ": " << st.error_message());
+  REQUIRE(st.ok());
+}
+
+void RemovePod(Harness& h, const std::string& uid) {
+  grpc::ClientContext ctx;
+  rp::RemovePodRequest rm;
+  rm.set_pod_uid(uid);
+  rp::RemovePodResponse resp;
+  auto st = h.Plugin()->RemovePod(&ctx, rm, &resp);
+  INFO(uid << ": " << st.error_message());
+  REQUIRE(st.ok());
+}
+
 std::vector<std::string> Journal(const std::string& dir) {
   std::vector<std::string> segments;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
@@ -101,7 +120,7 @@ std::vector<std::string> Journal(const std::string& dir) {
 }
 
 TEST_CASE("e2e: Katalyst -> netqos -> Katalyst migration", "[.][katalyst_go]") {
-  if (!GoToolAvailable()) return;
+  if (!t::GoToolAvailable()) return;
   for (const std::string layout : {"v0.5.3", "head"}) {
     INFO("Katalyst layout " << layout);
     Harness h;
@@ -109,8 +128,8 @@ TEST_CASE("e2e: Katalyst -> netqos -> Katalyst migration", "[.][katalyst_go]") {
     const std::string cp = h.checkpoint_path();
 
     // 1. Katalyst ran here: its checkpoint, signed as it signs it.
-    WriteFile(cp, KatalystCheckpoint(layout == "head"));
-    REQUIRE(GoTool::Get().Run({"-layout", layout, "-sign", cp}).exit_code == 0);
+    t::WriteFile(cp, KatalystCheckpoint(layout == "head"));
+    REQUIRE(t::GoTool::Get().Run({"-layout", layout, "-sign", cp}).exit_code == 0);
 
     // 2. netqos takes over: no skip flag; every pod counted on its NIC.
     std::vector<std::string> flags = FixtureFlags();
@@ -124,42 +143,27 @@ TEST_CASE("e2e: Katalyst -> netqos -> Katalyst migration", "[.][katalyst_go]") {
     CHECK(Pods(KatalystLoads(cp, layout)) == std::set<std::string>{"kat-a", "kat-b", "kat-c"});
 
     // 3. The kubelet works with netqos: a pod comes, one goes. Both only in the journal.
-    auto plugin = h.Plugin();
-    auto req = Req::Container("nq-d", rp::MAIN, "shared_cores", 1000);
-    req.set_container_name("main");
-    Req::NamespaceType(&req, "host_ns_preferred");
-    Req::Hint(&req, {0, 1}, true);
-    {
-      grpc::ClientContext ctx;
-      rp::ResourceAllocationResponse resp;
-      REQUIRE(plugin->Allocate(&ctx, req, &resp).ok());
-    }
-    {
-      grpc::ClientContext ctx;
-      rp::RemovePodRequest rm;
-      rm.set_pod_uid("kat-b");
-      rp::RemovePodResponse resp;
-      REQUIRE(plugin->RemovePod(&ctx, rm, &resp).ok());
-    }
+    AllocateShared(h, "nq-d", 1000);
+    RemovePod(h, "kat-b");
     CHECK_FALSE(Journal(h.state_dir()).empty());
 
     // 4. An --uninstall while the daemon runs must not write under it.
-    const std::string before = ReadFile(cp);
+    const std::string before = t::ReadFile(cp);
     std::vector<std::string> uninstall = h.DaemonArgv(flags);
     uninstall.push_back("--uninstall");
     uninstall.push_back("--bpf-pin-dir=" + h.root() + "/no-pins");
-    auto refused = testing::RunCommand(uninstall, h.root() + "/uninstall-refused.log");
+    auto refused = t::RunCommand(uninstall, h.root() + "/uninstall-refused.log");
     INFO(refused.output);
     CHECK(refused.exit_code == 1);
     CHECK_THAT(refused.output, Catch::Contains("in use by another netqosd"));
-    CHECK(ReadFile(cp) == before);
+    CHECK(t::ReadFile(cp) == before);
 
     // 5. The worst way out: kill -9. Katalyst would load the last snapshot, without steps 3.
     REQUIRE(h.daemon().Stop(SIGKILL) == 128 + SIGKILL);
     CHECK(Pods(KatalystLoads(cp, layout)) == std::set<std::string>{"kat-a", "kat-b", "kat-c"});
 
     // 6. The rollback step of the guide: --uninstall folds the journal into the snapshot.
-    auto folded = testing::RunCommand(uninstall, h.root() + "/uninstall.log");
+    auto folded = t::RunCommand(uninstall, h.root() + "/uninstall.log");
     INFO(folded.output);
     REQUIRE(folded.exit_code == 0);
     CHECK(Journal(h.state_dir()).empty());
@@ -169,10 +173,10 @@ TEST_CASE("e2e: Katalyst -> netqos -> Katalyst migration", "[.][katalyst_go]") {
     CHECK(katalyst["pod_entries"]["nq-d"]["main"]["egress"] == 1000);
 
     // 7. Katalyst runs again and writes its own checkpoint: kat-a has gone meanwhile.
-    json edited = json::parse(ReadFile(cp));
+    json edited = json::parse(t::ReadFile(cp));
     edited["pod_entries"].erase("kat-a");
-    WriteFile(cp, edited.dump());
-    REQUIRE(GoTool::Get().Run({"-layout", layout, "-sign", cp}).exit_code == 0);
+    t::WriteFile(cp, edited.dump());
+    REQUIRE(t::GoTool::Get().Run({"-layout", layout, "-sign", cp}).exit_code == 0);
 
     // 8. And netqos once more: Katalyst's file is the truth, nothing of netqos's past returns.
     h.ResetDaemon();
@@ -181,14 +185,7 @@ TEST_CASE("e2e: Katalyst -> netqos -> Katalyst migration", "[.][katalyst_go]") {
     CHECK(Status(h)["allocated_egress_mbps"] == 5000);
     CHECK(NicOf(h, "nq-d") == "eth0");
     // 9. A graceful stop leaves a snapshot Katalyst loads, and no journal.
-    auto fresh = h.Plugin();
-    {
-      grpc::ClientContext ctx;
-      rp::RemovePodRequest rm;
-      rm.set_pod_uid("kat-c");
-      rp::RemovePodResponse resp;
-      REQUIRE(fresh->RemovePod(&ctx, rm, &resp).ok());
-    }
+    RemovePod(h, "kat-c");
     REQUIRE(h.daemon().Stop(SIGTERM) == 0);
     CHECK(Journal(h.state_dir()).empty());
     CHECK(Pods(KatalystLoads(cp, layout)) == std::set<std::string>{"nq-d"});

@@ -58,6 +58,41 @@ inline std::vector<std::string> FixtureFlags() {
           "--nic-selection=first"};
 }
 
+// One ResourcePlugin call through the generic stub: the response bytes exactly as they crossed
+// the socket (what a kubelet's Go decoder would read, where C++ protobuf loses the difference
+// between an absent and an empty message).
+inline grpc::Status RawUnary(const std::shared_ptr<grpc::Channel>& channel,
+                             const std::string& method, const google::protobuf::Message& req,
+                             std::string* out_bytes) {
+  grpc::GenericStub stub(channel);
+  std::string bytes = req.SerializeAsString();
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer send(&slice, 1), recv;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Status status;
+  bool done = false;
+  std::mutex mu;
+  std::condition_variable cv;
+  stub.UnaryCall(&ctx, "/resourceplugin.v1alpha1.ResourcePlugin/" + method, grpc::StubOptions(),
+                 &send, &recv, [&](grpc::Status s) {
+                   std::lock_guard lk(mu);
+                   status = std::move(s);
+                   done = true;
+                   cv.notify_all();
+                 });
+  std::unique_lock lk(mu);
+  cv.wait(lk, [&] { return done; });
+  if (status.ok()) {
+    std::vector<grpc::Slice> slices;
+    (void)recv.Dump(&slices);
+    out_bytes->clear();
+    for (const auto& s : slices)
+      out_bytes->append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  return status;
+}
+
 class Harness {
  public:
   explicit Harness(const std::string& topology = FixtureTopology()) {
@@ -141,33 +176,7 @@ class Harness {
   // exactly as they crossed the socket.
   grpc::Status RawCall(const std::string& method, const google::protobuf::Message& req,
                        std::string* out_bytes) {
-    grpc::GenericStub stub(Channel());
-    std::string bytes = req.SerializeAsString();
-    grpc::Slice slice(bytes);
-    grpc::ByteBuffer send(&slice, 1), recv;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    grpc::Status status;
-    bool done = false;
-    std::mutex mu;
-    std::condition_variable cv;
-    stub.UnaryCall(&ctx, "/resourceplugin.v1alpha1.ResourcePlugin/" + method,
-                   grpc::StubOptions(), &send, &recv, [&](grpc::Status s) {
-                     std::lock_guard lk(mu);
-                     status = std::move(s);
-                     done = true;
-                     cv.notify_all();
-                   });
-    std::unique_lock lk(mu);
-    cv.wait(lk, [&] { return done; });
-    if (status.ok()) {
-      std::vector<grpc::Slice> slices;
-      (void)recv.Dump(&slices);
-      out_bytes->clear();
-      for (const auto& s : slices)
-        out_bytes->append(reinterpret_cast<const char*>(s.begin()), s.size());
-    }
-    return status;
+    return RawUnary(Channel(), method, req, out_bytes);
   }
 
   testing::CommandResult Ctl(std::vector<std::string> args) {

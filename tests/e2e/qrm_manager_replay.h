@@ -135,21 +135,13 @@ inline Hint OlderMergePermutation(Mask all_nodes, const std::vector<Hint>& permu
   return Hint{merged, preferred};
 }
 
-inline Hint OlderMergeFilteredHints(Mask all_nodes,
-                                    const std::vector<std::vector<Hint>>& filtered) {
-  Hint best{all_nodes, false};
+// policy.go: iterateAllProviderTopologyHints, one hint of each provider per permutation.
+inline void ForEachPermutation(const std::vector<std::vector<Hint>>& filtered,
+                               const std::function<void(const std::vector<Hint>&)>& visit) {
   std::vector<Hint> accum;
   std::function<void(size_t)> iterate = [&](size_t i) {
     if (i == filtered.size()) {
-      Hint merged = OlderMergePermutation(all_nodes, accum);
-      if (Count(*merged.affinity) == 0) return;
-      if (merged.preferred && !best.preferred) {
-        best = merged;
-        return;
-      }
-      if (!merged.preferred && best.preferred) return;
-      if (!IsNarrowerThan(*merged.affinity, *best.affinity)) return;
-      best = merged;
+      visit(accum);
       return;
     }
     for (const Hint& h : filtered[i]) {
@@ -159,6 +151,20 @@ inline Hint OlderMergeFilteredHints(Mask all_nodes,
     }
   };
   iterate(0);
+}
+
+inline Hint OlderMergeFilteredHints(Mask all_nodes,
+                                    const std::vector<std::vector<Hint>>& filtered) {
+  Hint best{all_nodes, false};
+  ForEachPermutation(filtered, [&](const std::vector<Hint>& permutation) {
+    Hint merged = OlderMergePermutation(all_nodes, permutation);
+    if (Count(*merged.affinity) == 0) return;
+    if (merged.preferred != best.preferred) {
+      if (merged.preferred) best = merged;
+      return;
+    }
+    if (IsNarrowerThan(*merged.affinity, *best.affinity)) best = merged;
+  });
   return best;
 }
 
@@ -205,19 +211,9 @@ inline std::optional<Hint> CompareHints(int best_np, const std::optional<Hint>& 
 inline Hint MergeFilteredHints(Mask all_nodes, const std::vector<std::vector<Hint>>& filtered) {
   const int best_np = MaxOfMinAffinityCounts(filtered);
   std::optional<Hint> best;
-  std::vector<Hint> accum;
-  std::function<void(size_t)> iterate = [&](size_t i) {
-    if (i == filtered.size()) {
-      best = CompareHints(best_np, best, MergePermutation(all_nodes, accum));
-      return;
-    }
-    for (const Hint& h : filtered[i]) {
-      accum.push_back(h);
-      iterate(i + 1);
-      accum.pop_back();
-    }
-  };
-  iterate(0);
+  ForEachPermutation(filtered, [&](const std::vector<Hint>& permutation) {
+    best = CompareHints(best_np, best, MergePermutation(all_nodes, permutation));
+  });
   return best ? *best : Hint{all_nodes, false};
 }
 
@@ -556,39 +552,6 @@ class QrmManager {
     rp::ResourcePluginOptions opts;
   };
 
-  // One ResourcePlugin call through the generic stub: the response bytes as they crossed the
-  // socket.
-  static grpc::Status RawUnary(const std::shared_ptr<grpc::Channel>& channel,
-                               const std::string& method, const google::protobuf::Message& req,
-                               std::string* out) {
-    grpc::GenericStub stub(channel);
-    std::string bytes = req.SerializeAsString();
-    grpc::Slice slice(bytes);
-    grpc::ByteBuffer send(&slice, 1), recv;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    grpc::Status status;
-    bool done = false;
-    std::mutex mu;
-    std::condition_variable cv;
-    stub.UnaryCall(&ctx, "/resourceplugin.v1alpha1.ResourcePlugin/" + method, grpc::StubOptions(),
-                   &send, &recv, [&](grpc::Status s) {
-                     std::lock_guard lk(mu);
-                     status = std::move(s);
-                     done = true;
-                     cv.notify_all();
-                   });
-    std::unique_lock lk(mu);
-    cv.wait(lk, [&] { return done; });
-    if (status.ok()) {
-      std::vector<grpc::Slice> slices;
-      (void)recv.Dump(&slices);
-      out->clear();
-      for (const auto& sl : slices)
-        out->append(reinterpret_cast<const char*>(sl.begin()), sl.size());
-    }
-    return status;
-  }
 
   // isResourcePluginResource: a registered endpoint, or a resource named in stored allocations.
   bool IsPluginResource(const std::string& resource) const {

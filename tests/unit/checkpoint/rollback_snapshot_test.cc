@@ -20,15 +20,20 @@
 namespace netqos::checkpoint {
 namespace {
 
+namespace t = netqos::testing;
 using Catch::Contains;
-using netqos::testing::GoTool;
-using netqos::testing::GoToolAvailable;
-using netqos::testing::ReadFile;
-using netqos::testing::TempDir;
-using netqos::testing::WriteFile;
 using nlohmann::json;
 
 constexpr KatalystLayout kBothLayouts[] = {KatalystLayout::kV053, KatalystLayout::kHead};
+
+// Load with the default options: the error of a file that does not load.
+Result<core::LoadedState> TryLoad(const std::string& dir) {
+  FileStateStore::Options options;
+  options.dir = dir;
+  auto store = FileStateStore::Create(options);
+  REQUIRE(store.ok());
+  return store.value()->Load();
+}
 
 std::unique_ptr<FileStateStore> LoadedStore(const std::string& dir, KatalystLayout layout,
                                             core::LoadedState* loaded = nullptr) {
@@ -127,9 +132,9 @@ TEST_CASE("rollback: the snapshot's checksum is Katalyst's, in the configured la
   const core::PodEntries entries = gen.Pods(6);
   for (KatalystLayout layout : kBothLayouts) {
     INFO("layout " << KatalystLayoutName(layout));
-    TempDir tmp;
+    t::TempDir tmp;
     WriteState(*LoadedStore(tmp.path(), layout), entries);
-    const json doc = json::parse(ReadFile(tmp.file(core::kCheckpointFileName)));
+    const json doc = json::parse(t::ReadFile(tmp.file(core::kCheckpointFileName)));
     CHECK(doc["netqos"]["format"] == 2);
     CHECK(doc["netqos"]["katalyst_layout"] == KatalystLayoutFlagValue(layout));
     auto sum = KatalystChecksum(doc, layout);
@@ -150,18 +155,14 @@ TEST_CASE("rollback: the snapshot's checksum is Katalyst's, in the configured la
 
 TEST_CASE("rollback: netqos's own checksum still guards a snapshot Katalyst would accept",
           "[rollback]") {
-  TempDir tmp;
+  t::TempDir tmp;
   RandomAllocations gen(7);
   WriteState(*LoadedStore(tmp.path(), KatalystLayout::kV053), gen.Pods(2));
-  json doc = json::parse(ReadFile(tmp.file(core::kCheckpointFileName)));
+  json doc = json::parse(t::ReadFile(tmp.file(core::kCheckpointFileName)));
   // A member Katalyst does not decode changes no Katalyst checksum, but it is netqos's data.
   doc["netqos"]["seq"] = doc["netqos"]["seq"].get<uint64_t>() + 1;
-  WriteFile(tmp.file(core::kCheckpointFileName), doc.dump());
-  FileStateStore::Options options;
-  options.dir = tmp.path();
-  auto store = FileStateStore::Create(options);
-  REQUIRE(store.ok());
-  auto loaded = store.value()->Load();
+  t::WriteFile(tmp.file(core::kCheckpointFileName), doc.dump());
+  auto loaded = TryLoad(tmp.path());
   REQUIRE_FALSE(loaded.ok());
   CHECK(loaded.status().code() == StatusCode::kDataLoss);
   CHECK_THAT(loaded.status().message(), Contains("failed its checksum"));
@@ -169,11 +170,11 @@ TEST_CASE("rollback: netqos's own checksum still guards a snapshot Katalyst woul
 
 TEST_CASE("rollback: a format 1 snapshot (netqos's checksum at the top) still loads",
           "[rollback]") {
-  TempDir tmp;
+  t::TempDir tmp;
   RandomAllocations gen(11);
   const core::PodEntries entries = gen.Pods(3);
   WriteState(*LoadedStore(tmp.path(), KatalystLayout::kV053), entries);
-  json doc = json::parse(ReadFile(tmp.file(core::kCheckpointFileName)));
+  json doc = json::parse(t::ReadFile(tmp.file(core::kCheckpointFileName)));
   // What a netqos of before the Katalyst checksum wrote.
   doc.erase("checksum");
   doc["netqos"] = json{{"format", 1}, {"seq", doc["netqos"]["seq"]}};
@@ -183,7 +184,7 @@ TEST_CASE("rollback: a format 1 snapshot (netqos's checksum at the top) still lo
     h *= 1099511628211ULL;
   }
   doc["checksum"] = h;
-  WriteFile(tmp.file(core::kCheckpointFileName), doc.dump());
+  t::WriteFile(tmp.file(core::kCheckpointFileName), doc.dump());
   core::LoadedState loaded;
   LoadedStore(tmp.path(), KatalystLayout::kV053, &loaded);
   CHECK_FALSE(loaded.corruption_skipped);
@@ -192,21 +193,15 @@ TEST_CASE("rollback: a format 1 snapshot (netqos's checksum at the top) still lo
 
 TEST_CASE("rollback: a second store on the same directory is refused while the first runs",
           "[rollback]") {
-  TempDir tmp;
+  t::TempDir tmp;
   auto first = LoadedStore(tmp.path(), KatalystLayout::kV053);
-  FileStateStore::Options options;
-  options.dir = tmp.path();
-  auto second = FileStateStore::Create(options);
-  REQUIRE(second.ok());
-  auto refused = second.value()->Load();
+  auto refused = TryLoad(tmp.path());
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().code() == StatusCode::kFailedPrecondition);
   CHECK_THAT(refused.status().message(), Contains(tmp.path()));
   CHECK_THAT(refused.status().message(), Contains("in use by another netqosd"));
   first.reset();  // the first process stops
-  auto third = FileStateStore::Create(options);
-  REQUIRE(third.ok());
-  CHECK(third.value()->Load().ok());
+  CHECK(TryLoad(tmp.path()).ok());
 }
 
 TEST_CASE("rollback: --katalyst-checkpoint-layout values", "[rollback]") {
@@ -224,17 +219,17 @@ TEST_CASE("rollback: --katalyst-checkpoint-layout values", "[rollback]") {
 // (go-spew + FNV-1a 32, the real go-spew), keep the decoded value.
 TEST_CASE("rollback: a snapshot netqos wrote verifies with the Go reference",
           "[.][katalyst_go]") {
-  if (!GoToolAvailable()) return;
+  if (!t::GoToolAvailable()) return;
   RandomAllocations gen(20261204);
   for (int round = 0; round < 10; ++round) {
     const core::PodEntries entries = gen.Pods(1 + round % 5);
     for (KatalystLayout layout : kBothLayouts) {
       INFO("round " << round << ", layout " << KatalystLayoutName(layout));
-      TempDir tmp;
+      t::TempDir tmp;
       WriteState(*LoadedStore(tmp.path(), layout), entries);
       const std::string path = tmp.file(core::kCheckpointFileName);
       const std::string flag = KatalystLayoutFlagValue(layout);
-      auto verified = GoTool::Get().Run({"-layout", flag, "-verify", path});
+      auto verified = t::GoTool::Get().Run({"-layout", flag, "-verify", path});
       INFO(verified.output);
       REQUIRE(verified.exit_code == 0);
       // Katalyst keeps every container, on the NIC netqos recorded.
@@ -254,7 +249,7 @@ TEST_CASE("rollback: a snapshot netqos wrote verifies with the Go reference",
       // The other layout's Katalyst refuses it (ErrCorruptCheckpoint) unless nothing is hashed
       // differently, which needs an allocation.
       const std::string other = layout == KatalystLayout::kV053 ? "head" : "v0.5.3";
-      CHECK(GoTool::Get().Run({"-layout", other, "-verify", path}).exit_code == 3);
+      CHECK(t::GoTool::Get().Run({"-layout", other, "-verify", path}).exit_code == 3);
     }
   }
 }
