@@ -46,9 +46,12 @@ Result<std::unique_ptr<metrics::MetricsServer>> StartMetricsServer(
   };
   // Both take the lock their component's work runs under: if either deadlocks, the heartbeat
   // stops and /healthz turns 503, so the kubelet restarts the daemon.
+  // A failed journal flush also stops the beat: the daemon refuses every call until a restart
+  // reloads the checkpoint (AllocationService::PersistenceStatus).
   o.liveness_probe = [&service, &view] {
     (void)service.Options();
     (void)view.Report(false);
+    if (Status st = service.PersistenceStatus(); !st.ok()) throw std::runtime_error(st.message());
   };
   o.on_heartbeat = [&daemon_metrics](double unix_seconds) {
     daemon_metrics.SetHeartbeat(unix_seconds);

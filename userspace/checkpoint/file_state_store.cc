@@ -607,6 +607,11 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
   bytes_since_snapshot_ = replayed_bytes;
   sealed_ = std::move(sealed);
   loaded_ = true;
+  {
+    // What is on disk now counts as durable: every later record starts a group flush of its own.
+    std::lock_guard sync_lock(sync_mu_);
+    durable_seq_ = next_seq_ - 1;
+  }
   spdlog::info(
       "checkpoint: loaded dir={} found={} pods={} snapshot_seq={} next_seq={} segments={} "
       "corruption_skipped={}",
@@ -633,6 +638,11 @@ Status FileStateStore::OpenSegmentLocked() {
 }
 
 Status FileStateStore::Append(const core::StateChange& change) {
+  NETQOS_ASSIGN_OR_RETURN(uint64_t seq, Write(change));
+  return Sync(seq);
+}
+
+Result<uint64_t> FileStateStore::Write(const core::StateChange& change) {
   std::lock_guard lock(mu_);
   if (!loaded_)
     return FailedPrecondition("checkpoint store " + options_.dir + ": Append before Load");
@@ -663,18 +673,61 @@ Status FileStateStore::Append(const core::StateChange& change) {
     }
     return st;
   }
-  if (::fdatasync(segment_fd_) != 0) {
-    // After a failed fdatasync the kernel may have dropped the dirty pages and a retry can
-    // report success without the data: refuse further appends until a restart reloads.
-    failed_ = IoError("fdatasync", current_.path, errno);
-    return failed_;
-  }
   current_bytes_ += line.size();
   current_.last_seq = seq;
   next_seq_ = seq + 1;
   ++records_since_snapshot_;
   bytes_since_snapshot_ += line.size();
-  return Status::Ok();
+  return seq;
+}
+
+Status FileStateStore::Sync(uint64_t seq) {
+  std::unique_lock sync_lock(sync_mu_);
+  for (;;) {
+    if (!sync_failed_.ok()) return sync_failed_;
+    if (durable_seq_ >= seq) return Status::Ok();
+    if (syncing_) {
+      // Another caller's flush is in flight: it may cover seq; if not, the next one will.
+      sync_cv_.wait(sync_lock);
+      continue;
+    }
+    syncing_ = true;
+    sync_lock.unlock();
+    // Lead one flush for everything written so far. A private descriptor, because
+    // BeginSnapshot may seal (and close) the segment meanwhile; a sealed segment was flushed
+    // whole before it was closed, so no descriptor means nothing is left to flush.
+    uint64_t target = 0;
+    int fd = -1;
+    std::string path;
+    Status flushed;
+    {
+      std::lock_guard lock(mu_);
+      target = next_seq_ - 1;
+      path = current_.path;
+      if (segment_fd_ >= 0) {
+        fd = ::fcntl(segment_fd_, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0) flushed = IoError("dup", path, errno);
+      }
+    }
+    if (fd >= 0) {
+      if (::fdatasync(fd) != 0) flushed = IoError("fdatasync", path, errno);
+      ::close(fd);
+    }
+    if (!flushed.ok()) {
+      // After a failed fdatasync the kernel may have dropped the dirty pages and a retry can
+      // report success without the data: refuse further changes until a restart reloads.
+      std::lock_guard lock(mu_);
+      if (failed_.ok()) failed_ = flushed;
+    }
+    sync_lock.lock();
+    syncing_ = false;
+    if (flushed.ok()) {
+      durable_seq_ = std::max(durable_seq_, target);
+    } else if (sync_failed_.ok()) {
+      sync_failed_ = flushed;
+    }
+    sync_cv_.notify_all();
+  }
 }
 
 bool FileStateStore::SnapshotDue() const {
@@ -689,9 +742,23 @@ Result<uint64_t> FileStateStore::BeginSnapshot() {
     return FailedPrecondition("checkpoint store " + options_.dir + ": BeginSnapshot before Load");
   }
   if (segment_fd_ >= 0) {
-    ::close(segment_fd_);  // every record in it was fdatasync'd already
+    // Written records may still wait for their group flush: flush them here (a leader in flight
+    // holds its own descriptor), so a sealed segment is durable whole and Sync need not reopen it.
+    const bool flushed = ::fdatasync(segment_fd_) == 0;
+    const int err = errno;
+    ::close(segment_fd_);
     segment_fd_ = -1;
     sealed_.push_back(current_);
+    if (!flushed) {
+      failed_ = IoError("fdatasync", current_.path, err);
+      std::lock_guard sync_lock(sync_mu_);
+      if (sync_failed_.ok()) sync_failed_ = failed_;
+      sync_cv_.notify_all();
+      return failed_;
+    }
+    std::lock_guard sync_lock(sync_mu_);
+    durable_seq_ = std::max(durable_seq_, current_.last_seq);
+    sync_cv_.notify_all();
   }
   records_since_snapshot_ = 0;
   bytes_since_snapshot_ = 0;

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstddef>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -95,11 +96,17 @@ class FileStateStore final : public core::StateStore {
   // (skippable); FailedPrecondition for another policy's checkpoint (skippable) or an
   // unknown snapshot format; Internal for I/O ("fsync(<path>): <strerror>").
   Result<core::LoadedState> Load() override;
-  // One write() of one line, then fdatasync. A record over max_journal_line_bytes is refused
+  // Write then Sync: one write() of one line, then a flush (shared with concurrent callers).
+  // A record over max_journal_line_bytes is refused
   // (InvalidArgument naming the pod and container): Load could not read it back. After a failed
   // fdatasync every later Append fails (the kernel may have dropped the data and a retry could
   // falsely succeed); restart to recover.
   Status Append(const core::StateChange& change) override;
+  // Group commit: Write appends the line (one write()) without flushing; Sync(seq) leads or
+  // joins one fdatasync that covers every line written when it starts, so concurrent callers
+  // share flushes. A record over max_journal_line_bytes is refused by Write as by Append.
+  Result<uint64_t> Write(const core::StateChange& change) override;
+  Status Sync(uint64_t seq) override;
   bool SnapshotDue() const override;
   Result<uint64_t> BeginSnapshot() override;
   // `seq` must come from BeginSnapshot; a seq older than the snapshot already on disk is refused
@@ -142,6 +149,14 @@ class FileStateStore final : public core::StateStore {
   std::vector<Segment> sealed_;
   uint64_t records_since_snapshot_ = 0;
   uint64_t bytes_since_snapshot_ = 0;
+
+  // Group flush state. Lock order: mu_ before sync_mu_; Sync never holds sync_mu_ while it
+  // takes mu_ or flushes.
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  uint64_t durable_seq_ = 0;  // every record up to it is on disk
+  bool syncing_ = false;      // a leader's fdatasync is in flight
+  Status sync_failed_;        // a flush failed: every Sync fails from then on
 };
 
 }  // namespace netqos::checkpoint

@@ -35,6 +35,17 @@ class StateStore {
   virtual Result<LoadedState> Load() = 0;
   // Makes one change durable (fsync) before returning OK.
   virtual Status Append(const StateChange& change) = 0;
+  // Group commit, in two steps: Write records one change without waiting for the disk and
+  // returns its sequence number (> 0); Sync(seq) returns once every change up to seq is durable,
+  // and concurrent callers share one flush. A store without it makes Write durable at once
+  // (Append) and returns 0, which Sync treats as nothing to wait for. After a failed Sync the
+  // store takes no more changes: the disk may have dropped any of them.
+  virtual Result<uint64_t> Write(const StateChange& change) {
+    Status st = Append(change);
+    if (!st.ok()) return st;
+    return uint64_t{0};
+  }
+  virtual Status Sync(uint64_t /*seq*/) { return Status::Ok(); }
   // True when the journal has grown enough that a new snapshot is worth writing.
   virtual bool SnapshotDue() const = 0;
   // Called under the caller's lock: seals the journal so far and returns the sequence number the

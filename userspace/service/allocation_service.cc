@@ -67,50 +67,61 @@ AllocationService::~AllocationService() {
 
 Result<core::HintsResponse> AllocationService::GetTopologyHints(const core::ContainerRequest& req) {
   std::lock_guard lk(mu_);
+  NETQOS_RETURN_IF_ERROR(UsableLocked());
   return policy_.GetTopologyHints(req);
 }
 
 Result<core::HintsResponse> AllocationService::GetPodTopologyHints(const core::PodRequest& req) {
   std::lock_guard lk(mu_);
+  NETQOS_RETURN_IF_ERROR(UsableLocked());
   return policy_.GetPodTopologyHints(req);
 }
 
 Result<core::AllocationResponse> AllocationService::Allocate(const core::ContainerRequest& req) {
   core::AllocationResponse response;
+  uint64_t seq = 0;
   {
     std::lock_guard lk(mu_);
+    NETQOS_RETURN_IF_ERROR(UsableLocked());
     auto plan = policy_.PlanAllocate(req, *chooser_);
     if (!plan.ok()) return plan.status();
     if (!plan->change) return std::move(plan->response);
-    NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
+    NETQOS_ASSIGN_OR_RETURN(seq, CommitLocked(*plan->change));
     response = std::move(plan->response);
   }
+  NETQOS_RETURN_IF_ERROR(AwaitDurable(seq));
   Notify({ChangeEvent::Kind::kAllocated, req.pod_uid});
   return response;
 }
 
 Result<core::AllocationResponse> AllocationService::AllocateForPod(const core::PodRequest& req) {
   core::AllocationResponse response;
+  uint64_t seq = 0;
   {
     std::lock_guard lk(mu_);
+    NETQOS_RETURN_IF_ERROR(UsableLocked());
     auto plan = policy_.PlanAllocateForPod(req, *chooser_);
     if (!plan.ok()) return plan.status();
     if (!plan->change) return std::move(plan->response);
-    NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
+    NETQOS_ASSIGN_OR_RETURN(seq, CommitLocked(*plan->change));
     response = std::move(plan->response);
   }
+  NETQOS_RETURN_IF_ERROR(AwaitDurable(seq));
   Notify({ChangeEvent::Kind::kAllocated, req.pod_uid});
   return response;
 }
 
 Status AllocationService::RemovePod(const std::string& pod_uid) {
+  uint64_t seq = 0;
   {
     std::lock_guard lk(mu_);
+    NETQOS_RETURN_IF_ERROR(UsableLocked());
     auto plan = policy_.PlanRemovePod(pod_uid);
     if (!plan.ok()) return plan.status();
     if (!plan->change) return Status::Ok();
-    NETQOS_RETURN_IF_ERROR(CommitLocked(*plan->change));
+    NETQOS_ASSIGN_OR_RETURN(seq, CommitLocked(*plan->change));
   }
+  NETQOS_RETURN_IF_ERROR(AwaitDurable(seq));
   Notify({ChangeEvent::Kind::kPodRemoved, pod_uid});
   return Status::Ok();
 }
@@ -118,11 +129,13 @@ Status AllocationService::RemovePod(const std::string& pod_uid) {
 Result<core::TopologyAwareResources> AllocationService::GetTopologyAwareResources(
     const std::string& pod_uid, const std::string& container) {
   std::lock_guard lk(mu_);
+  NETQOS_RETURN_IF_ERROR(UsableLocked());
   return policy_.GetTopologyAwareResources(pod_uid, container);
 }
 
 Result<core::AllocatableResources> AllocationService::GetTopologyAwareAllocatableResources() {
   std::lock_guard lk(mu_);
+  NETQOS_RETURN_IF_ERROR(UsableLocked());
   return policy_.GetTopologyAwareAllocatableResources();
 }
 
@@ -174,18 +187,43 @@ AllocationService::View AllocationService::Snapshot() {
               policy_.pod_entries(), policy_.machine_state()};
 }
 
-Status AllocationService::CommitLocked(const core::StateChange& change) {
-  if (durability_ == Durability::kFullRewrite) return CommitFullRewriteLocked(change);
-  // Durable first: if the journal write fails the in-memory state is untouched and the kubelet
-  // sees the error, so nothing is acknowledged that a restart would forget.
-  Status st = store_->Append(change);
-  if (!st.ok()) {
-    spdlog::error("checkpoint append failed, state unchanged: {}", st.message());
-    return Status(StatusCode::kUnavailable, "persist allocation state: " + st.message());
+Result<uint64_t> AllocationService::CommitLocked(const core::StateChange& change) {
+  if (durability_ == Durability::kFullRewrite) {
+    NETQOS_RETURN_IF_ERROR(CommitFullRewriteLocked(change));
+    return uint64_t{0};
+  }
+  // Written before it is applied: if the journal write fails the in-memory state is untouched
+  // and the kubelet sees the error. The flush comes after mu_ is released (group commit), and
+  // the call is acknowledged only once it is done, so nothing is acknowledged that a restart
+  // would forget; a failed flush stops the service (AwaitDurable).
+  auto seq = store_->Write(change);
+  if (!seq.ok()) {
+    spdlog::error("checkpoint append failed, state unchanged: {}", seq.status().message());
+    return Status(StatusCode::kUnavailable, "persist allocation state: " + seq.status().message());
   }
   policy_.Apply(change);
   MaybeScheduleSnapshotLocked();
-  return Status::Ok();
+  return seq;
+}
+
+Status AllocationService::AwaitDurable(uint64_t seq) {
+  Status st = store_->Sync(seq);
+  if (st.ok()) return st;
+  std::lock_guard lk(mu_);
+  if (lost_.ok()) {
+    spdlog::critical("checkpoint flush failed: the state in memory may hold changes the disk "
+                     "lost; refusing every call until netqosd is restarted: {}",
+                     st.message());
+    lost_ = Status(StatusCode::kUnavailable,
+                   "persist allocation state: " + st.message() +
+                       "; netqosd refuses every call until it is restarted from the checkpoint");
+  }
+  return lost_;
+}
+
+Status AllocationService::PersistenceStatus() {
+  std::lock_guard lk(mu_);
+  return lost_;
 }
 
 Status AllocationService::CommitFullRewriteLocked(const core::StateChange& change) {

@@ -63,6 +63,11 @@ class AllocationService {
   // Writes a full snapshot now (graceful shutdown), so the next start reads a single file.
   Status Flush() { return WriteSnapshotNow(); }
 
+  // Not OK once a journal flush has failed: the disk may have dropped changes the state in
+  // memory holds, so every call is refused from then on and the liveness probe fails, to have
+  // the daemon restarted from what the disk really has.
+  Status PersistenceStatus();
+
   // Consistent copies for operators and metrics.
   struct View {
     std::vector<core::Nic> nics;           // managed NICs, with the policy's health verdict
@@ -76,8 +81,13 @@ class AllocationService {
  private:
   AllocationService(core::StaticPolicy policy, std::unique_ptr<core::StateStore> store,
                     std::unique_ptr<core::NicChooser> chooser, Durability durability);
-  // Journals and applies one change; caller holds mu_.
-  Status CommitLocked(const core::StateChange& change);
+  // Journals and applies one change; caller holds mu_. Returns what AwaitDurable waits for.
+  Result<uint64_t> CommitLocked(const core::StateChange& change);
+  // Outside mu_ (group commit: concurrent calls share the flush): returns once the committed
+  // change is durable. A failed flush stops the service (PersistenceStatus()).
+  Status AwaitDurable(uint64_t seq);
+  // The refusal of every call after a failed flush; OK before. Caller holds mu_.
+  Status UsableLocked() const { return lost_; }
   // kFullRewrite: applies the change, then writes the whole state; undoes it if that fails.
   Status CommitFullRewriteLocked(const core::StateChange& change);
   void MaybeScheduleSnapshotLocked();
@@ -87,6 +97,7 @@ class AllocationService {
 
   const Durability durability_;
   std::mutex mu_;
+  Status lost_;  // guarded by mu_: set when a journal flush failed
   core::StaticPolicy policy_;
   std::unique_ptr<core::StateStore> store_;
   std::unique_ptr<core::NicChooser> chooser_;
