@@ -324,7 +324,8 @@ void Run(const Args& args) {
       // On tmpfs: the same without the disk's flush, which tells the software path apart.
       const std::string mem_state = shm.file("mem-" + std::to_string(size));
       CopyState(fill_state, mem_state);
-      ModeResult jm = MeasureMode(plan, mem_state, topo, work.path(), false, "jm" + tag, false);
+      // With throughput: group commit is judged by disk against tmpfs, where the flush is free.
+      ModeResult jm = MeasureMode(plan, mem_state, topo, work.path(), false, "jm" + tag, true);
       ModeResult bm = MeasureMode(plan, mem_state, topo, work.path(), true, "bm" + tag, false);
       std::filesystem::remove_all(mem_state);
       // In this process, without the transport: netqos's own share.
@@ -373,8 +374,9 @@ void Run(const Args& args) {
       }
       for (int clients : plan.client_counts) {
         const double jt = j.throughput[clients], bt = b.throughput[clients];
+        const double mt = jm.throughput[clients];
         thr_rows.push_back(Row({n, c, std::to_string(clients), Fmt(jt, 0), Fmt(bt, bt < 10 ? 2 : 0),
-                                Ratio(jt / bt)}));
+                                Ratio(jt / bt), Fmt(mt, 0), Ratio(jt / mt)}));
       }
       start_rows.push_back(Row({n, c, Thousands(static_cast<double>(b.checkpoint_bytes)),
                                 Fmt(j.start_ms, 0) + " ms"}));
@@ -383,10 +385,13 @@ void Run(const Args& args) {
   rep.Line();
   rep.Line("Throughput: kubelet cycles per second (each = 3 RPCs) with 1 and 16 concurrent "
            "clients, each on its own connection, for " + Fmt(plan.throughput_s, 1) +
-           " s (calls still in flight at the end are waited for and counted in the time).");
+           " s (calls still in flight at the end are waited for and counted in the time). "
+           "Concurrent changes share one flush (group commit): \"disk / tmpfs\" is the journal "
+           "on disk against the same daemon with its state on tmpfs, where the flush is free "
+           "(target with 16 clients: >= 0.8).");
   rep.Line();
   rep.TableHeader({"NICs", "containers", "clients", "journal cycles/s", "baseline cycles/s",
-                   "ratio"});
+                   "ratio", "journal on tmpfs cycles/s", "disk / tmpfs"});
   for (const auto& r : thr_rows) rep.Line(r);
   rep.Line();
 
