@@ -721,6 +721,7 @@ Status FileStateStore::Sync(uint64_t seq) {
     }
     sync_lock.lock();
     syncing_ = false;
+    if (fd >= 0) ++flushes_;
     if (flushed.ok()) {
       durable_seq_ = std::max(durable_seq_, target);
     } else if (sync_failed_.ok()) {
@@ -728,6 +729,11 @@ Status FileStateStore::Sync(uint64_t seq) {
     }
     sync_cv_.notify_all();
   }
+}
+
+uint64_t FileStateStore::flushes() const {
+  std::lock_guard sync_lock(sync_mu_);
+  return flushes_;
 }
 
 bool FileStateStore::SnapshotDue() const {

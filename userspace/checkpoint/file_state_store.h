@@ -115,6 +115,9 @@ class FileStateStore final : public core::StateStore {
   Status FinishSnapshot(uint64_t seq, const core::Snapshot& snapshot) override;
 
   const std::string& snapshot_path() const { return snapshot_path_; }
+  // Journal flushes led by Sync so far (group commit: fewer than the records synced when
+  // callers overlap).
+  uint64_t flushes() const;
   // Path of the segment whose first record has sequence number `first_seq`.
   std::string SegmentPath(uint64_t first_seq) const;
 
@@ -152,10 +155,11 @@ class FileStateStore final : public core::StateStore {
 
   // Group flush state. Lock order: mu_ before sync_mu_; Sync never holds sync_mu_ while it
   // takes mu_ or flushes.
-  std::mutex sync_mu_;
+  mutable std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   uint64_t durable_seq_ = 0;  // every record up to it is on disk
   bool syncing_ = false;      // a leader's fdatasync is in flight
+  uint64_t flushes_ = 0;
   Status sync_failed_;        // a flush failed: every Sync fails from then on
 };
 
