@@ -47,6 +47,14 @@ inline constexpr char kDefaultNicNameAnnotationKey[] = "qrm.katalyst.kubewharf.i
 inline constexpr char kDefaultNetClassIdAnnotationKey[] = "qrm.katalyst.kubewharf.io/netcls_id";
 inline constexpr char kDefaultBandwidthAnnotationKey[] = "qrm.katalyst.kubewharf.io/net_bandwidth";
 
+// Implicit bandwidth (Katalyst HEAD): a pod annotated kQuantityFromQrmDeclarationKey="true" declares
+// its bandwidth without reserving it; the declared Mbps are recorded in the allocation's state
+// annotations under kNetBandwidthImplicitKey (and only netqos writes that key).
+inline constexpr char kQuantityFromQrmDeclarationKey[] =
+    "qrm.katalyst.kubewharf.io/quantity-from-qrm-declaration";
+inline constexpr char kNetBandwidthImplicitKey[] =
+    "resource.katalyst.kubewharf.io/net_bandwidth_implicit";
+
 // Container name under which a pod-level (AllocateForPod) allocation is stored. Kubernetes
 // container names are DNS labels and are never empty, so this cannot collide with a container.
 inline constexpr char kPodLevelContainerName[] = "";
