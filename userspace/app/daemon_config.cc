@@ -34,6 +34,7 @@ struct RawFlags {
   std::vector<std::string> selectors[4];
   std::vector<std::string> enhancements;
   std::vector<std::string> enhancement_defaults;
+  std::vector<std::string> annotation_kept_keys;
 };
 
 const char* const kLevels[4] = {core::kReclaimedCores, core::kSharedCores, core::kDedicatedCores,
@@ -158,8 +159,11 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "Checkpoint directory when --qrm-enable-in-memory-state is set");
   AddBoolFlag(app, "--qrm-enable-in-memory-state", c.qrm_enable_in_memory_state,
               "Keep the checkpoint in --qrm-state-dir-in-memory");
-  app.add_option("--pod-annotation-kept-keys", p.qos.annotation_kept_keys,
-                 "Pod annotations passed through to the state and responses")
+  // Bound apart and appended after parsing: CLI11 would replace the defaults, Katalyst adds.
+  app.add_option("--pod-annotation-kept-keys", raw.annotation_kept_keys,
+                 "Pod annotations passed through to the state and responses, in addition to " +
+                     std::string(core::kPodAggregatedRequestsKey) + " and " +
+                     core::kInplaceUpdateResizingKey)
       ->delimiter(',');
   app.add_option("--pod-label-kept-keys", p.qos.label_kept_keys,
                  "Pod labels passed through to the state and responses")
@@ -353,6 +357,9 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                               &p.qos.enhancement_aliases);
   if (st.ok()) st = ParsePairs(raw.enhancement_defaults, "qos-enhancement-default-values",
                               &p.qos.enhancement_defaults);
+  p.qos.annotation_kept_keys.insert(p.qos.annotation_kept_keys.end(),
+                                    raw.annotation_kept_keys.begin(),
+                                    raw.annotation_kept_keys.end());
   if (st.ok()) st = ValidateDaemonConfig(c);
   if (st.ok()) p.require_ip_address = ParseNicHealthCheckers(c.nic_health_checkers)->ip;
   if (!st.ok()) {

@@ -47,6 +47,12 @@ inline constexpr char kDefaultNicNameAnnotationKey[] = "qrm.katalyst.kubewharf.i
 inline constexpr char kDefaultNetClassIdAnnotationKey[] = "qrm.katalyst.kubewharf.io/netcls_id";
 inline constexpr char kDefaultBandwidthAnnotationKey[] = "qrm.katalyst.kubewharf.io/net_bandwidth";
 
+// Pod annotations Katalyst HEAD keeps in every request and its state without any
+// --pod-annotation-kept-keys (the flag adds to them): the pod's aggregated requests and the
+// in-place resize marker.
+inline constexpr char kPodAggregatedRequestsKey[] = "pod.kubernetes.io/pod-aggregated-requests";
+inline constexpr char kInplaceUpdateResizingKey[] = "pod.kubernetes.io/inplace-update-resizing";
+
 // Implicit bandwidth (Katalyst HEAD): a pod annotated kQuantityFromQrmDeclarationKey="true" declares
 // its bandwidth without reserving it; the declared Mbps are recorded in the allocation's state
 // annotations under kNetBandwidthImplicitKey (and only netqos writes that key).

@@ -401,3 +401,19 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
     CHECK_THAT(set, Catch::Contains(line));
   }
 }
+
+TEST_CASE("pod annotation kept keys: the flag adds to Katalyst HEAD's two defaults") {
+  const std::vector<std::string> defaults = {"pod.kubernetes.io/pod-aggregated-requests",
+                                             "pod.kubernetes.io/inplace-update-resizing"};
+  auto none = Parse({kTopo});
+  REQUIRE(none.config);
+  CHECK(none.config->policy.qos.annotation_kept_keys == defaults);
+  auto some = Parse({kTopo, "--pod-annotation-kept-keys=a,b", "--pod-annotation-kept-keys", "c"});
+  REQUIRE(some.config);
+  std::vector<std::string> want = defaults;
+  want.insert(want.end(), {"a", "b", "c"});
+  CHECK(some.config->policy.qos.annotation_kept_keys == want);
+  auto labels = Parse({kTopo, "--pod-label-kept-keys=app"});
+  REQUIRE(labels.config);
+  CHECK(labels.config->policy.qos.label_kept_keys == std::vector<std::string>{"app"});
+}
