@@ -61,6 +61,10 @@ inline constexpr char kQuantityFromQrmDeclarationKey[] =
 inline constexpr char kNetBandwidthImplicitKey[] =
     "resource.katalyst.kubewharf.io/net_bandwidth_implicit";
 
+// Pod annotation Katalyst HEAD reads only to tag its allocation failure metric (whether the
+// request re-allocates a running pod); netqos does the same (docs/metrics.md).
+inline constexpr char kResourceReallocationKey[] = "qrm.katalyst.kubewharf.io/resource-reallocation";
+
 // Container name under which a pod-level (AllocateForPod) allocation is stored. Kubernetes
 // container names are DNS labels and are never empty, so this cannot collide with a container.
 inline constexpr char kPodLevelContainerName[] = "";
