@@ -263,9 +263,10 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
       app.add_option("--cgroup-driver", cgroup_driver_flag,
                      "netqos: kubelet cgroup driver: cgroupfs or systemd (= --cgroup-type)");
   app.add_option("--pod-source", c.pod_source,
-                 "netqos: where the node's pods come from: cri (the container runtime's socket, "
-                 "--cri-socket; no cluster credential) or kubelet (GET /pods, --kubelet-pods-url; "
-                 "needs the nodes/proxy permission)");
+                 "netqos: where the node's pods come from (for enforcement, and for the residual "
+                 "state cleanup, also with --enforcement=none): cri (the container runtime's "
+                 "socket, --cri-socket; no cluster credential) or kubelet (GET /pods, "
+                 "--kubelet-pods-url; needs the nodes/proxy permission)");
   app.add_option("--cri-socket", c.cri_socket,
                  "netqos: the container runtime's CRI socket for --pod-source=cri: auto "
                  "(/run/containerd/containerd.sock, else /run/crio/crio.sock), "

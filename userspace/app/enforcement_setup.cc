@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include "app/enforce_nics.h"
 #include "app/shaping_flags.h"
@@ -30,10 +31,10 @@ Result<std::string> CgroupMount(const DaemonConfig& config) {
   return *detected;
 }
 
-// The pod source --pod-source names (cgroup/pod_source.h); the kubelet's client is kept in the
-// stack for the life of the reader that uses it.
-Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& config,
-                                                         EnforcementStack& stack) {
+}  // namespace
+
+Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(
+    const DaemonConfig& config, std::unique_ptr<cgroup::KubeletPodsClient>* kubelet) {
   if (config.pod_source == "kubelet") {
     cgroup::KubeletPodsClientOptions po;
     po.url = config.kubelet_pods_url;
@@ -42,8 +43,8 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& con
     po.ca_file = config.kubelet_ca_file;
     auto client = cgroup::KubeletPodsClient::Create(po);
     if (!client.ok()) return client.status().Wrap("--kubelet-pods-url");
-    stack.kubelet = std::move(*client);
-    cgroup::KubeletPodsClient* c = stack.kubelet.get();
+    *kubelet = std::move(*client);
+    cgroup::KubeletPodsClient* c = kubelet->get();
     return std::unique_ptr<cgroup::PodSource>(std::make_unique<enforce::PodListReader>(
         [c] { return c->FetchPodList(); }, config.kubelet_pods_url));
   }
@@ -54,8 +55,6 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& con
   return std::unique_ptr<cgroup::PodSource>(
       std::make_unique<cri::CriPodSource>(cri::NewGrpcCriRuntime(ro), *endpoint));
 }
-
-}  // namespace
 
 std::string InstalledLinksRecordPath(const DaemonConfig& config) {
   return config.qrm_state_dir + "/netqos-enforced-links.json";
@@ -114,7 +113,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
   stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);
 
-  auto pods = MakePodSource(config, *stack);
+  auto pods = MakePodSource(config, &stack->kubelet);
   if (!pods.ok()) return pods.status();
   stack->pods = std::move(*pods);
 
@@ -170,6 +169,27 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
     }
   });
   return stack;
+}
+
+Result<std::unique_ptr<ResidualCleanup>> StartResidualCleanup(
+    const DaemonConfig& config, service::AllocationService& service) {
+  auto cleanup = std::make_unique<ResidualCleanup>();
+  auto pods = MakePodSource(config, &cleanup->kubelet);
+  if (!pods.ok()) return pods.status();
+  cleanup->pods = std::move(*pods);
+  ResidualSweeper::Ports ports;
+  cgroup::PodSource* source = cleanup->pods.get();
+  ports.read_pods = [source](bool force) { return source->Read(force); };
+  ports.allocated = [&service] {
+    std::set<std::string> uids;
+    for (const auto& [uid, entries] : service.Snapshot().pod_entries) uids.insert(uid);
+    return uids;
+  };
+  ports.remove_pod = [&service](const std::string& uid) { return service.RemovePod(uid); };
+  cleanup->sweeper = std::make_unique<ResidualSweeper>(ResidualSweeper::Options{}, std::move(ports));
+  cleanup->sweeper->Start();
+  spdlog::info("residual state cleanup without enforcement pods={}", cleanup->pods->Describe());
+  return cleanup;
 }
 
 int Uninstall(const DaemonConfig& config) {

@@ -35,6 +35,7 @@
 #include "enforce/pass_scope.h"
 #include "enforce/pod_address_table.h"
 #include "enforce/problem_log.h"
+#include "enforce/residual_pods.h"
 #include "shaping/htb_plan.h"
 
 namespace netqos::enforce {
@@ -181,7 +182,7 @@ class Enforcer {
   std::map<std::string, ContainerRef> known_containers_;    // guarded by mu_: id -> where in pods_
   std::map<std::string, int> pending_ids_;                  // guarded by mu_: id -> refreshes tried
   std::optional<Clock::time_point> retry_at_;               // guarded by mu_
-  std::map<std::string, Clock::time_point> missing_since_;  // pod uid -> first pass not listed
+  ResidualPods residual_;                                   // pods with allocations not listed
   // What the last whole pass worked from, so that a new container is added on top of it.
   bool baseline_ = false;
   bool unresolved_ = false;  // listed containers without a cgroup were left
