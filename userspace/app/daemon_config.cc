@@ -307,6 +307,13 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--unclassified-qos-level", c.unclassified_qos_level,
                  "netqos: QoS level whose class takes traffic of containers netqos did not "
                  "classify");
+  AddBoolFlag(app, "--low-priority-groups", c.low_priority_groups,
+              "netqos: hold reclaimed_cores traffic on each --enforce-nics NIC, both directions, "
+              "to Katalyst HEAD's low-priority network group: the NIC's allocatable minus what "
+              "the other QoS levels' allocations request");
+  app.add_option("--low-priority-group-floor-percent", c.low_priority_group_floor_percent,
+                 "netqos: the least a low-priority group gets, in percent of the NIC's "
+                 "allocatable (Katalyst HEAD: 5)");
   app.add_option("--enforcement-resync-period", c.enforcement_resync_seconds,
                  "netqos: seconds between full resyncs of cgroups, maps and qdiscs");
   AddBoolFlag(app, "--uninstall", c.uninstall,

@@ -136,7 +136,8 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   ports.read_pods = [source](bool force) { return source->Read(force); };
   ports.snapshot = [&service] {
     auto view = service.Snapshot();
-    return enforce::AllocationSnapshot{std::move(view.pod_entries), std::move(view.topology_nics)};
+    return enforce::AllocationSnapshot{std::move(view.pod_entries), std::move(view.topology_nics),
+                                       std::move(view.machine_state)};
   };
   ports.remove_pod = [&service](const std::string& uid) { return service.RemovePod(uid); };
   ports.table = stack->table.get();

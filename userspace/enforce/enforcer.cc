@@ -300,6 +300,17 @@ void Enforcer::Pass(bool full) {
   nic_of_ = std::move(nic_of);
   egress_leaves_ = std::move(desired.egress);
   ingress_leaves_ = std::move(desired.ingress);
+  if (options_.shaping.low_priority_floor_percent) {
+    auto groups = core::ComputeLowPriorityGroups(snap.machine_state, snap.allocations,
+                                                 *options_.shaping.low_priority_floor_percent);
+    for (const auto& [id, g] : groups) {
+      auto old = groups_.find(id);
+      if (old != groups_.end() && old->second == g) continue;
+      spdlog::info("low-priority group nic={} egress_mbps={} ingress_mbps={}", id.Identifier(),
+                   g.egress_mbps, g.ingress_mbps);
+    }
+    groups_ = std::move(groups);
+  }
   std::vector<std::string> shaped;
   std::map<std::string, shaping::ModeChoice> modes;
   std::vector<LinkLeaves> leaf_links;

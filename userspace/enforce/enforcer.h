@@ -25,6 +25,7 @@
 #include "cgroup/pod_list.h"
 #include "common/status.h"
 #include "core/config.h"
+#include "core/low_priority_group.h"
 #include "core/types.h"
 #include "enforce/class_sync.h"
 #include "enforce/class_table.h"
@@ -43,6 +44,7 @@ namespace netqos::enforce {
 struct AllocationSnapshot {
   core::PodEntries allocations;
   std::vector<core::Nic> nics;  // every NIC the topology reports
+  core::MachineState machine_state;  // the low-priority groups' allocatable
 };
 
 struct EnforcerPorts {
@@ -191,6 +193,8 @@ class Enforcer {
   std::map<core::NicId, core::Nic> nic_of_;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress_leaves_;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress_leaves_;
+  // Low-priority network groups of the last whole pass (shaping.low_priority_floor_percent set).
+  std::map<core::NicId, core::LowPriorityGroup> groups_;
   std::map<core::NicId, Applied> applied_;
   std::map<uint64_t, std::string> pod_of_cgroup_;
   Clock::time_point next_full_;

@@ -417,3 +417,18 @@ TEST_CASE("pod annotation kept keys: the flag adds to Katalyst HEAD's two defaul
   REQUIRE(labels.config);
   CHECK(labels.config->policy.qos.label_kept_keys == std::vector<std::string>{"app"});
 }
+
+TEST_CASE("low-priority group flags: taken, and a floor over 100 percent refused") {
+  auto off = Parse({kTopo});
+  REQUIRE(off.config);
+  CHECK_FALSE(off.config->low_priority_groups);
+  CHECK(off.config->low_priority_group_floor_percent == 5);
+  auto on = Parse({kTopo, "--low-priority-groups", "--low-priority-group-floor-percent=7"});
+  REQUIRE(on.config);
+  CHECK(on.config->low_priority_groups);
+  CHECK(on.config->low_priority_group_floor_percent == 7);
+  auto bad = ParseCapturing({kTopo, "--low-priority-groups", "--low-priority-group-floor-percent=150"});
+  CHECK_FALSE(bad.parsed.config);
+  CHECK(bad.parsed.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--low-priority-group-floor-percent must be 0..100"));
+}
