@@ -50,7 +50,8 @@ TEST_CASE("e2e: with --enforcement=none the residual state cleanup still reads t
   REQUIRE(h.daemon().Stop(SIGTERM) == 0);
   const std::string log = h.daemon().Log();
   INFO(log);
-  CHECK_THAT(log, Catch::Contains("residual state cleanup without enforcement pods=file://" + pods));
+  CHECK_THAT(log,
+             Catch::Contains("residual state cleanup without enforcement pods=file://" + pods));
   CHECK_THAT(log, !Catch::Contains("residual state cleanup skipped"));
 }
 

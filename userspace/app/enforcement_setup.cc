@@ -187,7 +187,8 @@ Result<std::unique_ptr<ResidualCleanup>> StartResidualCleanup(
     return uids;
   };
   ports.remove_pod = [&service](const std::string& uid) { return service.RemovePod(uid); };
-  cleanup->sweeper = std::make_unique<ResidualSweeper>(ResidualSweeper::Options{}, std::move(ports));
+  cleanup->sweeper =
+      std::make_unique<ResidualSweeper>(ResidualSweeper::Options{}, std::move(ports));
   cleanup->sweeper->Start();
   spdlog::info("residual state cleanup without enforcement pods={}", cleanup->pods->Describe());
   return cleanup;

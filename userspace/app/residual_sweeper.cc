@@ -36,7 +36,8 @@ std::vector<std::string> ResidualSweeper::SweepOnce(Clock::time_point now) {
   std::vector<std::string> removed;
   auto pods = ports_.read_pods(/*force=*/true);
   if (!pods.ok() || !pods->has_value()) {
-    const std::string error = pods.ok() ? "the pod source returned no list" : pods.status().message();
+    const std::string error =
+        pods.ok() ? "the pod source returned no list" : pods.status().message();
     if (error != last_error_) {
       spdlog::warn("residual state cleanup skipped: cannot read the pod list error=\"{}\"", error);
       last_error_ = error;

@@ -456,7 +456,9 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateImpl(const ContainerRequest& req,
   info.numa_nodes = chosen.siblings;
   info.labels = p.filtered.labels;
   info.annotations = p.filtered.annotations;
-  if (p.implicit_mbps) info.annotations[kNetBandwidthImplicitKey] = std::to_string(*p.implicit_mbps);
+  if (p.implicit_mbps) {
+    info.annotations[kNetBandwidthImplicitKey] = std::to_string(*p.implicit_mbps);
+  }
   info.qos_level = p.filtered.qos_level;
   info.net_class_id = std::to_string(*class_id);
   plan.change = SetAllocation{std::move(info)};

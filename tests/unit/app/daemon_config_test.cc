@@ -427,7 +427,8 @@ TEST_CASE("low-priority group flags: taken, and a floor over 100 percent refused
   REQUIRE(on.config);
   CHECK(on.config->low_priority_groups);
   CHECK(on.config->low_priority_group_floor_percent == 7);
-  auto bad = ParseCapturing({kTopo, "--low-priority-groups", "--low-priority-group-floor-percent=150"});
+  auto bad = ParseCapturing(
+      {kTopo, "--low-priority-groups", "--low-priority-group-floor-percent=150"});
   CHECK_FALSE(bad.parsed.config);
   CHECK(bad.parsed.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--low-priority-group-floor-percent must be 0..100"));

@@ -3,12 +3,11 @@
 #include "app/residual_sweeper.h"
 
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace netqos::app {

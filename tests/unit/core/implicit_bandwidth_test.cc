@@ -96,8 +96,7 @@ TEST_CASE("implicit bandwidth: a tenant's own net_bandwidth_implicit annotation 
   forged.annotations[kNetBandwidthImplicitKey] = "99999";
   AllocationResponse resp = AllocateAndApply(policy, forged);
   CHECK(resp.annotations.count(kNetBandwidthImplicitKey) == 0);
-  CHECK(policy.FindAllocation("pod-uid", "test")->annotations.count(kNetBandwidthImplicitKey) ==
-        0);
+  CHECK(policy.FindAllocation("pod-uid", "test")->annotations.count(kNetBandwidthImplicitKey) == 0);
 
   ContainerRequest implicit = Implicit(7);
   implicit.pod_uid = "other";

@@ -43,9 +43,9 @@ TEST_CASE("low-priority groups: the floor when the others request as much as the
   e["a"]["c"] = Alloc(kEth0, kSharedCores, 19500);
   auto g = ComputeLowPriorityGroups(State(20000, 20000), e, 5);
   CHECK(g.at(kEth0) == LowPriorityGroup{1000, 1000});  // 500 left is below the 5 % floor
-  e["b"]["c"] = Alloc(kEth0, kSharedCores, 500);     // exactly the allocatable
+  e["b"]["c"] = Alloc(kEth0, kSharedCores, 500);       // exactly the allocatable
   CHECK(ComputeLowPriorityGroups(State(20000, 20000), e, 5).at(kEth0).egress_mbps == 1000);
-  e["c"]["c"] = Alloc(kEth0, kSharedCores, 9000);    // beyond it
+  e["c"]["c"] = Alloc(kEth0, kSharedCores, 9000);  // beyond it
   CHECK(ComputeLowPriorityGroups(State(20000, 20000), e, 5).at(kEth0).egress_mbps == 1000);
   CHECK(ComputeLowPriorityGroups(State(20000, 20000), e, 0).at(kEth0).egress_mbps == 0);
   CHECK(ComputeLowPriorityGroups(State(20000, 20000), e, 12).at(kEth0).egress_mbps == 2400);
