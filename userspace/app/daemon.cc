@@ -95,6 +95,19 @@ int RunDaemon(const DaemonConfig& config) {
       spdlog::error("enforcement disabled, serving allocations only: {}", enforcement_error);
     }
   }
+  // Without enforcement, allocations of pods the kubelet forgot to remove are still cleared after
+  // 5 minutes (Katalyst HEAD does this whatever applies its net classes).
+  std::unique_ptr<ResidualCleanup> residual_cleanup;
+  if (!enforcement) {
+    auto started = StartResidualCleanup(config, **svc);
+    if (started.ok()) {
+      residual_cleanup = std::move(*started);
+    } else {
+      spdlog::warn("no residual state cleanup (allocations of pods that vanished without a "
+                   "RemovePod are kept): {}",
+                   started.status().message());
+    }
+  }
   StackEnforcementView enforcement_view(enforcement.get(), enforcement_mode, enforcement_error,
                                         config.bpf_pin_dir);
 

@@ -35,6 +35,7 @@ struct RawFlags {
   std::vector<std::string> selectors[4];
   std::vector<std::string> enhancements;
   std::vector<std::string> enhancement_defaults;
+  std::vector<std::string> annotation_kept_keys;
 };
 
 const char* const kLevels[4] = {core::kReclaimedCores, core::kSharedCores, core::kDedicatedCores,
@@ -159,8 +160,11 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "Checkpoint directory when --qrm-enable-in-memory-state is set");
   AddBoolFlag(app, "--qrm-enable-in-memory-state", c.qrm_enable_in_memory_state,
               "Keep the checkpoint in --qrm-state-dir-in-memory");
-  app.add_option("--pod-annotation-kept-keys", p.qos.annotation_kept_keys,
-                 "Pod annotations passed through to the state and responses")
+  // Bound apart and appended after parsing: CLI11 would replace the defaults, Katalyst adds.
+  app.add_option("--pod-annotation-kept-keys", raw.annotation_kept_keys,
+                 "Pod annotations passed through to the state and responses, in addition to " +
+                     std::string(core::kPodAggregatedRequestsKey) + " and " +
+                     core::kInplaceUpdateResizingKey)
       ->delimiter(',');
   app.add_option("--pod-label-kept-keys", p.qos.label_kept_keys,
                  "Pod labels passed through to the state and responses")
@@ -264,9 +268,10 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
       app.add_option("--cgroup-driver", cgroup_driver_flag,
                      "netqos: kubelet cgroup driver: cgroupfs or systemd (= --cgroup-type)");
   app.add_option("--pod-source", c.pod_source,
-                 "netqos: where the node's pods come from: cri (the container runtime's socket, "
-                 "--cri-socket; no cluster credential) or kubelet (GET /pods, --kubelet-pods-url; "
-                 "needs the nodes/proxy permission)");
+                 "netqos: where the node's pods come from (for enforcement, and for the residual "
+                 "state cleanup, also with --enforcement=none): cri (the container runtime's "
+                 "socket, --cri-socket; no cluster credential) or kubelet (GET /pods, "
+                 "--kubelet-pods-url; needs the nodes/proxy permission)");
   app.add_option("--cri-socket", c.cri_socket,
                  "netqos: the container runtime's CRI socket for --pod-source=cri: auto "
                  "(/run/containerd/containerd.sock, else /run/crio/crio.sock), "
@@ -307,6 +312,13 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--unclassified-qos-level", c.unclassified_qos_level,
                  "netqos: QoS level whose class takes traffic of containers netqos did not "
                  "classify");
+  AddBoolFlag(app, "--low-priority-groups", c.low_priority_groups,
+              "netqos: hold reclaimed_cores traffic on each --enforce-nics NIC, both directions, "
+              "to Katalyst HEAD's low-priority network group: the NIC's allocatable minus what "
+              "the other QoS levels' allocations request");
+  app.add_option("--low-priority-group-floor-percent", c.low_priority_group_floor_percent,
+                 "netqos: the least a low-priority group gets, in percent of the NIC's "
+                 "allocatable (Katalyst HEAD: 5)");
   app.add_option("--enforcement-resync-period", c.enforcement_resync_seconds,
                  "netqos: seconds between full resyncs of cgroups, maps and qdiscs");
   AddBoolFlag(app, "--uninstall", c.uninstall,
@@ -358,6 +370,9 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                               &p.qos.enhancement_aliases);
   if (st.ok()) st = ParsePairs(raw.enhancement_defaults, "qos-enhancement-default-values",
                               &p.qos.enhancement_defaults);
+  p.qos.annotation_kept_keys.insert(p.qos.annotation_kept_keys.end(),
+                                    raw.annotation_kept_keys.begin(),
+                                    raw.annotation_kept_keys.end());
   if (st.ok()) st = ValidateDaemonConfig(c);
   if (st.ok()) p.require_ip_address = ParseNicHealthCheckers(c.nic_health_checkers)->ip;
   if (!st.ok()) {

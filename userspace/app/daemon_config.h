@@ -80,6 +80,8 @@ struct DaemonConfig {
   std::string shaping_mode = "auto";  // auto, htb or edt; see shaping/shaping_mode.h
   std::vector<std::string> qos_level_shaping;  // level=rate:ceil:prio; see shaping_flags.h
   std::string unclassified_qos_level = "shared_cores";
+  bool low_priority_groups = false;               // see shaping_flags.h
+  uint32_t low_priority_group_floor_percent = 5;  // Katalyst HEAD's constant
   int enforcement_resync_seconds = 30;
   bool uninstall = false;
   // Set net.ipv4.ip_forward_update_priority=0 in the namespaces of the enforced NICs, so routed

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include "app/allocation_state.h"
 #include "app/enforce_nics.h"
@@ -31,10 +32,10 @@ Result<std::string> CgroupMount(const DaemonConfig& config) {
   return *detected;
 }
 
-// The pod source --pod-source names (cgroup/pod_source.h); the kubelet's client is kept in the
-// stack for the life of the reader that uses it.
-Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& config,
-                                                         EnforcementStack& stack) {
+}  // namespace
+
+Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(
+    const DaemonConfig& config, std::unique_ptr<cgroup::KubeletPodsClient>* kubelet) {
   if (config.pod_source == "kubelet") {
     cgroup::KubeletPodsClientOptions po;
     po.url = config.kubelet_pods_url;
@@ -43,8 +44,8 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& con
     po.ca_file = config.kubelet_ca_file;
     auto client = cgroup::KubeletPodsClient::Create(po);
     if (!client.ok()) return client.status().Wrap("--kubelet-pods-url");
-    stack.kubelet = std::move(*client);
-    cgroup::KubeletPodsClient* c = stack.kubelet.get();
+    *kubelet = std::move(*client);
+    cgroup::KubeletPodsClient* c = kubelet->get();
     return std::unique_ptr<cgroup::PodSource>(std::make_unique<enforce::PodListReader>(
         [c] { return c->FetchPodList(); }, config.kubelet_pods_url));
   }
@@ -55,8 +56,6 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& con
   return std::unique_ptr<cgroup::PodSource>(
       std::make_unique<cri::CriPodSource>(cri::NewGrpcCriRuntime(ro), *endpoint));
 }
-
-}  // namespace
 
 std::string InstalledLinksRecordPath(const DaemonConfig& config) {
   return config.qrm_state_dir + "/netqos-enforced-links.json";
@@ -115,7 +114,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
   stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);
 
-  auto pods = MakePodSource(config, *stack);
+  auto pods = MakePodSource(config, &stack->kubelet);
   if (!pods.ok()) return pods.status();
   stack->pods = std::move(*pods);
 
@@ -138,7 +137,8 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   ports.read_pods = [source](bool force) { return source->Read(force); };
   ports.snapshot = [&service] {
     auto view = service.Snapshot();
-    return enforce::AllocationSnapshot{std::move(view.pod_entries), std::move(view.topology_nics)};
+    return enforce::AllocationSnapshot{std::move(view.pod_entries), std::move(view.topology_nics),
+                                       std::move(view.machine_state)};
   };
   ports.remove_pod = [&service](const std::string& uid) { return service.RemovePod(uid); };
   ports.table = stack->table.get();
@@ -171,6 +171,28 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
     }
   });
   return stack;
+}
+
+Result<std::unique_ptr<ResidualCleanup>> StartResidualCleanup(
+    const DaemonConfig& config, service::AllocationService& service) {
+  auto cleanup = std::make_unique<ResidualCleanup>();
+  auto pods = MakePodSource(config, &cleanup->kubelet);
+  if (!pods.ok()) return pods.status();
+  cleanup->pods = std::move(*pods);
+  ResidualSweeper::Ports ports;
+  cgroup::PodSource* source = cleanup->pods.get();
+  ports.read_pods = [source](bool force) { return source->Read(force); };
+  ports.allocated = [&service] {
+    std::set<std::string> uids;
+    for (const auto& [uid, entries] : service.Snapshot().pod_entries) uids.insert(uid);
+    return uids;
+  };
+  ports.remove_pod = [&service](const std::string& uid) { return service.RemovePod(uid); };
+  cleanup->sweeper =
+      std::make_unique<ResidualSweeper>(ResidualSweeper::Options{}, std::move(ports));
+  cleanup->sweeper->Start();
+  spdlog::info("residual state cleanup without enforcement pods={}", cleanup->pods->Describe());
+  return cleanup;
 }
 
 int Uninstall(const DaemonConfig& config) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "app/daemon_config.h"
+#include "app/residual_sweeper.h"
 #include "bpf/dataplane.h"
 #include "cgroup/kubelet_pods_client.h"
 #include "cgroup/pod_source.h"
@@ -35,8 +36,26 @@ struct EnforcementStack {
   std::unique_ptr<enforce::Enforcer> enforcer;
 };
 
+// The pod source --pod-source names (cgroup/pod_source.h). With --pod-source=kubelet the
+// kubelet's client goes to `kubelet`, which must outlive the source.
+Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(
+    const DaemonConfig& config, std::unique_ptr<cgroup::KubeletPodsClient>* kubelet);
+
 Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& config,
                                                            service::AllocationService& service);
+
+// Residual state cleanup without enforcement (residual_sweeper.h). Destroyed bottom-up: the
+// sweeper stops before its pod source goes away.
+struct ResidualCleanup {
+  std::unique_ptr<cgroup::KubeletPodsClient> kubelet;  // --pod-source=kubelet only
+  std::unique_ptr<cgroup::PodSource> pods;
+  std::unique_ptr<ResidualSweeper> sweeper;
+};
+
+// Starts the sweeper over --pod-source and `service` (which must outlive it). For
+// --enforcement=none, and when enforcement failed to start.
+Result<std::unique_ptr<ResidualCleanup>> StartResidualCleanup(const DaemonConfig& config,
+                                                              service::AllocationService& service);
 
 // Where the list of NICs carrying netqos qdiscs is kept (in --qrm-state-dir, which persists).
 std::string InstalledLinksRecordPath(const DaemonConfig& config);

@@ -65,6 +65,14 @@ Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config) {
                            " (system_cores, dedicated_cores, shared_cores or reclaimed_cores)");
   out.default_level = *unclassified;
 
+  if (config.low_priority_group_floor_percent > 100) {
+    return InvalidArgument("--low-priority-group-floor-percent must be 0..100, got " +
+                           std::to_string(config.low_priority_group_floor_percent));
+  }
+  if (config.low_priority_groups) {
+    out.low_priority_floor_percent = config.low_priority_group_floor_percent;
+  }
+
   if (Status st = shaping::ValidateConfig(out); !st.ok())
     return InvalidArgument(std::string(kShapingFlag) + ": " + st.message());
   uint32_t guaranteed = 0;

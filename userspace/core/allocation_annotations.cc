@@ -21,13 +21,13 @@ std::string JoinSorted(const std::vector<std::string>& ips) {
 
 StringMap AllocationAnnotations(const AllocationAnnotationKeys& keys, const Nic* nic,
                                 std::string_view if_name, uint32_t net_class_id,
-                                uint32_t bandwidth_mbps) {
+                                std::optional<uint32_t> bandwidth_mbps) {
   StringMap ann;
   ann[keys.ipv4] = nic != nullptr ? JoinSorted(nic->ipv4) : "";
   ann[keys.ipv6] = nic != nullptr ? JoinSorted(nic->ipv6) : "";
   ann[keys.nic_name] = nic != nullptr ? nic->id.name : std::string(if_name);
   ann[keys.net_class_id] = std::to_string(net_class_id);
-  ann[keys.bandwidth] = std::to_string(bandwidth_mbps);
+  if (bandwidth_mbps) ann[keys.bandwidth] = std::to_string(*bandwidth_mbps);
   if (nic != nullptr && !nic->netns_path.empty()) ann[keys.netns_path] = nic->netns_path;
   return ann;
 }

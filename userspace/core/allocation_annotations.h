@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "core/config.h"
@@ -11,9 +12,10 @@
 namespace netqos::core {
 
 // `nic` may be null when the allocation names a NIC that no longer exists: the addresses are
-// then empty and the NIC name comes from `if_name`.
+// then empty and the NIC name comes from `if_name`. Without `bandwidth_mbps` (an implicit
+// request, Katalyst HEAD) the bandwidth key is left out.
 StringMap AllocationAnnotations(const AllocationAnnotationKeys& keys, const Nic* nic,
                                 std::string_view if_name, uint32_t net_class_id,
-                                uint32_t bandwidth_mbps);
+                                std::optional<uint32_t> bandwidth_mbps);
 
 }  // namespace netqos::core

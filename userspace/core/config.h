@@ -21,8 +21,10 @@ struct QosConfig {
   StringMap enhancement_aliases;
   // --qos-enhancement-default-values: flattened keys filled in when absent.
   StringMap enhancement_defaults;
-  // --pod-annotation-kept-keys / --pod-label-kept-keys (Katalyst HEAD): kept verbatim.
-  std::vector<std::string> annotation_kept_keys;
+  // --pod-annotation-kept-keys / --pod-label-kept-keys (Katalyst HEAD): kept verbatim. The
+  // annotation flag adds to HEAD's defaults, as Katalyst's does.
+  std::vector<std::string> annotation_kept_keys = {kPodAggregatedRequestsKey,
+                                                   kInplaceUpdateResizingKey};
   std::vector<std::string> label_kept_keys;
 };
 

@@ -47,6 +47,25 @@ inline constexpr char kDefaultNicNameAnnotationKey[] = "qrm.katalyst.kubewharf.i
 inline constexpr char kDefaultNetClassIdAnnotationKey[] = "qrm.katalyst.kubewharf.io/netcls_id";
 inline constexpr char kDefaultBandwidthAnnotationKey[] = "qrm.katalyst.kubewharf.io/net_bandwidth";
 
+// Pod annotations Katalyst HEAD keeps in every request and its state without any
+// --pod-annotation-kept-keys (the flag adds to them): the pod's aggregated requests and the
+// in-place resize marker.
+inline constexpr char kPodAggregatedRequestsKey[] = "pod.kubernetes.io/pod-aggregated-requests";
+inline constexpr char kInplaceUpdateResizingKey[] = "pod.kubernetes.io/inplace-update-resizing";
+
+// Implicit bandwidth (Katalyst HEAD): a pod annotated kQuantityFromQrmDeclarationKey="true"
+// declares its bandwidth without reserving it; the declared Mbps are recorded in the allocation's
+// state annotations under kNetBandwidthImplicitKey (and only netqos writes that key).
+inline constexpr char kQuantityFromQrmDeclarationKey[] =
+    "qrm.katalyst.kubewharf.io/quantity-from-qrm-declaration";
+inline constexpr char kNetBandwidthImplicitKey[] =
+    "resource.katalyst.kubewharf.io/net_bandwidth_implicit";
+
+// Pod annotation Katalyst HEAD reads only to tag its allocation failure metric (whether the
+// request re-allocates a running pod); netqos does the same (docs/metrics.md).
+inline constexpr char kResourceReallocationKey[] =
+    "qrm.katalyst.kubewharf.io/resource-reallocation";
+
 // Container name under which a pod-level (AllocateForPod) allocation is stored. Kubernetes
 // container names are DNS labels and are never empty, so this cannot collide with a container.
 inline constexpr char kPodLevelContainerName[] = "";

@@ -84,7 +84,9 @@ Status ValidateIdentity(const ContainerRequest& req, bool pod_level) {
 
 struct PreparedRequest {
   FilteredRequest filtered;
-  uint32_t mbps = 0;
+  uint32_t mbps = 0;  // what is reserved: 0 for an implicit request
+  // The bandwidth an implicit request declares (then mbps is 0); nullopt for an explicit one.
+  std::optional<uint32_t> implicit_mbps;
 };
 
 Result<PreparedRequest> Prepare(const PolicyConfig& config, const ContainerRequest& req,
@@ -94,10 +96,28 @@ Result<PreparedRequest> Prepare(const PolicyConfig& config, const ContainerReque
   auto filtered = FilterRequest(config.qos, req.labels, req.annotations);
   if (!filtered.ok()) return filtered.status().Wrap(PodLabel(req));
   p.filtered = std::move(filtered).value();
+  // Only netqos writes the implicit-bandwidth state annotation: a tenant's own value (kept by
+  // --pod-annotation-kept-keys) must never pass for a declared bandwidth.
+  p.filtered.annotations.erase(kNetBandwidthImplicitKey);
   auto mbps = ParseBandwidthRequest(req.resource_name, req.resource_requests);
   if (!mbps.ok()) return mbps.status().Wrap(PodLabel(req));
-  p.mbps = *mbps;
+  // Read from the pod's own annotations, not the filtered ones (Katalyst HEAD reads the filtered
+  // ones for the reservation and the pod's for the report, which then disagree by default).
+  auto implicit = IsImplicitRequest(req.annotations);
+  if (!implicit.ok()) return implicit.status().Wrap(PodLabel(req));
+  if (*implicit) {
+    p.implicit_mbps = *mbps;
+  } else {
+    p.mbps = *mbps;
+  }
   return p;
+}
+
+// The bandwidth annotation of a response: none for an implicit request (as Katalyst HEAD), whose
+// reservation is 0 and would read as "no bandwidth".
+std::optional<uint32_t> ReportedBandwidth(const PreparedRequest& p, uint32_t mbps) {
+  if (p.implicit_mbps) return std::nullopt;
+  return mbps;
 }
 
 std::vector<uint64_t> ToNodes(const NumaSet& set) {
@@ -360,8 +380,9 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateImpl(const ContainerRequest& req,
     resp.allocated_quantity = held.egress;
     resp.allocation_result = FormatNumaList(held.numa_nodes);
     // The NIC may have vanished since (upstream bug 10 crashed here): report what we know.
-    resp.allocation_annotations = AllocationAnnotations(
-        config_.annotation_keys, FindManagedNic(held.nic()), held.if_name, *class_id, held.egress);
+    resp.allocation_annotations =
+        AllocationAnnotations(config_.annotation_keys, FindManagedNic(held.nic()), held.if_name,
+                              *class_id, ReportedBandwidth(p, held.egress));
     resp.hint = req.hint;
     return plan;
   };
@@ -407,7 +428,8 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateImpl(const ContainerRequest& req,
   resp.allocated_quantity = p.mbps;
   resp.allocation_result = FormatNumaList(chosen.siblings);
   resp.allocation_annotations =
-      AllocationAnnotations(config_.annotation_keys, &nic, nic.id.name, *class_id, p.mbps);
+      AllocationAnnotations(config_.annotation_keys, &nic, nic.id.name, *class_id,
+                            ReportedBandwidth(p, p.mbps));
   // The request's hint is the one the kubelet admitted the pod with: echoed (as Katalyst's CPU and
   // memory plugins do), since the kubelet keeps the response's hint and re-admits running pods
   // with it after a restart, when the restricted policy refuses one that is not preferred. Without
@@ -434,6 +456,9 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateImpl(const ContainerRequest& req,
   info.numa_nodes = chosen.siblings;
   info.labels = p.filtered.labels;
   info.annotations = p.filtered.annotations;
+  if (p.implicit_mbps) {
+    info.annotations[kNetBandwidthImplicitKey] = std::to_string(*p.implicit_mbps);
+  }
   info.qos_level = p.filtered.qos_level;
   info.net_class_id = std::to_string(*class_id);
   plan.change = SetAllocation{std::move(info)};

@@ -36,4 +36,12 @@ Result<uint32_t> ParseBandwidthRequest(std::string_view resource_name,
   return static_cast<uint32_t>(rounded);
 }
 
+Result<bool> IsImplicitRequest(const StringMap& annotations) {
+  auto it = annotations.find(kQuantityFromQrmDeclarationKey);
+  if (it == annotations.end() || it->second == "false") return false;
+  if (it->second == "true") return true;
+  return InvalidArgument(std::string("invalid annotation ") + kQuantityFromQrmDeclarationKey +
+                         " \"" + it->second + "\"; valid values: true, false");
+}
+
 }  // namespace netqos::core

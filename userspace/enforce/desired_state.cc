@@ -53,6 +53,10 @@ DesiredOptions DesiredOptionsFor(const shaping::ShapingConfig& shaping, bool sha
   for (size_t l = 0; l < shaping.levels.size(); ++l) {
     o.ingress_level_limited[l] = shaping.levels[l].ceil_permille < 1000;
   }
+  // The low-priority group holds reclaimed traffic below the link on the IFB too.
+  if (shaping.low_priority_floor_percent) {
+    o.ingress_level_limited[static_cast<size_t>(shaping::QosLevel::kReclaimed)] = true;
+  }
   o.unclassified_level = shaping.default_level;
   return o;
 }

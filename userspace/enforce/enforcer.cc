@@ -43,7 +43,8 @@ Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
     : options_(std::move(options)),
       ports_(std::move(ports)),
       resolver_(options_.cgroup_mount, options_.layout, ports_.cgroup_id),
-      sync_(options_.residual_class_grace) {}
+      sync_(options_.residual_class_grace),
+      residual_(options_.residual_state_after) {}
 
 Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, EnforcerPorts ports) {
   if (!ports.table || !ports.shaper || !ports.read_pods || !ports.snapshot) {
@@ -299,6 +300,17 @@ void Enforcer::Pass(bool full) {
   nic_of_ = std::move(nic_of);
   egress_leaves_ = std::move(desired.egress);
   ingress_leaves_ = std::move(desired.ingress);
+  if (options_.shaping.low_priority_floor_percent) {
+    auto groups = core::ComputeLowPriorityGroups(snap.machine_state, snap.allocations,
+                                                 *options_.shaping.low_priority_floor_percent);
+    for (const auto& [id, g] : groups) {
+      auto old = groups_.find(id);
+      if (old != groups_.end() && old->second == g) continue;
+      spdlog::info("low-priority group nic={} egress_mbps={} ingress_mbps={}", id.Identifier(),
+                   g.egress_mbps, g.ingress_mbps);
+    }
+    groups_ = std::move(groups);
+  }
   std::vector<std::string> shaped;
   std::map<std::string, shaping::ModeChoice> modes;
   std::vector<LinkLeaves> leaf_links;
@@ -405,27 +417,18 @@ void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
 // Residual state (as Katalyst cleans it up): allocations of pods the kubelet stopped listing are dropped after a
 // while, on full passes with a good pod list only.
 void Enforcer::DropResidualPods(const core::PodEntries& allocations, Clock::time_point now) {
-  std::set<std::string> listed;
+  std::set<std::string> listed, allocated;
   for (const auto& p : pods_) listed.insert(p.uid);
-  for (auto it = missing_since_.begin(); it != missing_since_.end();) {
-    if (allocations.count(it->first) == 0 || listed.count(it->first) != 0) {
-      it = missing_since_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (const auto& [uid, entries] : allocations) {
-    if (listed.count(uid) != 0) continue;
-    auto [it, fresh] = missing_since_.emplace(uid, now);
+  for (const auto& [uid, entries] : allocations) allocated.insert(uid);
+  for (const auto& m : residual_.Pass(allocated, listed, now)) {
     spdlog::info("pod has allocations but the kubelet does not list it pod={} since_s={}",
-                 LogValue(uid),
-                 std::chrono::duration_cast<std::chrono::seconds>(now - it->second).count());
-    if (fresh || now - it->second < options_.residual_state_after) continue;
-    if (auto st = ports_.remove_pod(uid); st.ok()) {
-      spdlog::info("cleared residual pod pod={} from the state", LogValue(uid));
-      missing_since_.erase(it);
+                 LogValue(m.uid), m.missing_for.count());
+    if (!m.due) continue;
+    if (auto st = ports_.remove_pod(m.uid); st.ok()) {
+      spdlog::info("cleared residual pod pod={} from the state", LogValue(m.uid));
+      residual_.Forget(m.uid);
     } else {
-      problems_.Report("pod:" + uid, "clearing residual allocations failed: " + st.message());
+      problems_.Report("pod:" + m.uid, "clearing residual allocations failed: " + st.message());
     }
   }
 }

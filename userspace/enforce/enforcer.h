@@ -25,6 +25,7 @@
 #include "cgroup/pod_list.h"
 #include "common/status.h"
 #include "core/config.h"
+#include "core/low_priority_group.h"
 #include "core/types.h"
 #include "enforce/class_sync.h"
 #include "enforce/class_table.h"
@@ -35,6 +36,7 @@
 #include "enforce/pass_scope.h"
 #include "enforce/pod_address_table.h"
 #include "enforce/problem_log.h"
+#include "enforce/residual_pods.h"
 #include "shaping/htb_plan.h"
 
 namespace netqos::enforce {
@@ -42,6 +44,7 @@ namespace netqos::enforce {
 struct AllocationSnapshot {
   core::PodEntries allocations;
   std::vector<core::Nic> nics;  // every NIC the topology reports
+  core::MachineState machine_state;  // the low-priority groups' allocatable
 };
 
 struct EnforcerPorts {
@@ -181,7 +184,7 @@ class Enforcer {
   std::map<std::string, ContainerRef> known_containers_;    // guarded by mu_: id -> where in pods_
   std::map<std::string, int> pending_ids_;                  // guarded by mu_: id -> refreshes tried
   std::optional<Clock::time_point> retry_at_;               // guarded by mu_
-  std::map<std::string, Clock::time_point> missing_since_;  // pod uid -> first pass not listed
+  ResidualPods residual_;                                   // pods with allocations not listed
   // What the last whole pass worked from, so that a new container is added on top of it.
   bool baseline_ = false;
   bool unresolved_ = false;  // listed containers without a cgroup were left
@@ -190,6 +193,8 @@ class Enforcer {
   std::map<core::NicId, core::Nic> nic_of_;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress_leaves_;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress_leaves_;
+  // Low-priority network groups of the last whole pass (shaping.low_priority_floor_percent set).
+  std::map<core::NicId, core::LowPriorityGroup> groups_;
   std::map<core::NicId, Applied> applied_;
   std::map<uint64_t, std::string> pod_of_cgroup_;
   Clock::time_point next_full_;

@@ -19,10 +19,20 @@ std::string Enforcer::NicKey(const core::NicId& id) { return "nic:" + id.Identif
 
 bool Enforcer::ApplyLink(const EnforcedLink& link, bool force) {
   const core::Nic& nic = nic_of_.at(link.id);
+  shaping::LevelCeilings egress_ceilings, ingress_ceilings;
+  if (options_.shaping.low_priority_floor_percent) {
+    // A NIC the allocation state does not know (not managed) has no group: held to the floor of
+    // nothing would stop its reclaimed traffic, so it keeps the configured ceiling.
+    if (auto g = groups_.find(link.id); g != groups_.end()) {
+      const auto reclaimed = static_cast<size_t>(shaping::QosLevel::kReclaimed);
+      egress_ceilings[reclaimed] = g->second.egress_mbps;
+      ingress_ceilings[reclaimed] = g->second.ingress_mbps;
+    }
+  }
   auto eplan = shaping::BuildHtbPlan(link.id.Identifier(), options_.shaping, link.link_mbps,
-                                     egress_leaves_[link.id]);
+                                     egress_leaves_[link.id], egress_ceilings);
   auto iplan = shaping::BuildHtbPlan(IfbNameFor(nic.ifindex), options_.shaping, link.link_mbps,
-                                     ingress_leaves_[link.id]);
+                                     ingress_leaves_[link.id], ingress_ceilings);
   if (!eplan.ok() || !iplan.ok()) {
     problems_.Report(NicKey(link.id), (!eplan.ok() ? eplan.status() : iplan.status()).message());
     return false;

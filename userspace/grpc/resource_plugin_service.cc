@@ -2,9 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string_view>
 #include <utility>
 
 #include "common/log_value.h"
+#include "core/constants.h"
 #include "grpc/grpc_status.h"
 #include "grpc/rpc_guard.h"
 #include "grpc/translate.h"
@@ -41,6 +43,15 @@ std::string Annotation(const core::AllocationResponse& alloc, const std::string&
 std::string HintsSummary(const core::HintsResponse& resp) {
   if (!resp.hints) return "nil";
   return std::to_string(resp.hints->size());
+}
+
+// Katalyst HEAD's reallocation tag of a failed allocation: whether the pod carries the
+// resource-reallocation annotation and says "true". Reduced to two values because the annotation
+// is the tenant's: its raw text must not mint metric series.
+std::string_view ReallocationTag(const google::protobuf::Map<std::string, std::string>& ann) {
+  auto it = ann.find(core::kResourceReallocationKey);
+  if (it == ann.end()) return {};
+  return it->second == "true" ? "true" : "false";
 }
 
 }  // namespace
@@ -105,7 +116,7 @@ grpc::Status ResourcePluginService::Allocate(Ctx*, const pb::ResourceRequest* re
         alloc->has_allocation ? alloc->allocation_result : "<none>");
     ToProto(*req, *alloc, resp);
     return grpc::Status::OK;
-  });
+  }, ReallocationTag(req->annotations()));
 }
 
 grpc::Status ResourcePluginService::AllocateForPod(Ctx*, const pb::PodResourceRequest* req,
@@ -123,7 +134,7 @@ grpc::Status ResourcePluginService::AllocateForPod(Ctx*, const pb::PodResourceRe
         alloc->has_allocation ? alloc->allocation_result : "<none>");
     ToProto(*req, *alloc, resp);
     return grpc::Status::OK;
-  });
+  }, ReallocationTag(req->annotations()));
 }
 
 grpc::Status ResourcePluginService::RemovePod(Ctx*, const pb::RemovePodRequest* req,

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "common/status.h"
@@ -31,13 +32,16 @@ grpc::Status RunGuarded(const char* rpc, Fn&& fn) noexcept {
   }
 }
 
-// RunGuarded, timed and reported to `observer` (may be null) as (rpc, code name, seconds).
+// RunGuarded, timed and reported to `observer` (may be null) as (rpc, code name, seconds); a
+// failure also with its message and `reallocation` (see RpcObserver::ObserveFailure).
 template <typename Fn>
-grpc::Status RunObserved(const char* rpc, service::RpcObserver* observer, Fn&& fn) noexcept {
+grpc::Status RunObserved(const char* rpc, service::RpcObserver* observer, Fn&& fn,
+                         std::string_view reallocation = {}) noexcept {
   const auto start = std::chrono::steady_clock::now();
   grpc::Status status = RunGuarded(rpc, std::forward<Fn>(fn));
   if (observer != nullptr) {
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    if (!status.ok()) observer->ObserveFailure(rpc, status.error_message(), reallocation);
     observer->Observe(rpc, StatusCodeName(static_cast<StatusCode>(status.error_code())),
                       took.count());
   }

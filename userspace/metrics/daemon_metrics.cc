@@ -1,5 +1,6 @@
 #include "metrics/daemon_metrics.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -46,6 +47,17 @@ const std::vector<std::string>& ResourcePluginMethods() {
                                                     "GetResourcePluginOptions",
                                                     "PreStartContainer"};
   return kMethods;
+}
+
+std::string ErrorMessageLabel(std::string_view message) {
+  constexpr size_t kMax = 255;
+  std::string out;
+  out.reserve(std::min(message.size(), kMax));
+  for (char ch : message.substr(0, kMax)) {
+    const auto c = static_cast<unsigned char>(ch);
+    out += c == ' ' ? '_' : (c < 0x20 || c >= 0x7f) ? '?' : ch;
+  }
+  return out;
 }
 
 const std::vector<double>& RpcDurationBounds() {
@@ -264,11 +276,30 @@ DaemonMetrics::DaemonMetrics(std::string version, service::AllocationService* al
       heartbeat_(registry_.AddGauge(
           "netqos_heartbeat_timestamp_seconds",
           "Unix time of the last heartbeat: a ticker that takes the allocation service's and "
-          "the enforcer's locks every second.")) {
+          "the enforcer's locks every second.")),
+      allocation_failures_(registry_.AddCounter(
+          "netqos_allocation_failures_total",
+          "Failed Allocate and AllocateForPod calls, by whether the pod carries Katalyst's "
+          "resource-reallocation annotation (true, false, or none).",
+          {"method", "reallocation"})) {
   for (const auto& m : ResourcePluginMethods()) {
     rpc_requests_.Inc({m, "OK"}, 0);
     rpc_duration_.Touch({m});
   }
+  for (const char* m : {"Allocate", "AllocateForPod"}) {
+    for (const char* r : {"none", "true", "false"}) allocation_failures_.Inc({m, r}, 0);
+  }
+  registry_.AddCollector([this](std::vector<Family>* out) {
+    Family f = MakeFamily("netqos_rpc_last_error_info",
+                          "1 per method that has failed, labelled with its latest error message "
+                          "(spaces as '_', at most 255 characters).",
+                          MetricType::kGauge);
+    std::lock_guard lk(last_error_mu_);
+    for (const auto& [method, message] : last_error_) {
+      f.samples.push_back({{{"method", method}, {"error_message", message}}, 1.0});
+    }
+    out->push_back(std::move(f));
+  });
   registry_.AddGauge("netqos_build_info", "1, labelled with the netqosd version.", {"version"})
       .Set({std::move(version)}, 1);
   registry_.AddGauge("netqos_up", "1 while netqosd serves metrics.").Set({}, 1);
@@ -293,6 +324,22 @@ void DaemonMetrics::Observe(std::string_view method, std::string_view code,
     rpc_requests_.Inc({m, std::string(code)});
     rpc_duration_.Observe({m}, seconds);
   } catch (...) {  // out of memory: the call is simply not counted
+  }
+}
+
+void DaemonMetrics::ObserveFailure(std::string_view method, std::string_view message,
+                                   std::string_view reallocation) noexcept {
+  try {
+    std::string label = ErrorMessageLabel(message);
+    {
+      std::lock_guard lk(last_error_mu_);
+      last_error_[std::string(method)] = std::move(label);
+    }
+    if (method == "Allocate" || method == "AllocateForPod") {
+      allocation_failures_.Inc(
+          {std::string(method), reallocation.empty() ? "none" : std::string(reallocation)});
+    }
+  } catch (...) {  // out of memory: the failure is simply not recorded
   }
 }
 

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +20,11 @@ namespace netqos::metrics {
 
 // The resource plugin's RPC names, whose series exist from the start (at zero).
 const std::vector<std::string>& ResourcePluginMethods();
+
+// An RPC's error message as the error_message label of netqos_rpc_last_error_info, in the form
+// Katalyst HEAD gives its error_message tag: spaces become '_' and at most 255 characters are
+// kept. Control characters and non-ASCII bytes become '?' (the message quotes tenant input).
+std::string ErrorMessageLabel(std::string_view message);
 
 // Upper bounds of netqos_rpc_duration_seconds (an Allocate is one fsync'd journal line).
 const std::vector<double>& RpcDurationBounds();
@@ -39,6 +46,9 @@ class DaemonMetrics final : public service::RpcObserver {
                 const service::EnforcementView* enforcement);
 
   void Observe(std::string_view method, std::string_view code, double seconds) noexcept override;
+  // netqos_allocation_failures_total (Allocate, AllocateForPod) and netqos_rpc_last_error_info.
+  void ObserveFailure(std::string_view method, std::string_view message,
+                      std::string_view reallocation) noexcept override;
   // netqos_heartbeat_timestamp_seconds.
   void SetHeartbeat(double unix_seconds) { heartbeat_.Set({}, unix_seconds); }
 
@@ -50,6 +60,9 @@ class DaemonMetrics final : public service::RpcObserver {
   CounterVec& rpc_requests_;
   HistogramVec& rpc_duration_;
   GaugeVec& heartbeat_;
+  CounterVec& allocation_failures_;
+  mutable std::mutex last_error_mu_;
+  std::map<std::string, std::string> last_error_;  // method -> sanitized message
 };
 
 }  // namespace netqos::metrics

@@ -14,6 +14,12 @@ class RpcObserver {
   // long and must not throw.
   // `code` is the gRPC code name ("OK", "INVALID_ARGUMENT", ...); `seconds` the handler's time.
   virtual void Observe(std::string_view method, std::string_view code, double seconds) noexcept = 0;
+  // Also called, before Observe, for an RPC that failed: its status message, and for Allocate and
+  // AllocateForPod the pod's reallocation tag ("true" or "false" when the pod carries Katalyst's
+  // resource-reallocation annotation, else empty). Katalyst HEAD tags its failure metrics with
+  // both. Same rules as Observe.
+  virtual void ObserveFailure(std::string_view /*method*/, std::string_view /*message*/,
+                              std::string_view /*reallocation*/) noexcept {}
 };
 
 }  // namespace netqos::service

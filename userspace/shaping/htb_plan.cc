@@ -130,6 +130,9 @@ Status ValidateConfig(const ShapingConfig& config) {
     if (c.rate_permille > c.ceil_permille) return InvalidArgument(what + "rate exceeds ceil");
     if (c.prio > 7) return InvalidArgument(what + "HTB prio must be 0..7");
   }
+  if (config.low_priority_floor_percent && *config.low_priority_floor_percent > 100) {
+    return InvalidArgument("shaping config: the low-priority group floor is a percentage, 0..100");
+  }
   const int d = static_cast<int>(config.default_level);
   if (d < 0 || d >= kQosLevelCount) return InvalidArgument("shaping config: bad default level");
   return Status::Ok();
@@ -171,7 +174,8 @@ Status ValidateContainers(const std::string& where, uint64_t link_mbps,
 }  // namespace
 
 Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config,
-                             uint64_t link_mbps, const std::vector<ContainerAllocation>& containers) {
+                             uint64_t link_mbps, const std::vector<ContainerAllocation>& containers,
+                             const LevelCeilings& ceilings) {
   const std::string where = NicPrefix(nic);
   NETQOS_RETURN_IF_ERROR(ValidateConfig(config).Wrap("nic " + nic));
   if (link_mbps == 0) return InvalidArgument(where + "link rate is 0 Mbps");
@@ -214,6 +218,12 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
       rate = link_mbps;
     }
     ceil = std::min(link_mbps, std::max(ceil, rate));
+    if (const auto& cap = ceilings[static_cast<size_t>(l)]; cap) {
+      // HTB wants rate <= ceil: a level held below its guarantee gives the guarantee up too.
+      const uint64_t c = std::max<uint64_t>(1, *cap);
+      ceil = std::min(ceil, c);
+      rate = std::min(rate, c);
+    }
     guaranteed += rate;
 
     const uint32_t parent = MakeHandle(kQdiscMajor, LevelMinor(l));

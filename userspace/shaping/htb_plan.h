@@ -58,6 +58,10 @@ struct ShapingConfig {
   QosLevel default_level = QosLevel::kShared;
   // Minimum guaranteed rate of each level's default leaf.
   uint64_t default_leaf_min_mbps = 1;
+  // Low-priority network groups (Katalyst HEAD): when set, the reclaimed level's ceiling on each
+  // NIC follows its group in both directions (the enforcer computes it from the allocations),
+  // never below this percentage of the NIC's allocatable. nullopt: off.
+  std::optional<uint32_t> low_priority_floor_percent;
 };
 
 struct ContainerAllocation {
@@ -140,10 +144,15 @@ class HtbPlanner {
   MinorAllocator minors_;
 };
 
+// Per QoS level, a ceiling in Mbps below the configured one (nullopt: none). The low-priority
+// network group sets the reclaimed level's; the level's rate is held to it as well.
+using LevelCeilings = std::array<std::optional<uint64_t>, kQosLevelCount>;
+
 // Plans one NIC for containers that already carry their leaf minors (a node-wide allocator keeps
 // a container's minor, and so its skb->priority, the same on every NIC and IFB). Pure.
 Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config,
-                             uint64_t link_mbps, const std::vector<ContainerAllocation>& containers);
+                             uint64_t link_mbps, const std::vector<ContainerAllocation>& containers,
+                             const LevelCeilings& ceilings = {});
 
 // Validates a ShapingConfig (permille ≤ 1000, rate ≤ ceil, prio ≤ 7).
 Status ValidateConfig(const ShapingConfig& config);

@@ -401,3 +401,35 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
     CHECK_THAT(set, Catch::Contains(line));
   }
 }
+
+TEST_CASE("pod annotation kept keys: the flag adds to Katalyst HEAD's two defaults") {
+  const std::vector<std::string> defaults = {"pod.kubernetes.io/pod-aggregated-requests",
+                                             "pod.kubernetes.io/inplace-update-resizing"};
+  auto none = Parse({kTopo});
+  REQUIRE(none.config);
+  CHECK(none.config->policy.qos.annotation_kept_keys == defaults);
+  auto some = Parse({kTopo, "--pod-annotation-kept-keys=a,b", "--pod-annotation-kept-keys", "c"});
+  REQUIRE(some.config);
+  std::vector<std::string> want = defaults;
+  want.insert(want.end(), {"a", "b", "c"});
+  CHECK(some.config->policy.qos.annotation_kept_keys == want);
+  auto labels = Parse({kTopo, "--pod-label-kept-keys=app"});
+  REQUIRE(labels.config);
+  CHECK(labels.config->policy.qos.label_kept_keys == std::vector<std::string>{"app"});
+}
+
+TEST_CASE("low-priority group flags: taken, and a floor over 100 percent refused") {
+  auto off = Parse({kTopo});
+  REQUIRE(off.config);
+  CHECK_FALSE(off.config->low_priority_groups);
+  CHECK(off.config->low_priority_group_floor_percent == 5);
+  auto on = Parse({kTopo, "--low-priority-groups", "--low-priority-group-floor-percent=7"});
+  REQUIRE(on.config);
+  CHECK(on.config->low_priority_groups);
+  CHECK(on.config->low_priority_group_floor_percent == 7);
+  auto bad = ParseCapturing(
+      {kTopo, "--low-priority-groups", "--low-priority-group-floor-percent=150"});
+  CHECK_FALSE(bad.parsed.config);
+  CHECK(bad.parsed.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--low-priority-group-floor-percent must be 0..100"));
+}

@@ -118,4 +118,23 @@ TEST_CASE("BuildShapingConfig: bad --unclassified-qos-level") {
              Catch::StartsWith("--unclassified-qos-level: ") && Catch::Contains("besteffort"));
 }
 
+TEST_CASE("BuildShapingConfig: low-priority groups are off unless asked for, with their floor") {
+  DaemonConfig c;
+  auto off = BuildShapingConfig(c);
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->low_priority_floor_percent.has_value());
+  CHECK(c.low_priority_group_floor_percent == 5);  // Katalyst HEAD's constant
+  c.low_priority_groups = true;
+  auto on = BuildShapingConfig(c);
+  REQUIRE(on.ok());
+  CHECK(on->low_priority_floor_percent == 5u);
+  c.low_priority_group_floor_percent = 12;
+  CHECK(BuildShapingConfig(c)->low_priority_floor_percent == 12u);
+  c.low_priority_group_floor_percent = 101;
+  auto bad = BuildShapingConfig(c);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(bad.status().message(), Catch::Contains("--low-priority-group-floor-percent"));
+}
+
 }  // namespace

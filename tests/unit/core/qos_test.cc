@@ -160,5 +160,21 @@ TEST_CASE("ParseJsonObject validates full JSON syntax", "[qos][json]") {
   CHECK_FALSE(ParseJsonObject("{\"a\":" + deep + "}").ok());
 }
 
+TEST_CASE("kept annotation keys: Katalyst HEAD's two defaults are kept without any flag",
+          "[qos][kept]") {
+  QosConfig config;
+  CHECK(config.annotation_kept_keys ==
+        std::vector<std::string>{kPodAggregatedRequestsKey, kInplaceUpdateResizingKey});
+  CHECK(config.label_kept_keys.empty());
+  const StringMap ann = {{kPodAggregatedRequestsKey, R"({"cpu":"2"})"},
+                         {kInplaceUpdateResizingKey, "true"},
+                         {"example.com/other", "dropped"}};
+  auto f = FilterRequest(config, {}, ann);
+  REQUIRE(f.ok());
+  CHECK(f->annotations == StringMap{{kQosLevelKey, kSharedCores},
+                                    {kPodAggregatedRequestsKey, R"({"cpu":"2"})"},
+                                    {kInplaceUpdateResizingKey, "true"}});
+}
+
 }  // namespace
 }  // namespace netqos::core

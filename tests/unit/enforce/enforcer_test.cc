@@ -44,6 +44,11 @@ using netqos::shaping::ModeChoice;
 using netqos::shaping::ShapingMode;
 using netqos::enforce::PodAddressTable;
 using netqos::shaping::HtbPlan;
+using netqos::core::NicState;
+using netqos::shaping::kQdiscMajor;
+using netqos::shaping::LevelMinor;
+using netqos::shaping::MakeHandle;
+using netqos::shaping::QosLevel;
 using netqos::testing::TempDir;
 
 constexpr uint32_t kLeafBase = 0x100000;  // 10:0 (TC_H_MAKE(0x10 << 16, 0)); a container leaf is 10:1xx and up
@@ -127,9 +132,13 @@ struct FakeEdtTable : EdtRateTable {
 };
 
 struct FakeShaper : LinkShaper {
-  Result<ModeChoice> Apply(const Nic& nic, const HtbPlan& egress, const HtbPlan&) override {
+  Result<ModeChoice> Apply(const Nic& nic, const HtbPlan& egress,
+                           const HtbPlan& ingress) override {
     std::lock_guard<std::mutex> l(mu);
     ++applies[nic.id.name];
+    const uint32_t reclaimed = MakeHandle(kQdiscMajor, LevelMinor(QosLevel::kReclaimed));
+    if (const auto* c = egress.Find(reclaimed)) reclaimed_ceil[nic.id.name].first = c->ceil_mbps;
+    if (const auto* c = ingress.Find(reclaimed)) reclaimed_ceil[nic.id.name].second = c->ceil_mbps;
     if (failing.count(nic.id.name) != 0) return netqos::Internal("tc says no");
     std::vector<uint32_t> leaves;
     for (const auto& c : egress.classes) {
@@ -138,6 +147,12 @@ struct FakeShaper : LinkShaper {
     applied[nic.id.name] = leaves;
     if (edt.count(nic.id.name) != 0) return ModeChoice{ShapingMode::kEdt, "test: edt"};
     return ModeChoice{ShapingMode::kHtb, "test: htb"};
+  }
+  // The reclaimed level's ceiling (egress, ingress) last applied on `nic`.
+  std::pair<uint64_t, uint64_t> ReclaimedCeil(const std::string& nic) const {
+    std::lock_guard<std::mutex> l(mu);
+    auto it = reclaimed_ceil.find(nic);
+    return it == reclaimed_ceil.end() ? std::pair<uint64_t, uint64_t>{} : it->second;
   }
   std::vector<uint32_t> Leaves(const std::string& nic) const {
     std::lock_guard<std::mutex> l(mu);
@@ -149,6 +164,7 @@ struct FakeShaper : LinkShaper {
   std::set<std::string> edt;  // NICs whose egress runs in EDT mode
   std::map<std::string, std::vector<uint32_t>> applied;
   std::map<std::string, int> applies;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> reclaimed_ceil;
 };
 
 AllocationInfo Alloc(const std::string& nic, uint32_t mbps) {
@@ -239,6 +255,7 @@ class Node {
     o.is_enforced = [](const Nic&) { return true; };
     o.resync = 1h;  // passes come from events in these tests
     o.pods_refresh = 1h;
+    o.shaping.low_priority_floor_percent = low_priority_floor_percent;
     EnforcerPorts p;
     auto reader = std::make_shared<netqos::enforce::PodListReader>(
         [this]() -> Result<std::string> { return PodList(); }, "test");
@@ -254,6 +271,10 @@ class Node {
         n.speed_mbps = 1000;
         n.enabled = true;
         s.nics.push_back(n);
+        NicState st;
+        st.egress.allocatable = 900;
+        st.ingress.allocatable = 850;
+        s.machine_state[n.id] = st;
       }
       return s;
     };
@@ -304,6 +325,7 @@ class Node {
   std::vector<FakePod> pods;
   netqos::core::PodEntries allocations;
   Clock::time_point now = Clock::now();
+  std::optional<uint32_t> low_priority_floor_percent;  // set before Start
   std::unique_ptr<Enforcer> enforcer;
 };
 
@@ -469,4 +491,48 @@ TEST_CASE("enforcer: containers on a NIC in EDT mode get their rates in the EDT 
   node.enforcer->OnPodRemoved(a.uid);
   node.RemovePod(a.uid);
   CHECK(node.Eventually([&] { return node.edt.Rates().empty(); }));
+}
+
+TEST_CASE("enforcer: with low-priority groups the reclaimed level's ceiling on each NIC follows "
+          "its group, both directions", "[enforce]") {
+  Node node;
+  node.low_priority_floor_percent = 5;
+  node.Start();
+  const FakePod p{"11111111-0000-0000-0000-0000000000a1", "ca1", {}};
+  node.AddPod(p);
+  node.Allocate(p.uid, "eth0", 300);  // shared_cores
+  node.enforcer->OnAllocated(p.uid);
+  // Allocatable 900 egress / 850 ingress, minus the 300 the shared container requests.
+  CHECK(node.Eventually([&] {
+    return node.shaper.ReclaimedCeil("eth0") == std::pair<uint64_t, uint64_t>{600, 550};
+  }));
+  CHECK(node.shaper.ReclaimedCeil("eth1") == std::pair<uint64_t, uint64_t>{900, 850});
+  // Requests beyond the allocatable leave the floor: 5 % of it.
+  node.Allocate(p.uid, "eth0", 900);
+  node.enforcer->OnAllocated(p.uid);
+  CHECK(node.Eventually([&] {
+    return node.shaper.ReclaimedCeil("eth0") == std::pair<uint64_t, uint64_t>{45, 42};
+  }));
+}
+
+TEST_CASE("enforcer: without low-priority groups the reclaimed level borrows up to the link",
+          "[enforce]") {
+  Node node;
+  node.Start();
+  const FakePod p{"11111111-0000-0000-0000-0000000000a2", "ca2", {}};
+  node.AddPod(p);
+  node.Allocate(p.uid, "eth0", 300);
+  node.enforcer->OnAllocated(p.uid);
+  CHECK(node.Eventually([&] {
+    return node.shaper.ReclaimedCeil("eth0") == std::pair<uint64_t, uint64_t>{1000, 1000};
+  }));
+}
+
+TEST_CASE("desired options: low-priority groups send reclaimed traffic through the IFB",
+          "[enforce]") {
+  netqos::shaping::ShapingConfig s;
+  const auto reclaimed = static_cast<size_t>(QosLevel::kReclaimed);
+  CHECK_FALSE(netqos::enforce::DesiredOptionsFor(s, true).ingress_level_limited[reclaimed]);
+  s.low_priority_floor_percent = 5;
+  CHECK(netqos::enforce::DesiredOptionsFor(s, true).ingress_level_limited[reclaimed]);
 }

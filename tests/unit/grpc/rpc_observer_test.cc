@@ -27,14 +27,24 @@ struct Call {
   double seconds = -1;
 };
 
+struct Failure {
+  std::string method, message, reallocation;
+};
+
 class RecordingObserver final : public netqos::service::RpcObserver {
  public:
   void Observe(std::string_view method, std::string_view code, double seconds) noexcept override {
     std::lock_guard lk(mu);
     calls.push_back({std::string(method), std::string(code), seconds});
   }
+  void ObserveFailure(std::string_view method, std::string_view message,
+                      std::string_view reallocation) noexcept override {
+    std::lock_guard lk(mu);
+    failures.push_back({std::string(method), std::string(message), std::string(reallocation)});
+  }
   std::mutex mu;
   std::vector<Call> calls;
+  std::vector<Failure> failures;
 };
 
 std::unique_ptr<netqos::service::AllocationService> MakeService() {
@@ -96,6 +106,44 @@ TEST_CASE("every resource plugin RPC is reported to the observer with its code")
     CHECK(c.seconds >= 0);
     CHECK(c.seconds < 10);
   }
+}
+
+TEST_CASE("a failed allocation is reported with its message and the pod's reallocation tag") {
+  auto svc = MakeService();
+  RecordingObserver observer;
+  netqos::grpcadapter::ResourcePluginService::Options options;
+  options.rpc_observer = &observer;
+  netqos::grpcadapter::ResourcePluginService plugin(*svc, options);
+  pb::ResourceAllocationResponse resp;
+  const char* kRealloc = "qrm.katalyst.kubewharf.io/resource-reallocation";
+
+  auto plain = Request("uid-1", 1e9);  // fits no NIC
+  CHECK(plugin.Allocate(nullptr, &plain, &resp).error_code() ==
+        grpc::StatusCode::RESOURCE_EXHAUSTED);
+  auto realloc = Request("uid-2", 1e9);
+  (*realloc.mutable_annotations())[kRealloc] = "true";
+  CHECK_FALSE(plugin.Allocate(nullptr, &realloc, &resp).ok());
+  auto other = Request("uid-3", 1e9);
+  (*other.mutable_annotations())[kRealloc] = "some tenant text";
+  CHECK_FALSE(plugin.Allocate(nullptr, &other, &resp).ok());
+  auto fine = Request("uid-4", 100);
+  (*fine.mutable_annotations())[kRealloc] = "true";
+  CHECK(plugin.Allocate(nullptr, &fine, &resp).ok());
+  pb::ResourceRequest hints_req = Request("", 1);
+  pb::ResourceHintsResponse hints;
+  CHECK_FALSE(plugin.GetTopologyHints(nullptr, &hints_req, &hints).ok());
+
+  REQUIRE(observer.failures.size() == 4);  // the successful Allocate reports none
+  CHECK(observer.failures[0].method == "Allocate");
+  CHECK_THAT(observer.failures[0].message,
+             Catch::Contains("failed to meet the bandwidth requirement"));
+  CHECK(observer.failures[0].reallocation.empty());
+  CHECK(observer.failures[1].reallocation == "true");
+  CHECK(observer.failures[2].reallocation == "false");
+  CHECK(observer.failures[3].method == "GetTopologyHints");
+  CHECK_THAT(observer.failures[3].message, Catch::Contains("empty pod_uid"));
+  CHECK(observer.failures[3].reallocation.empty());
+  CHECK(observer.calls.size() == 5);
 }
 
 TEST_CASE("without an observer the plugin serves as before") {

@@ -229,3 +229,42 @@ TEST_CASE("the RPC observer counts calls by method and code and times them") {
   CHECK(doc.Value("netqos_up") == 1);
   CHECK(doc.Value("netqos_heartbeat_timestamp_seconds") == 1700000000.25);
 }
+
+TEST_CASE("failures carry Katalyst HEAD's tags: the latest error message and reallocation") {
+  DaemonMetrics m("1.2.3", nullptr, nullptr);
+  auto before = ParsePrometheusText(m.RenderText());
+  for (const char* method : {"Allocate", "AllocateForPod"}) {
+    for (const char* r : {"none", "true", "false"}) {
+      CHECK(before.Value("netqos_allocation_failures_total",
+                         {{"method", method}, {"reallocation", r}}) == 0);
+    }
+  }
+  CHECK(before.Family("netqos_rpc_last_error_info").samples.empty());
+
+  m.ObserveFailure("Allocate", "first failure", "");
+  m.ObserveFailure("Allocate", "no NIC fits pod a/b", "true");
+  m.ObserveFailure("AllocateForPod", "x", "false");
+  m.ObserveFailure("GetTopologyHints", std::string(300, 'e') + "\n\xff", "");
+  auto doc = ParsePrometheusText(m.RenderText());
+  CHECK(doc.Value("netqos_allocation_failures_total",
+                  {{"method", "Allocate"}, {"reallocation", "none"}}) == 1);
+  CHECK(doc.Value("netqos_allocation_failures_total",
+                  {{"method", "Allocate"}, {"reallocation", "true"}}) == 1);
+  CHECK(doc.Value("netqos_allocation_failures_total",
+                  {{"method", "AllocateForPod"}, {"reallocation", "false"}}) == 1);
+  // One series per method: the latest message replaces the previous one.
+  const auto& last = doc.Family("netqos_rpc_last_error_info").samples;
+  CHECK(last.size() == 3);
+  CHECK(doc.Value("netqos_rpc_last_error_info",
+                  {{"method", "Allocate"}, {"error_message", "no_NIC_fits_pod_a/b"}}) == 1);
+  CHECK(doc.Value("netqos_rpc_last_error_info",
+                  {{"method", "GetTopologyHints"}, {"error_message", std::string(255, 'e')}}) == 1);
+}
+
+TEST_CASE("ErrorMessageLabel: spaces, control characters, non-ASCII bytes and length") {
+  using netqos::metrics::ErrorMessageLabel;
+  CHECK(ErrorMessageLabel("a b  c") == "a_b__c");
+  CHECK(ErrorMessageLabel("x\ny\t\x80\xff") == "x?y???");
+  CHECK(ErrorMessageLabel(std::string(256, 'z')).size() == 255);
+  CHECK(ErrorMessageLabel("").empty());
+}

@@ -391,3 +391,28 @@ TEST_CASE("BuildHtbPlan gives the same plan as HtbPlanner for the planner's mino
     CHECK(got->overcommit == want.overcommit);
   }
 }
+
+TEST_CASE("a level ceiling holds the level's class and its default leaf below the configured one",
+          "[shaping]") {
+  LevelCeilings ceilings;
+  ceilings[static_cast<size_t>(QosLevel::kReclaimed)] = 600;
+  const std::vector<ContainerAllocation> cs = {{7, QosLevel::kReclaimed, 100, 0x100}};
+  auto plan = BuildHtbPlan("eth0", ShapingConfig{}, 10000, cs, ceilings);
+  REQUIRE(plan.ok());
+  const PlannedClass* level = plan->Find(H(LevelMinor(QosLevel::kReclaimed)));
+  REQUIRE(level != nullptr);
+  CHECK(level->ceil_mbps == 600);
+  CHECK(level->rate_mbps == 600);  // the configured 15 % (1500) would exceed the ceiling
+  const PlannedClass* dflt = plan->Find(H(LevelDefaultMinor(QosLevel::kReclaimed)));
+  REQUIRE(dflt != nullptr);
+  CHECK(dflt->ceil_mbps == 600);
+  // The other levels keep borrowing up to the link.
+  CHECK(plan->Find(H(LevelMinor(QosLevel::kShared)))->ceil_mbps == 10000);
+  // A ceiling above the configured one changes nothing.
+  ceilings[static_cast<size_t>(QosLevel::kReclaimed)] = 20000;
+  auto wide = BuildHtbPlan("eth0", ShapingConfig{}, 10000, cs, ceilings);
+  auto none = BuildHtbPlan("eth0", ShapingConfig{}, 10000, cs);
+  REQUIRE(wide.ok());
+  REQUIRE(none.ok());
+  CHECK(wide->classes == none->classes);
+}
