@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "checkpoint/file_state_store.h"
+#include "unit/checkpoint/loaded_store.h"
 #include "support/temp_dir.h"
 
 namespace netqos::checkpoint {
@@ -14,13 +15,7 @@ namespace {
 std::unique_ptr<FileStateStore> Opened(const std::string& dir, core::LoadedState* loaded = nullptr) {
   FileStateStore::Options options;
   options.dir = dir;
-  auto store = FileStateStore::Create(options);
-  REQUIRE(store.ok());
-  auto state = store.value()->Load();
-  INFO(state.status().message());
-  REQUIRE(state.ok());
-  if (loaded != nullptr) *loaded = std::move(state).value();
-  return std::move(store).value();
+  return LoadedStoreWith(std::move(options), loaded);
 }
 
 core::StateChange SetFor(const std::string& uid, const std::string& container) {

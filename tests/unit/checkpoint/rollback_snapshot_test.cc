@@ -12,6 +12,7 @@
 
 #include "checkpoint/file_state_store.h"
 #include "checkpoint/katalyst_checksum.h"
+#include "unit/checkpoint/loaded_store.h"
 #include "core/constants.h"
 #include "support/files.h"
 #include "support/katalyst_go_tool.h"
@@ -40,13 +41,7 @@ std::unique_ptr<FileStateStore> LoadedStore(const std::string& dir, KatalystLayo
   FileStateStore::Options options;
   options.dir = dir;
   options.katalyst_layout = layout;
-  auto store = FileStateStore::Create(options);
-  REQUIRE(store.ok());
-  auto state = store.value()->Load();
-  INFO(state.status().message());
-  REQUIRE(state.ok());
-  if (loaded != nullptr) *loaded = std::move(state).value();
-  return std::move(store).value();
+  return LoadedStoreWith(std::move(options), loaded);
 }
 
 // Allocations with what a tenant can put in names, labels and annotations: quotes, backslashes,
