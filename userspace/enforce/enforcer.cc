@@ -55,7 +55,9 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
   if (!current.ok()) return current.status().Wrap("read the class map");
   e->sync_.Adopt(*current, e->Now());
   spdlog::info("enforcement adopting class_entries={}", current->size());
-  e->Work(true);
+  // The first full pass runs on the worker (Loop), so that netqosd serves the kubelet at once
+  // whatever the node's size: what is pinned keeps classifying and shaping meanwhile, and
+  // readiness (Status().passes == 0) says the pass is not done.
   e->next_full_ = Clock::now() + e->options_.resync;
   e->next_pods_ = Clock::now() + e->options_.pods_refresh;
 
@@ -149,8 +151,20 @@ EnforcerStatus Enforcer::Status() const {
   return s;
 }
 
+void Enforcer::RunPass(bool full) {
+  try {
+    Work(full);
+  } catch (const std::exception& ex) {
+    spdlog::error("enforcement pass failed: {}", ex.what());
+  } catch (...) {
+    spdlog::error("enforcement pass failed with an unknown exception");
+  }
+}
+
 void Enforcer::Loop() {
+  RunPass(true);
   std::unique_lock<std::mutex> lock(mu_);
+  next_full_ = Clock::now() + options_.resync;
   while (!stopping_) {
     Clock::time_point deadline = std::min(next_full_, next_pods_);
     if (retry_at_) deadline = std::min(deadline, *retry_at_);
@@ -169,13 +183,7 @@ void Enforcer::Loop() {
     const bool containers_only = !full && !refresh_pods_ && !general_;
     lock.unlock();
     std::this_thread::sleep_for(containers_only ? kCoalesceContainers : kCoalesce);
-    try {
-      Work(full);
-    } catch (const std::exception& ex) {
-      spdlog::error("enforcement pass failed: {}", ex.what());
-    } catch (...) {
-      spdlog::error("enforcement pass failed with an unknown exception");
-    }
+    RunPass(full);
     lock.lock();
     if (full) next_full_ = Clock::now() + options_.resync;
   }

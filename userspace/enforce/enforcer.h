@@ -139,6 +139,8 @@ class Enforcer {
 
   Enforcer(EnforcerOptions options, EnforcerPorts ports);
   void Wake(bool refresh_pods);
+  // One Work(full), its failure logged (the loop goes on).
+  void RunPass(bool full);
   void Loop();
   // One wake-up: reads the pod list if due, then runs the pass its scope needs.
   void Work(bool full);

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -258,7 +259,13 @@ class Node {
     o.shaping.low_priority_floor_percent = low_priority_floor_percent;
     EnforcerPorts p;
     auto reader = std::make_shared<netqos::enforce::PodListReader>(
-        [this]() -> Result<std::string> { return PodList(); }, "test");
+        [this]() -> Result<std::string> {
+          std::unique_lock<std::mutex> l(mu);
+          pods_cv.wait(l, [this] { return !hold_pod_list; });
+          l.unlock();
+          return PodList();
+        },
+        "test");
     p.read_pods = [reader](bool force) { return reader->Read(force); };
     p.snapshot = [this] {
       std::lock_guard<std::mutex> l(mu);
@@ -294,6 +301,15 @@ class Node {
     auto e = Enforcer::Start(std::move(o), std::move(p));
     REQUIRE(e.ok());
     enforcer = std::move(*e);
+    // The first pass runs on the worker: the cases below start from its result.
+    if (!hold_pod_list) REQUIRE(Eventually([&] { return enforcer->Status().passes >= 1; }));
+  }
+  void ReleasePodList() {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      hold_pod_list = false;
+    }
+    pods_cv.notify_all();
   }
   void Stop() {
     if (enforcer) enforcer->Stop();
@@ -326,6 +342,9 @@ class Node {
   netqos::core::PodEntries allocations;
   Clock::time_point now = Clock::now();
   std::optional<uint32_t> low_priority_floor_percent;  // set before Start
+  // While set, reading the pod list blocks (a slow kubelet or a big node's first pass).
+  bool hold_pod_list = false;
+  std::condition_variable pods_cv;
   std::unique_ptr<Enforcer> enforcer;
 };
 
@@ -350,6 +369,22 @@ TEST_CASE("enforcer: a new container gets its class entry and its leaf on its NI
   CHECK(node.shaper.Leaves("eth0").empty());
   // The status is counted at the end of the pass that wrote the leaf: a moment later.
   CHECK(node.Eventually([&] { return node.enforcer->Status().capped == 1; }));
+}
+
+TEST_CASE("enforcer: Start returns before the first pass, which runs on the worker",
+          "[enforce]") {
+  Node node;
+  const FakePod p{"11111111-0000-0000-0000-000000000009", "c9", {}};
+  node.AddPod(p);
+  node.Allocate(p.uid, "eth0", 100);
+  node.hold_pod_list = true;  // a slow pod source: the first pass cannot finish
+  node.Start();               // returns all the same: netqosd serves the kubelet meanwhile
+  CHECK(node.enforcer->Status().passes == 0);
+  CHECK(node.table.entries.empty());
+  node.ReleasePodList();
+  CHECK(node.Eventually([&] { return node.enforcer->Status().passes >= 1; }));
+  const uint64_t id = node.IdOf(p);
+  CHECK(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
 }
 
 TEST_CASE("enforcer: a removed pod's entry and leaf go at once", "[enforce]") {
