@@ -210,7 +210,7 @@ TEST_CASE(
   INFO(env.Log());
   REQUIRE(port > 0);
 
-  // Ready once the first enforcement pass is done (it runs before the plugin serves).
+  // Ready once the first enforcement pass is done (it runs beside serving).
   std::optional<int> ready_code;
   for (int i = 0; i < 100 && ready_code != 200; ++i) {
     if (auto code = env.MetricsStatus("/readyz")) ready_code = code;

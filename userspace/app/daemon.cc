@@ -80,7 +80,8 @@ int RunDaemon(const DaemonConfig& config) {
   auto svc = OpenAllocationState(config, std::move(*policy));
   if (!svc.ok()) return Fail(svc.status());
 
-  // Reconcile the dataplane before serving: a restarted daemon adopts the pinned state first.
+  // Start the dataplane before serving: a restarted daemon adopts the pinned state first; the
+  // first full pass runs beside serving (readiness says when it is done).
   std::unique_ptr<EnforcementStack> enforcement;
   std::string enforcement_mode = config.enforcement, enforcement_error;
   if (config.enforcement == "bpf") {

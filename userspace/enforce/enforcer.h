@@ -106,8 +106,9 @@ struct EnforcerStatus {
 
 class Enforcer {
  public:
-  // Adopts what the class map holds, runs the first pass synchronously (so the dataplane is
-  // reconciled before the plugin serves), then starts the cgroup watcher and the worker.
+  // Adopts what the class map holds, starts the cgroup watcher and the worker, and returns: the
+  // worker runs the first full pass (Status().passes stays 0 until it is done), so the daemon
+  // serves the kubelet without waiting for a node's worth of classes and qdiscs.
   static Result<std::unique_ptr<Enforcer>> Start(EnforcerOptions options, EnforcerPorts ports);
   ~Enforcer();
   void Stop();
