@@ -73,15 +73,22 @@ pb::ResourceRequest Request(const std::string& uid, double mbps) {
   return r;
 }
 
+// A plugin over a fresh service that reports to `observer`.
+struct ObservedPlugin {
+  std::unique_ptr<netqos::service::AllocationService> svc = MakeService();
+  RecordingObserver observer;
+  netqos::grpcadapter::ResourcePluginService plugin{
+      *svc, [this] {
+        netqos::grpcadapter::ResourcePluginService::Options options;
+        options.rpc_observer = &observer;
+        return options;
+      }()};
+};
+
 }  // namespace
 
-TEST_CASE("every resource plugin RPC is reported to the observer with its code") {
-  auto svc = MakeService();
-  RecordingObserver observer;
-  netqos::grpcadapter::ResourcePluginService::Options options;
-  options.rpc_observer = &observer;
-  netqos::grpcadapter::ResourcePluginService plugin(*svc, options);
-
+TEST_CASE_METHOD(ObservedPlugin,
+                 "every resource plugin RPC is reported to the observer with its code") {
   pb::ResourcePluginOptions opts;
   CHECK(plugin.GetResourcePluginOptions(nullptr, nullptr, &opts).ok());
   pb::ResourceAllocationResponse resp;
@@ -108,12 +115,9 @@ TEST_CASE("every resource plugin RPC is reported to the observer with its code")
   }
 }
 
-TEST_CASE("a failed allocation is reported with its message and the pod's reallocation tag") {
-  auto svc = MakeService();
-  RecordingObserver observer;
-  netqos::grpcadapter::ResourcePluginService::Options options;
-  options.rpc_observer = &observer;
-  netqos::grpcadapter::ResourcePluginService plugin(*svc, options);
+TEST_CASE_METHOD(
+    ObservedPlugin,
+    "a failed allocation is reported with its message and the pod's reallocation tag") {
   pb::ResourceAllocationResponse resp;
   const char* kRealloc = "qrm.katalyst.kubewharf.io/resource-reallocation";
 
