@@ -10,12 +10,14 @@
 #include "app/shaping_flags.h"
 #include "bpf/bpffs.h"
 #include "cgroup/cgroup_paths.h"
+#include "cgroup/deferred_pod_source.h"
+#include "cgroup/kubelet_pods_client.h"
 #include "cgroup/mount_detect.h"
 #include "cri/cri_endpoint.h"
 #include "cri/cri_pod_source.h"
-#include "enforce/pod_list_reader.h"
 #include "enforce/desired_state.h"
 #include "enforce/kernel_class_stats.h"
+#include "enforce/pod_list_reader.h"
 #include "shaping/qdisc_probe.h"
 #include "shaping/shaping_mode.h"
 
@@ -26,16 +28,14 @@ Result<std::string> CgroupMount(const DaemonConfig& config) {
   if (!config.cgroup_root.empty()) return config.cgroup_root;
   auto detected = cgroup::DetectCgroup2Mount();
   if (!detected.ok()) {
-    return detected.status().Wrap("no cgroup v2 mount found (give --cgroup-root, or run with "
-                                  "--enforcement=none)");
+    return detected.status().Wrap(
+        "no cgroup v2 mount found (give --cgroup-root, or run with "
+        "--enforcement=none)");
   }
   return *detected;
 }
 
-}  // namespace
-
-Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(
-    const DaemonConfig& config, std::unique_ptr<cgroup::KubeletPodsClient>* kubelet) {
+Result<std::unique_ptr<cgroup::PodSource>> MakePodSourceNow(const DaemonConfig& config) {
   if (config.pod_source == "kubelet") {
     cgroup::KubeletPodsClientOptions po;
     po.url = config.kubelet_pods_url;
@@ -44,8 +44,7 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(
     po.ca_file = config.kubelet_ca_file;
     auto client = cgroup::KubeletPodsClient::Create(po);
     if (!client.ok()) return client.status().Wrap("--kubelet-pods-url");
-    *kubelet = std::move(*client);
-    cgroup::KubeletPodsClient* c = kubelet->get();
+    std::shared_ptr<cgroup::KubeletPodsClient> c = std::move(*client);  // the reader owns it
     return std::unique_ptr<cgroup::PodSource>(std::make_unique<enforce::PodListReader>(
         [c] { return c->FetchPodList(); }, config.kubelet_pods_url));
   }
@@ -55,6 +54,19 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(
   ro.endpoint = *endpoint;
   return std::unique_ptr<cgroup::PodSource>(
       std::make_unique<cri::CriPodSource>(cri::NewGrpcCriRuntime(ro), *endpoint));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& config) {
+  auto made = MakePodSourceNow(config);
+  if (made.ok() || made.status().code() == StatusCode::kInvalidArgument) return made;
+  spdlog::warn("pod source not available yet, tried again on every read: {}",
+               made.status().message());
+  return std::unique_ptr<cgroup::PodSource>(std::make_unique<cgroup::DeferredPodSource>(
+      [config] { return MakePodSourceNow(config); },
+      (config.pod_source == "kubelet" ? config.kubelet_pods_url : "cri:" + config.cri_socket) +
+          " (not available yet)"));
 }
 
 std::string InstalledLinksRecordPath(const DaemonConfig& config) {
@@ -92,10 +104,11 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   stack->table = std::make_unique<enforce::BpfClassTable>(*stack->dataplane);
   stack->addresses = std::make_unique<enforce::BpfPodAddressTable>(*stack->dataplane);
   if (std::string(stack->dataplane->SockoptProgramName()) != "netqos_sockopt") {
-    spdlog::warn("this kernel's cgroup/setsockopt programs cannot look at cgroup ancestors: "
-                 "processes in cgroups below a container's own may still set "
-                 "PACKET_QDISC_BYPASS program={}",
-                 stack->dataplane->SockoptProgramName());
+    spdlog::warn(
+        "this kernel's cgroup/setsockopt programs cannot look at cgroup ancestors: "
+        "processes in cgroups below a container's own may still set "
+        "PACKET_QDISC_BYPASS program={}",
+        stack->dataplane->SockoptProgramName());
   }
 
   enforce::KernelLinkShaperOptions so;
@@ -103,8 +116,9 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   so.record_path = InstalledLinksRecordPath(config);
   so.replace_root_qdisc = config.replace_root_qdisc;
   so.keep_forwarded_priority = config.set_forward_priority_sysctl;
-  so.redirect_unclassified = enforce::DesiredOptionsFor(*shaping, true)
-                                 .ingress_level_limited[static_cast<size_t>(shaping->default_level)];
+  so.redirect_unclassified =
+      enforce::DesiredOptionsFor(*shaping, true)
+          .ingress_level_limited[static_cast<size_t>(shaping->default_level)];
   so.mode = *shaping::ParseShapingMode(config.shaping_mode);  // validated with the flags
   if (so.mode != shaping::ShapingMode::kHtb && !nics->empty()) {
     so.fq = shaping::ProbeQdiscKind("fq");
@@ -114,7 +128,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
   stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);
 
-  auto pods = MakePodSource(config, &stack->kubelet);
+  auto pods = MakePodSource(config);
   if (!pods.ok()) return pods.status();
   stack->pods = std::move(*pods);
 
@@ -147,11 +161,13 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   ports.edt = stack->edt.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
 
-  spdlog::info("enforcement starting pin_dir={} cgroup_root={} driver={} pods={} "
-               "enforce_nics={}",
-               config.bpf_pin_dir, *mount, config.cgroup_type, stack->pods->Describe(),
-               nics->empty() ? std::string("none (classify and count only)")
-                             : (nics->all ? std::string("all") : fmt::format("{}", fmt::join(config.enforce_nics, ","))));
+  spdlog::info(
+      "enforcement starting pin_dir={} cgroup_root={} driver={} pods={} "
+      "enforce_nics={}",
+      config.bpf_pin_dir, *mount, config.cgroup_type, stack->pods->Describe(),
+      nics->empty() ? std::string("none (classify and count only)")
+                    : (nics->all ? std::string("all")
+                                 : fmt::format("{}", fmt::join(config.enforce_nics, ","))));
   auto enforcer = enforce::Enforcer::Start(std::move(eo), std::move(ports));
   if (!enforcer.ok()) return enforcer.status();
   stack->enforcer = std::move(*enforcer);
@@ -173,10 +189,10 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   return stack;
 }
 
-Result<std::unique_ptr<ResidualCleanup>> StartResidualCleanup(
-    const DaemonConfig& config, service::AllocationService& service) {
+Result<std::unique_ptr<ResidualCleanup>> StartResidualCleanup(const DaemonConfig& config,
+                                                              service::AllocationService& service) {
   auto cleanup = std::make_unique<ResidualCleanup>();
-  auto pods = MakePodSource(config, &cleanup->kubelet);
+  auto pods = MakePodSource(config);
   if (!pods.ok()) return pods.status();
   cleanup->pods = std::move(*pods);
   ResidualSweeper::Ports ports;
@@ -207,7 +223,8 @@ int Uninstall(const DaemonConfig& config) {
       extra.push_back(std::move(l));
     }
   }
-  if (Status st = enforce::RemoveInstalledLinks(InstalledLinksRecordPath(config), extra); !st.ok()) {
+  if (Status st = enforce::RemoveInstalledLinks(InstalledLinksRecordPath(config), extra);
+      !st.ok()) {
     spdlog::error("uninstall: shaping not fully removed: {}", st.message());
     rc = 1;
   }
@@ -218,8 +235,10 @@ int Uninstall(const DaemonConfig& config) {
   if (rc == 0) spdlog::info("uninstall: netqos enforcement removed pin_dir={}", config.bpf_pin_dir);
   // A rollback to Katalyst reads only the snapshot: fold the journal into it.
   if (Status st = FoldCheckpointForRollback(config); !st.ok()) {
-    spdlog::error("uninstall: checkpoint not folded, Katalyst would load it without the changes "
-                  "since its last snapshot: {}", st.message());
+    spdlog::error(
+        "uninstall: checkpoint not folded, Katalyst would load it without the changes "
+        "since its last snapshot: {}",
+        st.message());
     rc = 1;
   }
   return rc;

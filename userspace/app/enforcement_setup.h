@@ -9,7 +9,6 @@
 #include "app/daemon_config.h"
 #include "app/residual_sweeper.h"
 #include "bpf/dataplane.h"
-#include "cgroup/kubelet_pods_client.h"
 #include "cgroup/pod_source.h"
 #include "common/status.h"
 #include "enforce/bpf_class_table.h"
@@ -31,15 +30,14 @@ struct EnforcementStack {
   std::unique_ptr<enforce::BpfPodAddressTable> addresses;
   std::unique_ptr<enforce::BpfEdtRateTable> edt;
   std::unique_ptr<enforce::KernelLinkShaper> shaper;
-  std::unique_ptr<cgroup::KubeletPodsClient> kubelet;  // --pod-source=kubelet only
   std::unique_ptr<cgroup::PodSource> pods;
   std::unique_ptr<enforce::Enforcer> enforcer;
 };
 
-// The pod source --pod-source names (cgroup/pod_source.h). With --pod-source=kubelet the
-// kubelet's client goes to `kubelet`, which must outlive the source.
-Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(
-    const DaemonConfig& config, std::unique_ptr<cgroup::KubeletPodsClient>* kubelet);
+// The pod source --pod-source names (cgroup/pod_source.h). A flag that is wrong fails here; a
+// source that cannot be made yet (no runtime socket found) is made on a later read
+// (cgroup/deferred_pod_source.h).
+Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& config);
 
 Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& config,
                                                            service::AllocationService& service);
@@ -47,7 +45,6 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
 // Residual state cleanup without enforcement (residual_sweeper.h). Destroyed bottom-up: the
 // sweeper stops before its pod source goes away.
 struct ResidualCleanup {
-  std::unique_ptr<cgroup::KubeletPodsClient> kubelet;  // --pod-source=kubelet only
   std::unique_ptr<cgroup::PodSource> pods;
   std::unique_ptr<ResidualSweeper> sweeper;
 };
