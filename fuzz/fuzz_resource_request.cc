@@ -26,7 +26,7 @@
 #include "core/nic_chooser.h"
 #include "core/policy.h"
 #include "fuzz_check.h"
-#include "fixture_node.h"
+#include "support/katalyst_fixture_node.h"
 #include "grpc/translate.h"
 
 namespace {
@@ -36,7 +36,7 @@ namespace pb = ::resourceplugin::v1alpha1;
 
 const core::StaticPolicy& BasePolicy() {
   static const core::StaticPolicy policy = [] {
-    auto p = core::StaticPolicy::Create(fuzz::FixtureConfig(), fuzz::FixtureTopology());
+    auto p = core::StaticPolicy::Create(testing::FixtureConfig(), testing::FixtureTopology());
     FUZZ_CHECK(p.ok(), "the fixture node is valid");
     core::StaticPolicy out = std::move(p).value();
     core::ContainerRequest held;

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "core/policy.h"
-#include "fixture_node.h"
+#include "support/katalyst_fixture_node.h"
 #include "fuzz_check.h"
 #include "topology/topology_file_source.h"
 
@@ -97,7 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(again.ok(), "a written topology parses");
   FUZZ_CHECK(Same(*again, *topo), "parse -> write -> parse is identity");
 
-  auto policy = core::StaticPolicy::Create(fuzz::FixtureConfig(), *topo);
+  auto policy = core::StaticPolicy::Create(testing::FixtureConfig(), *topo);
   if (!policy.ok()) {
     FUZZ_CHECK(policy.status().code() != StatusCode::kInternal, "a bad topology is a named error");
     return 0;

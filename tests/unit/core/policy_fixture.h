@@ -1,5 +1,5 @@
-// The shared fixture of Katalyst's policy_test.go (the staticpolicy package, v0.5.3 and HEAD), rebuilt for StaticPolicy: four
-// NUMA nodes on two sockets, eth0 (host), a disabled eth1 and eth2 in netns "ns2".
+// Katalyst's policy_test.go fixture (support/katalyst_fixture_node.h) and the request builders
+// of the policy tests.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -9,6 +9,7 @@
 
 #include "core/constants.h"
 #include "core/policy.h"
+#include "support/katalyst_fixture_node.h"
 
 namespace netqos::core::testing {
 
@@ -16,42 +17,8 @@ inline constexpr char kHp[] = R"({"namespace_type": "host_ns_preferred"})";
 inline constexpr char kNhp[] = R"({"namespace_type": "anti_host_ns_preferred"})";
 inline constexpr char kH[] = R"({"namespace_type": "host_ns"})";
 
-inline Topology FixtureTopology(bool has_nics = true) {
-  Topology t;
-  t.numa_nodes = {{0, 0}, {1, 0}, {2, 1}, {3, 1}};
-  Nic eth0;
-  eth0.id = {"", "eth0"};
-  eth0.ifindex = 0;
-  eth0.speed_mbps = 25000;
-  eth0.numa_node = 0;
-  eth0.enabled = has_nics;
-  eth0.ipv4 = {"1.1.1.1"};
-  Nic eth1;
-  eth1.id = {"", "eth1"};
-  eth1.ifindex = 1;
-  eth1.speed_mbps = 25000;
-  eth1.numa_node = 1;
-  eth1.enabled = false;
-  Nic eth2;
-  eth2.id = {"ns2", "eth2"};
-  eth2.ifindex = 2;
-  eth2.speed_mbps = 25000;
-  eth2.numa_node = 2;
-  eth2.enabled = has_nics;
-  eth2.ipv6 = {"::ffff:192.0.2.1"};
-  eth2.netns_path = "/var/run/ns2";
-  t.nics = {eth0, eth1, eth2};
-  return t;
-}
-
-inline PolicyConfig FixtureConfig() {
-  PolicyConfig c;
-  c.reserved_bandwidth = 4000;
-  c.egress_capacity_rate = 0.9f;
-  c.ingress_capacity_rate = 0.85f;
-  c.qos_class_ids = {{kSharedCores, 22345}, {kReclaimedCores, 22346}, {kDedicatedCores, 22347}};
-  return c;
-}
+using netqos::testing::FixtureConfig;
+using netqos::testing::FixtureTopology;
 
 inline StaticPolicy MakePolicy(bool has_nics = true) {
   auto p = StaticPolicy::Create(FixtureConfig(), FixtureTopology(has_nics));

@@ -13,6 +13,7 @@
 #include "grpc/registration_service.h"
 #include "grpc/resource_plugin_service.h"
 #include "service/allocation_service.h"
+#include "support/katalyst_fixture_node.h"
 #include "support/temp_dir.h"
 
 namespace netqos::testing {
@@ -29,30 +30,6 @@ class MemoryStateStore final : public core::StateStore {
  private:
   uint64_t seq_ = 1;
 };
-
-// The shape of Katalyst's policy_test.go fixture: 4 NUMA nodes on 2 sockets; eth0 on NUMA 0
-// (host), eth2 on NUMA 2 in ns2.
-inline core::Topology FixtureTopology() {
-  core::Topology t;
-  t.numa_nodes = {{0, 0}, {1, 0}, {2, 1}, {3, 1}};
-  core::Nic eth0;
-  eth0.id = {"", "eth0"};
-  eth0.ifindex = 2;
-  eth0.speed_mbps = 25000;
-  eth0.numa_node = 0;
-  eth0.enabled = true;
-  eth0.ipv4 = {"1.1.1.1"};
-  core::Nic eth2;
-  eth2.id = {"ns2", "eth2"};
-  eth2.ifindex = 3;
-  eth2.speed_mbps = 25000;
-  eth2.numa_node = 2;
-  eth2.enabled = true;
-  eth2.ipv4 = {"2.2.2.2"};
-  eth2.netns_path = "/var/run/ns2";
-  t.nics = {eth0, eth2};
-  return t;
-}
 
 class ServedStack {
  public:
