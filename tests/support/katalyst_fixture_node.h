@@ -4,37 +4,35 @@
 // the gRPC tests and the fuzz targets share it.
 #pragma once
 
+#include <string>
+#include <utility>
+
 #include "core/constants.h"
 #include "core/policy.h"
 
 namespace netqos::testing {
 
+inline core::Nic FixtureNic(std::string netns, std::string name, int ifindex, int numa_node,
+                            bool enabled) {
+  core::Nic nic;
+  nic.id = {std::move(netns), std::move(name)};
+  nic.ifindex = ifindex;
+  nic.speed_mbps = 25000;
+  nic.numa_node = numa_node;
+  nic.enabled = enabled;
+  return nic;
+}
+
 // `has_nics` false disables eth0 and eth2 too (Katalyst's "no available NICs" cases).
 inline core::Topology FixtureTopology(bool has_nics = true) {
   core::Topology t;
   t.numa_nodes = {{0, 0}, {1, 0}, {2, 1}, {3, 1}};
-  core::Nic eth0;
-  eth0.id = {"", "eth0"};
-  eth0.ifindex = 0;
-  eth0.speed_mbps = 25000;
-  eth0.numa_node = 0;
-  eth0.enabled = has_nics;
+  core::Nic eth0 = FixtureNic("", "eth0", 0, 0, has_nics);
   eth0.ipv4 = {"1.1.1.1"};
-  core::Nic eth1;
-  eth1.id = {"", "eth1"};
-  eth1.ifindex = 1;
-  eth1.speed_mbps = 25000;
-  eth1.numa_node = 1;
-  eth1.enabled = false;
-  core::Nic eth2;
-  eth2.id = {"ns2", "eth2"};
-  eth2.ifindex = 2;
-  eth2.speed_mbps = 25000;
-  eth2.numa_node = 2;
-  eth2.enabled = has_nics;
+  core::Nic eth2 = FixtureNic("ns2", "eth2", 2, 2, has_nics);
   eth2.ipv6 = {"::ffff:192.0.2.1"};
   eth2.netns_path = "/var/run/ns2";
-  t.nics = {eth0, eth1, eth2};
+  t.nics = {eth0, FixtureNic("", "eth1", 1, 1, false), eth2};
   return t;
 }
 
