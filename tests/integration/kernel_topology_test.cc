@@ -13,20 +13,21 @@
 #include <functional>
 #include <mutex>
 #include <sstream>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "os/netns_exec.h"
 #include "support/netns.h"
 #include "support/temp_dir.h"
 #include "topology/kernel_topology_source.h"
 #include "topology/netlink_links.h"
-#include "topology/netns_exec.h"
 
 namespace {
 
 using netqos::core::Nic;
 using netqos::core::Topology;
+using netqos::os::RunInNetns;
 using netqos::testing::NetnsFixture;
 using netqos::testing::Sh;
 using netqos::testing::TempDir;
@@ -35,7 +36,6 @@ using netqos::topology::DiscoveryReport;
 using netqos::topology::KernelTopologySource;
 using netqos::topology::LinkReport;
 using netqos::topology::ParseNicSelection;
-using netqos::topology::RunInNetns;
 using Clock = std::chrono::steady_clock;
 
 std::string Capture(const std::string& cmd) {
@@ -166,12 +166,13 @@ TEST_CASE("RunInNetns enters the namespace on its own thread only", "[kernel_top
     auto missing = RunInNetns("/var/run/netns/" + p + "nope",
                               [](const std::string&) { return netqos::Status::Ok(); });
     CHECK(missing.code() == netqos::StatusCode::kNotFound);
-    CHECK(missing.message() == "open(/var/run/netns/" + p + "nope): No such file or directory");
+    CHECK(missing.message() ==
+          "open(/var/run/netns/" + p + "nope): No such file or directory (errno 2)");
     TempDir dir;
     Sh("touch " + dir.file("plain"));
     auto bad =
         RunInNetns(dir.file("plain"), [](const std::string&) { return netqos::Status::Ok(); });
-    CHECK(bad.message() == "setns(" + dir.file("plain") + "): Invalid argument");
+    CHECK(bad.message() == "setns(" + dir.file("plain") + "): Invalid argument (errno 22)");
     auto throws = RunInNetns("/var/run/netns/" + p + "x", [](const std::string&) -> netqos::Status {
       throw std::runtime_error("boom");
     });
@@ -486,8 +487,7 @@ TEST_CASE("Watch picks up a netns directory created after it started", "[kernel_
   auto took = got.WaitFor(
       [&](const Topology& t) {
         const Nic* d1 = Find(t, "mine", p + "d1");
-        return d1 && d1->netns_path == bind &&
-               d1->ipv4 == std::vector<std::string>{"10.250.11.2"};
+        return d1 && d1->netns_path == bind && d1->ipv4 == std::vector<std::string>{"10.250.11.2"};
       },
       t0);
   std::printf("kernel_topology watch: namespace in a new directory after %lld ms\n",

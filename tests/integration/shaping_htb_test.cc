@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
+#include "os/netns_exec.h"
 #include "shaping/htb_installer.h"
 #include "shaping/htb_plan.h"
 #include "support/netns.h"
 #include "support/traffic.h"
-#include "topology/netns_exec.h"
 
 namespace {
 
@@ -273,7 +273,7 @@ TEST_CASE("shaping: IFB devices are created idempotently and carry the same plan
   // Everything happens inside the test namespace (a fresh netlink socket after setns), so the
   // ifb device goes away with the namespace even if the test fails half-way.
   const std::string ifb = UniquePrefix() + "ifb";
-  auto st = netqos::topology::RunInNetns(
+  auto st = netqos::os::RunInNetns(
       "/var/run/netns/" + sb.ns,
       [&](const std::string&) -> netqos::Status {
         HtbInstaller inst = MustInstaller();
@@ -302,7 +302,7 @@ TEST_CASE("shaping: IFB devices are created idempotently and carry the same plan
         CHECK(inst.DeleteIfb(sb.peer).code() == StatusCode::kFailedPrecondition);
         return netqos::Status::Ok();
       },
-      netqos::topology::NetnsSysfs::kNone);
+      netqos::os::NetnsSysfs::kNone);
   INFO(st.message());
   REQUIRE(st.ok());
   CHECK(Capture("ip -n " + sb.ns + " -o link show dev " + ifb).empty());

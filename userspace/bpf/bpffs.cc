@@ -10,15 +10,10 @@
 #include <filesystem>
 #include <system_error>
 
+#include "common/errno_status.h"
+
 namespace netqos::bpf {
 namespace {
-
-Status ErrnoStatus(int err, const std::string& what) {
-  StatusCode code = StatusCode::kInternal;
-  if (err == ENOENT) code = StatusCode::kNotFound;
-  if (err == EACCES || err == EPERM) code = StatusCode::kPermissionDenied;
-  return Status(code, what + ": " + std::strerror(err));
-}
 
 // "/a/b/c/" -> "/a/b"; "/a" -> "/".
 std::string ParentOf(std::string path) {
@@ -34,7 +29,7 @@ std::string ParentOf(std::string path) {
 
 Result<bool> IsBpffs(const std::string& path) {
   struct statfs fs {};
-  if (::statfs(path.c_str(), &fs) != 0) return ErrnoStatus(errno, "statfs(" + path + ")");
+  if (::statfs(path.c_str(), &fs) != 0) return ErrnoStatus("statfs(" + path + ")", errno);
   return static_cast<unsigned long>(fs.f_type) == static_cast<unsigned long>(BPF_FS_MAGIC);
 }
 
@@ -48,9 +43,9 @@ Result<bool> EnsureBpffs(const std::string& pin_dir) {
 
   std::error_code ec;
   std::filesystem::create_directories(parent, ec);
-  if (ec) return ErrnoStatus(ec.value(), "mkdir -p " + parent);
+  if (ec) return ErrnoStatus("mkdir -p " + parent, ec.value());
   struct stat st {};
-  if (::stat(parent.c_str(), &st) != 0) return ErrnoStatus(errno, "stat(" + parent + ")");
+  if (::stat(parent.c_str(), &st) != 0) return ErrnoStatus("stat(" + parent + ")", errno);
   if (!S_ISDIR(st.st_mode)) return FailedPrecondition(parent + " is not a directory");
 
   NETQOS_ASSIGN_OR_RETURN(bool on_bpffs, IsBpffs(parent));
@@ -58,14 +53,14 @@ Result<bool> EnsureBpffs(const std::string& pin_dir) {
 
   if (parent == "/") return FailedPrecondition("refusing to mount a bpffs on /");
   std::filesystem::directory_iterator it(parent, ec);
-  if (ec) return ErrnoStatus(ec.value(), "opendir(" + parent + ")");
+  if (ec) return ErrnoStatus("opendir(" + parent + ")", ec.value());
   if (it != std::filesystem::directory_iterator()) {
     return FailedPrecondition("bpf pin dir " + pin_dir + ": " + parent +
                               " is not a bpffs and not empty; mount one there (mount -t bpf bpf " +
                               parent + ") or choose another --bpf-pin-dir");
   }
   if (::mount("bpf", parent.c_str(), "bpf", 0, "mode=0700") != 0) {
-    return ErrnoStatus(errno, "mount(bpf, " + parent + ", bpf, mode=0700)");
+    return ErrnoStatus("mount(bpf, " + parent + ", bpf, mode=0700)", errno);
   }
   return true;
 }

@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "bpf/libbpf_error.h"
+#include "common/errno_status.h"
 
 namespace netqos::bpf {
 

@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "bpf/libbpf_error.h"
+#include "common/errno_status.h"
 #include "netqos_cgroup.skel.h"
 
 namespace netqos::bpf {
@@ -215,10 +215,10 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
   // Maps of another layout version: copy their entries into the new maps before the new program
   // is swapped in, so it classifies from its first packet. On failure the old pins and the old
   // program stay as they are: enforcement goes on with the old version.
-  auto migrated = MigrateOtherVersions(
-      dp->pin_dir_, {{dp->skel_->obj, dp->skel_->maps.NETQOS_MAP_CLASS},
-                     {dp->skel_->obj, dp->skel_->maps.NETQOS_MAP_CG_STATS},
-                     {dp->skel_->obj, dp->skel_->maps.NETQOS_MAP_CLASS_STATS}});
+  auto migrated = MigrateOtherVersions(dp->pin_dir_,
+                                       {{dp->skel_->obj, dp->skel_->maps.NETQOS_MAP_CLASS},
+                                        {dp->skel_->obj, dp->skel_->maps.NETQOS_MAP_CG_STATS},
+                                        {dp->skel_->obj, dp->skel_->maps.NETQOS_MAP_CLASS_STATS}});
   if (!migrated.ok()) return migrated.status().Wrap("migrate maps pinned in " + dp->pin_dir_);
   dp->migration_ = std::move(migrated).value();
 
@@ -234,10 +234,9 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
                        Join(dp->pin_dir_, kRxLinkPin), options.cgroup_path, cgroup_id));
   bpf_program* sockopt =
       dp->sockopt_flat_ ? dp->skel_->progs.netqos_sockopt_flat : dp->skel_->progs.netqos_sockopt;
-  NETQOS_ASSIGN_OR_RETURN(dp->sockopt_link_,
-                          AttachCgroupLink(sockopt, BPF_CGROUP_SETSOCKOPT,
-                                           Join(dp->pin_dir_, kSockoptLinkPin),
-                                           options.cgroup_path, cgroup_id));
+  NETQOS_ASSIGN_OR_RETURN(dp->sockopt_link_, AttachCgroupLink(sockopt, BPF_CGROUP_SETSOCKOPT,
+                                                              Join(dp->pin_dir_, kSockoptLinkPin),
+                                                              options.cgroup_path, cgroup_id));
   // The programs now use the new maps. An unpin that fails is an error: a later Open
   // would migrate the stale entries again.
   NETQOS_RETURN_IF_ERROR(UnpinMigratedMaps(&dp->migration_));
@@ -265,9 +264,8 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
     ::close(fd);
     NETQOS_RETURN_IF_ERROR(Unlink(link_path));
   }
-  const std::vector<std::string> maps = {kClassMapName,    kCgroupStatsMapName,
-                                         kClassStatsMapName, kSockTagMapName,
-                                         kPodAddrMapName,  kFragMapName,
+  const std::vector<std::string> maps = {kClassMapName,   kCgroupStatsMapName, kClassStatsMapName,
+                                         kSockTagMapName, kPodAddrMapName,     kFragMapName,
                                          kEdtMapName};
   for (const std::string& name : maps) NETQOS_RETURN_IF_ERROR(Unlink(pin_dir + "/" + name));
   // Maps of other layout versions, e.g. left by a migration that was refused.
@@ -335,8 +333,7 @@ Status Dataplane::SetEdtRate(uint64_t cgroup_id, uint64_t bytes_per_second) {
   // t_last starts at 0: the first packet at the new rate leaves when its sender wants.
   netqos_edt value{};
   value.rate = bytes_per_second;
-  return PutEntry(skel_->maps.NETQOS_MAP_EDT, kEdtMapName, cgroup_id, value,
-                  CgroupText(cgroup_id));
+  return PutEntry(skel_->maps.NETQOS_MAP_EDT, kEdtMapName, cgroup_id, value, CgroupText(cgroup_id));
 }
 
 Status Dataplane::ClearEdtRate(uint64_t cgroup_id) {

@@ -13,29 +13,11 @@
 #include <memory>
 #include <utility>
 
-#include "bpf/libbpf_error.h"
+#include "common/errno_status.h"
+#include "common/fd.h"
 
 namespace netqos::bpf {
 namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    std::swap(fd_, other.fd_);
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 struct BtfDeleter {
   void operator()(btf* b) const { btf__free(b); }

@@ -27,9 +27,10 @@
 #include <optional>
 
 #include "bpf/dataplane.h"
-#include "bpf/libbpf_error.h"
+#include "common/errno_status.h"
 #include "netqos_nic.skel.h"
-#include "topology/nl_error.h"
+#include "os/libnl_ptr.h"
+#include "os/nl_error.h"
 
 namespace netqos::bpf {
 namespace {
@@ -165,21 +166,9 @@ Result<bool> SideAttached(int ifindex, const Side& side, const char* op) {
 
 // --- The IFB redirect: a u32 match-all rule with act_mirred at kIngressRedirectTcPriority. ---
 
-using topology::NlStatus;
+using os::NlStatus;
 
-struct SockDeleter {
-  void operator()(nl_sock* s) const { nl_socket_free(s); }
-};
-struct CacheDeleter {
-  void operator()(nl_cache* c) const { nl_cache_free(c); }
-};
-struct ClsDeleter {
-  void operator()(rtnl_cls* c) const { rtnl_cls_put(c); }
-};
-struct ActDeleter {
-  void operator()(rtnl_act* a) const { rtnl_act_put(a); }
-};
-using SockPtr = std::unique_ptr<nl_sock, SockDeleter>;
+using os::NlSockPtr;
 
 constexpr uint32_t kClsactIngress = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS);
 
@@ -190,8 +179,8 @@ std::string RedirectSlotText() {
   return "pref " + std::to_string(kIngressRedirectTcPriority) + " (u32 ::" + node + ")";
 }
 
-Result<SockPtr> Connect() {
-  SockPtr sock(nl_socket_alloc());
+Result<NlSockPtr> Connect() {
+  NlSockPtr sock(nl_socket_alloc());
   if (!sock) return ResourceExhausted("nl_socket_alloc: out of memory");
   NETQOS_RETURN_IF_ERROR(
       NlStatus(nl_connect(sock.get(), NETLINK_ROUTE), "nl_connect(NETLINK_ROUTE)"));
@@ -243,7 +232,7 @@ Result<RedirectSlot> ReadRedirect(nl_sock* sock, int ifindex, const std::string&
   // No clsact qdisc: an empty dump.
   NETQOS_RETURN_IF_ERROR(NlStatus(rtnl_cls_alloc_cache(sock, ifindex, kClsactIngress, &raw),
                                   "rtnl_cls_alloc_cache(" + link + " ingress)"));
-  std::unique_ptr<nl_cache, CacheDeleter> cache(raw);
+  os::NlCachePtr cache(raw);
   RedirectSlot slot;
   nl_cache_foreach(cache.get(), CollectRedirect, &slot);
   if (!slot.foreign.empty()) {
@@ -259,8 +248,8 @@ Result<RedirectSlot> ReadRedirect(nl_sock* sock, int ifindex, const std::string&
 // its handle, creates it otherwise.
 Status PutRedirect(nl_sock* sock, int ifindex, const std::string& link, int ifb,
                    std::optional<uint32_t> existing) {
-  std::unique_ptr<rtnl_cls, ClsDeleter> cls(rtnl_cls_alloc());
-  std::unique_ptr<rtnl_act, ActDeleter> act(rtnl_act_alloc());
+  os::ClsPtr cls(rtnl_cls_alloc());
+  os::ActPtr act(rtnl_act_alloc());
   if (!cls || !act) return ResourceExhausted("rtnl_cls_alloc/rtnl_act_alloc: out of memory");
   rtnl_tc_set_ifindex(TC_CAST(cls.get()), ifindex);
   rtnl_tc_set_parent(TC_CAST(cls.get()), kClsactIngress);
@@ -286,7 +275,7 @@ Status PutRedirect(nl_sock* sock, int ifindex, const std::string& link, int ifb,
 
 // Removes the whole u32 filter at the redirect's pref (its rule and hash table).
 Status DeleteRedirect(nl_sock* sock, int ifindex, const std::string& link) {
-  std::unique_ptr<rtnl_cls, ClsDeleter> cls(rtnl_cls_alloc());
+  os::ClsPtr cls(rtnl_cls_alloc());
   if (!cls) return ResourceExhausted("rtnl_cls_alloc: out of memory");
   rtnl_tc_set_ifindex(TC_CAST(cls.get()), ifindex);
   rtnl_tc_set_parent(TC_CAST(cls.get()), kClsactIngress);
@@ -302,14 +291,15 @@ Status DeleteRedirect(nl_sock* sock, int ifindex, const std::string& link) {
 }  // namespace
 
 Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOptions& options) {
-  if (options.pin_dir.empty()) return InvalidArgument("load BPF object netqos_nic: pin_dir is empty");
+  if (options.pin_dir.empty())
+    return InvalidArgument("load BPF object netqos_nic: pin_dir is empty");
   for (const char* map : {kClassMapName, kCgroupStatsMapName, kClassStatsMapName, kSockTagMapName,
                           kPodAddrMapName, kFragMapName, kEdtMapName}) {
     const std::string path = options.pin_dir + "/" + map;
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
-      return FailedPrecondition(std::string("map ") + map + " is not pinned in " +
-                                options.pin_dir + " (Dataplane::Open creates the maps first)");
+      return FailedPrecondition(std::string("map ") + map + " is not pinned in " + options.pin_dir +
+                                " (Dataplane::Open creates the maps first)");
     }
   }
   bpf_object_open_opts open_opts{};
@@ -385,7 +375,7 @@ Status DetachIngress(int ifindex) {
   if (!link.ok()) return link.status();
   // Both slots are checked before anything is removed.
   NETQOS_RETURN_IF_ERROR(SlotIsOurs(ifindex, *link, "DetachIngress", kIngress).status());
-  NETQOS_ASSIGN_OR_RETURN(SockPtr sock, Connect());
+  NETQOS_ASSIGN_OR_RETURN(NlSockPtr sock, Connect());
   NETQOS_ASSIGN_OR_RETURN(const RedirectSlot redirect,
                           ReadRedirect(sock.get(), ifindex, *link, "DetachIngress"));
   // The redirect first: without the program in front of it, it would send every packet to the IFB.
@@ -397,11 +387,13 @@ Status DetachEgress(int ifindex) { return DetachSide(ifindex, kEgress, "DetachEg
 Result<bool> IngressAttached(int ifindex) {
   return SideAttached(ifindex, kIngress, "IngressAttached");
 }
-Result<bool> EgressAttached(int ifindex) { return SideAttached(ifindex, kEgress, "EgressAttached"); }
+Result<bool> EgressAttached(int ifindex) {
+  return SideAttached(ifindex, kEgress, "EgressAttached");
+}
 
 Result<int> IngressRedirectTarget(int ifindex) {
   NETQOS_ASSIGN_OR_RETURN(const std::string link, DescribeLink(ifindex, "IngressRedirectTarget"));
-  NETQOS_ASSIGN_OR_RETURN(SockPtr sock, Connect());
+  NETQOS_ASSIGN_OR_RETURN(NlSockPtr sock, Connect());
   NETQOS_ASSIGN_OR_RETURN(const RedirectSlot redirect,
                           ReadRedirect(sock.get(), ifindex, link, "IngressRedirectTarget"));
   return redirect.handle ? redirect.target : 0;

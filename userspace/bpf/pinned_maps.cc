@@ -12,8 +12,8 @@
 #include <cstring>
 #include <set>
 
-#include "bpf/libbpf_error.h"
 #include "bpf/map_migration.h"
+#include "common/errno_status.h"
 
 namespace netqos::bpf {
 namespace {

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/fd.h"
+
 namespace netqos {
 
 namespace {
@@ -23,17 +25,6 @@ Status TooLarge(const std::string& path, size_t max_bytes, const std::string& se
                 path + " is " + SizeLimitText(max_bytes) + " (" + seen + ")");
 }
 
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  ~FdCloser() { ::close(fd_); }
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 std::string SizeLimitText(size_t max_bytes) {
@@ -47,9 +38,9 @@ std::string SizeLimitText(size_t max_bytes) {
 }
 
 Result<std::string> ReadFileAtMost(const std::string& path, size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ReadError("open", path, errno);
-  FdCloser closer(fd);
+  const Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file) return ReadError("open", path, errno);
+  const int fd = file.get();
   struct stat st {};
   if (::fstat(fd, &st) != 0) return ReadError("fstat", path, errno);
   if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes) {

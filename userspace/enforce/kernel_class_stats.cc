@@ -1,14 +1,14 @@
 #include "enforce/kernel_class_stats.h"
 
 #include "enforce/link_shaper.h"
+#include "os/netns_exec.h"
 #include "shaping/htb_class_stats.h"
-#include "topology/netns_exec.h"
 
 namespace netqos::enforce {
 
 Result<LinkClassStats> ReadKernelClassStats(const core::Nic& nic) {
   LinkClassStats out;
-  const Status st = topology::RunInNetns(
+  const Status st = os::RunInNetns(
       nic.netns_path,
       [&](const std::string&) -> Status {
         auto reader = shaping::HtbClassStatsReader::Create();
@@ -21,7 +21,7 @@ Result<LinkClassStats> ReadKernelClassStats(const core::Nic& nic) {
         out.ingress = std::move(ingress).value();
         return Status::Ok();
       },
-      topology::NetnsSysfs::kNone);
+      os::NetnsSysfs::kNone);
   if (!st.ok()) return st;
   return out;
 }

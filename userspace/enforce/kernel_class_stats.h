@@ -9,7 +9,7 @@
 namespace netqos::enforce {
 
 // A ReadLinkClassStats over libnl. Two RTM_GETTCLASS dumps; a namespace other than the host's is
-// entered by a short-lived thread (topology::RunInNetns), so callers may be any thread.
+// entered by a short-lived thread (os::RunInNetns), so callers may be any thread.
 Result<LinkClassStats> ReadKernelClassStats(const core::Nic& nic);
 
 }  // namespace netqos::enforce

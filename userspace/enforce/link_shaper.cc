@@ -16,8 +16,8 @@
 #include "bpf/nic_attach.h"
 #include "common/bounded_file.h"
 #include "common/json_depth.h"
+#include "os/netns_exec.h"
 #include "shaping/htb_installer.h"
-#include "topology/netns_exec.h"
 
 namespace netqos::enforce {
 namespace {
@@ -177,7 +177,7 @@ Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
     }
   }
   shaping::ModeChoice choice;
-  Status st = topology::RunInNetns(
+  Status st = os::RunInNetns(
       nic.netns_path,
       [&](const std::string&) -> Status {
         auto queues = shaping::QueueQdiscs::Create();
@@ -227,7 +227,8 @@ Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
         shaping::InstallOptions ifb_opts;
         ifb_opts.replace_foreign = true;
         auto ireport = installer->Apply(*ifb, ingress, ifb_opts);
-        if (!ireport.ok()) return ireport.status().Wrap("ingress HTB on " + IfbNameFor(nic.ifindex));
+        if (!ireport.ok())
+          return ireport.status().Wrap("ingress HTB on " + IfbNameFor(nic.ifindex));
         bpf::IngressAttachOptions attach;
         attach.pin_dir = options_.pin_dir;
         attach.ifindex = nic.ifindex;
@@ -256,17 +257,18 @@ Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
         }
         ifbs = std::move(kept);
         if (!report.Unchanged() || !edt_report.Unchanged() || !ireport->Unchanged()) {
-          spdlog::info("shaping applied nic={} mode={} egress_added={} egress_changed={} "
-                       "egress_deleted={} edt_root_created={} edt_queues_replaced={} "
-                       "ingress_added={} ingress_changed={} ingress_deleted={}",
-                       nic.id.Identifier(), shaping::ShapingModeName(choice.mode),
-                       report.classes_added, report.classes_changed, report.classes_deleted,
-                       edt_report.root_created, edt_report.queues_replaced,
-                       ireport->classes_added, ireport->classes_changed, ireport->classes_deleted);
+          spdlog::info(
+              "shaping applied nic={} mode={} egress_added={} egress_changed={} "
+              "egress_deleted={} edt_root_created={} edt_queues_replaced={} "
+              "ingress_added={} ingress_changed={} ingress_deleted={}",
+              nic.id.Identifier(), shaping::ShapingModeName(choice.mode), report.classes_added,
+              report.classes_changed, report.classes_deleted, edt_report.root_created,
+              edt_report.queues_replaced, ireport->classes_added, ireport->classes_changed,
+              ireport->classes_deleted);
         }
         return Status::Ok();
       },
-      topology::NetnsSysfs::kNone);
+      os::NetnsSysfs::kNone);
   const std::string mode = st.ok() ? shaping::ShapingModeName(choice.mode) : "";
   if (!st.ok()) {
     // The IFB may have been created before the failure: keep it on the record for --uninstall.
@@ -311,7 +313,8 @@ Status KernelLinkShaper::Record(const core::Nic& nic, int forward_priority_befor
   return SaveInstalledLinks(options_.record_path, *links);
 }
 
-Status RemoveInstalledLinks(const std::string& record_path, const std::vector<InstalledLink>& extra) {
+Status RemoveInstalledLinks(const std::string& record_path,
+                            const std::vector<InstalledLink>& extra) {
   auto recorded = LoadInstalledLinks(record_path);
   if (!recorded.ok()) return recorded.status();
   std::vector<InstalledLink> links = *recorded;
@@ -323,7 +326,7 @@ Status RemoveInstalledLinks(const std::string& record_path, const std::vector<In
   std::string failures;
   for (const auto& l : links) {
     if (!l.netns_path.empty() && !std::filesystem::exists(l.netns_path)) continue;
-    Status st = topology::RunInNetns(
+    Status st = os::RunInNetns(
         l.netns_path,
         [&](const std::string&) -> Status {
           auto installer = shaping::HtbInstaller::Create();
@@ -347,7 +350,7 @@ Status RemoveInstalledLinks(const std::string& record_path, const std::vector<In
           }
           return Status::Ok();
         },
-        topology::NetnsSysfs::kNone);
+        os::NetnsSysfs::kNone);
     if (!st.ok()) failures += (failures.empty() ? "" : "; ") + st.Wrap("nic " + l.name).message();
   }
   std::error_code ec;

@@ -9,20 +9,13 @@
 #include <netlink/route/tc.h>
 #include <netlink/socket.h>
 
+#include "os/nl_error.h"
 #include "shaping/htb_plan.h"
-#include "topology/nl_error.h"
 
 namespace netqos::shaping {
 namespace {
 
-using topology::NlStatus;
-
-struct CacheDeleter {
-  void operator()(nl_cache* c) const { nl_cache_free(c); }
-};
-struct LinkDeleter {
-  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
-};
+using os::NlStatus;
 
 void CollectStats(nl_object* obj, void* arg) {
   auto* out = static_cast<HtbClassStatsMap*>(arg);
@@ -43,16 +36,13 @@ void CollectStats(nl_object* obj, void* arg) {
 
 }  // namespace
 
-void HtbClassStatsReader::SockDeleter::operator()(nl_sock* s) const { nl_socket_free(s); }
-
-HtbClassStatsReader::HtbClassStatsReader(std::unique_ptr<nl_sock, SockDeleter> sock)
-    : sock_(std::move(sock)) {}
+HtbClassStatsReader::HtbClassStatsReader(os::NlSockPtr sock) : sock_(std::move(sock)) {}
 HtbClassStatsReader::HtbClassStatsReader(HtbClassStatsReader&&) noexcept = default;
 HtbClassStatsReader& HtbClassStatsReader::operator=(HtbClassStatsReader&&) noexcept = default;
 HtbClassStatsReader::~HtbClassStatsReader() = default;
 
 Result<HtbClassStatsReader> HtbClassStatsReader::Create() {
-  std::unique_ptr<nl_sock, SockDeleter> sock(nl_socket_alloc());
+  os::NlSockPtr sock(nl_socket_alloc());
   if (!sock) return ResourceExhausted("nl_socket_alloc: out of memory");
   const int err = nl_connect(sock.get(), NETLINK_ROUTE);
   if (err < 0) return NlStatus(err, "nl_connect(NETLINK_ROUTE)");
@@ -65,7 +55,7 @@ Result<HtbClassStatsMap> HtbClassStatsReader::Read(int ifindex) {
   if (err < 0) {
     return NlStatus(err, "rtnl_class_alloc_cache(ifindex " + std::to_string(ifindex) + ")");
   }
-  std::unique_ptr<nl_cache, CacheDeleter> cache(raw);
+  os::NlCachePtr cache(raw);
   HtbClassStatsMap out;
   nl_cache_foreach(cache.get(), CollectStats, &out);
   return out;
@@ -74,7 +64,7 @@ Result<HtbClassStatsMap> HtbClassStatsReader::Read(int ifindex) {
 Result<HtbClassStatsMap> HtbClassStatsReader::ReadByName(const std::string& name) {
   rtnl_link* raw = nullptr;
   const int err = rtnl_link_get_kernel(sock_.get(), 0, name.c_str(), &raw);
-  std::unique_ptr<rtnl_link, LinkDeleter> link(raw);
+  os::LinkPtr link(raw);
   if (err < 0 || !link) {
     // The kernel answers ENODEV, which libnl reports as NLE_OBJ_NOTFOUND or NLE_NODEV.
     return NlStatus(err < 0 ? err : -NLE_OBJ_NOTFOUND, "rtnl_link_get_kernel(" + name + ")");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "os/libnl_ptr.h"
 
 struct nl_sock;
 
@@ -48,12 +49,9 @@ class HtbClassStatsReader {
   Result<HtbClassStatsMap> ReadByName(const std::string& name);
 
  private:
-  struct SockDeleter {
-    void operator()(nl_sock* s) const;
-  };
-  explicit HtbClassStatsReader(std::unique_ptr<nl_sock, SockDeleter> sock);
+  explicit HtbClassStatsReader(os::NlSockPtr sock);
 
-  std::unique_ptr<nl_sock, SockDeleter> sock_;
+  os::NlSockPtr sock_;
 };
 
 }  // namespace netqos::shaping

@@ -18,14 +18,13 @@
 #include <set>
 #include <vector>
 
+#include "os/nl_error.h"
 #include "shaping/qdisc_netlink.h"
-#include "topology/nl_error.h"
 
 namespace netqos::shaping {
 namespace {
 
-using topology::NlStatus;
-
+using os::NlStatus;
 
 constexpr uint64_t kBytesPerMbit = 1000 * 1000 / 8;
 const uint32_t kOurQdisc = MakeHandle(kQdiscMajor, 0);
@@ -148,15 +147,13 @@ int Depth(uint32_t handle, const std::map<uint32_t, ExistingClass>& existing) {
 
 }  // namespace
 
-void HtbInstaller::SockDeleter::operator()(nl_sock* s) const { nl_socket_free(s); }
-
-HtbInstaller::HtbInstaller(std::unique_ptr<nl_sock, SockDeleter> sock) : sock_(std::move(sock)) {}
+HtbInstaller::HtbInstaller(os::NlSockPtr sock) : sock_(std::move(sock)) {}
 HtbInstaller::HtbInstaller(HtbInstaller&&) noexcept = default;
 HtbInstaller& HtbInstaller::operator=(HtbInstaller&&) noexcept = default;
 HtbInstaller::~HtbInstaller() = default;
 
 Result<HtbInstaller> HtbInstaller::Create() {
-  std::unique_ptr<nl_sock, SockDeleter> sock(nl_socket_alloc());
+  os::NlSockPtr sock(nl_socket_alloc());
   if (!sock) return ResourceExhausted("nl_socket_alloc: out of memory");
   int err = nl_connect(sock.get(), NETLINK_ROUTE);
   if (err < 0) return NlStatus(err, "nl_connect(NETLINK_ROUTE)");

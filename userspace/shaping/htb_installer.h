@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "os/libnl_ptr.h"
 #include "shaping/htb_plan.h"
 
 struct nl_sock;
@@ -53,12 +54,9 @@ class HtbInstaller {
   Status DeleteIfb(const std::string& name);
 
  private:
-  struct SockDeleter {
-    void operator()(nl_sock* s) const;
-  };
-  explicit HtbInstaller(std::unique_ptr<nl_sock, SockDeleter> sock);
+  explicit HtbInstaller(os::NlSockPtr sock);
 
-  std::unique_ptr<nl_sock, SockDeleter> sock_;
+  os::NlSockPtr sock_;
 };
 
 }  // namespace netqos::shaping

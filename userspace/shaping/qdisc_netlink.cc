@@ -11,15 +11,10 @@
 
 #include <set>
 
+#include "os/nl_error.h"
 #include "shaping/htb_plan.h"  // HandleMajor
-#include "topology/nl_error.h"
 
 namespace netqos::shaping {
-
-void NlCacheDeleter::operator()(nl_cache* c) const { nl_cache_free(c); }
-void QdiscDeleter::operator()(rtnl_qdisc* q) const { rtnl_qdisc_put(q); }
-void ClassDeleter::operator()(rtnl_class* c) const { rtnl_class_put(c); }
-void LinkDeleter::operator()(rtnl_link* l) const { rtnl_link_put(l); }
 
 std::string LinkName(nl_sock* sock, int ifindex) {
   rtnl_link* raw = nullptr;
@@ -34,7 +29,7 @@ std::string LinkName(nl_sock* sock, int ifindex) {
 Result<RootQdisc> ReadRoot(nl_sock* sock, int ifindex, const std::string& nic) {
   nl_cache* raw = nullptr;
   int err = rtnl_qdisc_alloc_cache(sock, &raw);
-  if (err < 0) return topology::NlStatus(err, "rtnl_qdisc_alloc_cache(" + nic + ")");
+  if (err < 0) return os::NlStatus(err, "rtnl_qdisc_alloc_cache(" + nic + ")");
   NlCachePtr cache(raw);
   RootQdisc root;
   QdiscPtr q(rtnl_qdisc_get_by_parent(cache.get(), ifindex, TC_H_ROOT));
@@ -59,7 +54,7 @@ Status DeleteQdisc(nl_sock* sock, int ifindex, uint32_t parent, uint32_t handle,
   rtnl_tc_set_ifindex(TC_CAST(q.get()), ifindex);
   rtnl_tc_set_parent(TC_CAST(q.get()), parent);
   rtnl_tc_set_handle(TC_CAST(q.get()), handle);
-  return topology::NlStatus(rtnl_qdisc_delete(sock, q.get()), "rtnl_qdisc_delete(" + what + ")");
+  return os::NlStatus(rtnl_qdisc_delete(sock, q.get()), "rtnl_qdisc_delete(" + what + ")");
 }
 
 }  // namespace netqos::shaping

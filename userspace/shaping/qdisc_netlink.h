@@ -1,6 +1,6 @@
-// libnl-route pieces shared by the shaping installers (HTB and EDT): owners for libnl objects,
-// a link's name for messages, and what sits at a link's root. All work in the calling thread's
-// network namespace, on the socket they are given.
+// libnl-route pieces shared by the shaping installers (HTB and EDT): the owners of libnl objects
+// (os/libnl_ptr.h) under short names, a link's name for messages, and what sits at a link's
+// root. All work in the calling thread's network namespace, on the socket they are given.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "os/libnl_ptr.h"
 
 struct nl_cache;
 struct nl_sock;
@@ -17,22 +18,10 @@ struct rtnl_qdisc;
 
 namespace netqos::shaping {
 
-struct NlCacheDeleter {
-  void operator()(nl_cache* c) const;
-};
-struct QdiscDeleter {
-  void operator()(rtnl_qdisc* q) const;
-};
-struct ClassDeleter {
-  void operator()(rtnl_class* c) const;
-};
-struct LinkDeleter {
-  void operator()(rtnl_link* l) const;
-};
-using NlCachePtr = std::unique_ptr<nl_cache, NlCacheDeleter>;
-using QdiscPtr = std::unique_ptr<rtnl_qdisc, QdiscDeleter>;
-using ClassPtr = std::unique_ptr<rtnl_class, ClassDeleter>;
-using LinkPtr = std::unique_ptr<rtnl_link, LinkDeleter>;
+using os::ClassPtr;
+using os::LinkPtr;
+using os::NlCachePtr;
+using os::QdiscPtr;
 
 // The link's name, or "ifindex N" if it cannot be read.
 std::string LinkName(nl_sock* sock, int ifindex);

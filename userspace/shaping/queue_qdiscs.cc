@@ -10,14 +10,14 @@
 #include <netlink/socket.h>
 #include <spdlog/spdlog.h>
 
+#include "os/nl_error.h"
 #include "shaping/htb_plan.h"  // MakeHandle, HandleText, kQdiscMajor
 #include "shaping/qdisc_netlink.h"
-#include "topology/nl_error.h"
 
 namespace netqos::shaping {
 namespace {
 
-using topology::NlStatus;
+using os::NlStatus;
 
 const uint32_t kOurRoot = MakeHandle(kEdtRootMajor, 0);
 const uint32_t kHtbRoot = MakeHandle(kQdiscMajor, 0);
@@ -57,14 +57,13 @@ bool IsOurEdtRoot(const RootQdisc& r) {
 
 }  // namespace
 
-void QueueQdiscs::SockDeleter::operator()(nl_sock* s) const { nl_socket_free(s); }
-QueueQdiscs::QueueQdiscs(std::unique_ptr<nl_sock, SockDeleter> sock) : sock_(std::move(sock)) {}
+QueueQdiscs::QueueQdiscs(os::NlSockPtr sock) : sock_(std::move(sock)) {}
 QueueQdiscs::QueueQdiscs(QueueQdiscs&&) noexcept = default;
 QueueQdiscs& QueueQdiscs::operator=(QueueQdiscs&&) noexcept = default;
 QueueQdiscs::~QueueQdiscs() = default;
 
 Result<QueueQdiscs> QueueQdiscs::Create() {
-  std::unique_ptr<nl_sock, SockDeleter> sock(nl_socket_alloc());
+  os::NlSockPtr sock(nl_socket_alloc());
   if (!sock) return ResourceExhausted("nl_socket_alloc: out of memory");
   int err = nl_connect(sock.get(), NETLINK_ROUTE);
   if (err < 0) return NlStatus(err, "nl_connect(NETLINK_ROUTE)");
@@ -75,7 +74,8 @@ Result<int> QueueQdiscs::TxQueues(int ifindex) {
   rtnl_link* raw = nullptr;
   int err = rtnl_link_get_kernel(sock_.get(), ifindex, nullptr, &raw);
   LinkPtr link(raw);
-  if (err < 0 || !link) return NlStatus(err, "rtnl_link_get_kernel(ifindex " + std::to_string(ifindex) + ")");
+  if (err < 0 || !link)
+    return NlStatus(err, "rtnl_link_get_kernel(ifindex " + std::to_string(ifindex) + ")");
   const uint32_t n = rtnl_link_get_num_tx_queues(link.get());
   return n == 0 ? 1 : static_cast<int>(n);
 }
@@ -92,8 +92,8 @@ Result<QueueLayout> QueueQdiscs::Read(int ifindex) {
   NETQOS_ASSIGN_OR_RETURN(int queues, TxQueues(ifindex));
   NETQOS_ASSIGN_OR_RETURN(NlCachePtr cache, QdiscCache(sock, nic));
   for (int i = 1; i <= queues; ++i) {
-    layout.queue_kinds.push_back(
-        KindAt(cache.get(), ifindex, MakeHandle(HandleMajor(root.handle), static_cast<uint32_t>(i))));
+    layout.queue_kinds.push_back(KindAt(
+        cache.get(), ifindex, MakeHandle(HandleMajor(root.handle), static_cast<uint32_t>(i))));
   }
   return layout;
 }
@@ -120,8 +120,8 @@ Result<EdtInstallReport> QueueQdiscs::EnsureEdt(int ifindex, bool replace_foreig
                                 " that netqos did not create (use --replace-root-qdisc)");
     }
     if (root.present && !our_htb && !IsKernelDefault(root) && !IsOurEdtRoot(root)) {
-      spdlog::warn("shaping: replacing foreign root qdisc nic={} kind={} handle={}", nic,
-                   root.kind, HandleText(root.handle));
+      spdlog::warn("shaping: replacing foreign root qdisc nic={} kind={} handle={}", nic, root.kind,
+                   HandleText(root.handle));
     }
     // A replace cannot change a root's kind in place when the handle is taken (10: htb -> 10:
     // mq): delete netqos's HTB root first. Its packets in flight are dropped once, as on any
@@ -183,8 +183,8 @@ Status QueueQdiscs::Restore(int ifindex, const QueueLayout& before) {
     const std::string& kind = before.queue_kinds[i];
     const uint32_t parent = MakeHandle(HandleMajor(root.handle), static_cast<uint32_t>(i + 1));
     if (kind.empty() || KindAt(cache.get(), ifindex, parent) == kind) continue;
-    if (Status st = PutQdisc(sock, ifindex, parent, 0, kind,
-                             "under " + HandleText(parent) + " on " + nic);
+    if (Status st =
+            PutQdisc(sock, ifindex, parent, 0, kind, "under " + HandleText(parent) + " on " + nic);
         !st.ok()) {
       failures += (failures.empty() ? "" : "; ") + st.message();
     }

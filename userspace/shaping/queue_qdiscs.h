@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "os/libnl_ptr.h"
 
 struct nl_sock;
 
@@ -61,11 +62,8 @@ class QueueQdiscs {
   Status RemoveEmptyClsact(int ifindex);
 
  private:
-  struct SockDeleter {
-    void operator()(nl_sock* s) const;
-  };
-  explicit QueueQdiscs(std::unique_ptr<nl_sock, SockDeleter> sock);
-  std::unique_ptr<nl_sock, SockDeleter> sock_;
+  explicit QueueQdiscs(os::NlSockPtr sock);
+  os::NlSockPtr sock_;
 };
 
 }  // namespace netqos::shaping

@@ -14,8 +14,9 @@
 #include <filesystem>
 #include <map>
 
+#include "common/fd.h"
+#include "os/netns_exec.h"
 #include "topology/netlink_links.h"
-#include "topology/netns_exec.h"
 #include "topology/sysfs_cpu_topology.h"
 #include "topology/sysfs_nic.h"
 
@@ -24,6 +25,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using os::NetnsSysfs;
+using os::RunInNetns;
 
 std::string Join(const std::vector<std::string>& v) {
   std::string out;
@@ -257,18 +260,13 @@ Status KernelTopologySource::Watch(std::function<void(core::Topology)> on_change
 
 void KernelTopologySource::WatchLoop(std::function<void(core::Topology)> on_change) {
   // inotify on the namespace directories: bind-mount files appear and disappear there.
-  int inotify_fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  const Fd inotify(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+  const int inotify_fd = inotify.get();
   if (inotify_fd < 0)
     spdlog::warn(
         "kernel topology watch: inotify_init1 failed error=\"{}\"; namespaces are "
         "re-listed only at resync",
         std::strerror(errno));
-  struct InotifyCloser {
-    int fd;
-    ~InotifyCloser() {
-      if (fd >= 0) ::close(fd);
-    }
-  } inotify_closer{inotify_fd};
   std::set<std::string> watched_dirs;  // realpaths
   auto watch_dirs = [&] {
     if (inotify_fd < 0 || !options_.multi_ns) return;

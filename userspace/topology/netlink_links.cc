@@ -14,15 +14,13 @@
 #include <cstring>
 #include <map>
 
-#include "topology/nl_error.h"
+#include "os/nl_error.h"
 
 namespace netqos::topology {
 namespace {
 
-struct NlCacheDeleter {
-  void operator()(nl_cache* cache) const { nl_cache_free(cache); }
-};
-using NlCachePtr = std::unique_ptr<nl_cache, NlCacheDeleter>;
+using os::NlCachePtr;
+using os::NlStatus;
 
 Result<NlSockPtr> ConnectRoute() {
   NlSockPtr sock(nl_socket_alloc());
@@ -76,8 +74,6 @@ void CollectLink(nl_object* obj, void* arg) {
 }
 
 }  // namespace
-
-void NlSockDeleter::operator()(nl_sock* sock) const { nl_socket_free(sock); }
 
 bool IsGlobalUnicast(const uint8_t* b, size_t len) {
   if (len == 16) {

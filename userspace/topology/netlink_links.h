@@ -10,15 +10,13 @@
 #include <vector>
 
 #include "common/status.h"
+#include "os/libnl_ptr.h"
 
 struct nl_sock;  // libnl
 
 namespace netqos::topology {
 
-struct NlSockDeleter {
-  void operator()(nl_sock* sock) const;
-};
-using NlSockPtr = std::unique_ptr<nl_sock, NlSockDeleter>;
+using os::NlSockPtr;
 
 struct NlLink {
   int ifindex = 0;

@@ -1,4 +1,4 @@
-#include "topology/netns_exec.h"
+#include "os/netns_exec.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -11,41 +11,11 @@
 #include <system_error>
 #include <thread>
 
-namespace netqos::topology {
+#include "common/errno_status.h"
+#include "common/fd.h"
+
+namespace netqos::os {
 namespace {
-
-Status ErrnoStatus(int err, const std::string& what) {
-  std::string message = what + ": " + std::strerror(err);
-  switch (err) {
-    case ENOENT:
-      return NotFound(std::move(message));
-    case EACCES:
-    case EPERM:
-      return Status(StatusCode::kPermissionDenied, std::move(message));
-    case EINVAL:
-    case ENOTDIR:
-      return InvalidArgument(std::move(message));
-    case ENOMEM:
-      return ResourceExhausted(std::move(message));
-    default:
-      return Internal(std::move(message));
-  }
-}
-
-// Closes an fd on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Body of the dedicated thread. Everything it changes (fs info, mount and network namespace)
 // belongs to this thread only and is released when the thread exits.
@@ -54,21 +24,21 @@ Status EnterAndRun(const std::string& path, const std::function<Status(const std
   // Open first: the path lives in the host mount namespace view, which a later private
   // namespace would still show, but failing early gives the clearest error.
   Fd ns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (ns.get() < 0) return ErrnoStatus(errno, "open(" + path + ")");
+  if (ns.get() < 0) return ErrnoStatus("open(" + path + ")", errno);
   if (sysfs == NetnsSysfs::kMount) {
     // CLONE_FS: a thread shares fs info with its process; a mount namespace of its own needs it
     // unshared first.
     if (::unshare(CLONE_FS | CLONE_NEWNS) != 0)
-      return ErrnoStatus(errno, "unshare(CLONE_FS|CLONE_NEWNS) for " + path);
+      return ErrnoStatus("unshare(CLONE_FS|CLONE_NEWNS) for " + path, errno);
     // Nothing mounted here may propagate back to the host (shared "/" on systemd hosts).
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-      return ErrnoStatus(errno, "mount(/, MS_REC|MS_PRIVATE) for " + path);
+      return ErrnoStatus("mount(/, MS_REC|MS_PRIVATE) for " + path, errno);
   }
-  if (::setns(ns.get(), CLONE_NEWNET) != 0) return ErrnoStatus(errno, "setns(" + path + ")");
+  if (::setns(ns.get(), CLONE_NEWNET) != 0) return ErrnoStatus("setns(" + path + ")", errno);
   if (sysfs == NetnsSysfs::kMount) {
     // sysfs shows the network devices of the namespace of the task that mounts it.
     if (::mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
-      return ErrnoStatus(errno, "mount(sysfs, /sys) in " + path);
+      return ErrnoStatus("mount(sysfs, /sys) in " + path, errno);
   }
   return fn("/sys");
 }
@@ -105,4 +75,4 @@ Status RunInNetns(const std::string& netns_path,
   return result;
 }
 
-}  // namespace netqos::topology
+}  // namespace netqos::os

@@ -8,7 +8,7 @@
 
 #include "common/status.h"
 
-namespace netqos::topology {
+namespace netqos::os {
 
 enum class NetnsSysfs {
   kMount,  // private mount namespace + fresh sysfs on /sys (shows the namespace's links)
@@ -18,11 +18,11 @@ enum class NetnsSysfs {
 // netns_path "" means the host namespace: fn("/sys") runs on the calling thread. Otherwise fn
 // runs on a new thread after unshare(CLONE_FS|CLONE_NEWNS), making "/" recursively private,
 // setns(CLONE_NEWNET) into netns_path and mounting sysfs on /sys; the calling thread waits.
-// Errors name the syscall and the namespace path ("setns(/var/run/netns/x): Invalid argument");
-// a missing namespace file is NotFound, EACCES/EPERM are PermissionDenied. fn's Status is returned
-// as is; an exception escaping fn becomes Internal.
+// Errors name the syscall and the namespace path ("setns(/var/run/netns/x): Invalid argument (errno
+// 22)"); a missing namespace file is NotFound, EACCES/EPERM are PermissionDenied. fn's Status is
+// returned as is; an exception escaping fn becomes Internal.
 Status RunInNetns(const std::string& netns_path,
                   const std::function<Status(const std::string& sysfs_root)>& fn,
                   NetnsSysfs sysfs = NetnsSysfs::kMount);
 
-}  // namespace netqos::topology
+}  // namespace netqos::os

@@ -6,7 +6,7 @@
 
 #include "common/status.h"
 
-namespace netqos::topology {
+namespace netqos::os {
 
 // `nle` is a libnl return value (0 or negative -NLE_*; the sign is ignored). Returns Ok for 0,
 // otherwise "<what>: <nl_geterror text>" with a status code chosen from the NLE class
@@ -14,4 +14,4 @@ namespace netqos::topology {
 // NLE_NODEV → NotFound, NLE_AGAIN/NLE_BUSY → Unavailable, anything else → Internal).
 Status NlStatus(int nle, const std::string& what);
 
-}  // namespace netqos::topology
+}  // namespace netqos::os

@@ -1,10 +1,10 @@
-#include "topology/nl_error.h"
+#include "os/nl_error.h"
 
 #include <netlink/errno.h>
 
 #include <cstdlib>
 
-namespace netqos::topology {
+namespace netqos::os {
 
 Status NlStatus(int nle, const std::string& what) {
   if (nle == 0) return Status::Ok();
@@ -27,4 +27,4 @@ Status NlStatus(int nle, const std::string& what) {
   }
 }
 
-}  // namespace netqos::topology
+}  // namespace netqos::os
