@@ -1,15 +1,29 @@
 #!/usr/bin/env bash
-# The allocation core computes and never touches the system: userspace/core may include the C++
-# standard library (headers without a '.' or '/', <cstdint> and the like), its own headers and
-# common/. Anything else (a POSIX header, an adapter, a third-party library) fails the suite,
-# naming the file and the line.
+# Layer rules that the compiler does not enforce, checked on the sources. Each failure names the
+# file and the line.
+# 1. The allocation core computes and never touches the system: userspace/core may include the
+#    C++ standard library (headers without a '.' or '/', <cstdint> and the like), its own headers
+#    and common/.
+# 2. The OS toolkit (userspace/os) sits just above common/: no other netqos layer in it.
+# 3. No adapter borrows topology discovery's internals: shaping/, bpf/, enforce/ and cgroup/ do
+#    not include topology/ (what they shared from it lives in os/).
 set -euo pipefail
-cd "$(dirname "$0")/../userspace/core"
-bad=$(grep -nE '^[[:space:]]*#[[:space:]]*include' -- *.h *.cc |
-      grep -vE '#[[:space:]]*include[[:space:]]*(<[a-z_]+>|"(core|common)/[a-z_]+\.h")' || true)
-if [[ -n $bad ]]; then
-  echo "userspace/core includes something other than the standard library, core/ and common/:"
-  echo "$bad"
-  exit 1
-fi
-echo "userspace/core includes the standard library, core/ and common/ only"
+cd "$(dirname "$0")/../userspace"
+include='^[[:space:]]*#[[:space:]]*include'
+failed=0
+report() {  # rule, offending lines
+  [[ -z $2 ]] && return 0
+  echo "layering: $1:"
+  echo "$2"
+  failed=1
+}
+report "userspace/core includes something other than the standard library, core/ and common/" \
+  "$(grep -nE "$include" -- core/*.h core/*.cc |
+     grep -vE '#[[:space:]]*include[[:space:]]*(<[a-z_]+>|"(core|common)/[a-z_]+\.h")' || true)"
+report "userspace/os includes a netqos layer other than common/ and os/" \
+  "$(grep -nE "$include"'[[:space:]]*"' -- os/*.h os/*.cc |
+     grep -vE '"(os|common)/[a-z_]+\.h"' || true)"
+report "an adapter includes topology/ (shared pieces belong in os/)" \
+  "$(grep -nE "$include"'[[:space:]]*"topology/' -- shaping/* bpf/* enforce/* cgroup/* || true)"
+((failed == 0)) || exit 1
+echo "layering: core is pure; os/ depends on common/ only; no adapter includes topology/"
