@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/errno_status.h"
+#include "common/fd.h"
 #include "netqos_cgroup.skel.h"
 
 namespace netqos::bpf {
@@ -78,13 +79,12 @@ Status CheckPinnedLayouts(bpf_object* obj) {
   bpf_object__for_each_map(map, obj) {
     const char* path = bpf_map__pin_path(map);
     if (path == nullptr || !Exists(path)) continue;
-    int fd = bpf_obj_get(path);
-    if (fd < 0) return ErrnoStatus(std::string("bpf_obj_get(") + path + ")", errno);
+    const Fd fd(bpf_obj_get(path));
+    if (!fd) return ErrnoStatus(std::string("bpf_obj_get(") + path + ")", errno);
     bpf_map_info info{};
     uint32_t len = sizeof(info);
-    int err = bpf_obj_get_info_by_fd(fd, &info, &len);
-    ::close(fd);
-    if (err) return ErrnoStatus(std::string("bpf_obj_get_info_by_fd(") + path + ")", err);
+    if (int err = bpf_obj_get_info_by_fd(fd.get(), &info, &len); err)
+      return ErrnoStatus(std::string("bpf_obj_get_info_by_fd(") + path + ")", err);
     if (info.type != static_cast<uint32_t>(bpf_map__type(map)) ||
         info.key_size != bpf_map__key_size(map) || info.value_size != bpf_map__value_size(map) ||
         info.max_entries != bpf_map__max_entries(map) ||
@@ -164,13 +164,11 @@ Result<bpf_link*> AttachCgroupLink(bpf_program* prog, bpf_attach_type attach_typ
     bpf_link__destroy(link);
     NETQOS_RETURN_IF_ERROR(Unlink(link_path));
   }
-  int cg_fd = ::open(cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (cg_fd < 0) return ErrnoStatus("open(" + cgroup_path + ")", errno);
-  bpf_link* link = bpf_program__attach_cgroup(prog, cg_fd);
-  int attach_errno = errno;
-  ::close(cg_fd);
+  const Fd cg(::open(cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!cg) return ErrnoStatus("open(" + cgroup_path + ")", errno);
+  bpf_link* link = bpf_program__attach_cgroup(prog, cg.get());
   if (link == nullptr) {
-    return ErrnoStatus("attach " + prog_name + " to cgroup " + cgroup_path, attach_errno);
+    return ErrnoStatus("attach " + prog_name + " to cgroup " + cgroup_path, errno);
   }
   if (int err = bpf_link__pin(link, link_path.c_str()); err) {
     bpf_link__destroy(link);
@@ -256,12 +254,13 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
        {kEgressLinkPin, kRxLinkPin, kSockoptLinkPin, kLegacyEgressLinkPin, kLegacyRxLinkPin}) {
     const std::string link_path = Join(pin_dir, link);
     if (!Exists(link_path)) continue;
-    int fd = bpf_obj_get(link_path.c_str());
-    if (fd < 0) return ErrnoStatus("bpf_obj_get(" + link_path + ")", errno);
-    // Detach explicitly, so the program stops even if someone else still holds the link open.
-    // A defunct link (cgroup gone) reports an error here that does not matter.
-    bpf_link_detach(fd);
-    ::close(fd);
+    {
+      const Fd fd(bpf_obj_get(link_path.c_str()));
+      if (!fd) return ErrnoStatus("bpf_obj_get(" + link_path + ")", errno);
+      // Detach explicitly, so the program stops even if someone else still holds the link
+      // open. A defunct link (cgroup gone) reports an error here that does not matter.
+      bpf_link_detach(fd.get());
+    }
     NETQOS_RETURN_IF_ERROR(Unlink(link_path));
   }
   const std::vector<std::string> maps = {kClassMapName,   kCgroupStatsMapName, kClassStatsMapName,

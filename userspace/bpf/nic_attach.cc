@@ -28,6 +28,7 @@
 
 #include "bpf/dataplane.h"
 #include "common/errno_status.h"
+#include "common/fd.h"
 #include "netqos_nic.skel.h"
 #include "os/libnl_ptr.h"
 #include "os/nl_error.h"
@@ -96,16 +97,15 @@ Result<std::optional<uint32_t>> QuerySlot(int ifindex, const std::string& link, 
 
 // The kernel's name for program `id` ("" if it went away meanwhile).
 Result<std::string> ProgName(uint32_t id) {
-  const int fd = bpf_prog_get_fd_by_id(id);
-  if (fd < 0) {
+  const Fd fd(bpf_prog_get_fd_by_id(id));
+  if (!fd) {
     if (errno == ENOENT) return std::string();
     return ErrnoStatus("bpf_prog_get_fd_by_id(" + std::to_string(id) + ")", errno);
   }
   bpf_prog_info info{};
   uint32_t len = sizeof(info);
-  const int err = bpf_obj_get_info_by_fd(fd, &info, &len);
-  ::close(fd);
-  if (err) return ErrnoStatus("bpf_obj_get_info_by_fd(prog " + std::to_string(id) + ")", err);
+  if (const int err = bpf_obj_get_info_by_fd(fd.get(), &info, &len); err)
+    return ErrnoStatus("bpf_obj_get_info_by_fd(prog " + std::to_string(id) + ")", err);
   return std::string(info.name);
 }
 

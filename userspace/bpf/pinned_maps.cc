@@ -85,12 +85,12 @@ std::string PermissionHint(const std::string& what, int err) {
 }
 
 // The fd of a pin, read-only; a Status naming the pin otherwise.
-Result<int> OpenPin(const std::string& path, bool read_only) {
+Result<Fd> OpenPin(const std::string& path, bool read_only) {
   struct bpf_obj_get_opts opts {};
   opts.sz = sizeof(opts);
   opts.file_flags = read_only ? BPF_F_RDONLY : 0;
-  const int fd = bpf_obj_get_opts(path.c_str(), &opts);
-  if (fd >= 0) return fd;
+  Fd fd(bpf_obj_get_opts(path.c_str(), &opts));
+  if (fd) return fd;
   const int err = errno;
   if (IsPermission(err)) {
     return Status(StatusCode::kPermissionDenied, PermissionHint("bpf_obj_get(" + path + ")", err));
@@ -136,15 +136,12 @@ Status CheckLayout(const ExpectedMap& want, const bpf_map_info& info, const std:
       "/" + std::to_string(want.value_size) + ": netqosctl and netqosd are of different versions");
 }
 
-Result<int> OpenChecked(const std::string& pin_dir, const ExpectedMap& want) {
+Result<Fd> OpenChecked(const std::string& pin_dir, const ExpectedMap& want) {
   const std::string path = pin_dir + "/" + want.name;
-  NETQOS_ASSIGN_OR_RETURN(int fd, OpenPin(path, /*read_only=*/true));
-  auto info = MapInfo(fd, path);
+  NETQOS_ASSIGN_OR_RETURN(Fd fd, OpenPin(path, /*read_only=*/true));
+  auto info = MapInfo(fd.get(), path);
   Status st = info.ok() ? CheckLayout(want, *info, path) : info.status();
-  if (!st.ok()) {
-    ::close(fd);
-    return st;
-  }
+  if (!st.ok()) return st;
   return fd;
 }
 
@@ -167,12 +164,10 @@ PinnedLinkState InspectLink(const std::string& path) {
   }
   bpf_link_info info{};
   uint32_t len = sizeof(info);
-  if (int err = bpf_obj_get_info_by_fd(*fd, &info, &len); err) {
+  if (int err = bpf_obj_get_info_by_fd(fd->get(), &info, &len); err) {
     s.error = ErrnoStatus("bpf_obj_get_info_by_fd(" + path + ")", err).message();
-    ::close(*fd);
     return s;
   }
-  ::close(*fd);
   s.id = info.id;
   s.prog_id = info.prog_id;
   if (info.type == BPF_LINK_TYPE_CGROUP) {
@@ -183,12 +178,10 @@ PinnedLinkState InspectLink(const std::string& path) {
   } else {
     s.error = "not a cgroup link (link type " + std::to_string(info.type) + ")";
   }
-  const int prog_fd = bpf_prog_get_fd_by_id(info.prog_id);
-  if (prog_fd >= 0) {
+  if (const Fd prog_fd(bpf_prog_get_fd_by_id(info.prog_id)); prog_fd) {
     bpf_prog_info prog{};
     uint32_t plen = sizeof(prog);
-    if (bpf_obj_get_info_by_fd(prog_fd, &prog, &plen) == 0) s.prog_name = prog.name;
-    ::close(prog_fd);
+    if (bpf_obj_get_info_by_fd(prog_fd.get(), &prog, &plen) == 0) s.prog_name = prog.name;
   }
   return s;
 }
@@ -265,7 +258,7 @@ PinDirState InspectPinDir(const std::string& pin_dir) {
       s.maps.push_back(std::move(m));
       continue;
     }
-    if (auto info = MapInfo(*fd, m.path); !info.ok()) {
+    if (auto info = MapInfo(fd->get(), m.path); !info.ok()) {
       m.error = info.status().message();
     } else if (Status layout = CheckLayout(want, *info, m.path); !layout.ok()) {
       m.error = layout.message();
@@ -275,12 +268,12 @@ PinDirState InspectPinDir(const std::string& pin_dir) {
       if (want.type != BPF_MAP_TYPE_SK_STORAGE) {  // sk storage has no keys to walk
         uint32_t n = 0;
         Status walked = want.key_size == sizeof(uint64_t)
-                            ? WalkKeys<uint64_t>(*fd, want.name,
+                            ? WalkKeys<uint64_t>(fd->get(), want.name,
                                                  [&](uint64_t) {
                                                    ++n;
                                                    return Status::Ok();
                                                  })
-                            : WalkKeys<uint32_t>(*fd, want.name, [&](uint32_t) {
+                            : WalkKeys<uint32_t>(fd->get(), want.name, [&](uint32_t) {
                                 ++n;
                                 return Status::Ok();
                               });
@@ -292,7 +285,6 @@ PinDirState InspectPinDir(const std::string& pin_dir) {
         }
       }
     }
-    ::close(*fd);
     s.maps.push_back(std::move(m));
   }
   s.egress_link = InspectLink(pin_dir + "/" + kEgressLinkPin);
@@ -322,34 +314,28 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::Open(const std::string& pin_dir)
   return maps;
 }
 
-PinnedMaps::~PinnedMaps() {
-  for (int fd : {class_fd_, cg_stats_fd_, class_stats_fd_}) {
-    if (fd >= 0) ::close(fd);
-  }
-}
-
 Result<std::vector<std::pair<uint64_t, netqos_class>>> PinnedMaps::Classes() const {
-  return ReadClassMap(class_fd_, kClassMapName);
+  return ReadClassMap(class_fd_.get(), kClassMapName);
 }
 
 Result<std::optional<netqos_class>> PinnedMaps::Class(uint64_t cgroup_id) const {
   netqos_class cls{};
-  int err = bpf_map_lookup_elem(class_fd_, &cgroup_id, &cls);
+  int err = bpf_map_lookup_elem(class_fd_.get(), &cgroup_id, &cls);
   if (err == -ENOENT) return std::optional<netqos_class>();
   if (err) return ErrnoStatus(std::string("bpf_map_lookup_elem(") + kClassMapName + ")", err);
   return std::optional<netqos_class>(cls);
 }
 
 Result<Counters> PinnedMaps::ContainerCounters(uint64_t cgroup_id) const {
-  return ReadSummedCounters(cg_stats_fd_, kCgroupStatsMapName, &cgroup_id);
+  return ReadSummedCounters(cg_stats_fd_.get(), kCgroupStatsMapName, &cgroup_id);
 }
 
 Result<std::vector<std::pair<uint64_t, Counters>>> PinnedMaps::AllContainerCounters() const {
-  return ReadAllContainerCounters(cg_stats_fd_, kCgroupStatsMapName);
+  return ReadAllContainerCounters(cg_stats_fd_.get(), kCgroupStatsMapName);
 }
 
 Result<std::vector<std::pair<uint32_t, Counters>>> PinnedMaps::AllClassCounters() const {
-  return ReadAllClassCounters(class_stats_fd_, kClassStatsMapName);
+  return ReadAllClassCounters(class_stats_fd_.get(), kClassStatsMapName);
 }
 
 }  // namespace netqos::bpf

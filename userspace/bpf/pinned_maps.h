@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/status.h"
 #include "netqos_abi.h"
 
@@ -37,8 +38,8 @@ inline constexpr const char* kPodAddrMapName = NETQOS_STR(NETQOS_MAP_POD_ADDR);
 inline constexpr const char* kFragMapName = NETQOS_STR(NETQOS_MAP_FRAG);
 inline constexpr const char* kEdtMapName = NETQOS_STR(NETQOS_MAP_EDT);
 // The links of the cgroup programs (bpf/netqos_cgroup.bpf.c), named for the hook they hold.
-inline constexpr const char* kEgressLinkPin = "link_cgroup_egress";     // netqos_egress
-inline constexpr const char* kRxLinkPin = "link_cgroup_ingress";        // netqos_rx
+inline constexpr const char* kEgressLinkPin = "link_cgroup_egress";       // netqos_egress
+inline constexpr const char* kRxLinkPin = "link_cgroup_ingress";          // netqos_rx
 inline constexpr const char* kSockoptLinkPin = "link_cgroup_setsockopt";  // netqos_sockopt
 // What netqosd before 0.x called the first two; Dataplane::Open renames them in place.
 inline constexpr const char* kLegacyEgressLinkPin = "link_egress";
@@ -85,10 +86,10 @@ struct PinnedLinkState {
   bool present = false;
   uint32_t id = 0;  // kernel link id (bpftool link show id N)
   uint32_t prog_id = 0;
-  std::string prog_name;   // "netqos_egress", "netqos_rx"
-  uint64_t cgroup_id = 0;  // 0: the cgroup it was attached to is gone (defunct link)
-  bool egress = false;     // attach type BPF_CGROUP_INET_EGRESS
-  bool ingress = false;    // attach type BPF_CGROUP_INET_INGRESS
+  std::string prog_name;    // "netqos_egress", "netqos_rx"
+  uint64_t cgroup_id = 0;   // 0: the cgroup it was attached to is gone (defunct link)
+  bool egress = false;      // attach type BPF_CGROUP_INET_EGRESS
+  bool ingress = false;     // attach type BPF_CGROUP_INET_INGRESS
   bool setsockopt = false;  // attach type BPF_CGROUP_SETSOCKOPT
   std::string error;
 };
@@ -117,7 +118,6 @@ class PinnedMaps {
   // value sizes against the ABI. NotFound when pin_dir or a map is missing; PermissionDenied
   // without CAP_BPF/CAP_SYS_ADMIN; FailedPrecondition for a map of another layout.
   static Result<std::unique_ptr<PinnedMaps>> Open(const std::string& pin_dir);
-  ~PinnedMaps();
   PinnedMaps(const PinnedMaps&) = delete;
   PinnedMaps& operator=(const PinnedMaps&) = delete;
 
@@ -133,9 +133,9 @@ class PinnedMaps {
  private:
   PinnedMaps() = default;
   std::string pin_dir_;
-  int class_fd_ = -1;
-  int cg_stats_fd_ = -1;
-  int class_stats_fd_ = -1;
+  Fd class_fd_;
+  Fd cg_stats_fd_;
+  Fd class_stats_fd_;
 };
 
 }  // namespace netqos::bpf

@@ -20,6 +20,7 @@
 #include "checkpoint/journal_lines.h"
 #include "checkpoint/katalyst_checksum.h"
 #include "common/bounded_file.h"
+#include "common/durable_file.h"
 #include "common/json_depth.h"
 #include "core/constants.h"
 
@@ -63,18 +64,9 @@ void CloseFd(int fd) {
   if (fd >= 0) ::close(fd);
 }
 
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return IoError("write", path, errno);
-    }
-    off += static_cast<size_t>(n);
-  }
-  return Status::Ok();
-}
+// The store's I/O errors are Internal whatever the errno: they say nothing about the files'
+// contents, which DataLoss and InvalidArgument are kept for.
+Status AsIoError(Status st) { return st.ok() ? st : Internal(st.message()); }
 
 // The snapshot, whole, if it is within `max_bytes`. Netqos never writes a larger one
 // (FinishSnapshot refuses), so a larger file is damaged: DataLoss, never skippable, left in place.
@@ -93,17 +85,7 @@ Result<std::string> ReadSnapshotFile(const std::string& path, size_t max_bytes) 
   return st;
 }
 
-Status FsyncDir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return IoError("open", dir, errno);
-  if (::fsync(fd) != 0) {
-    int err = errno;
-    ::close(fd);
-    return IoError("fsync", dir, err);
-  }
-  ::close(fd);
-  return Status::Ok();
-}
+Status FsyncDir(const std::string& dir) { return AsIoError(SyncDir(dir)); }
 
 Status MkdirAll(const std::string& dir) {
   // Create each missing prefix in turn; EEXIST is fine as long as the end result is a directory.
@@ -374,8 +356,10 @@ Status SetAsideSegments(const std::string& dir,
     const std::string& path = seg.second;
     const std::string to = path + suffix;
     if (::rename(path.c_str(), to.c_str()) != 0) return IoError("rename", path, errno);
-    spdlog::warn("checkpoint: journal segment older than a Katalyst-written snapshot set aside "
-                 "path={} to={}", path, to);
+    spdlog::warn(
+        "checkpoint: journal segment older than a Katalyst-written snapshot set aside "
+        "path={} to={}",
+        path, to);
   }
   return FsyncDir(dir);
 }
@@ -662,7 +646,7 @@ Result<uint64_t> FileStateStore::Write(const core::StateChange& change) {
   }
   if (segment_fd_ < 0) NETQOS_RETURN_IF_ERROR(OpenSegmentLocked());
 
-  Status st = WriteAll(segment_fd_, line, current_.path);
+  Status st = AsIoError(WriteAll(segment_fd_, line, current_.path));
   if (!st.ok()) {
     // Cut the partial line off so later records do not follow garbage.
     if (::ftruncate(segment_fd_, static_cast<off_t>(current_bytes_)) != 0) {
@@ -776,7 +760,7 @@ Status FileStateStore::WriteSnapshotFile(const std::string& contents) {
                           std::to_string(++tmp_counter_);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return IoError("open", tmp, errno);
-  Status st = WriteAll(fd, contents, tmp);
+  Status st = AsIoError(WriteAll(fd, contents, tmp));
   if (st.ok() && ::fsync(fd) != 0) st = IoError("fsync", tmp, errno);
   if (::close(fd) != 0 && st.ok()) st = IoError("close", tmp, errno);
   if (st.ok() && ::rename(tmp.c_str(), snapshot_path_.c_str()) != 0) {
@@ -832,8 +816,8 @@ Status FileStateStore::FinishSnapshotImpl(uint64_t seq, const core::Snapshot& sn
   // replaces invalid UTF-8, which the in-memory document still holds. Ours covers the whole
   // document but the two checksums.
   const std::string unsigned_contents = Dump(doc);
-  Result<uint32_t> katalyst = KatalystChecksum(json::parse(unsigned_contents),
-                                               options_.katalyst_layout);
+  Result<uint32_t> katalyst =
+      KatalystChecksum(json::parse(unsigned_contents), options_.katalyst_layout);
   const uint64_t own = Fnv1a64(unsigned_contents);
   doc["netqos"]["checksum"] = own;
   if (katalyst.ok()) {

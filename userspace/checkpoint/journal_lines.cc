@@ -20,20 +20,16 @@ Status ReadError(const char* call, const std::string& path, int err) {
 }  // namespace
 
 Result<JournalLines> JournalLines::Open(const std::string& path, size_t max_line_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ReadError("open", path, errno);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return ReadError("open", path, errno);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return ReadError("fstat", path, err);
-  }
-  return JournalLines(path, fd, static_cast<uint64_t>(st.st_size), max_line_bytes);
+  if (::fstat(fd.get(), &st) != 0) return ReadError("fstat", path, errno);
+  return JournalLines(path, std::move(fd), static_cast<uint64_t>(st.st_size), max_line_bytes);
 }
 
 JournalLines::JournalLines(JournalLines&& other) noexcept
     : path_(std::move(other.path_)),
-      fd_(std::exchange(other.fd_, -1)),
+      fd_(std::move(other.fd_)),
       size_(other.size_),
       max_line_bytes_(other.max_line_bytes_),
       offset_(other.offset_),
@@ -43,15 +39,11 @@ JournalLines::JournalLines(JournalLines&& other) noexcept
   std::memcpy(buf_, other.buf_, end_);
 }
 
-JournalLines::~JournalLines() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 Status JournalLines::Fill() {
   offset_ += pos_;
   pos_ = end_ = 0;
   while (true) {
-    const ssize_t n = ::read(fd_, buf_, sizeof(buf_));
+    const ssize_t n = ::read(fd_.get(), buf_, sizeof(buf_));
     if (n < 0) {
       if (errno == EINTR) continue;
       return ReadError("read", path_, errno);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/fd.h"
 #include "common/status.h"
 
 namespace netqos::checkpoint {
@@ -29,18 +30,18 @@ class JournalLines {
   JournalLines& operator=(JournalLines&&) = delete;
   JournalLines(const JournalLines&) = delete;
   JournalLines& operator=(const JournalLines&) = delete;
-  ~JournalLines();
+  ~JournalLines() = default;
 
   // The next line into *line; false at the end of the file. Errors name the file.
   Result<bool> Next(Line* line);
 
  private:
-  JournalLines(std::string path, int fd, uint64_t size, size_t max_line_bytes)
-      : path_(std::move(path)), fd_(fd), size_(size), max_line_bytes_(max_line_bytes) {}
+  JournalLines(std::string path, Fd fd, uint64_t size, size_t max_line_bytes)
+      : path_(std::move(path)), fd_(std::move(fd)), size_(size), max_line_bytes_(max_line_bytes) {}
   Status Fill();
 
   std::string path_;
-  int fd_ = -1;
+  Fd fd_;
   uint64_t size_ = 0;  // from fstat at Open; Load runs before anything appends
   size_t max_line_bytes_ = 0;
   uint64_t offset_ = 0;  // file offset of buf_[pos_]

@@ -11,6 +11,8 @@
 #include <optional>
 #include <vector>
 
+#include "common/durable_file.h"
+#include "common/fd.h"
 #include "common/log_value.h"
 #include "core/constants.h"
 
@@ -51,50 +53,23 @@ Result<CheckpointSet> ListSet(const fs::path& dir) {
   return set;
 }
 
-Status SyncDir(const fs::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Errno("open", dir, errno);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  return rc == 0 ? Status::Ok() : Errno("fsync", dir, err);
-}
-
 // Copies `from` to `to` (0600, replaced if present) and syncs it.
 Status CopySynced(const fs::path& from, const fs::path& to) {
-  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return Errno("open", from, errno);
-  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (out < 0) {
-    int err = errno;
-    ::close(in);
-    return Errno("open", to, err);
-  }
-  Status st = Status::Ok();
+  const Fd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in) return Errno("open", from, errno);
+  const Fd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!out) return Errno("open", to, errno);
   char buf[1 << 16];
   for (;;) {
-    ssize_t n = ::read(in, buf, sizeof(buf));
+    const ssize_t n = ::read(in.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      st = Errno("read", from, errno);
-      break;
-    }
+    if (n < 0) return Errno("read", from, errno);
     if (n == 0) break;
-    for (ssize_t done = 0; done < n;) {
-      ssize_t w = ::write(out, buf + done, static_cast<size_t>(n - done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) {
-        st = Errno("write", to, errno);
-        break;
-      }
-      done += w;
-    }
-    if (!st.ok()) break;
+    NETQOS_RETURN_IF_ERROR(
+        WriteAll(out.get(), std::string_view(buf, static_cast<size_t>(n)), to.string()));
   }
-  if (st.ok() && ::fsync(out) != 0) st = Errno("fsync", to, errno);
-  ::close(in);
-  ::close(out);
-  return st;
+  if (::fsync(out.get()) != 0) return Errno("fsync", to, errno);
+  return Status::Ok();
 }
 
 Status RemoveSet(const CheckpointSet& set, const fs::path& dir, const char* why) {
@@ -114,7 +89,8 @@ bool IsCheckpointSetFile(const std::string& name) {
   const std::string snapshot = core::kCheckpointFileName;
   if (name == snapshot) return true;
   const std::string prefix = snapshot + ".wal.";
-  if (name.size() != prefix.size() + kSegmentDigits || name.compare(0, prefix.size(), prefix) != 0) {
+  if (name.size() != prefix.size() + kSegmentDigits ||
+      name.compare(0, prefix.size(), prefix) != 0) {
     return false;
   }
   return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
@@ -143,16 +119,15 @@ Status SettleCheckpointDirs(const std::string& active_dir, const std::string& ot
     }
     // Theirs is newer, or ours is a copy cut short. Ours goes first; theirs stays whole until
     // the copy is complete.
-    NETQOS_RETURN_IF_ERROR(RemoveSet(ours, active,
-                                     interrupted ? "an interrupted move" : "older than the set moved in"));
+    NETQOS_RETURN_IF_ERROR(RemoveSet(
+        ours, active, interrupted ? "an interrupted move" : "older than the set moved in"));
   }
   fs::create_directories(active, ec);
   if (ec) return Internal("creating checkpoint directory " + active.string() + ": " + ec.message());
   // The marker says "what is here is incomplete" until theirs is gone.
   {
-    int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return Errno("open", marker, errno);
-    ::close(fd);
+    const Fd fd(::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (!fd) return Errno("open", marker, errno);
     NETQOS_RETURN_IF_ERROR(SyncDir(active));
   }
   std::vector<fs::path> copied;

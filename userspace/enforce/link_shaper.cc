@@ -15,6 +15,7 @@
 
 #include "bpf/nic_attach.h"
 #include "common/bounded_file.h"
+#include "common/durable_file.h"
 #include "common/json_depth.h"
 #include "os/netns_exec.h"
 #include "shaping/htb_installer.h"
@@ -125,38 +126,7 @@ Status SaveInstalledLinks(const std::string& path, const std::vector<InstalledLi
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   // Durable before it replaces the old record: a torn record would stop --uninstall halfway.
-  const std::string tmp = path + ".tmp";
-  const std::string text = j.dump(2) + "\n";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Internal("open " + tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      return Internal("write " + tmp + ": " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return Internal("fsync " + tmp + ": " + std::strerror(err));
-  }
-  ::close(fd);
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Internal("rename " + tmp + " to " + path + ": " + ec.message());
-  const std::string dir = std::filesystem::path(path).parent_path().string();
-  if (const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      dfd >= 0) {
-    const int rc = ::fsync(dfd);
-    const int err = errno;
-    ::close(dfd);
-    if (rc != 0) return Internal("fsync " + dir + ": " + std::strerror(err));
-  }
-  return Status::Ok();
+  return ReplaceFileDurably(path, j.dump(2) + "\n");
 }
 
 Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,

@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include "common/fd.h"
+
 namespace netqos::topology {
 
 std::string TrimWhitespace(const std::string& s) {
@@ -16,21 +18,19 @@ std::string TrimWhitespace(const std::string& s) {
 }
 
 std::optional<std::string> ReadSysfsAttr(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
   std::string out;
   char buf[4096];
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
+    ssize_t n = ::read(fd.get(), buf, sizeof(buf));
     if (n < 0) {
       if (errno == EINTR) continue;
-      ::close(fd);
       return std::nullopt;
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
   }
-  ::close(fd);
   return TrimWhitespace(out);
 }
 
