@@ -168,7 +168,8 @@ Result<bpf_link*> AttachCgroupLink(bpf_program* prog, bpf_attach_type attach_typ
   if (!cg) return ErrnoStatus("open(" + cgroup_path + ")", errno);
   bpf_link* link = bpf_program__attach_cgroup(prog, cg.get());
   if (link == nullptr) {
-    return ErrnoStatus("attach " + prog_name + " to cgroup " + cgroup_path, errno);
+    const int err = errno;  // before the message is built
+    return ErrnoStatus("attach " + prog_name + " to cgroup " + cgroup_path, err);
   }
   if (int err = bpf_link__pin(link, link_path.c_str()); err) {
     bpf_link__destroy(link);
