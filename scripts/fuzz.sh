@@ -152,6 +152,11 @@ for name in "${names[@]}"; do
       kill "${pids[@]}" 2>/dev/null || true
     fi
   done
+  # A target's scratch files (fuzz_checkpoint's directory on /dev/shm) are named after its pid;
+  # libFuzzer exits without running destructors, so they are removed here.
+  for pid in "${pids[@]}"; do
+    rm -rf "/dev/shm/netqos-fuzz-$name.$pid" "${TMPDIR:-/tmp}/netqos-fuzz-$name.$pid"
+  done
   # Totals over the jobs (each prints its own final stats).
   stats=$(cat "${logs[@]}" | awk -F': ' '/^stat::number_of_executed_units/ {e += $2}
             /^stat::new_units_added/ {n += $2}
