@@ -68,7 +68,7 @@ TAG=nqb$(( $$ % 1000 ))
 WORK=$(mktemp -d /tmp/netqos-bench.XXXXXX)
 OUT_DIR=$WORK/out
 mkdir -p "$OUT_DIR"
-CGROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+CGROOT=$("$BUILD_DIR/bin/netqosctl" cgroup-mount 2>/dev/null || true)
 kill_cgroup_tree() {  # every process of a cgroup tree, then the tree itself, deepest first
   local dir=$1
   [[ -d $dir ]] || return 0

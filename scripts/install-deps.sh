@@ -11,6 +11,8 @@ PACKAGES=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   # kernel topology: netlink (links, addresses, live notifications)
   libnl-3-dev libnl-route-3-dev
+  # cgroup2 mount table and tree walks
+  libcgroup-dev
   # eBPF dataplane: BPF compiler, skeleton generator, loader library
   libbpf-dev bpftool clang llvm
   # kubelet /pods client (http and https)

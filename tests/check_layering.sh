@@ -7,6 +7,9 @@
 # 2. The OS toolkit (userspace/os) sits just above common/: no other netqos layer in it.
 # 3. No adapter borrows topology discovery's internals: shaping/, bpf/, enforce/ and cgroup/ do
 #    not include topology/ (what they shared from it lives in os/).
+# 4. The CLI and the daemon share only what they both print: ctl/ includes no server side
+#    (grpc/, service/, app/), app/ includes nothing of ctl/, and render/ needs only common/ and the
+#    generated API. userspace/CMakeLists.txt checks that the link lists agree.
 set -euo pipefail
 cd "$(dirname "$0")/../userspace"
 include='^[[:space:]]*#[[:space:]]*include'
@@ -25,5 +28,13 @@ report "userspace/os includes a netqos layer other than common/ and os/" \
      grep -vE '"(os|common)/[a-z_]+\.h"' || true)"
 report "an adapter includes topology/ (shared pieces belong in os/)" \
   "$(grep -nE "$include"'[[:space:]]*"topology/' -- shaping/* bpf/* enforce/* cgroup/* || true)"
+report "ctl/ includes a server-side layer (grpc/, service/ or app/)" \
+  "$(grep -nE "$include"'[[:space:]]*"(grpc|service|app)/' -- ctl/* || true)"
+report "app/ includes ctl/ (what both print lives in render/)" \
+  "$(grep -nE "$include"'[[:space:]]*"ctl/' -- app/* || true)"
+report "render/ includes something other than common/, render/ and the generated API" \
+  "$(grep -nE "$include"'[[:space:]]*"' -- render/* |
+     grep -vE '"(common|render)/[a-z_]+\.h"|"netqos/admin/v1/admin\.pb\.h"' || true)"
 ((failed == 0)) || exit 1
-echo "layering: core is pure; os/ depends on common/ only; no adapter includes topology/"
+echo "layering: core is pure; os/ depends on common/ only; no adapter includes topology/;" \
+  "ctl/ and app/ share only render/"

@@ -8,7 +8,7 @@
 # NIC B lives in a namespace of its own, as in Katalyst's multi-namespace mode: netqosd finds it
 # through --machine-net-ns-dir=$NS_DIR, a private directory holding a bind mount of $NS_B only
 # (the remotes, and whatever else is under /var/run/netns, stay invisible to the daemon).
-# Expects: TAG, WORK, and fail() from the caller.
+# Expects: TAG, WORK, NETQOSCTL (built) and fail() from the caller.
 
 NS_RA=${TAG}-ra NS_B=${TAG}-b NS_RB=${TAG}-rb
 NIC_A=${TAG}a NIC_A_PEER=${TAG}ar NIC_B=${TAG}b NIC_B_PEER=${TAG}br
@@ -16,8 +16,7 @@ IP_A=10.252.1.1 REMOTE_A=10.252.1.2 IP_B=10.252.2.1 REMOTE_B=10.252.2.2
 NS_DIR=$WORK/netns
 BPF_MNT=$WORK/bpf
 PIN_DIR=$BPF_MNT/netqos
-CGROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
-[[ -n $CGROOT ]] || fail "no cgroup2 mount"
+CGROOT=$("$NETQOSCTL" cgroup-mount) || fail "no cgroup2 mount"
 CG_ROOT_NAME=netqos-demo-$TAG      # an extra kubepods root (--addition-cgroup-paths)
 DEMO_CG=$CGROOT/$CG_ROOT_NAME
 PIDS=()                            # every process the demo starts, killed by id on exit

@@ -38,7 +38,7 @@ NS=$TAG-r NIC=${TAG}a PEER=${TAG}p IP=10.250.1.1 REMOTE=10.250.1.2 PORT=15501 PO
 WORK=$(mktemp -d /tmp/netqos-adopt.XXXXXX)
 PIN_DIR=$WORK/bpf/netqos STATE=$WORK/state SOCK_DIR=$WORK/sock LOG=$WORK/netqosd.log
 SOCK=$SOCK_DIR/qrm_network_plugin_static.sock
-CGROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+CGROOT=$("$NETQOSCTL" cgroup-mount) || fail "no cgroup2 mount"
 [[ $CGROOT == /sys/fs/cgroup ]] || fail "cgroup2 is mounted at '$CGROOT', not unified at /sys/fs/cgroup"
 ROOT_NAME=netqos-lab-$TAG
 UID_=lab-1 CID=c0ffee01

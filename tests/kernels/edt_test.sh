@@ -55,7 +55,7 @@ FORWARD_BEFORE=$(cat /proc/sys/net/ipv4/ip_forward)
 WORK=$(mktemp -d /tmp/netqos-edt.XXXXXX)
 PIN_DIR=$WORK/bpf/netqos STATE=$WORK/state SOCK_DIR=$WORK/sock LOG=$WORK/netqosd.log
 SOCK=$SOCK_DIR/qrm_network_plugin_static.sock
-CGROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+CGROOT=$("$NETQOSCTL" cgroup-mount) || fail "no cgroup2 mount"
 [[ $CGROOT == /sys/fs/cgroup ]] || fail "cgroup2 is mounted at '$CGROOT', not unified at /sys/fs/cgroup"
 ROOT_NAME=netqos-edt-$TAG
 UID_=edt-1 CID=c0ffee0e

@@ -1,6 +1,7 @@
 // TestCgroup: a cgroup v2 directory for one test, under the detected cgroup2 mount (or under
 // another TestCgroup). The destructor kills whatever still runs in it and in its descendants,
-// then removes them all, also when the test failed; it never throws.
+// then removes them all, also when the test failed; it never throws. Made with mkdir(2) and
+// cgroup.procs writes: libcgroup cannot do either on v2 (tests/integration/libcgroup_test.cc).
 #pragma once
 
 #include <dirent.h>

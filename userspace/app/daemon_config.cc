@@ -263,7 +263,8 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "netqos: bpf (classify containers' traffic with eBPF, shape --enforce-nics) or "
                  "none (allocation only)");
   app.add_option("--cgroup-root", c.cgroup_root,
-                 "netqos: cgroup v2 mount point (default: detected from /proc/self/mountinfo)");
+                 "netqos: cgroup v2 mount point (default: detected from libcgroup's mount table, as "
+                 "`netqosctl cgroup-mount` prints it)");
   CLI::Option* cgroup_driver_opt =
       app.add_option("--cgroup-driver", cgroup_driver_flag,
                      "netqos: kubelet cgroup driver: cgroupfs or systemd (= --cgroup-type)");

@@ -63,7 +63,7 @@ struct DaemonConfig {
 
   // netqos enforcement flags (eBPF classification + HTB shaping on cgroup v2).
   std::string enforcement = "bpf";  // "bpf" or "none" (allocation only)
-  std::string cgroup_root;          // "" = detect from /proc/self/mountinfo at startup
+  std::string cgroup_root;          // "" = detect at startup (cgroup/mount_detect.h)
   // (cgroup_type above is also set by --cgroup-driver.)
   // Where the node's pods come from (cgroup/pod_source.h): "cri", the container runtime's socket
   // (no cluster credential), or "kubelet", its GET /pods (needs nodes/proxy; opt-in).

@@ -8,7 +8,7 @@
 #include "app/logging.h"
 #include "app/topology_setup.h"
 #include "core/policy.h"
-#include "ctl/topology_view.h"
+#include "render/topology_view.h"
 #include "grpc/admin_service.h"
 
 namespace netqos::app {
@@ -53,7 +53,7 @@ int PrintTopology(const DaemonConfig& config) {
   ::netqos::admin::v1::GetTopologyResponse resp;
   resp.set_source(choice->description);
   grpcadapter::FillTopology(view, &resp);
-  ctl::PrintTopology(resp, config.json, std::cout);
+  render::PrintTopology(resp, config.json, std::cout);
   if (report && !config.json) {
     std::cout << "\nlinks not counted as NICs:\n";
     for (const auto& link : report->links) {

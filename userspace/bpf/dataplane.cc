@@ -136,43 +136,36 @@ bool SockoptCanWalkAncestors() {
 // The link of `prog` at `attach_type` of the cgroup, pinned at link_path: the program is swapped
 // into an existing pinned link (the old program keeps running until the swap, so no packet goes
 // unclassified), or a new link is attached and pinned.
-Result<bpf_link*> AttachCgroupLink(bpf_program* prog, bpf_attach_type attach_type,
+Result<BpfLinkPtr> AttachCgroupLink(bpf_program* prog, bpf_attach_type attach_type,
                                    const std::string& link_path, const std::string& cgroup_path,
                                    uint64_t cgroup_id) {
   const std::string prog_name = bpf_program__name(prog);
   if (Exists(link_path)) {
-    bpf_link* link = bpf_link__open(link_path.c_str());
-    if (link == nullptr) return ErrnoStatus("bpf_link__open(" + link_path + ")", errno);
+    BpfLinkPtr link(bpf_link__open(link_path.c_str()));
+    if (!link) return ErrnoStatus("bpf_link__open(" + link_path + ")", errno);
     bpf_link_info info{};
     uint32_t len = sizeof(info);
-    int err = bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len);
-    if (err) {
-      bpf_link__destroy(link);
-      return ErrnoStatus("bpf_obj_get_info_by_fd(" + link_path + ")", err);
-    }
+    int err = bpf_obj_get_info_by_fd(bpf_link__fd(link.get()), &info, &len);
+    if (err) return ErrnoStatus("bpf_obj_get_info_by_fd(" + link_path + ")", err);
     if (info.type == BPF_LINK_TYPE_CGROUP && info.cgroup.cgroup_id == cgroup_id &&
         info.cgroup.attach_type == static_cast<uint32_t>(attach_type)) {
-      err = bpf_link__update_program(link, prog);
-      if (err) {
-        bpf_link__destroy(link);
-        return ErrnoStatus("bpf_link__update_program(" + link_path + ")", err);
-      }
+      err = bpf_link__update_program(link.get(), prog);
+      if (err) return ErrnoStatus("bpf_link__update_program(" + link_path + ")", err);
       return link;
     }
     // Our own link, but for another cgroup or defunct (its cgroup was removed): replace it.
-    bpf_link_detach(bpf_link__fd(link));
-    bpf_link__destroy(link);
+    bpf_link_detach(bpf_link__fd(link.get()));
+    link.reset();
     NETQOS_RETURN_IF_ERROR(Unlink(link_path));
   }
   const Fd cg(::open(cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!cg) return ErrnoStatus("open(" + cgroup_path + ")", errno);
-  bpf_link* link = bpf_program__attach_cgroup(prog, cg.get());
-  if (link == nullptr) {
+  BpfLinkPtr link(bpf_program__attach_cgroup(prog, cg.get()));
+  if (!link) {
     const int err = errno;  // before the message is built
     return ErrnoStatus("attach " + prog_name + " to cgroup " + cgroup_path, err);
   }
-  if (int err = bpf_link__pin(link, link_path.c_str()); err) {
-    bpf_link__destroy(link);
+  if (int err = bpf_link__pin(link.get(), link_path.c_str()); err) {
     return ErrnoStatus("bpf_link__pin(" + link_path + ")", err);
   }
   return link;
@@ -200,14 +193,14 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
   dp->pin_dir_ = options.pin_dir;
 
   bpf_object_open_opts opts = OpenOpts(dp->pin_dir_);
-  dp->skel_ = netqos_cgroup__open_opts(&opts);
-  if (dp->skel_ == nullptr) return ErrnoStatus("open BPF object netqos_cgroup", errno);
+  dp->skel_.reset(netqos_cgroup__open_opts(&opts));
+  if (!dp->skel_) return ErrnoStatus("open BPF object netqos_cgroup", errno);
   dp->sockopt_flat_ = !SockoptCanWalkAncestors();
   bpf_program__set_autoload(dp->skel_->progs.netqos_sockopt, !dp->sockopt_flat_);
   bpf_program__set_autoload(dp->skel_->progs.netqos_sockopt_flat, dp->sockopt_flat_);
 
   NETQOS_RETURN_IF_ERROR(CheckPinnedLayouts(dp->skel_->obj));
-  if (int err = netqos_cgroup__load(dp->skel_); err) {
+  if (int err = netqos_cgroup__load(dp->skel_.get()); err) {
     return ErrnoStatus("load BPF object netqos_cgroup (pin dir " + dp->pin_dir_ + ")", err);
   }
 
@@ -242,13 +235,11 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
   return dp;
 }
 
-Dataplane::~Dataplane() {
-  // Closing our fds never detaches: the link and maps stay pinned in pin_dir_.
-  for (bpf_link* link : {egress_link_, rx_link_, sockopt_link_}) {
-    if (link != nullptr) bpf_link__destroy(link);
-  }
-  if (skel_ != nullptr) netqos_cgroup__destroy(skel_);
+void Dataplane::SkeletonDeleter::operator()(netqos_cgroup* skel) const {
+  netqos_cgroup__destroy(skel);
 }
+
+Dataplane::~Dataplane() = default;
 
 Status Dataplane::Uninstall(const std::string& pin_dir) {
   for (const char* link :

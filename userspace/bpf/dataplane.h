@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "bpf/cgroup_id.h"  // CgroupIdOf
+#include "bpf/libbpf_ptr.h"
 #include "bpf/map_migration.h"
 #include "bpf/pinned_maps.h"  // map names, ABI checks, Counters, the readers shared with netqosctl
 #include "common/status.h"
 #include "netqos_abi.h"
 
-struct bpf_link;
 struct netqos_cgroup;
 
 namespace netqos::bpf {
@@ -85,11 +85,17 @@ class Dataplane {
  private:
   Dataplane() = default;
 
+  struct SkeletonDeleter {
+    void operator()(netqos_cgroup* skel) const;
+  };
+
   std::string pin_dir_;
-  netqos_cgroup* skel_ = nullptr;
-  bpf_link* egress_link_ = nullptr;
-  bpf_link* rx_link_ = nullptr;
-  bpf_link* sockopt_link_ = nullptr;
+  // Declared before the links, so the links are closed first. Closing never detaches: the links
+  // and maps stay pinned in pin_dir_.
+  std::unique_ptr<netqos_cgroup, SkeletonDeleter> skel_;
+  BpfLinkPtr egress_link_;
+  BpfLinkPtr rx_link_;
+  BpfLinkPtr sockopt_link_;
   bool sockopt_flat_ = false;
   MigrationReport migration_;
 };

@@ -13,16 +13,12 @@
 #include <memory>
 #include <utility>
 
+#include "bpf/libbpf_ptr.h"
 #include "common/errno_status.h"
 #include "common/fd.h"
 
 namespace netqos::bpf {
 namespace {
-
-struct BtfDeleter {
-  void operator()(btf* b) const { btf__free(b); }
-};
-using BtfPtr = std::unique_ptr<btf, BtfDeleter>;
 
 struct Member {
   std::string name;

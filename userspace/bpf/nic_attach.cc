@@ -306,21 +306,21 @@ Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOption
   open_opts.sz = sizeof(open_opts);
   open_opts.pin_root_path = options.pin_dir.c_str();
   std::unique_ptr<NicPrograms> p(new NicPrograms());
-  p->skel_ = netqos_nic__open_opts(&open_opts);
-  if (p->skel_ == nullptr) return ErrnoStatus("open BPF object netqos_nic", errno);
+  p->skel_.reset(netqos_nic__open_opts(&open_opts));
+  if (!p->skel_) return ErrnoStatus("open BPF object netqos_nic", errno);
   p->skel_->rodata->cfg_redirect_to_ifb = options.ifb_ifindex != 0 ? 1 : 0;
   p->skel_->rodata->cfg_redirect_unclassified = options.redirect_unclassified ? 1 : 0;
   p->skel_->rodata->cfg_edt = options.edt ? 1 : 0;
   if (options.edt_horizon_ns != 0) p->skel_->rodata->cfg_edt_horizon_ns = options.edt_horizon_ns;
-  if (int err = netqos_nic__load(p->skel_); err) {
+  if (int err = netqos_nic__load(p->skel_.get()); err) {
     return ErrnoStatus("load BPF object netqos_nic (pin dir " + options.pin_dir + ")", err);
   }
   return p;
 }
 
-NicPrograms::~NicPrograms() {
-  if (skel_ != nullptr) netqos_nic__destroy(skel_);
-}
+void NicPrograms::SkeletonDeleter::operator()(netqos_nic* skel) const { netqos_nic__destroy(skel); }
+
+NicPrograms::~NicPrograms() = default;
 
 int NicPrograms::IngressFd() const { return bpf_program__fd(skel_->progs.netqos_ingress); }
 int NicPrograms::EgressFd() const { return bpf_program__fd(skel_->progs.netqos_nic_tx); }

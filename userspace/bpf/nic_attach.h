@@ -81,8 +81,11 @@ class NicPrograms {
   int EgressFd() const;
 
  private:
+  struct SkeletonDeleter {
+    void operator()(netqos_nic* skel) const;
+  };
   NicPrograms() = default;
-  netqos_nic* skel_ = nullptr;
+  std::unique_ptr<netqos_nic, SkeletonDeleter> skel_;
 };
 
 // Loads a fresh instance of the programs, creates the clsact qdisc if missing and attaches

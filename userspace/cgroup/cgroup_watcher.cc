@@ -1,9 +1,7 @@
 #include "cgroup/cgroup_watcher.h"
 
 #include <dirent.h>
-#include <poll.h>
 #include <spdlog/spdlog.h>
-#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,12 +9,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <system_error>
 #include <thread>
 #include <vector>
+
+#include "os/inotify_watch.h"
 
 namespace netqos::cgroup {
 namespace {
@@ -37,11 +36,10 @@ std::string Parent(const std::string& path) {
   return path.substr(0, slash);
 }
 
-std::string MaxUserWatches() {
-  std::ifstream in("/proc/sys/fs/inotify/max_user_watches");
-  std::string v;
-  if (!(in >> v)) return "unknown";
-  return v;
+// A directory that vanished (ENOENT) or was replaced by a file (ENOTDIR) before its watch was
+// added: nothing to watch, not an error.
+bool GoneAgain(const Status& s) {
+  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument;
 }
 
 // Subdirectory names of `dir` (empty when it cannot be read, e.g. it is already gone).
@@ -75,24 +73,10 @@ class CgroupWatcher::Impl {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   }
 
-  ~Impl() {
-    Stop();
-    if (inotify_fd_ >= 0) ::close(inotify_fd_);
-    if (stop_fd_ >= 0) ::close(stop_fd_);
-  }
+  ~Impl() { Stop(); }
 
   Status Start() {
-    inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (inotify_fd_ < 0) {
-      const int err = errno;
-      if (err == EMFILE) {
-        return ResourceExhausted(
-            "inotify_init1: too many inotify instances (fs.inotify.max_user_instances)");
-      }
-      return Unavailable(std::string("inotify_init1: ") + std::strerror(err));
-    }
-    stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (stop_fd_ < 0) return Unavailable(std::string("eventfd: ") + std::strerror(errno));
+    NETQOS_ASSIGN_OR_RETURN(watch_, os::InotifyWatch::Create());
     if (IsDirectory(root_)) {
       NETQOS_RETURN_IF_ERROR(AddTree(root_, /*report_self=*/false, options_.report_existing));
     } else {
@@ -108,11 +92,7 @@ class CgroupWatcher::Impl {
 
   void Stop() {
     if (!thread_.joinable()) return;
-    const uint64_t one = 1;
-    if (::write(stop_fd_, &one, sizeof(one)) != sizeof(one)) {
-      spdlog::error("cgroup watcher: cannot signal stop, root={} err={}", root_,
-                    std::strerror(errno));
-    }
+    watch_->Wake();
     thread_.join();
   }
 
@@ -122,17 +102,9 @@ class CgroupWatcher::Impl {
   // IN_CREATE event is reported once.
   Status AddTree(const std::string& dir, bool report_self, bool report_children) {
     if (known_.count(dir) != 0) return Status::Ok();
-    const int wd = ::inotify_add_watch(inotify_fd_, dir.c_str(), kTreeMask);
-    if (wd < 0) {
-      const int err = errno;
-      if (err == ENOENT || err == ENOTDIR) return Status::Ok();  // gone again already
-      if (err == ENOSPC) {
-        return ResourceExhausted("inotify_add_watch(" + dir +
-                                 "): ENOSPC: out of inotify watches (fs.inotify.max_user_watches=" +
-                                 MaxUserWatches() + "); raise it with sysctl");
-      }
-      return Unavailable("inotify_add_watch(" + dir + "): " + std::strerror(err));
-    }
+    auto added = watch_->Add(dir, kTreeMask);
+    if (!added.ok()) return GoneAgain(added.status()) ? Status::Ok() : added.status();
+    const int wd = *added;
     known_[dir] = wd;
     wd_to_path_[wd] = dir;
     if (report_self && callbacks_.on_created) callbacks_.on_created(dir);
@@ -154,7 +126,7 @@ class CgroupWatcher::Impl {
     for (const auto& path : gone) {
       const int wd = known_[path];
       known_.erase(path);
-      if (unwatch) ::inotify_rm_watch(inotify_fd_, wd);  // moved away: the inode lives on
+      if (unwatch) watch_->Remove(wd);  // moved away: the inode lives on
       if (path != root_ && callbacks_.on_removed) callbacks_.on_removed(path);
     }
   }
@@ -164,7 +136,7 @@ class CgroupWatcher::Impl {
   Status WaitForRoot() {
     for (;;) {
       if (ancestor_wd_ >= 0) {
-        ::inotify_rm_watch(inotify_fd_, ancestor_wd_);
+        watch_->Remove(ancestor_wd_);
         ancestor_wd_ = -1;
       }
       if (IsDirectory(root_)) return AddTree(root_, false, /*report_children=*/true);
@@ -172,19 +144,12 @@ class CgroupWatcher::Impl {
       while (!IsDirectory(ancestor) && ancestor != "/" && ancestor != ".") {
         ancestor = Parent(ancestor);
       }
-      const int wd = ::inotify_add_watch(inotify_fd_, ancestor.c_str(), kAncestorMask);
-      if (wd < 0) {
-        const int err = errno;
-        if (err == ENOENT || err == ENOTDIR) continue;  // the ancestor vanished; look again
-        if (err == ENOSPC) {
-          return ResourceExhausted("inotify_add_watch(" + ancestor +
-                                   "): ENOSPC: out of inotify watches "
-                                   "(fs.inotify.max_user_watches=" +
-                                   MaxUserWatches() + ")");
-        }
-        return Unavailable("inotify_add_watch(" + ancestor + "): " + std::strerror(err));
+      auto added = watch_->Add(ancestor, kAncestorMask);
+      if (!added.ok()) {
+        if (GoneAgain(added.status())) continue;  // the ancestor vanished; look again
+        return added.status();
       }
-      ancestor_wd_ = wd;
+      ancestor_wd_ = *added;
       // Did a deeper ancestor (or the root) appear before the watch was in place?
       std::string deeper = Parent(root_);
       while (deeper != ancestor && !IsDirectory(deeper)) deeper = Parent(deeper);
@@ -257,42 +222,23 @@ class CgroupWatcher::Impl {
     }
   }
 
-  void ReadEvents() {
-    alignas(inotify_event) char buf[64 * 1024];
-    for (;;) {
-      const ssize_t n = ::read(inotify_fd_, buf, sizeof(buf));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN) Report(Unavailable(std::string("read(inotify): ") + std::strerror(errno)));
-        return;
-      }
-      if (n == 0) return;
-      for (ssize_t off = 0; off < n;) {
-        const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
-        try {
-          Handle(*ev);
-        } catch (const std::exception& e) {
-          Report(Internal(std::string("cgroup watcher event: ") + e.what()));
-        } catch (...) {
-          Report(Internal("cgroup watcher event: unknown exception"));
-        }
-        off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-      }
-    }
-  }
-
   void Run() {
     try {
       for (;;) {
-        pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
-        const int r = ::poll(fds, 2, -1);
-        if (r < 0) {
-          if (errno == EINTR) continue;
-          Report(Unavailable(std::string("poll: ") + std::strerror(errno)));
+        auto outcome = watch_->Wait(std::chrono::milliseconds(-1), [this](const inotify_event& ev) {
+          try {
+            Handle(ev);
+          } catch (const std::exception& e) {
+            Report(Internal(std::string("cgroup watcher event: ") + e.what()));
+          } catch (...) {
+            Report(Internal("cgroup watcher event: unknown exception"));
+          }
+        });
+        if (!outcome.ok()) {
+          Report(Unavailable(outcome.status().message()));
           return;
         }
-        if (fds[0].revents != 0) return;
-        if (fds[1].revents != 0) ReadEvents();
+        if (*outcome == os::InotifyWatch::Outcome::kWoken) return;
       }
     } catch (const std::exception& e) {
       spdlog::error("cgroup watcher thread stopped: root={} err={}", root_, e.what());
@@ -304,8 +250,7 @@ class CgroupWatcher::Impl {
   std::string root_;
   CgroupWatcherCallbacks callbacks_;
   CgroupWatcherOptions options_;
-  int inotify_fd_ = -1;
-  int stop_fd_ = -1;
+  std::unique_ptr<os::InotifyWatch> watch_;
   int ancestor_wd_ = -1;
   std::map<std::string, int> known_;       // watched directory -> its watch
   std::map<int, std::string> wd_to_path_;  // watch -> directory

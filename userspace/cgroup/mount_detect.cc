@@ -1,5 +1,7 @@
 #include "cgroup/mount_detect.h"
 
+#include "cgroup/cgroup_library.h"
+
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -55,16 +57,27 @@ Result<std::string> FindCgroup2Mount(const std::string& mountinfo_text) {
     MountEntry e;
     if (ParseLine(line, &e) && e.fstype == "cgroup2") found.push_back(e.mount_point);
   }
-  if (found.empty()) return NotFound("no cgroup2 filesystem is mounted (none in mountinfo)");
+  return PreferredCgroup2Mount(found, "mountinfo");
+}
+
+Result<std::string> PreferredCgroup2Mount(const std::vector<std::string>& mounts,
+                                          const std::string& source) {
+  if (mounts.empty()) return NotFound("no cgroup2 filesystem is mounted (none in " + source + ")");
   for (const char* preferred : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
-    for (const auto& m : found) {
+    for (const auto& m : mounts) {
       if (m == preferred) return m;
     }
   }
-  return found.front();
+  return mounts.front();
 }
 
 Result<std::string> DetectCgroup2Mount() {
+  auto listed = ListLibcgroupCgroup2Mounts();
+  if (listed.ok() && !listed->empty()) {
+    std::vector<std::string> paths;
+    for (const auto& m : *listed) paths.push_back(m.path);
+    return PreferredCgroup2Mount(paths, "libcgroup's mount table");
+  }
   const std::string path = "/proc/self/mountinfo";
   std::ifstream in(path);
   if (!in) return Unavailable("cannot read " + path);

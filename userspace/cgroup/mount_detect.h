@@ -1,8 +1,10 @@
-// Finds where the cgroup v2 (unified) hierarchy is mounted, from /proc/self/mountinfo: at
-// /sys/fs/cgroup on unified hosts, at e.g. /sys/fs/cgroup/unified on hybrid (v1 + v2) hosts.
+// Finds where the cgroup v2 (unified) hierarchy is mounted: at /sys/fs/cgroup on unified hosts,
+// at e.g. /sys/fs/cgroup/unified on hybrid (v1 + v2) hosts. The one answer every part of netqos
+// uses (the daemon, netqosctl, the tests; scripts ask `netqosctl cgroup-mount`).
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -13,7 +15,14 @@ namespace netqos::cgroup {
 // No cgroup2 mount gives NotFound.
 Result<std::string> FindCgroup2Mount(const std::string& mountinfo_text);
 
-// FindCgroup2Mount over /proc/self/mountinfo.
+// Picks among cgroup2 mount points: /sys/fs/cgroup, then /sys/fs/cgroup/unified, then the first.
+// None is NotFound.
+Result<std::string> PreferredCgroup2Mount(const std::vector<std::string>& mounts,
+                                          const std::string& source);
+
+// The mount from libcgroup's mount table (cgroup/cgroup_library.h); when libcgroup lists none (a
+// v2 hierarchy with no controllers is invisible to it), FindCgroup2Mount over
+// /proc/self/mountinfo.
 Result<std::string> DetectCgroup2Mount();
 
 // Decodes the octal escapes the kernel writes in mountinfo paths ("\040" -> ' ').

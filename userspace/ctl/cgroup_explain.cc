@@ -3,7 +3,7 @@
 #include <regex>
 
 #include "ctl/class_rows.h"
-#include "ctl/table.h"
+#include "render/table.h"
 
 namespace netqos::ctl {
 using Json = nlohmann::json;
@@ -185,7 +185,7 @@ void PrintCgroup(const CgroupFacts& f, const Explanation& why, std::ostream& out
                         " pkts, rx " + std::to_string(c.rx_bytes) + " B / " +
                         std::to_string(c.rx_packets) + " pkts, drops " + std::to_string(c.drops));
   }
-  PrintKeyValues(kv, out);
+  render::PrintKeyValues(kv, out);
   out << "why:\n";
   for (const auto& r : why.reasons) out << "  - " << r << "\n";
 }

@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "ctl/table.h"
+#include "render/table.h"
 
 namespace netqos::ctl {
 namespace admin = ::netqos::admin::v1;
@@ -283,7 +283,7 @@ void PrintClasses(const ClassRows& rows, const ClassSources& sources, std::ostre
     }
     out << "\n";
   } else {
-    Table t({"CGROUP", "POD/CONTAINER", "QOS", "CLASSID", "HTB", "CAP", "NIC", "TX/RX",
+    render::Table t({"CGROUP", "POD/CONTAINER", "QOS", "CLASSID", "HTB", "CAP", "NIC", "TX/RX",
              "DROPS TX/RX", "STATE"});
     for (const auto& r : rows.containers) {
       std::string cap = "-";
@@ -306,7 +306,7 @@ void PrintClasses(const ClassRows& rows, const ClassSources& sources, std::ostre
   }
   if (!rows.classes.empty()) {
     out << "\n";
-    Table c({"CLASSID", "TX BYTES", "TX PKTS", "RX BYTES", "RX PKTS", "DROPS TX/RX"});
+    render::Table c({"CLASSID", "TX BYTES", "TX PKTS", "RX BYTES", "RX PKTS", "DROPS TX/RX"});
     for (const auto& [id, k] : rows.classes) {
       c.AddRow({std::to_string(id), HumanCount(k.tx_bytes), HumanCount(k.tx_packets),
                 HumanCount(k.rx_bytes), HumanCount(k.rx_packets), DropsText(ClassDrops(rows, id))});

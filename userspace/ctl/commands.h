@@ -62,5 +62,7 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir, const TopFlags& f
 // target: a cgroup directory (absolute, or relative to the cgroup2 mount) or a cgroup id.
 int CmdCgroup(const GlobalOptions& g, const std::string& pin_dir, const std::string& target,
               std::ostream& out, std::ostream& err);
+// Prints the cgroup2 mount point netqos uses (the daemon detects it the same way).
+int CmdCgroupMount(std::ostream& out, std::ostream& err);
 
 }  // namespace netqos::ctl

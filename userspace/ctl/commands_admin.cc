@@ -4,8 +4,8 @@
 #include "ctl/commands.h"
 #include "ctl/ctl.h"
 #include "ctl/render.h"
-#include "ctl/table.h"
-#include "ctl/topology_view.h"
+#include "render/table.h"
+#include "render/topology_view.h"
 #include "netqos/admin/v1/admin.grpc.pb.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
 #include "resourceplugin/v1alpha1/api.grpc.pb.h"
@@ -66,7 +66,7 @@ int CmdAllocations(const GlobalOptions& g, std::ostream& out, std::ostream& err)
     out << "no allocations\n";
     return kExitOk;
   }
-  Table t(
+  render::Table t(
       {"POD", "UID", "CONTAINER", "TYPE", "QOS", "NIC", "EGRESS", "INGRESS", "NUMA", "CLASSID"});
   for (const auto& a : resp.allocations()) {
     t.AddRow({a.pod_namespace() + "/" + a.pod_name(), a.pod_uid(), Or(a.container_name(), "<pod>"),
@@ -86,7 +86,7 @@ int CmdTopology(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
   admin::GetTopologyResponse resp;
   auto s = stub->GetTopology(&ctx, admin::GetTopologyRequest{}, &resp);
   if (!s.ok()) return ReportRpcError("GetTopology", s, err);
-  PrintTopology(resp, g.json, out);
+  render::PrintTopology(resp, g.json, out);
   return kExitOk;
 }
 
@@ -148,7 +148,7 @@ int CmdCapacity(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
 
-  Table t({"NIC", "SPEED", "NUMA", "SOCKET", "HEALTHY", "CAPACITY", "RESERVED", "ALLOCATABLE",
+  render::Table t({"NIC", "SPEED", "NUMA", "SOCKET", "HEALTHY", "CAPACITY", "RESERVED", "ALLOCATABLE",
            "ALLOCATED", "FREE", "CONTAINERS"});
   for (const auto& n : cap.nics()) {
     const auto& e = n.egress();
@@ -170,7 +170,7 @@ int CmdCapacity(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
     out << "\nreported to the kubelet: allocatable "
         << NumberText(kubelet->aggregated_allocatable_quantity()) << " / capacity "
         << NumberText(kubelet->aggregated_capacity_quantity()) << " Mbps\n";
-    Table k({"NIC", "SOCKET", "ALLOCATABLE", "CAPACITY"});
+    render::Table k({"NIC", "SOCKET", "ALLOCATABLE", "CAPACITY"});
     const auto& a = kubelet->topology_aware_allocatable_quantity_list();
     const auto& c = kubelet->topology_aware_capacity_quantity_list();
     for (int idx = 0; idx < a.size(); ++idx) {
@@ -209,7 +209,7 @@ int CmdPluginInfo(const GlobalOptions& g, std::ostream& out, std::ostream& err) 
         << "\n";
     return kExitOk;
   }
-  PrintKeyValues({{"type", info.type()},
+  render::PrintKeyValues({{"type", info.type()},
                   {"name", info.name()},
                   {"endpoint", Or(info.endpoint(), "(empty: the socket itself)")},
                   {"supported_versions", Or(versions_text)}},

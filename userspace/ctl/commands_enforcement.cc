@@ -1,18 +1,18 @@
-// The enforcement subcommands: status, classes, top, cgroup. Each asks the daemon (admin RPCs) and
-// reads the pinned maps directly (bpf/pinned_maps.h), and works with whichever side answers.
+// The enforcement subcommands: status, classes, top, cgroup, cgroup-mount. Most ask the daemon
+// (admin RPCs) and read the pinned maps directly (bpf/pinned_maps.h), and work with whichever
+// side answers.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "bpf/cgroup_id.h"
 #include "bpf/pinned_maps.h"
+#include "cgroup/cgroup_library.h"
+#include "cgroup/mount_detect.h"
 #include "ctl/cgroup_explain.h"
 #include "ctl/class_rows.h"
 #include "ctl/commands.h"
@@ -29,6 +29,8 @@ using Clock = std::chrono::steady_clock;
 
 // The name joins and status must not stall a refreshing `top` for the full --timeout.
 constexpr double kQuickTimeoutSeconds = 3;
+// A node has thousands of cgroups, not millions: the walk for an id stops here.
+constexpr size_t kMaxCgroupWalk = 1000000;
 
 template <typename Response, typename Call>
 std::optional<Response> TryRpc(const GlobalOptions& g, double timeout, const char* rpc, Call call,
@@ -96,33 +98,21 @@ bool ReadPinned(const bpf::PinnedMaps& maps, PinnedSnapshot* snap, std::string* 
   return true;
 }
 
-// The cgroup2 mount point (from /proc/self/mounts), "" if there is none.
+// The cgroup2 mount point netqos uses (cgroup/mount_detect.h), "" if there is none.
 std::string Cgroup2Mount() {
-  std::ifstream in("/proc/self/mounts");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream f(line);
-    std::string dev, dir, type;
-    if (f >> dev >> dir >> type && type == "cgroup2") return dir;
-  }
-  return "";
+  auto mount = cgroup::DetectCgroup2Mount();
+  return mount.ok() ? *mount : std::string();
 }
 
 // The directory under `root` whose inode is `id`, "" if none (bounded walk).
 std::string FindCgroupById(const std::string& root, uint64_t id) {
-  namespace fs = std::filesystem;
-  struct stat st {};
-  if (::stat(root.c_str(), &st) == 0 && st.st_ino == id) return root;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
-  size_t seen = 0;
-  for (; !ec && it != fs::recursive_directory_iterator() && seen < 1000000; it.increment(ec)) {
-    ++seen;
-    std::error_code dir_ec;
-    if (!it->is_directory(dir_ec) || it->is_symlink(dir_ec)) continue;
-    if (::stat(it->path().c_str(), &st) == 0 && st.st_ino == id) return it->path().string();
-  }
-  return "";
+  std::string found;
+  (void)cgroup::WalkCgroupDirs(root, kMaxCgroupWalk, [&](const std::string& dir) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0 && st.st_ino == id) found = dir;
+    return found.empty();
+  });
+  return found;
 }
 
 bool IsTerminal(const std::ostream& out) {
@@ -293,6 +283,16 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
     out.flush();
     before = std::move(after);
   }
+  return kExitOk;
+}
+
+int CmdCgroupMount(std::ostream& out, std::ostream& err) {
+  auto mount = cgroup::DetectCgroup2Mount();
+  if (!mount.ok()) {
+    err << "netqosctl: " << mount.status().message() << "\n";
+    return kExitRpcError;
+  }
+  out << *mount << "\n";
   return kExitOk;
 }
 

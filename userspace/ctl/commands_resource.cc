@@ -8,7 +8,7 @@
 #include "ctl/commands.h"
 #include "ctl/ctl.h"
 #include "ctl/render.h"
-#include "ctl/table.h"
+#include "render/table.h"
 #include "resourceplugin/v1alpha1/api.grpc.pb.h"
 
 namespace netqos::ctl {
@@ -138,7 +138,7 @@ void PrintAllocation(const Resp& r, std::ostream& out) {
       if (!hints.empty()) hints += " ";
       hints += NodesText(h) + (h.preferred() ? " (preferred)" : "");
     }
-    PrintKeyValues(
+    render::PrintKeyValues(
         {{"resource", name},
          {"allocated", NumberText(info.allocated_quantity()) + " Mbps"},
          {"numa nodes", info.allocation_result().empty() ? "-" : info.allocation_result()},
@@ -146,7 +146,7 @@ void PrintAllocation(const Resp& r, std::ostream& out) {
         out);
     if (!info.annotations().empty()) {
       out << "annotations:\n";
-      Table t({"KEY", "VALUE"});
+      render::Table t({"KEY", "VALUE"});
       std::map<std::string, std::string> sorted(info.annotations().begin(),
                                                 info.annotations().end());
       for (const auto& [k, v] : sorted) t.AddRow({k, v.empty() ? "\"\"" : v});
@@ -307,7 +307,7 @@ int CmdTopologyAware(const GlobalOptions& g, const std::string& pod_uid,
   }
   out << "pod " << resp.pod_namespace() << "/" << resp.pod_name() << " uid=" << resp.pod_uid()
       << " container=" << c.container_name() << "\n";
-  Table t({"RESOURCE", "QUANTITY", "NIC", "NODE", "LEVEL", "TYPE", "ANNOTATIONS"});
+  render::Table t({"RESOURCE", "QUANTITY", "NIC", "NODE", "LEVEL", "TYPE", "ANNOTATIONS"});
   for (const auto& [name, r] : resources) {
     if (r->topology_aware_quantity_list_size() == 0) {
       t.AddRow({name, NumberText(r->aggregated_quantity()), "-", "-", "-", "-", "-"});
@@ -339,7 +339,7 @@ int CmdOptions(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
         << "\n";
     return kExitOk;
   }
-  PrintKeyValues({{"pre_start_required", b(resp.pre_start_required())},
+  render::PrintKeyValues({{"pre_start_required", b(resp.pre_start_required())},
                   {"with_topology_alignment", b(resp.with_topology_alignment())},
                   {"need_reconcile", b(resp.need_reconcile())}},
                  out);

@@ -94,6 +94,9 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
   add_pin_dir(cgroup);
   cgroup->add_option("target", cgroup_target, "cgroup directory or cgroup id")->required();
 
+  auto* cgroup_mount = app.add_subcommand(
+      "cgroup-mount", "print the cgroup2 mount point (found the way netqosd finds it)");
+
   std::string ta_uid;
   std::string ta_container;
   auto* topo = app.add_subcommand("topology-aware",
@@ -121,6 +124,7 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
   if (classes->parsed()) return CmdClasses(g, pin_dir, out, err);
   if (top->parsed()) return CmdTop(g, pin_dir, top_flags, out, err);
   if (cgroup->parsed()) return CmdCgroup(g, pin_dir, cgroup_target, out, err);
+  if (cgroup_mount->parsed()) return CmdCgroupMount(out, err);
   if (hints->parsed()) return CmdHints(g, hints_flags, out, err);
   if (allocate->parsed()) return CmdAllocate(g, alloc_flags, out, err);
   if (remove->parsed()) return CmdRemove(g, remove_uid, out, err);

@@ -7,7 +7,7 @@
 namespace netqos::ctl {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitRpcError = 1;  // also: daemon socket not found
+inline constexpr int kExitRpcError = 1;  // also: daemon socket not found, no cgroup2 mount
 inline constexpr int kExitUsage = 2;
 
 inline constexpr char kDefaultSocket[] =

@@ -4,7 +4,7 @@
 #include <map>
 #include <sstream>
 
-#include "ctl/table.h"
+#include "render/table.h"
 
 namespace netqos::ctl {
 
@@ -95,7 +95,7 @@ void PrintHintsEntry(const rp::ResourceHintsEntry& entry, std::ostream& out) {
   }
   out << entry.key() << ": " << entry.value().hints_size() << " hint"
       << (entry.value().hints_size() == 1 ? "" : "s") << "\n";
-  Table t({"NODES", "PREFERRED"});
+  render::Table t({"NODES", "PREFERRED"});
   for (const auto& h : entry.value().hints()) {
     t.AddRow({NodesText(h), h.preferred() ? "true" : "false"});
   }

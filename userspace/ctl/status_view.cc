@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "common/version.h"
-#include "ctl/table.h"
+#include "render/table.h"
 
 namespace netqos::ctl {
 namespace admin = ::netqos::admin::v1;
@@ -141,7 +141,7 @@ void PrintPins(const bpf::PinDirState& p, const std::string& mode, std::ostream&
     return;
   }
   out << "  pin dir present" << (p.on_bpffs ? " (bpffs)" : " (NOT on a bpffs)") << "\n";
-  Table t({"  MAP", "PRESENT", "ENTRIES", "MAX", "ID", "ERROR"});
+  render::Table t({"  MAP", "PRESENT", "ENTRIES", "MAX", "ID", "ERROR"});
   for (const auto& m : p.maps) {
     t.AddRow({"  " + m.name, m.present ? "yes" : "no", m.counted ? std::to_string(m.entries) : "-",
               m.max_entries ? std::to_string(m.max_entries) : "-",
@@ -244,10 +244,10 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
                                     ? std::string("none")
                                     : std::to_string(e.problems_size()) + " active");
   }
-  PrintKeyValues(kv, out);
+  render::PrintKeyValues(kv, out);
   if (!s.nics().empty()) {
     out << "\n";
-    Table t({"NIC", "SPEED", "HEALTH", "SHAPED"});
+    render::Table t({"NIC", "SPEED", "HEALTH", "SHAPED"});
     for (const auto& n : s.nics()) {
       std::string shaped = n.shaped() ? "yes" : "no";
       if (n.shaped() && !n.shaping_mode().empty()) {
@@ -261,7 +261,7 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
   }
   if (!e.problems().empty()) {
     out << "\n";
-    Table t({"PROBLEM", "SEEN", "MESSAGE"});
+    render::Table t({"PROBLEM", "SEEN", "MESSAGE"});
     for (const auto& p : e.problems()) {
       t.AddRow({p.object(), std::to_string(p.times_seen()), p.message()});
     }

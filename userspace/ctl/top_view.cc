@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "ctl/table.h"
+#include "render/table.h"
 
 namespace netqos::ctl {
 using Json = nlohmann::json;
@@ -183,7 +183,7 @@ void PrintTopFrame(const TopFrame& f, std::ostream& out) {
   if (f.containers.empty()) {
     out << "no containers in the class or counter maps\n";
   } else {
-    Table t({"CGROUP", "POD/CONTAINER", "HTB", "CAP", "TX bit/s", "TX pkt/s", "RX bit/s",
+    render::Table t({"CGROUP", "POD/CONTAINER", "HTB", "CAP", "TX bit/s", "TX pkt/s", "RX bit/s",
              "RX pkt/s", "DROP/s TX/RX", "DROPS TX/RX"});
     for (const auto& c : f.containers) {
       std::string name = "-", htb = "-", cap = "-";
@@ -202,7 +202,7 @@ void PrintTopFrame(const TopFrame& f, std::ostream& out) {
   }
   if (!f.classes.empty()) {
     out << "\n";
-    Table t(
+    render::Table t(
         {"CLASSID", "TX bit/s", "TX pkt/s", "RX bit/s", "RX pkt/s", "DROP/s TX/RX", "DROPS TX/RX"});
     for (const auto& c : f.classes) {
       std::vector<std::string> cells = {std::to_string(c.net_class_id)};

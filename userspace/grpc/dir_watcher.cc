@@ -1,12 +1,5 @@
 #include "grpc/dir_watcher.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <sys/inotify.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 
 namespace netqos::grpcadapter {
@@ -16,34 +9,13 @@ constexpr uint32_t kDirMask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_T
                               IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
 constexpr uint32_t kParentMask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR;
 
-void Drain(int fd) {
-  alignas(inotify_event) char buf[4096];
-  while (::read(fd, buf, sizeof buf) > 0) {
-  }
-}
-
 }  // namespace
 
 Result<std::unique_ptr<DirWatcher>> DirWatcher::Create(std::vector<std::string> dirs) {
-  int ifd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (ifd < 0) return Internal(std::string("inotify_init1: ") + std::strerror(errno));
-  int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (efd < 0) {
-    int err = errno;
-    ::close(ifd);
-    return Internal(std::string("eventfd: ") + std::strerror(err));
-  }
-  std::unique_ptr<DirWatcher> w(new DirWatcher(std::move(dirs), ifd, efd));
+  NETQOS_ASSIGN_OR_RETURN(auto watch, os::InotifyWatch::Create());
+  std::unique_ptr<DirWatcher> w(new DirWatcher(std::move(dirs), std::move(watch)));
   w->Rearm();
   return w;
-}
-
-DirWatcher::DirWatcher(std::vector<std::string> dirs, int inotify_fd, int event_fd)
-    : dirs_(std::move(dirs)), inotify_fd_(inotify_fd), event_fd_(event_fd) {}
-
-DirWatcher::~DirWatcher() {
-  ::close(inotify_fd_);
-  ::close(event_fd_);
 }
 
 void DirWatcher::Rearm() {
@@ -51,28 +23,28 @@ void DirWatcher::Rearm() {
   // every wait is cheap; a missing path (ENOENT) is simply not watched until it reappears, and
   // its parent's watch (or the poll timeout) covers the gap.
   for (const auto& dir : dirs_) {
-    ::inotify_add_watch(inotify_fd_, dir.c_str(), kDirMask);
+    (void)watch_->Add(dir, kDirMask);
     auto parent = std::filesystem::path(dir).parent_path();
-    if (!parent.empty()) ::inotify_add_watch(inotify_fd_, parent.c_str(), kParentMask);
+    if (!parent.empty()) (void)watch_->Add(parent.string(), kParentMask);
   }
 }
 
 DirWatcher::WaitResult DirWatcher::Wait(std::chrono::milliseconds timeout) {
   Rearm();
-  pollfd fds[2] = {{inotify_fd_, POLLIN, 0}, {event_fd_, POLLIN, 0}};
-  int n = ::poll(fds, 2, static_cast<int>(timeout.count()));
-  if (n <= 0) return WaitResult::kTimeout;
-  if (fds[1].revents & POLLIN) {
-    Drain(event_fd_);
-    return WaitResult::kWoken;
+  // A failed poll counts as a timeout: callers re-check on every wake-up anyway.
+  auto outcome = watch_->Wait(timeout, nullptr);
+  if (!outcome.ok()) return WaitResult::kTimeout;
+  switch (*outcome) {
+    case os::InotifyWatch::Outcome::kWoken:
+      return WaitResult::kWoken;
+    case os::InotifyWatch::Outcome::kReady:
+      return WaitResult::kEvent;
+    case os::InotifyWatch::Outcome::kTimeout:
+      break;
   }
-  if (fds[0].revents & POLLIN) Drain(inotify_fd_);
-  return WaitResult::kEvent;
+  return WaitResult::kTimeout;
 }
 
-void DirWatcher::Wake() {
-  uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(event_fd_, &one, sizeof one);
-}
+void DirWatcher::Wake() { watch_->Wake(); }
 
 }  // namespace netqos::grpcadapter

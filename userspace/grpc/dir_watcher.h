@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "common/status.h"
+#include "os/inotify_watch.h"
 
 namespace netqos::grpcadapter {
 
 class DirWatcher {
  public:
   static Result<std::unique_ptr<DirWatcher>> Create(std::vector<std::string> dirs);
-  ~DirWatcher();
   DirWatcher(const DirWatcher&) = delete;
   DirWatcher& operator=(const DirWatcher&) = delete;
 
@@ -28,12 +28,12 @@ class DirWatcher {
   void Wake();
 
  private:
-  DirWatcher(std::vector<std::string> dirs, int inotify_fd, int event_fd);
+  DirWatcher(std::vector<std::string> dirs, std::unique_ptr<os::InotifyWatch> watch)
+      : dirs_(std::move(dirs)), watch_(std::move(watch)) {}
   void Rearm();
 
   std::vector<std::string> dirs_;
-  int inotify_fd_;
-  int event_fd_;
+  std::unique_ptr<os::InotifyWatch> watch_;
 };
 
 }  // namespace netqos::grpcadapter

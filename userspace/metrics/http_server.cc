@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/fd.h"
+
 namespace netqos::metrics {
 namespace {
 
@@ -273,8 +275,11 @@ Result<BindAddress> ParseBindAddress(const std::string& address) {
 // and cap. Connections are keyed by accept order, so the map's first is the oldest.
 class MetricsServer::Listener {
  public:
-  Listener(MetricsServer* server, int listen_fd, int wake_fd)
-      : server_(server), opts_(server->options_), listen_fd_(listen_fd), wake_fd_(wake_fd) {
+  Listener(MetricsServer* server, Fd listen_fd, Fd wake_fd)
+      : server_(server),
+        opts_(server->options_),
+        listen_fd_(std::move(listen_fd)),
+        wake_fd_(std::move(wake_fd)) {
     if (opts_.max_connections == 0) opts_.max_connections = 1;
     metrics_.metrics = true;
     metrics_.thread = std::thread([this] { Answerer(metrics_); });
@@ -296,8 +301,7 @@ class MetricsServer::Listener {
       q->cv.notify_all();
       if (q->thread.joinable()) q->thread.join();
     }
-    ::close(listen_fd_);
-    ::close(wake_fd_);
+    listen_fd_.reset();  // refuse new connections at once, not when the server object goes
   }
 
   size_t open_connections() const { return open_.load(); }
@@ -310,7 +314,7 @@ class MetricsServer::Listener {
     kLinger,   // answered; reading until the client closes
   };
   struct Conn {
-    int fd = -1;
+    Fd fd;
     Phase phase = Phase::kRequest;
     Clock::time_point deadline;
     std::string in;   // the request head so far
@@ -332,7 +336,7 @@ class MetricsServer::Listener {
   void Wake() {
     const uint64_t one = 1;
     ssize_t n;
-    do n = ::write(wake_fd_, &one, sizeof(one));
+    do n = ::write(wake_fd_.get(), &one, sizeof(one));
     while (n < 0 && errno == EINTR);
   }
 
@@ -344,15 +348,15 @@ class MetricsServer::Listener {
       ExpireDeadlines(now);
       pfds.clear();
       ids.clear();
-      pfds.push_back({wake_fd_, POLLIN, 0});
+      pfds.push_back({wake_fd_.get(), POLLIN, 0});
       const bool accepting = now >= accept_paused_until_;
-      pfds.push_back({accepting ? listen_fd_ : -1, POLLIN, 0});  // poll skips a negative fd
+      pfds.push_back({accepting ? listen_fd_.get() : -1, POLLIN, 0});  // poll skips a negative fd
       auto next = accepting ? now + std::chrono::hours(1) : accept_paused_until_;
       for (const auto& [id, c] : conns_) {
         short events = 0;  // kWaiting: only errors and hang-ups, which poll always reports
         if (c.phase == Phase::kRequest || c.phase == Phase::kLinger) events = POLLIN;
         if (c.phase == Phase::kWriting) events = POLLOUT;
-        pfds.push_back({c.fd, events, 0});
+        pfds.push_back({c.fd.get(), events, 0});
         ids.push_back(id);
         next = std::min(next, c.deadline);
       }
@@ -368,7 +372,7 @@ class MetricsServer::Listener {
       }
       if (pfds[0].revents != 0) {
         uint64_t count;
-        while (::read(wake_fd_, &count, sizeof(count)) > 0) {
+        while (::read(wake_fd_.get(), &count, sizeof(count)) > 0) {
         }
         TakeAnswers();
       }
@@ -377,14 +381,13 @@ class MetricsServer::Listener {
       }
       if (pfds[1].revents != 0) Accept();
     }
-    for (auto& [id, c] : conns_) ::close(c.fd);
-    conns_.clear();
+    conns_.clear();  // closes them
     open_ = 0;
   }
 
   void Accept() {
     for (int i = 0; i < 64; ++i) {  // a batch; the rest after one more poll
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      const int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         const int err = errno;
         if (err == EINTR || err == ECONNABORTED) continue;
@@ -406,7 +409,7 @@ class MetricsServer::Listener {
       if (conns_.size() >= opts_.max_connections) Close(conns_.begin()->first);
       const uint64_t id = next_id_++;
       Conn& c = conns_[id];
-      c.fd = fd;
+      c.fd.reset(fd);
       c.deadline = Clock::now() + opts_.request_timeout;
       open_ = conns_.size();
       Handle(id, POLLIN);  // the request usually came with the connection
@@ -439,7 +442,7 @@ class MetricsServer::Listener {
     const size_t cap = opts_.max_request_head_bytes + 1;
     char buf[4096];
     while (c.in.size() < cap) {
-      const ssize_t n = ::recv(c.fd, buf, std::min(sizeof(buf), cap - c.in.size()), 0);
+      const ssize_t n = ::recv(c.fd.get(), buf, std::min(sizeof(buf), cap - c.in.size()), 0);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
       if (n <= 0) {  // closed before a whole request, or reset
@@ -492,7 +495,7 @@ class MetricsServer::Listener {
 
   void WriteAnswer(uint64_t id, Conn& c) {
     while (c.written < c.out.size()) {
-      const ssize_t n = ::send(c.fd, c.out.data() + c.written, c.out.size() - c.written,
+      const ssize_t n = ::send(c.fd.get(), c.out.data() + c.written, c.out.size() - c.written,
                                MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // POLLOUT later
@@ -503,7 +506,7 @@ class MetricsServer::Listener {
       c.written += static_cast<size_t>(n);
     }
     std::string().swap(c.out);
-    ::shutdown(c.fd, SHUT_WR);  // the client reads the answer, then its end of file
+    ::shutdown(c.fd.get(), SHUT_WR);  // the client reads the answer, then its end of file
     c.phase = Phase::kLinger;
     c.deadline = Clock::now() + kLinger;
     Linger(id, c);
@@ -512,7 +515,7 @@ class MetricsServer::Listener {
   void Linger(uint64_t id, Conn& c) {
     char buf[4096];
     for (;;) {
-      const ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+      const ssize_t n = ::recv(c.fd.get(), buf, sizeof(buf), 0);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
       c.lingered += n > 0 ? static_cast<size_t>(n) : 0;
@@ -554,8 +557,7 @@ class MetricsServer::Listener {
     auto it = conns_.find(id);
     if (it == conns_.end()) return;
     if (it->second.phase == Phase::kWaiting) Unqueue(id);
-    ::close(it->second.fd);
-    conns_.erase(it);
+    conns_.erase(it);  // closes the socket
     open_ = conns_.size();
   }
 
@@ -625,8 +627,8 @@ class MetricsServer::Listener {
 
   MetricsServer* const server_;
   Options opts_;
-  const int listen_fd_;
-  const int wake_fd_;  // eventfd: Stop() and finished answers wake the connection thread
+  Fd listen_fd_;
+  const Fd wake_fd_;  // eventfd: Stop() and finished answers wake the connection thread
   std::atomic<bool> stopping_{false};
   std::atomic<size_t> open_{0};
   // Owned by the connection thread.
@@ -645,7 +647,7 @@ namespace {
 
 // A listening, non-blocking TCP socket on address (SO_REUSEADDR only: SO_REUSEPORT would let a
 // second netqosd, or anything else, share the port and split the scrapes between them).
-Result<int> Listen(BindAddress& address) {
+Result<Fd> Listen(BindAddress& address) {
   const std::string where = "metrics: cannot listen on " + address.Text() + ": ";
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -657,28 +659,27 @@ Result<int> Listen(BindAddress& address) {
     return Unavailable(where + ::gai_strerror(rc));
   }
   int err = 0;
-  int fd = -1;
+  Fd fd;
   for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-    fd = ::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
+    fd.reset(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) {
       err = errno;
       continue;
     }
     int yes = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, 128) == 0) break;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd.get(), 128) == 0) break;
     err = errno;
-    ::close(fd);
-    fd = -1;
+    fd.reset();
   }
   ::freeaddrinfo(res);
-  if (fd < 0) {
+  if (!fd) {
     return Unavailable(where + Errno(err) +
                        " (is the port in use, or the address not on this node?)");
   }
   sockaddr_storage bound{};
   socklen_t len = sizeof(bound);
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
     address.port = bound.ss_family == AF_INET6
                        ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
                        : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
@@ -693,16 +694,12 @@ MetricsServer::MetricsServer(Options options) : options_(std::move(options)) {}
 Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(Options options) {
   NETQOS_ASSIGN_OR_RETURN(BindAddress address, ParseBindAddress(options.bind_address));
   std::unique_ptr<MetricsServer> s(new MetricsServer(std::move(options)));
-  NETQOS_ASSIGN_OR_RETURN(int listen_fd, Listen(address));
+  NETQOS_ASSIGN_OR_RETURN(Fd listen_fd, Listen(address));
   s->address_ = address;
-  const int wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd < 0) {
-    const int err = errno;
-    ::close(listen_fd);
-    return Internal("metrics: eventfd: " + Errno(err));
-  }
+  Fd wake_fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!wake_fd) return Internal("metrics: eventfd: " + Errno(errno));
   s->Beat();
-  s->listener_ = std::make_unique<Listener>(s.get(), listen_fd, wake_fd);
+  s->listener_ = std::make_unique<Listener>(s.get(), std::move(listen_fd), std::move(wake_fd));
   s->ticker_thread_ = std::thread([self = s.get()] { self->TickerLoop(); });
   spdlog::info("metrics serving address={} paths=/metrics,/healthz,/readyz", s->address_.Text());
   return s;

@@ -1,9 +1,7 @@
 #include "topology/kernel_topology_source.h"
 
 #include <net/if.h>
-#include <poll.h>
 #include <spdlog/spdlog.h>
-#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,7 +12,6 @@
 #include <filesystem>
 #include <map>
 
-#include "common/fd.h"
 #include "os/netns_exec.h"
 #include "topology/netlink_links.h"
 #include "topology/sysfs_cpu_topology.h"
@@ -160,12 +157,8 @@ Result<std::unique_ptr<KernelTopologySource>> KernelTopologySource::Create(Optio
 KernelTopologySource::KernelTopologySource(Options options) : options_(std::move(options)) {}
 
 KernelTopologySource::~KernelTopologySource() {
-  if (stop_fd_ >= 0) {
-    uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(stop_fd_, &one, sizeof(one));
-  }
+  if (watch_) watch_->Wake();
   if (thread_.joinable()) thread_.join();
-  if (stop_fd_ >= 0) ::close(stop_fd_);
 }
 
 std::vector<KernelTopologySource::Namespace> KernelTopologySource::ListNamespaces() const {
@@ -240,8 +233,14 @@ Result<core::Topology> KernelTopologySource::Read() {
 
 Status KernelTopologySource::Watch(std::function<void(core::Topology)> on_change) {
   if (thread_.joinable()) return FailedPrecondition("kernel topology source already watched");
-  stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (stop_fd_ < 0) return Internal(std::string("eventfd: ") + std::strerror(errno));
+  // inotify on the namespace directories: bind-mount files appear and disappear there. Without
+  // it (out of instances) namespaces are re-listed at the retry and resync deadlines only.
+  NETQOS_ASSIGN_OR_RETURN(watch_, os::InotifyWatch::Create(os::InotifyWatch::Inotify::kOptional));
+  if (!watch_->has_inotify()) {
+    spdlog::warn(
+        "kernel topology watch: no inotify instance (fs.inotify.max_user_instances?); namespaces "
+        "are re-listed only at resync");
+  }
   try {
     thread_ = std::thread([this, cb = std::move(on_change)] {
       try {
@@ -259,17 +258,9 @@ Status KernelTopologySource::Watch(std::function<void(core::Topology)> on_change
 }
 
 void KernelTopologySource::WatchLoop(std::function<void(core::Topology)> on_change) {
-  // inotify on the namespace directories: bind-mount files appear and disappear there.
-  const Fd inotify(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
-  const int inotify_fd = inotify.get();
-  if (inotify_fd < 0)
-    spdlog::warn(
-        "kernel topology watch: inotify_init1 failed error=\"{}\"; namespaces are "
-        "re-listed only at resync",
-        std::strerror(errno));
   std::set<std::string> watched_dirs;  // realpaths
   auto watch_dirs = [&] {
-    if (inotify_fd < 0 || !options_.multi_ns) return;
+    if (!watch_->has_inotify() || !options_.multi_ns) return;
     for (const auto& dir : options_.netns_dirs) {
       std::error_code ec;
       fs::path real = fs::canonical(dir, ec);
@@ -277,13 +268,11 @@ void KernelTopologySource::WatchLoop(std::function<void(core::Topology)> on_chan
         // /run/netns is created by the first `ip netns add`: watch the parent until it exists
         // (inotify_add_watch on an already watched inode just updates that watch).
         fs::path parent = fs::canonical(fs::path(dir).parent_path(), ec);
-        if (!ec)
-          ::inotify_add_watch(inotify_fd, parent.c_str(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+        if (!ec) (void)watch_->Add(parent.string(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
         continue;
       }
       if (watched_dirs.count(real.string())) continue;
-      if (::inotify_add_watch(inotify_fd, real.c_str(),
-                              IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO) >= 0) {
+      if (watch_->Add(real.string(), IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO).ok()) {
         watched_dirs.insert(real.string());
       }
     }
@@ -394,39 +383,34 @@ void KernelTopologySource::WatchLoop(std::function<void(core::Topology)> on_chan
   Clock::time_point retry = kNever;    // re-enter namespaces that failed
   std::chrono::milliseconds backoff = kFirstRetry;
   Clock::time_point next_resync = Clock::now() + options_.resync;
-  alignas(inotify_event) char buf[4096];
 
   for (;;) {
     Clock::time_point now = Clock::now();
     const Clock::time_point deadline = std::min({next_resync, pending, retry});
     auto wait = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
-    const int timeout = static_cast<int>(std::clamp<long long>(wait, 0, 60'000));
+    const std::chrono::milliseconds timeout(std::clamp<long long>(wait, 0, 60'000));
 
-    std::vector<pollfd> fds;
-    fds.push_back({stop_fd_, POLLIN, 0});
-    fds.push_back({inotify_fd, POLLIN, 0});  // a negative fd is ignored by poll
+    std::vector<int> sockets;
     std::vector<std::string> order;
     for (const auto& [name, m] : monitors) {
-      fds.push_back({NlSocketFd(m.sock), POLLIN, 0});
+      sockets.push_back(NlSocketFd(m.sock));
       order.push_back(name);
     }
-    if (::poll(fds.data(), fds.size(), timeout) < 0) {
-      if (errno == EINTR) continue;
-      spdlog::error("kernel topology watch stopped: poll error=\"{}\"", std::strerror(errno));
+    bool event = false;
+    std::vector<bool> readable;
+    auto outcome = watch_->Wait(
+        timeout, [&](const inotify_event&) { event = true; }, sockets, &readable);
+    if (!outcome.ok()) {
+      spdlog::error("kernel topology watch stopped error=\"{}\"", outcome.status().message());
       return;
     }
-    if (fds[0].revents) return;
-
-    bool event = false;
-    if (fds[1].revents) {
-      while (::read(inotify_fd, buf, sizeof(buf)) > 0) event = true;
-      if (event) {  // namespaces came or went: retry promptly again
-        backoff = kFirstRetry;
-        retry = kNever;
-      }
+    if (*outcome == os::InotifyWatch::Outcome::kWoken) return;
+    if (event) {  // namespaces came or went: retry promptly again
+      backoff = kFirstRetry;
+      retry = kNever;
     }
-    for (size_t i = 0; i < order.size(); ++i) {
-      if (!fds[i + 2].revents) continue;
+    for (size_t i = 0; i < order.size() && i < readable.size(); ++i) {
+      if (!readable[i]) continue;
       event = true;
       if (!DrainLinkMonitor(monitors[order[i]].sock)) monitors.erase(order[i]);  // reopened below
     }

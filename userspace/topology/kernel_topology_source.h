@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "os/inotify_watch.h"
 #include "core/topology_source.h"
 #include "core/types.h"
 #include "topology/nic_classifier.h"
@@ -79,7 +80,7 @@ class KernelTopologySource final : public core::TopologySource {
   std::set<std::string> logged_errors_;
   std::optional<core::Topology> last_read_;
 
-  int stop_fd_ = -1;
+  std::unique_ptr<os::InotifyWatch> watch_;  // set by Watch()
   std::thread thread_;
 };
 

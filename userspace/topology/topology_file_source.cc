@@ -1,13 +1,7 @@
 #include "topology/topology_file_source.h"
 
-#include <poll.h>
 #include <spdlog/spdlog.h>
-#include <sys/eventfd.h>
-#include <sys/inotify.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -175,13 +169,8 @@ TopologyFileSource::TopologyFileSource(std::string path, std::string default_net
     : path_(std::move(path)), default_netns_dir_(std::move(default_netns_dir)) {}
 
 TopologyFileSource::~TopologyFileSource() {
-  if (stop_fd_ >= 0) {
-    uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(stop_fd_, &one, sizeof(one));
-  }
+  if (watch_) watch_->Wake();
   if (thread_.joinable()) thread_.join();
-  if (inotify_fd_ >= 0) ::close(inotify_fd_);
-  if (stop_fd_ >= 0) ::close(stop_fd_);
 }
 
 Result<core::Topology> TopologyFileSource::Read() {
@@ -197,40 +186,29 @@ Result<core::Topology> TopologyFileSource::Read() {
 
 Status TopologyFileSource::Watch(std::function<void(core::Topology)> on_change) {
   if (thread_.joinable()) return FailedPrecondition("topology file source already watched");
-  inotify_fd_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  if (inotify_fd_ < 0) return Internal(std::string("inotify_init1: ") + std::strerror(errno));
+  NETQOS_ASSIGN_OR_RETURN(auto watch, os::InotifyWatch::Create());
   std::string dir = std::filesystem::path(path_).parent_path().string();
   if (dir.empty()) dir = ".";
   // Watch the directory, not the file: editors and `mv` replace the inode.
-  if (::inotify_add_watch(inotify_fd_, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO) < 0)
-    return Internal("inotify_add_watch(" + dir + "): " + std::strerror(errno));
-  stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
-  if (stop_fd_ < 0) return Internal(std::string("eventfd: ") + std::strerror(errno));
+  auto wd = watch->Add(dir, IN_CLOSE_WRITE | IN_MOVED_TO);
+  if (!wd.ok()) return wd.status();
+  watch_ = std::move(watch);
   thread_ = std::thread([this, cb = std::move(on_change)] { WatchLoop(cb); });
   return Status::Ok();
 }
 
 void TopologyFileSource::WatchLoop(std::function<void(core::Topology)> on_change) {
   const std::string name = std::filesystem::path(path_).filename().string();
-  alignas(inotify_event) char buf[4096];
   for (;;) {
-    pollfd fds[2] = {{inotify_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      spdlog::error("topology file watch stopped: poll: {}", std::strerror(errno));
+    bool relevant = false;
+    auto outcome = watch_->Wait(std::chrono::milliseconds(-1), [&](const inotify_event& ev) {
+      if (ev.len > 0 && name == ev.name) relevant = true;
+    });
+    if (!outcome.ok()) {
+      spdlog::error("topology file watch stopped: {}", outcome.status().message());
       return;
     }
-    if (fds[1].revents) return;
-    bool relevant = false;
-    for (;;) {
-      ssize_t n = ::read(inotify_fd_, buf, sizeof(buf));
-      if (n <= 0) break;
-      for (char* p = buf; p < buf + n;) {
-        auto* ev = reinterpret_cast<inotify_event*>(p);
-        if (ev->len > 0 && name == ev->name) relevant = true;
-        p += sizeof(inotify_event) + ev->len;
-      }
-    }
+    if (*outcome == os::InotifyWatch::Outcome::kWoken) return;
     if (!relevant) continue;
     try {
       auto topo = Read();

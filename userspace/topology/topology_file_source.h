@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/status.h"
+#include "os/inotify_watch.h"
 #include "core/topology_source.h"
 
 namespace netqos::topology {
@@ -42,8 +43,7 @@ class TopologyFileSource final : public core::TopologySource {
 
   std::string path_;
   std::string default_netns_dir_;
-  int inotify_fd_ = -1;
-  int stop_fd_ = -1;
+  std::unique_ptr<os::InotifyWatch> watch_;
   std::thread thread_;
 };
 

@@ -1,11 +1,12 @@
-// Table: left-aligned columns separated by two spaces, for netqosctl's human output.
+// Table: left-aligned columns separated by two spaces, for the human output of netqosctl and
+// netqosd --print-topology.
 #pragma once
 
 #include <ostream>
 #include <string>
 #include <vector>
 
-namespace netqos::ctl {
+namespace netqos::render {
 
 class Table {
  public:
@@ -22,4 +23,4 @@ class Table {
 // "key: value" lines with the keys padded to one width.
 void PrintKeyValues(const std::vector<std::pair<std::string, std::string>>& kv, std::ostream& out);
 
-}  // namespace netqos::ctl
+}  // namespace netqos::render

@@ -1,8 +1,8 @@
-#include "ctl/table.h"
+#include "render/table.h"
 
 #include <algorithm>
 
-namespace netqos::ctl {
+namespace netqos::render {
 
 void Table::Print(std::ostream& out) const {
   std::vector<size_t> widths(header_.size(), 0);
@@ -35,4 +35,4 @@ void PrintKeyValues(const std::vector<std::pair<std::string, std::string>>& kv, 
   }
 }
 
-}  // namespace netqos::ctl
+}  // namespace netqos::render

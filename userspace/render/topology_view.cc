@@ -1,12 +1,12 @@
-#include "ctl/topology_view.h"
+#include "render/topology_view.h"
 
 #include <nlohmann/json.hpp>
 
 #include <string>
 
-#include "ctl/table.h"
+#include "render/table.h"
 
-namespace netqos::ctl {
+namespace netqos::render {
 namespace {
 
 std::string Join(const google::protobuf::RepeatedPtrField<std::string>& items) {
@@ -62,4 +62,4 @@ void PrintTopology(const ::netqos::admin::v1::GetTopologyResponse& topo, bool js
   t.Print(out);
 }
 
-}  // namespace netqos::ctl
+}  // namespace netqos::render

@@ -6,9 +6,9 @@
 
 #include "netqos/admin/v1/admin.pb.h"
 
-namespace netqos::ctl {
+namespace netqos::render {
 
 void PrintTopology(const ::netqos::admin::v1::GetTopologyResponse& topo, bool json,
                    std::ostream& out);
 
-}  // namespace netqos::ctl
+}  // namespace netqos::render
