@@ -33,10 +33,10 @@ using namespace std::chrono_literals;
 // Command line
 
 struct Args {
-  bool quick = false;     // small sizes and short windows: a smoke check of the harness
-  std::string out_dir;    // where <name>.md and <name>.targets.md go ("" = stdout only)
-  std::string work_dir;   // parent of every temp dir ("" = /tmp); scripts/bench.sh sweeps it
-  std::string tag;        // prefix of netns, links and cgroups (<= 6 chars; default nqb<pid>)
+  bool quick = false;    // small sizes and short windows: a smoke check of the harness
+  std::string out_dir;   // where <name>.md and <name>.targets.md go ("" = stdout only)
+  std::string work_dir;  // parent of every temp dir ("" = /tmp); scripts/bench.sh sweeps it
+  std::string tag;       // prefix of netns, links and cgroups (<= 6 chars; default nqb<pid>)
 };
 
 // "--name=value" into *out; false if `arg` is not that flag.
@@ -55,8 +55,7 @@ inline Args ParseArgs(int argc, char** argv, const char* usage) {
       a.quick = true;
     } else if (!FlagValue(arg, "--out-dir", &a.out_dir) &&
                !FlagValue(arg, "--work-dir", &a.work_dir) && !FlagValue(arg, "--tag", &a.tag)) {
-      std::cerr << "usage: " << argv[0]
-                << " [--quick] [--out-dir=DIR] [--work-dir=DIR] [--tag=T]\n"
+      std::cerr << "usage: " << argv[0] << " [--quick] [--out-dir=DIR] [--work-dir=DIR] [--tag=T]\n"
                 << usage << "\n";
       std::exit(2);
     }
@@ -143,7 +142,8 @@ inline double Percentile(std::vector<double> v, double p) {
 }
 inline double Median(const std::vector<double>& v) { return Percentile(v, 50); }
 inline double Mean(const std::vector<double>& v) {
-  return v.empty() ? std::nan("") : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  return v.empty() ? std::nan("")
+                   : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
 inline double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }

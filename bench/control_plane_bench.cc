@@ -31,9 +31,9 @@ namespace {
 struct Plan {
   std::vector<int> nic_counts;
   std::vector<int> sizes;
-  int journal_cycles;                // latency samples per op, journal mode
-  double baseline_budget_s;          // full-rewrite: stop sampling after this long ...
-  int baseline_min_cycles;           // ... but not before this many samples
+  int journal_cycles;        // latency samples per op, journal mode
+  double baseline_budget_s;  // full-rewrite: stop sampling after this long ...
+  int baseline_min_cycles;   // ... but not before this many samples
   int baseline_max_cycles;
   std::vector<int> client_counts;
   double throughput_s;
@@ -190,7 +190,8 @@ double MeasureThroughput(const std::string& socket, const std::string& prefix, i
   std::mutex mu;
   std::string error;
   const auto t0 = Clock::now();
-  const auto end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const auto end =
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   for (int t = 0; t < clients; ++t) {
     workers.emplace_back([&, t] {
       try {
@@ -238,13 +239,12 @@ ModeResult MeasureMode(const Plan& plan, const std::string& state_dir, const std
   } else {
     // The flush probe sits next to the state dir, on the same filesystem.
     FlushProbe probe(std::filesystem::path(state_dir).parent_path().string());
-    r.lat = MeasureLatency(d.socket(), prefix, plan.journal_cycles, plan.journal_cycles, 1e9,
-                           &probe);
+    r.lat =
+        MeasureLatency(d.socket(), prefix, plan.journal_cycles, plan.journal_cycles, 1e9, &probe);
   }
   for (int clients : with_throughput ? plan.client_counts : std::vector<int>{}) {
-    r.throughput[clients] =
-        MeasureThroughput(d.socket(), prefix + "t" + std::to_string(clients), clients,
-                          plan.throughput_s);
+    r.throughput[clients] = MeasureThroughput(d.socket(), prefix + "t" + std::to_string(clients),
+                                              clients, plan.throughput_s);
   }
   std::error_code ec;
   r.checkpoint_bytes = std::filesystem::file_size(state_dir + "/network_plugin_state", ec);
@@ -268,18 +268,19 @@ void Run(const Args& args) {
   Report rep("control_plane", args);
   rep.Line("## Control plane: kubelet RPCs through the real netqosd");
   rep.Line();
-  rep.Line("`bench/control_plane_bench.cc`. The real `netqosd` (`--enforcement=none`, a topology "
-           "file with N NICs of 100 Gbit/s on 4 NUMA nodes) on a unix socket, its state dir on "
-           "this machine's disk (ext4 on a virtio disk) with default checkpointing: one "
-           "`fdatasync`'d journal record per Allocate/RemovePod, acknowledged after the flush. "
-           "The baseline is the same binary on the same state with `--checkpoint-mode=full-rewrite`: "
-           "the whole checkpoint (pod entries and machine state, Katalyst's layout) serialised, "
-           "written to a temp file, fsync'd and renamed over the old one on every change, as "
-           "Katalyst's checkpoint manager does (HEAD writes once per call, v0.5.3 twice). A cycle "
-           "is GetTopologyHints + Allocate + RemovePod of a new single-container pod (1 Mbit/s, "
-           "shared_cores), so the state size stays constant; latency is one client, sequential, "
-           "measured at the client (gRPC round trip included). The state is filled through the "
-           "socket by a daemon whose state dir is on tmpfs, then copied to disk.");
+  rep.Line(
+      "`bench/control_plane_bench.cc`. The real `netqosd` (`--enforcement=none`, a topology "
+      "file with N NICs of 100 Gbit/s on 4 NUMA nodes) on a unix socket, its state dir on "
+      "this machine's disk (ext4 on a virtio disk) with default checkpointing: one "
+      "`fdatasync`'d journal record per Allocate/RemovePod, acknowledged after the flush. "
+      "The baseline is the same binary on the same state with `--checkpoint-mode=full-rewrite`: "
+      "the whole checkpoint (pod entries and machine state, Katalyst's layout) serialised, "
+      "written to a temp file, fsync'd and renamed over the old one on every change, as "
+      "Katalyst's checkpoint manager does (HEAD writes once per call, v0.5.3 twice). A cycle "
+      "is GetTopologyHints + Allocate + RemovePod of a new single-container pod (1 Mbit/s, "
+      "shared_cores), so the state size stays constant; latency is one client, sequential, "
+      "measured at the client (gRPC round trip included). The state is filled through the "
+      "socket by a daemon whose state dir is on tmpfs, then copied to disk.");
   rep.Line();
   rep.TableHeader({"NICs", "containers", "op", "journal p50", "journal p99", "baseline p50",
                    "baseline p99", "p50 ratio", "p99 ratio", "samples (j/b)"});
@@ -349,25 +350,26 @@ void Run(const Args& args) {
       {
         const auto& jv = jm.lat.alloc;
         const auto& bv = bm.lat.alloc;
-        tmpfs_rows.push_back(Row({n, c, Us(Percentile(jv, 50)), Us(Percentile(jv, 99)),
-                                  Us(Percentile(bv, 50)), Us(Percentile(bv, 99)),
-                                  Ratio(Percentile(bv, 50) / Percentile(jv, 50)),
-                                  Ratio(Percentile(bv, 99) / Percentile(jv, 99)),
-                                  std::to_string(jv.size()) + " / " + std::to_string(bv.size())}));
+        tmpfs_rows.push_back(
+            Row({n, c, Us(Percentile(jv, 50)), Us(Percentile(jv, 99)), Us(Percentile(bv, 50)),
+                 Us(Percentile(bv, 99)), Ratio(Percentile(bv, 50) / Percentile(jv, 50)),
+                 Ratio(Percentile(bv, 99) / Percentile(jv, 99)),
+                 std::to_string(jv.size()) + " / " + std::to_string(bv.size())}));
       }
       auto pair = [](const std::vector<double>& v) {
         return Us(Percentile(v, 50)) + " / " + Us(Percentile(v, 99));
       };
       split_rows.push_back(Row({n, c, pair(j.lat.alloc), pair(j.lat.floor), pair(j.lat.flush),
                                 pair(jm.lat.alloc), pair(jm.lat.floor)}));
-      inproc_rows.push_back(Row({n, c, pair(im.hints), pair(im.alloc), pair(im.remove),
-                                 pair(id.alloc), pair(id.flush)}));
+      inproc_rows.push_back(Row(
+          {n, c, pair(im.hints), pair(im.alloc), pair(im.remove), pair(id.alloc), pair(id.flush)}));
       if (size == max_size) {
         alloc_p99_at_max[nics] = {Percentile(j.lat.alloc, 99), Percentile(b.lat.alloc, 99)};
         alloc_p50_at_max[nics] = {Percentile(j.lat.alloc, 50), Percentile(b.lat.alloc, 50)};
         split_at_max[nics] = "p99 of the parts, same cycles: transport round trip " +
                              Us(Percentile(j.lat.floor, 99)) + ", append + fdatasync " +
-                             Us(Percentile(j.lat.flush, 99)) + "; Allocate with the state on tmpfs " +
+                             Us(Percentile(j.lat.flush, 99)) +
+                             "; Allocate with the state on tmpfs " +
                              Us(Percentile(jm.lat.alloc, 99)) + "; netqos's own share (in " +
                              "process, no transport) on tmpfs " + Us(Percentile(im.alloc, 99)) +
                              ", on disk " + Us(Percentile(id.alloc, 99));
@@ -378,17 +380,19 @@ void Run(const Args& args) {
         thr_rows.push_back(Row({n, c, std::to_string(clients), Fmt(jt, 0), Fmt(bt, bt < 10 ? 2 : 0),
                                 Ratio(jt / bt), Fmt(mt, 0), Ratio(jt / mt)}));
       }
-      start_rows.push_back(Row({n, c, Thousands(static_cast<double>(b.checkpoint_bytes)),
-                                Fmt(j.start_ms, 0) + " ms"}));
+      start_rows.push_back(Row(
+          {n, c, Thousands(static_cast<double>(b.checkpoint_bytes)), Fmt(j.start_ms, 0) + " ms"}));
     }
   }
   rep.Line();
-  rep.Line("Throughput: kubelet cycles per second (each = 3 RPCs) with 1 and 16 concurrent "
-           "clients, each on its own connection, for " + Fmt(plan.throughput_s, 1) +
-           " s (calls still in flight at the end are waited for and counted in the time). "
-           "Concurrent changes share one flush (group commit): \"disk / tmpfs\" is the journal "
-           "on disk against the same daemon with its state on tmpfs, where the flush is free "
-           "(target with 16 clients: >= 0.8).");
+  rep.Line(
+      "Throughput: kubelet cycles per second (each = 3 RPCs) with 1 and 16 concurrent "
+      "clients, each on its own connection, for " +
+      Fmt(plan.throughput_s, 1) +
+      " s (calls still in flight at the end are waited for and counted in the time). "
+      "Concurrent changes share one flush (group commit): \"disk / tmpfs\" is the journal "
+      "on disk against the same daemon with its state on tmpfs, where the flush is free "
+      "(target with 16 clients: >= 0.8).");
   rep.Line();
   rep.TableHeader({"NICs", "containers", "clients", "journal cycles/s", "baseline cycles/s",
                    "ratio", "journal on tmpfs cycles/s", "disk / tmpfs"});
@@ -396,51 +400,55 @@ void Run(const Args& args) {
   rep.Line();
 
   // Where an Allocate's time goes: the parts sampled in the same cycles as the Allocate itself.
-  rep.Line("Where a durable Allocate's time goes, one client (p50 / p99; each cycle also timed "
-           "`GetResourcePluginOptions`, a handler returning a few constant fields, which is the "
-           "gRPC round trip over the unix socket alone, and one 200-byte append + `fdatasync` on "
-           "the state dir's filesystem, what the durable acknowledgement costs at that moment). "
-           "\"tmpfs\" is the same daemon and state with the state dir on tmpfs (as "
-           "`--qrm-enable-in-memory-state` keeps it), where the flush is free: the software path "
-           "(gRPC, policy, journal encoding).");
+  rep.Line(
+      "Where a durable Allocate's time goes, one client (p50 / p99; each cycle also timed "
+      "`GetResourcePluginOptions`, a handler returning a few constant fields, which is the "
+      "gRPC round trip over the unix socket alone, and one 200-byte append + `fdatasync` on "
+      "the state dir's filesystem, what the durable acknowledgement costs at that moment). "
+      "\"tmpfs\" is the same daemon and state with the state dir on tmpfs (as "
+      "`--qrm-enable-in-memory-state` keeps it), where the flush is free: the software path "
+      "(gRPC, policy, journal encoding).");
   rep.Line();
   rep.TableHeader({"NICs", "containers", "Allocate (disk)", "round trip (disk run)",
                    "append + fdatasync", "Allocate (tmpfs)", "round trip (tmpfs run)"});
   for (const auto& r : split_rows) rep.Line(r);
   rep.Line();
-  rep.Line("netqos's own share: the same cycles against the plugin's layers called in the "
-           "benchmark's process (`bench/in_process_plugin.h`: request translation, policy, "
-           "journal append, state update, response translation and the decision log line, as "
-           "netqosd wires them; no gRPC, no socket), on a copy of the same state (p50 / p99):");
+  rep.Line(
+      "netqos's own share: the same cycles against the plugin's layers called in the "
+      "benchmark's process (`bench/in_process_plugin.h`: request translation, policy, "
+      "journal append, state update, response translation and the decision log line, as "
+      "netqosd wires them; no gRPC, no socket), on a copy of the same state (p50 / p99):");
   rep.Line();
   rep.TableHeader({"NICs", "containers", "GetTopologyHints (tmpfs)", "Allocate (tmpfs)",
                    "RemovePod (tmpfs)", "Allocate (disk)", "append + fdatasync (disk)"});
   for (const auto& r : inproc_rows) rep.Line(r);
   rep.Line();
-  rep.Line("The software path with and without the full rewrite (state on tmpfs, so neither "
-           "waits for the disk: journal encoding of one change vs serialising the whole "
-           "checkpoint):");
+  rep.Line(
+      "The software path with and without the full rewrite (state on tmpfs, so neither "
+      "waits for the disk: journal encoding of one change vs serialising the whole "
+      "checkpoint):");
   rep.Line();
   rep.TableHeader({"NICs", "containers", "journal p50", "journal p99", "baseline p50",
                    "baseline p99", "p50 ratio", "p99 ratio", "samples (j/b)"});
   for (const auto& r : tmpfs_rows) rep.Line(r);
   rep.Line();
-  rep.Line("Checkpoint size and daemon start (restore from checkpoint + journal, until the socket "
-           "answers GetInfo):");
+  rep.Line(
+      "Checkpoint size and daemon start (restore from checkpoint + journal, until the socket "
+      "answers GetInfo):");
   rep.Line();
   rep.TableHeader({"NICs", "containers", "checkpoint bytes", "netqosd start"});
   for (const auto& r : start_rows) rep.Line(r);
   rep.Line();
 
   for (const auto& [nics, p] : alloc_p99_at_max) {
-    const std::string where = std::to_string(nics) + " NICs, " + Thousands(max_size) + " containers";
+    const std::string where =
+        std::to_string(nics) + " NICs, " + Thousands(max_size) + " containers";
     rep.Target("Allocate p99 ≤ 100 µs (" + where + ")", Us(p.first), p.first <= 100,
                split_at_max[nics]);
     const double ratio99 = p.second / p.first;
     const double ratio50 = alloc_p50_at_max[nics].second / alloc_p50_at_max[nics].first;
     rep.Target("Allocate ≥ 20× the full-rewrite baseline (" + where + ")",
-               "p99 " + Ratio(ratio99) + ", p50 " + Ratio(ratio50),
-               ratio99 >= 20 && ratio50 >= 20,
+               "p99 " + Ratio(ratio99) + ", p50 " + Ratio(ratio50), ratio99 >= 20 && ratio50 >= 20,
                "baseline p50 " + Us(alloc_p50_at_max[nics].second) + ", p99 " + Us(p.second));
   }
 }

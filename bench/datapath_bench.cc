@@ -160,18 +160,20 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
        classified.Path(), [&] { return TestRunNs(egress, tcp, repeat); }, true},
       {"netqos_egress (cgroup_skb/egress)", "cgroup not in the class map", unclassified.Path(),
        [&] { return TestRunNs(egress, tcp, repeat); }, true},
-      {"netqos_rx (cgroup_skb/ingress)", "container classified: class map hit, socket tag, "
-       "counters", classified.Path(), [&] { return TestRunNs(rx, tcp, repeat); }, true},
+      {"netqos_rx (cgroup_skb/ingress)",
+       "container classified: class map hit, socket tag, "
+       "counters",
+       classified.Path(), [&] { return TestRunNs(rx, tcp, repeat); }, true},
       {"netqos_rx (cgroup_skb/ingress)", "cgroup not in the class map", unclassified.Path(),
        [&] { return TestRunNs(rx, tcp, repeat); }, true},
       {"empty cgroup_skb", "baseline", classified.Path(),
        [&] { return TestRunNs(empty_egress, tcp, repeat); }, true},
-      {"netqos_ingress (tc)", "packet for a tagged socket: lookup, class",
-       classified.Path(), [&] { return IngressToTaggedSocket(ingress, repeat); }, false},
+      {"netqos_ingress (tc)", "packet for a tagged socket: lookup, class", classified.Path(),
+       [&] { return IngressToTaggedSocket(ingress, repeat); }, false},
       {"netqos_ingress (tc)", "no local socket for the packet", classified.Path(),
        [&] { return TestRunNs(ingress, no_socket, repeat); }, false},
-      {"netqos_nic_tx (tc egress)", "container's socket: class map hit",
-       classified.Path(), [&] { return TestRunNs(nic_tx, tcp, repeat); }, false},
+      {"netqos_nic_tx (tc egress)", "container's socket: class map hit", classified.Path(),
+       [&] { return TestRunNs(nic_tx, tcp, repeat); }, false},
       {"netqos_nic_tx (tc egress)", "no container's socket: pod address lookup",
        unclassified.Path(), [&] { return TestRunNs(nic_tx, tcp, repeat); }, false},
       {"empty tc", "baseline", classified.Path(),
@@ -190,8 +192,11 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
 
   rep.Line("### Per-invocation cost of each BPF program (BPF_PROG_TEST_RUN)");
   rep.Line();
-  rep.Line("Kernel-timed average over " + Thousands(repeat) + " runs of a 54-byte TCP/UDP packet, "
-           "median of " + std::to_string(rounds) + " interleaved rounds; the empty programs of "
+  rep.Line("Kernel-timed average over " + Thousands(repeat) +
+           " runs of a 54-byte TCP/UDP packet, "
+           "median of " +
+           std::to_string(rounds) +
+           " interleaved rounds; the empty programs of "
            "the same types are the baseline. The programs are loaded by `userspace/bpf/dataplane` "
            "exactly as netqosd loads them (attached to a private cgroup tree and bpffs).");
   rep.Line();
@@ -259,9 +264,10 @@ TrafficFigures RunTraffic(const EnforcementEnv& env, const std::string& cgroup, 
 // What the programs cost the figure's packets (BPF_PROG_TEST_RUN, over empty programs).
 std::string ProgramCostNote(bool received, const ProgramCosts& costs) {
   if (received) {
-    return "received packets: classify+count runs netqos_rx on each (" +
-           Fmt(costs.rx_added_ns, 0) + " ns over an empty cgroup_skb program), shaping also the "
-           "tc ingress program (" + Fmt(costs.ingress_added_ns, 0) + " ns over an empty tc one)";
+    return "received packets: classify+count runs netqos_rx on each (" + Fmt(costs.rx_added_ns, 0) +
+           " ns over an empty cgroup_skb program), shaping also the "
+           "tc ingress program (" +
+           Fmt(costs.ingress_added_ns, 0) + " ns over an empty tc one)";
   }
   return "programs add " + Fmt(costs.egress_added_ns, 0) + " ns (egress) / " +
          Fmt(costs.ingress_added_ns, 0) + " ns (tc ingress) per packet";
@@ -386,29 +392,37 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
   };
   rep.Line("### Traffic over a veth: netqos attached vs nothing attached");
   rep.Line();
-  rep.Line("A veth from the host into a network namespace; iperf3 client in a container cgroup on "
-           "the host, server in the namespace; " + std::to_string(seconds) + " s per run, median "
-           "of " + std::to_string(rounds) + " rounds, the configurations alternating round by "
-           "round; a ratio is the median of the per-round ratios (each round's configurations ran "
-           "back to back), with their range in parentheses. *classify+count*: netqosd without "
-           "`--enforce-nics` (the cgroup programs on the cgroup root: `netqos_egress` on sent "
-           "packets, `netqos_rx` where received ones reach their socket; class map and counters; "
-           "nothing on the veth). *shaping*: netqosd with `--enforce-nics` on the veth (HTB root "
-           "on it, `netqos_nic_tx` on its tc egress hook setting every sent packet's class, the "
-           "ingress program on its tc ingress hook, an IFB with the same tree). *no "
-           "cap*: a container without an allocation, in its QoS level's default class (the "
-           "uncapped class: its received packets skip the IFB, which could not hold them back, "
-           "but each still passes the tc hook and the ingress program's socket lookup); *leaf "
-           "above line rate*: a "
-           "container allocated " + Thousands(kAlloc) + " Mbit/s, far above what the veth "
-           "carries, whose packets go through its own HTB leaves both ways. UDP: `iperf3 -u -b 0 "
-           "-l 64`; *sent* is what the sender got through its stack, *delivered* what reached the "
-           "receiver (both CPU-bound on this machine). *HTB root alone*: no netqos, only the qdisc "
-           "that shaping installs (an HTB root with one default class at the link's speed): "
-           "what the qdisc itself costs against the veth's default of no qdisc. The target is judged on the uncapped "
-           "configurations and on what is delivered: *sent* with nothing attached counts packets "
-           "the veth's peer then drops (the veth has no qdisc to push back), so it is shown but "
-           "not judged.");
+  rep.Line(
+      "A veth from the host into a network namespace; iperf3 client in a container cgroup on "
+      "the host, server in the namespace; " +
+      std::to_string(seconds) +
+      " s per run, median "
+      "of " +
+      std::to_string(rounds) +
+      " rounds, the configurations alternating round by "
+      "round; a ratio is the median of the per-round ratios (each round's configurations ran "
+      "back to back), with their range in parentheses. *classify+count*: netqosd without "
+      "`--enforce-nics` (the cgroup programs on the cgroup root: `netqos_egress` on sent "
+      "packets, `netqos_rx` where received ones reach their socket; class map and counters; "
+      "nothing on the veth). *shaping*: netqosd with `--enforce-nics` on the veth (HTB root "
+      "on it, `netqos_nic_tx` on its tc egress hook setting every sent packet's class, the "
+      "ingress program on its tc ingress hook, an IFB with the same tree). *no "
+      "cap*: a container without an allocation, in its QoS level's default class (the "
+      "uncapped class: its received packets skip the IFB, which could not hold them back, "
+      "but each still passes the tc hook and the ingress program's socket lookup); *leaf "
+      "above line rate*: a "
+      "container allocated " +
+      Thousands(kAlloc) +
+      " Mbit/s, far above what the veth "
+      "carries, whose packets go through its own HTB leaves both ways. UDP: `iperf3 -u -b 0 "
+      "-l 64`; *sent* is what the sender got through its stack, *delivered* what reached the "
+      "receiver (both CPU-bound on this machine). *HTB root alone*: no netqos, only the qdisc "
+      "that shaping installs (an HTB root with one default class at the link's speed): "
+      "what the qdisc itself costs against the veth's default of no qdisc. The target is judged on "
+      "the uncapped "
+      "configurations and on what is delivered: *sent* with nothing attached counts packets "
+      "the veth's peer then drops (the veth has no qdisc to push back), so it is shown but "
+      "not judged.");
   rep.Line();
   rep.TableHeader({"figure", configs[0].name, configs[1].name, "ratio", configs[2].name, "ratio",
                    configs[3].name, "ratio", configs[4].name, "ratio"});
@@ -423,14 +437,14 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
     }
     rep.TableRow(row);
     if (!m.judged) continue;
-    rep.Target("≥ 0.97× nothing attached: " + m.name,
-               "classify+count " + Fmt(ratios[1].median, 3) + "×, shaping with no cap " +
-                   Fmt(ratios[2].median, 3) + "×",
-               ratios[1].median >= 0.97 && ratios[2].median >= 0.97,
-               ProgramCostNote(m.field == &TrafficFigures::udp_ingress_rcvd_pps, costs) +
-                   "; a container with its own leaf (above line rate): " +
-                   Fmt(ratios[3].median, 3) + "×; the HTB root alone, no netqos: " +
-                   Fmt(ratios[4].median, 3) + "×");
+    rep.Target(
+        "≥ 0.97× nothing attached: " + m.name,
+        "classify+count " + Fmt(ratios[1].median, 3) + "×, shaping with no cap " +
+            Fmt(ratios[2].median, 3) + "×",
+        ratios[1].median >= 0.97 && ratios[2].median >= 0.97,
+        ProgramCostNote(m.field == &TrafficFigures::udp_ingress_rcvd_pps, costs) +
+            "; a container with its own leaf (above line rate): " + Fmt(ratios[3].median, 3) +
+            "×; the HTB root alone, no netqos: " + Fmt(ratios[4].median, 3) + "×");
   }
   rep.Line();
 }
@@ -450,7 +464,8 @@ void Run(const Args& args) {
 
 int main(int argc, char** argv) {
   const auto args = netqos::bench::ParseArgs(
-      argc, argv, "Per-packet cost of netqos's BPF programs and veth throughput with netqos (root).");
+      argc, argv,
+      "Per-packet cost of netqos's BPF programs and veth throughput with netqos (root).");
   if (int code = netqos::bench::CheckRoot("datapath_bench"); code >= 0) return code;
   return netqos::bench::RunMain("datapath_bench", [&] { netqos::bench::Run(args); });
 }

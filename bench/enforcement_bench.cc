@@ -144,7 +144,8 @@ std::vector<double> RunFlows(EnforcementEnv& env, const std::vector<std::string>
 }
 
 void Accuracy(const Args& args, EnforcementEnv& env, Report& rep) {
-  const std::vector<int> counts = args.quick ? std::vector<int>{1, 10} : std::vector<int>{1, 10, 50};
+  const std::vector<int> counts =
+      args.quick ? std::vector<int>{1, 10} : std::vector<int>{1, 10, 50};
   const std::vector<int> caps =
       args.quick ? std::vector<int>{10, 100} : std::vector<int>{10, 50, 100, 500, 1000};
   const auto warm_up = args.quick ? 1s : 1500ms;
@@ -169,19 +170,21 @@ void Accuracy(const Args& args, EnforcementEnv& env, Report& rep) {
 
   rep.Line("### Wire rate vs cap");
   rep.Line();
-  rep.Line("netqosd shapes a veth into a network namespace (`--enforce-nics`, the veth counted as "
-           "100 Gbit/s). N containers (cgroups under a kubepods root, listed in a file:// pod "
-           "list) are each allocated the cap through the plugin socket and send bulk TCP (iperf3, "
-           "one server each) at once; each container's rate is its HTB leaf's byte counter "
-           "(bytes on the wire) over " + Fmt(Seconds(window), 0) + " s after " +
-           Fmt(Seconds(warm_up), 1) + " s of warm-up. *Machine* is the baseline from the same "
-           "run: the aggregate N uncapped senders reach; where N × cap exceeds it, the senders "
-           "cannot fill their caps and the cell is sender-limited (the cap must still never be "
-           "exceeded).");
+  rep.Line(
+      "netqosd shapes a veth into a network namespace (`--enforce-nics`, the veth counted as "
+      "100 Gbit/s). N containers (cgroups under a kubepods root, listed in a file:// pod "
+      "list) are each allocated the cap through the plugin socket and send bulk TCP (iperf3, "
+      "one server each) at once; each container's rate is its HTB leaf's byte counter "
+      "(bytes on the wire) over " +
+      Fmt(Seconds(window), 0) + " s after " + Fmt(Seconds(warm_up), 1) +
+      " s of warm-up. *Machine* is the baseline from the same "
+      "run: the aggregate N uncapped senders reach; where N × cap exceeds it, the senders "
+      "cannot fill their caps and the cell is sender-limited (the cap must still never be "
+      "exceeded).");
   rep.Line();
   rep.TableHeader({"containers", "cap (Mbit/s)", "mean rate/cap", "min", "max", "aggregate",
                    "N × cap", "machine (uncapped)", "verdict"});
-  bool all_within = true;   // every cell the machine can fill is within ±2 %
+  bool all_within = true;  // every cell the machine can fill is within ±2 %
   bool never_above = true;
   double worst_exact = 0;  // largest |rate/cap - 1| among cells that are not sender-limited
   for (int n : counts) {
@@ -386,15 +389,17 @@ void Latency(const Args& args, EnforcementEnv& env, Report& rep) {
 
   rep.Line("### Latency next to a capped bulk flow: netqos vs TBF on the device");
   rep.Line();
-  rep.Line("Two containers of one pod share the veth: *bulk* sends TCP as fast as it can at its "
-           "cap, *probe* does a 64-byte TCP request/response (TCP_NODELAY) every 10 ms for " +
-           Fmt(seconds, 0) + " s to an echo server in the namespace; round trips measured in the "
-           "probe. *netqos*: each container its own HTB leaf (bulk = cap, probe = 10 Mbit/s). "
-           "*TBF*: the CNI bandwidth plugin's mechanism at the same cap, one `tbf` root on the "
-           "device (`latency 25ms` as the plugin sets it, so a queue of cap × 25 ms + burst; "
-           "burst = cap × 1 ms + 1600 bytes, the bucket netqos gives its leaves, much smaller "
-           "than the 4 Gbit containerd passes for the pod annotations). *none*: no shaping, "
-           "bulk uncapped. *idle*: the probe alone.");
+  rep.Line(
+      "Two containers of one pod share the veth: *bulk* sends TCP as fast as it can at its "
+      "cap, *probe* does a 64-byte TCP request/response (TCP_NODELAY) every 10 ms for " +
+      Fmt(seconds, 0) +
+      " s to an echo server in the namespace; round trips measured in the "
+      "probe. *netqos*: each container its own HTB leaf (bulk = cap, probe = 10 Mbit/s). "
+      "*TBF*: the CNI bandwidth plugin's mechanism at the same cap, one `tbf` root on the "
+      "device (`latency 25ms` as the plugin sets it, so a queue of cap × 25 ms + burst; "
+      "burst = cap × 1 ms + 1600 bytes, the bucket netqos gives its leaves, much smaller "
+      "than the 4 Gbit containerd passes for the pod annotations). *none*: no shaping, "
+      "bulk uncapped. *idle*: the probe alone.");
   rep.Line();
   rep.TableHeader({"cap (Mbit/s)", "setup", "bulk on the wire (Mbit/s)", "RTT p50", "RTT p99",
                    "p99 vs netqos", "samples"});
@@ -432,16 +437,17 @@ void Latency(const Args& args, EnforcementEnv& env, Report& rep) {
     }
     testing::Sh("tc qdisc del dev " + env.host_if() + " root");
     runs["none"] = RunLatency(env, bulk_cg, probe_cg, kEchoPort, seconds, true);
-    if (cap == caps.front()) runs["idle"] = RunLatency(env, bulk_cg, probe_cg, kEchoPort, seconds, false);
+    if (cap == caps.front())
+      runs["idle"] = RunLatency(env, bulk_cg, probe_cg, kEchoPort, seconds, false);
 
     const double ref = Percentile(runs["netqos"].rtt, 99);
     for (const char* name : {"netqos", "TBF", "none", "idle"}) {
       if (runs.count(name) == 0) continue;
       const auto& r = runs[name];
       const double r99 = Percentile(r.rtt, 99);
-      rep.TableRow({std::to_string(cap), name,
-                    std::string(name) == "idle" ? "-" : Fmt(r.bulk_mbps, 0),
-                    Us(Percentile(r.rtt, 50)), Us(r99), Ratio(r99 / ref), std::to_string(r.rtt.size())});
+      rep.TableRow(
+          {std::to_string(cap), name, std::string(name) == "idle" ? "-" : Fmt(r.bulk_mbps, 0),
+           Us(Percentile(r.rtt, 50)), Us(r99), Ratio(r99 / ref), std::to_string(r.rtt.size())});
     }
     p99[cap] = {ref, Percentile(runs["TBF"].rtt, 99)};
     RemoveDirRetry(bulk_cg);

@@ -67,10 +67,10 @@ inline void RemoveDirRetry(const std::string& path) {
 }
 
 struct BenchPod {
-  std::string uid;   // lowercase hex with dashes
+  std::string uid;  // lowercase hex with dashes
   std::string name;
   std::string container = "app";
-  std::string cid;   // container id (hex)
+  std::string cid;  // container id (hex)
 };
 
 // Pod `n` of round `round`: distinct uids and container ids across rounds.
@@ -85,16 +85,15 @@ inline BenchPod MakeBenchPod(int round, int n) {
 inline std::string PodListJson(const std::vector<BenchPod>& pods) {
   nlohmann::json items = nlohmann::json::array();
   for (const auto& p : pods) {
-    items.push_back(
-        {{"metadata",
-          {{"uid", p.uid},
-           {"namespace", "bench"},
-           {"name", p.name},
-           {"annotations", {{e2e::kQosKey, "shared_cores"}}}}},
-         {"status",
-          {{"qosClass", "Burstable"},
-           {"containerStatuses",
-            {{{"name", p.container}, {"containerID", "containerd://" + p.cid}}}}}}});
+    items.push_back({{"metadata",
+                      {{"uid", p.uid},
+                       {"namespace", "bench"},
+                       {"name", p.name},
+                       {"annotations", {{e2e::kQosKey, "shared_cores"}}}}},
+                     {"status",
+                      {{"qosClass", "Burstable"},
+                       {"containerStatuses",
+                        {{{"name", p.container}, {"containerID", "containerd://" + p.cid}}}}}}});
   }
   return nlohmann::json{{"kind", "PodList"}, {"apiVersion", "v1"}, {"items", items}}.dump();
 }
@@ -191,11 +190,9 @@ class EnforcementEnv {
   }
 
   void StartDaemon(bool enforce, int speed_mbps, std::vector<std::string> extra = {}) {
-    std::vector<std::string> flags = {"--qrm-state-dir=" + StateDir(),
-                                      "--bpf-pin-dir=" + PinDir(),
-                                      "--pod-source=kubelet",
-                                      "--kubelet-pods-url=file://" + PodsFile(),
-                                      "--addition-cgroup-paths=/" + root_name_};
+    std::vector<std::string> flags = {
+        "--qrm-state-dir=" + StateDir(), "--bpf-pin-dir=" + PinDir(), "--pod-source=kubelet",
+        "--kubelet-pods-url=file://" + PodsFile(), "--addition-cgroup-paths=/" + root_name_};
     for (auto& f : NicFlags(speed_mbps)) flags.push_back(std::move(f));
     if (enforce) flags.push_back("--enforce-nics=" + host_);
     flags.insert(flags.end(), extra.begin(), extra.end());

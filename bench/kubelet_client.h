@@ -111,7 +111,8 @@ class KubeletClient {
 inline rp::ResourceRequest ContainerRequest(const std::string& pod_uid, const std::string& pod_name,
                                             const std::string& container, double mbps,
                                             const std::string& pod_namespace = "bench") {
-  rp::ResourceRequest r = e2e::Req::Container(pod_uid, rp::ContainerType::MAIN, "shared_cores", mbps);
+  rp::ResourceRequest r =
+      e2e::Req::Container(pod_uid, rp::ContainerType::MAIN, "shared_cores", mbps);
   r.set_pod_name(pod_name);
   r.set_pod_namespace(pod_namespace);
   r.set_container_name(container);

@@ -58,7 +58,8 @@ void FillState(const Args& args, EnforcementEnv& env, const std::vector<BenchPod
           for (size_t i = static_cast<size_t>(t); i < pods.size(); i += 4) {
             if (InterruptSignal().load() != 0) return;
             const auto& p = pods[i];
-            Check(c.Allocate(ContainerRequest(p.uid, p.name, p.container, 1)), "Allocate " + p.name);
+            Check(c.Allocate(ContainerRequest(p.uid, p.name, p.container, 1)),
+                  "Allocate " + p.name);
           }
         } catch (const std::exception& e) {
           std::lock_guard lk(mu);
@@ -72,14 +73,16 @@ void FillState(const Args& args, EnforcementEnv& env, const std::vector<BenchPod
     filler.Stop();
   }
   std::filesystem::remove_all(env.StateDir());
-  std::filesystem::copy(shm.file("state"), env.StateDir(), std::filesystem::copy_options::recursive);
+  std::filesystem::copy(shm.file("state"), env.StateDir(),
+                        std::filesystem::copy_options::recursive);
 }
 
 size_t CountHtbLeaves(const std::string& dev) {
   size_t n = 0;
   for (const auto& [handle, cls] : testing::TcClasses(dev)) {
     const size_t colon = handle.find(':');
-    if (colon != std::string::npos && std::stoul(handle.substr(colon + 1), nullptr, 16) >= 0x100) ++n;
+    if (colon != std::string::npos && std::stoul(handle.substr(colon + 1), nullptr, 16) >= 0x100)
+      ++n;
   }
   return n;
 }
@@ -107,10 +110,11 @@ void Run(const Args& args) {
   Report rep("reaction", args);
   rep.Line("## Reaction time, full resync, footprint");
   rep.Line();
-  rep.Line("`bench/reaction_bench.cc`. netqosd with enforcement on (`--enforce-nics` on a veth "
-           "into a network namespace, HTB + IFB), containers listed in a file:// pod list "
-           "(re-read every 5 s) with their cgroups under an extra kubepods root "
-           "(`--addition-cgroup-paths`), default resync period (30 s).");
+  rep.Line(
+      "`bench/reaction_bench.cc`. netqosd with enforcement on (`--enforce-nics` on a veth "
+      "into a network namespace, HTB + IFB), containers listed in a file:// pod list "
+      "(re-read every 5 s) with their cgroups under an extra kubepods root "
+      "(`--addition-cgroup-paths`), default resync period (30 s).");
   rep.Line();
 
   EnforcementEnv env(args, "r", 3);
@@ -140,7 +144,8 @@ void Run(const Args& args) {
   }
   rep.Line("### Container cgroup created → class in the BPF map");
   rep.Line();
-  rep.Line(Thousands(reaction_n) + " containers, listed by the kubelet and allocated beforehand "
+  rep.Line(Thousands(reaction_n) +
+           " containers, listed by the kubelet and allocated beforehand "
            "(as the kubelet allocates before the runtime starts a container), created one after "
            "the other: `mkdir` of the pod's and the container's cgroup, then the pinned class map "
            "polled every 100 µs until the container's entry carries its HTB leaf.");
@@ -201,12 +206,13 @@ void Run(const Args& args) {
            "runs one full pass before it serves the plugin socket. Reference: the same daemon "
            "with no containers.");
   rep.Line();
-  rep.TableHeader({"start", "containers", "serving after", "all classified after",
-                   "HTB leaves (veth / IFB)"});
+  rep.TableHeader(
+      {"start", "containers", "serving after", "all classified after", "HTB leaves (veth / IFB)"});
   rep.TableRow({"no containers (reference)", "0", Fmt(empty_start_ms, 0) + " ms", "-", "-"});
   rep.TableRow({"cold", Thousands(resync_n), Fmt(cold_serve_ms, 0) + " ms",
                 Fmt(cold_all_ms, 0) + " ms",
-                Thousands(static_cast<double>(leaves)) + " / " + Thousands(static_cast<double>(ifb_leaves))});
+                Thousands(static_cast<double>(leaves)) + " / " +
+                    Thousands(static_cast<double>(ifb_leaves))});
   rep.TableRow({"adopting (restart)", Thousands(resync_n), Fmt(warm_serve_ms, 0) + " ms",
                 Fmt(warm_all_ms, 0) + " ms", "kept"});
   rep.Line();
@@ -214,10 +220,10 @@ void Run(const Args& args) {
     throw std::runtime_error("only " + std::to_string(leaves) + " HTB leaves for " +
                              std::to_string(pods.size()) + " containers");
   }
-  rep.Figure("full resync of " + Thousands(resync_n) + " containers",
-             "cold " + Fmt(cold_all_ms / 1000, 1) + " s, adopting " + Fmt(warm_all_ms / 1000, 1) +
-                 " s",
-             "no containers: serving after " + Fmt(empty_start_ms, 0) + " ms");
+  rep.Figure(
+      "full resync of " + Thousands(resync_n) + " containers",
+      "cold " + Fmt(cold_all_ms / 1000, 1) + " s, adopting " + Fmt(warm_all_ms / 1000, 1) + " s",
+      "no containers: serving after " + Fmt(empty_start_ms, 0) + " ms");
 
   rep.Line("### Footprint");
   rep.Line();
@@ -228,10 +234,10 @@ void Run(const Args& args) {
   rep.TableHeader({"containers", "RSS", "idle CPU", "RSS per container"});
   rep.TableRow({"0 (reference)", Fmt(static_cast<double>(empty.rss_kib) / 1024, 1) + " MiB",
                 Fmt(empty.cpu_percent, 2) + " %", "-"});
-  rep.TableRow({Thousands(resync_n), Fmt(static_cast<double>(full.rss_kib) / 1024, 1) + " MiB",
-                Fmt(full.cpu_percent, 2) + " %",
-                Fmt(static_cast<double>(full.rss_kib - empty.rss_kib) * 1024 / resync_n, 0) +
-                    " bytes"});
+  rep.TableRow(
+      {Thousands(resync_n), Fmt(static_cast<double>(full.rss_kib) / 1024, 1) + " MiB",
+       Fmt(full.cpu_percent, 2) + " %",
+       Fmt(static_cast<double>(full.rss_kib - empty.rss_kib) * 1024 / resync_n, 0) + " bytes"});
   rep.Line();
   rep.Figure("netqosd RSS and idle CPU (" + Thousands(resync_n) + " containers)",
              Fmt(static_cast<double>(full.rss_kib) / 1024, 1) + " MiB, " +

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The one ABI shared by the BPF programs (the .bpf.c files) and userspace (userspace/bpf/): map names,
- * keys and values. Plain __u32/__u64 with explicit padding; a layout change needs a new _vN name.
+/* The one ABI shared by the BPF programs (the .bpf.c files) and userspace (userspace/bpf/): map
+ * names, keys and values. Plain __u32/__u64 with explicit padding; a layout change needs a new _vN
+ * name.
  */
 #ifndef NETQOS_ABI_H
 #define NETQOS_ABI_H
@@ -20,13 +21,13 @@ enum netqos_qos_level {
 /* Map names: used as C identifiers in the BPF objects and as pin file names. At most 15
  * characters (the kernel keeps 16 bytes with the NUL); bump the suffix when a layout changes.
  */
-#define NETQOS_MAP_CLASS netqos_cls_v1		/* hash: __u64 cgroup id -> netqos_class */
-#define NETQOS_MAP_CG_STATS netqos_cgst_v2	/* percpu hash: __u64 cgroup id -> netqos_counters */
-#define NETQOS_MAP_CLASS_STATS netqos_clst_v2	/* percpu hash: __u32 class id -> netqos_counters */
-#define NETQOS_MAP_SOCK_TAG netqos_sktag_v1	/* sk storage: socket -> netqos_sock_tag */
-#define NETQOS_MAP_POD_ADDR netqos_podip_v1	/* hash: netqos_addr -> __u64 cgroup id */
-#define NETQOS_MAP_FRAG netqos_frag_v1		/* lru hash: netqos_frag_key -> __u64 cgroup id */
-#define NETQOS_MAP_EDT netqos_edt_v1		/* hash: __u64 cgroup id -> netqos_edt */
+#define NETQOS_MAP_CLASS netqos_cls_v1	      /* hash: __u64 cgroup id -> netqos_class */
+#define NETQOS_MAP_CG_STATS netqos_cgst_v2    /* percpu hash: __u64 cgroup id -> netqos_counters */
+#define NETQOS_MAP_CLASS_STATS netqos_clst_v2 /* percpu hash: __u32 class id -> netqos_counters */
+#define NETQOS_MAP_SOCK_TAG netqos_sktag_v1   /* sk storage: socket -> netqos_sock_tag */
+#define NETQOS_MAP_POD_ADDR netqos_podip_v1   /* hash: netqos_addr -> __u64 cgroup id */
+#define NETQOS_MAP_FRAG netqos_frag_v1	      /* lru hash: netqos_frag_key -> __u64 cgroup id */
+#define NETQOS_MAP_EDT netqos_edt_v1	      /* hash: __u64 cgroup id -> netqos_edt */
 
 #define NETQOS_STR_INNER(x) #x
 #define NETQOS_STR(x) NETQOS_STR_INNER(x)

@@ -29,7 +29,7 @@ static __always_inline void netqos_tag_socket(struct bpf_sock *sk, __u64 cgroup_
 	if (!sk)
 		return;
 	struct netqos_sock_tag *tag =
-		bpf_sk_storage_get(&NETQOS_MAP_SOCK_TAG, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	    bpf_sk_storage_get(&NETQOS_MAP_SOCK_TAG, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 
 	if (tag && tag->cgroup_id != cgroup_id)
 		tag->cgroup_id = cgroup_id;

@@ -87,7 +87,7 @@ struct {
  * Works in cgroup_skb and tc programs alike (bpf_skb_cgroup_id follows skb->sk: 0 without one).
  */
 static __always_inline struct netqos_class *netqos_skb_class(struct __sk_buff *skb,
-							    __u64 *cgroup_id)
+							     __u64 *cgroup_id)
 {
 	__u64 id = bpf_skb_cgroup_id(skb);
 	struct netqos_class *cls;

@@ -2,11 +2,11 @@
 /* The tc programs on an enforced NIC (cls_bpf on its clsact qdisc, one instance per NIC).
  *
  * netqos_nic_tx (egress) gives every packet the NIC sends its class, whatever the sender put in
- * skb->priority (in EDT mode it also paces capped containers, see cfg_edt): the class of the sending socket's container (any socket family, AF_PACKET
- * included, and processes in cgroups below a container's), else of the pod whose address is the
- * packet's source (a pod behind a CNI: crossing its veth cleared the priority and the socket),
- * else 0, the HTB default class. It counts the packets the cgroup programs never see (sockets
- * that are neither AF_INET nor AF_INET6).
+ * skb->priority (in EDT mode it also paces capped containers, see cfg_edt): the class of the
+ * sending socket's container (any socket family, AF_PACKET included, and processes in cgroups below
+ * a container's), else of the pod whose address is the packet's source (a pod behind a CNI:
+ * crossing its veth cleared the priority and the socket), else 0, the HTB default class. It counts
+ * the packets the cgroup programs never see (sockets that are neither AF_INET nor AF_INET6).
  *
  * netqos_ingress finds whose a received packet is: the pod whose address is its destination, or
  * the local socket it is for (tagged with its container by the cgroup programs); sets
@@ -211,8 +211,7 @@ static __always_inline __u64 netqos_socket_of(struct __sk_buff *skb, struct netq
 	return cgroup_id;
 }
 
-static __always_inline void netqos_frag_key_of(struct netqos_frag_key *key,
-					       struct netqos_pkt *pkt)
+static __always_inline void netqos_frag_key_of(struct netqos_frag_key *key, struct netqos_pkt *pkt)
 {
 	key->saddr = pkt->saddr;
 	key->daddr = pkt->daddr;
@@ -368,8 +367,8 @@ int netqos_nic_tx(struct __sk_buff *skb)
 			netqos_count(cgroup_id, cls->net_class_id, skb->len, segs, 0);
 		}
 	} else if (netqos_parse(skb, &pkt)) {
-		/* No container's socket: routed, most likely from a pod's veth (forwarding leaves no
-		 * socket on the packet). Unclassified host sockets pay this lookup too.
+		/* No container's socket: routed, most likely from a pod's veth (forwarding leaves
+		 * no socket on the packet). Unclassified host sockets pay this lookup too.
 		 */
 		cgroup_id = netqos_pod_of(&pkt.saddr);
 		if (cgroup_id)

@@ -7,11 +7,10 @@
 //   both against simple oracles;
 // - a NUMA list ("0-1,3", the checkpoint's numa_node) and an IP address (topology files), each
 //   round-tripped through its formatter.
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -138,7 +137,8 @@ void CheckJsonObject(std::string_view text) {
   for (const auto& m : *members) {
     if (m.type != core::JsonType::kString && m.type != core::JsonType::kNull) continue;
     if (!kept.empty()) doc += ",";
-    doc += Quote(m.key) + ":" + (m.type == core::JsonType::kString ? Quote(m.string_value) : "null");
+    doc +=
+        Quote(m.key) + ":" + (m.type == core::JsonType::kString ? Quote(m.string_value) : "null");
     kept.push_back(m);
   }
   doc += "}";
@@ -209,8 +209,8 @@ void CheckNetClassId(const std::string& text) {
   for (char c : text) digits = digits && c >= '0' && c <= '9';
   std::string stripped = text.substr(std::min(text.find_first_not_of('0'), text.size()));
   if (stripped.empty() && digits) stripped = "0";
-  const bool fits = digits && (stripped.size() < 10 ||
-                               (stripped.size() == 10 && stripped <= "4294967295"));
+  const bool fits =
+      digits && (stripped.size() < 10 || (stripped.size() == 10 && stripped <= "4294967295"));
   FUZZ_CHECK(id.ok() == fits, "class ids are decimal numbers up to 2^32-1");
   if (id.ok()) FUZZ_CHECK(std::to_string(*id) == stripped, "the class id prints back");
 

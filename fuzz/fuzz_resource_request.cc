@@ -1,8 +1,8 @@
 // libFuzzer target: a kubelet request as it arrives on the plugin socket (protobuf wire format),
 // read both as a container-level ResourceRequest and as a pod-level PodResourceRequest, through
 // the gRPC layer's proto -> core translation and the policy's validation (resource name and
-// quantity, QoS level, network_enhancement, net class id), hints and allocation, on the policy_test.go
-// node that already holds one pod.
+// quantity, QoS level, network_enhancement, net class id), hints and allocation, on the
+// policy_test.go node that already holds one pod.
 //
 // Invariants:
 // - translation round-trips: proto -> core -> proto equals the request (unknown fields dropped,
@@ -26,8 +26,8 @@
 #include "core/nic_chooser.h"
 #include "core/policy.h"
 #include "fuzz_check.h"
-#include "support/katalyst_fixture_node.h"
 #include "grpc/translate.h"
+#include "support/katalyst_fixture_node.h"
 
 namespace {
 
@@ -69,8 +69,8 @@ bool SameRequests(const std::map<std::string, double>& a, const std::map<std::st
 
 template <typename Req>
 bool SameCommon(const Req& a, const Req& b) {
-  return a.pod_uid == b.pod_uid && a.pod_namespace == b.pod_namespace &&
-         a.pod_name == b.pod_name && a.pod_role == b.pod_role && a.pod_type == b.pod_type &&
+  return a.pod_uid == b.pod_uid && a.pod_namespace == b.pod_namespace && a.pod_name == b.pod_name &&
+         a.pod_role == b.pod_role && a.pod_type == b.pod_type &&
          a.resource_name == b.resource_name && a.hint == b.hint &&
          SameRequests(a.resource_requests, b.resource_requests) && a.labels == b.labels &&
          a.annotations == b.annotations;

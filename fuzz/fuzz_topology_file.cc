@@ -8,15 +8,14 @@
 // - a topology the policy accepts has consistent books on every NIC (free = allocatable -
 //   allocated, allocatable <= capacity, nothing allocated yet), reports allocatable resources,
 //   and accepts being re-applied (UpdateTopology) without any change.
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/policy.h"
-#include "support/katalyst_fixture_node.h"
 #include "fuzz_check.h"
+#include "support/katalyst_fixture_node.h"
 #include "topology/topology_file_source.h"
 
 namespace {
@@ -30,7 +29,8 @@ constexpr char kNetnsDir[] = "/run/netns";
 std::string Write(const core::Topology& topo) {
   json doc = json::object();
   doc["numa_nodes"] = json::array();
-  for (const auto& n : topo.numa_nodes) doc["numa_nodes"].push_back({{"id", n.id}, {"socket", n.socket}});
+  for (const auto& n : topo.numa_nodes)
+    doc["numa_nodes"].push_back({{"id", n.id}, {"socket", n.socket}});
   doc["nics"] = json::array();
   for (const auto& nic : topo.nics) {
     doc["nics"].push_back({{"name", nic.id.name},
@@ -86,7 +86,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   auto topo = topology::ParseTopologyJson(text, kOrigin, kNetnsDir);
   if (!topo.ok()) {
-    FUZZ_CHECK(topo.status().code() == StatusCode::kInvalidArgument, "a bad file is InvalidArgument");
+    FUZZ_CHECK(topo.status().code() == StatusCode::kInvalidArgument,
+               "a bad file is InvalidArgument");
     FUZZ_CHECK(topo.status().message().find(kOrigin) != std::string::npos,
                "the error names the file");
     return 0;

@@ -17,8 +17,8 @@ PACKAGES=(
   libbpf-dev bpftool clang llvm
   # kubelet /pods client (http and https)
   libcpp-httplib-dev libssl-dev
-  # tests
-  catch2 iproute2 procps iperf3
+  # tests (clang-format and clang-tidy: tests/check_format.sh, tests/check_tidy.sh)
+  catch2 iproute2 procps iperf3 clang-format clang-tidy
   # the Go reference for Katalyst's checkpoint checksum (tests/tools/katalyst_checksum), built
   # offline in GOPATH mode against Debian's go-spew
   golang-go golang-github-davecgh-go-spew-dev

@@ -33,8 +33,7 @@ std::vector<PodInfo> ReadPods(netqos::cri::CriPodSource& src) {
 
 netqos::cri::CriPodSource SourceFor(const PrivateContainerd& ctrd) {
   return netqos::cri::CriPodSource(
-      netqos::cri::NewGrpcCriRuntime({ctrd.endpoint(), std::chrono::seconds(30)}),
-      ctrd.endpoint());
+      netqos::cri::NewGrpcCriRuntime({ctrd.endpoint(), std::chrono::seconds(30)}), ctrd.endpoint());
 }
 
 const std::string kWebUid = "5a1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d";
@@ -42,10 +41,16 @@ const std::string kHostUid = "6b2d3e4f-5061-4b7c-9d8e-0f1a2b3c4d5e";
 
 }  // namespace
 
-TEST_CASE("cri pod source lists a real containerd's pods with names, annotations, containers and addresses",
-          "[cri][containerd]") {
+TEST_CASE(
+    "cri pod source lists a real containerd's pods with names, annotations, containers and "
+    "addresses",
+    "[cri][containerd]") {
   PrivateContainerd ctrd;
-  PrivateContainerd::Pod web{kWebUid, "shop", "web-0", "burstable", false,
+  PrivateContainerd::Pod web{kWebUid,
+                             "shop",
+                             "web-0",
+                             "burstable",
+                             false,
                              {{"katalyst.kubewharf.io/qos_level", "shared_cores"},
                               {"katalyst.kubewharf.io/net_class_id", "7"}},
                              ""};

@@ -1,8 +1,9 @@
 // The kubelet's conversation with the real netqosd, over its unix socket, using stubs built from
-// the upstream-shaped schema. Expected values are those of Katalyst v0.5.3's policy_test.go (staticpolicy), per test.
-#include <catch2/catch.hpp>
-
+// the upstream-shaped schema. Expected values are those of Katalyst v0.5.3's policy_test.go
+// (staticpolicy), per test.
 #include <sys/stat.h>
+
+#include <catch2/catch.hpp>
 
 #include "e2e/kubelet_harness.h"
 #include "support/wire.h"
@@ -137,7 +138,8 @@ TEST_CASE("e2e: GetTopologyHints answers as TestGetTopologyHints (v0.5.3)") {
   }
 }
 
-TEST_CASE("e2e: GetTopologyHints with no usable NIC is an empty list (TestGetTopologyHints case 7)") {
+TEST_CASE(
+    "e2e: GetTopologyHints with no usable NIC is an empty list (TestGetTopologyHints case 7)") {
   Harness h(FixtureTopology(/*nics_enabled=*/false));
   h.Start();
   auto req = Req::Container("pod-7", rp::MAIN, "shared_cores", 5000);
@@ -186,20 +188,35 @@ TEST_CASE("e2e: Allocate answers as TestAllocate (v0.5.3)") {
       std::map<std::string, std::string> ann;
     };
     const Case cases[] = {
-        {"a-2", "shared_cores", "12345", "host_ns_preferred", {0, 1}, "0-1",
+        {"a-2",
+         "shared_cores",
+         "12345",
+         "host_ns_preferred",
+         {0, 1},
+         "0-1",
          {{"qrm.katalyst.kubewharf.io/inet_addr", "1.1.1.1"},
           {"qrm.katalyst.kubewharf.io/inet_addr_ipv6", ""},
           {"qrm.katalyst.kubewharf.io/nic_name", "eth0"},
           {"qrm.katalyst.kubewharf.io/netcls_id", "12345"},
           {"qrm.katalyst.kubewharf.io/net_bandwidth", "5000"}}},
-        {"a-3", "reclaimed_cores", "12346", "anti_host_ns_preferred", {2, 3}, "2-3",
+        {"a-3",
+         "reclaimed_cores",
+         "12346",
+         "anti_host_ns_preferred",
+         {2, 3},
+         "2-3",
          {{"qrm.katalyst.kubewharf.io/inet_addr", ""},
           {"qrm.katalyst.kubewharf.io/inet_addr_ipv6", "192.0.2.1"},
           {"qrm.katalyst.kubewharf.io/netns_path", "/var/run/ns2"},
           {"qrm.katalyst.kubewharf.io/nic_name", "eth2"},
           {"qrm.katalyst.kubewharf.io/netcls_id", "12346"},
           {"qrm.katalyst.kubewharf.io/net_bandwidth", "5000"}}},
-        {"a-4", "dedicated_cores", nullptr, "host_ns", {0, 1}, "0-1",
+        {"a-4",
+         "dedicated_cores",
+         nullptr,
+         "host_ns",
+         {0, 1},
+         "0-1",
          {{"qrm.katalyst.kubewharf.io/inet_addr", "1.1.1.1"},
           {"qrm.katalyst.kubewharf.io/inet_addr_ipv6", ""},
           {"qrm.katalyst.kubewharf.io/nic_name", "eth0"},
@@ -370,7 +387,8 @@ TEST_CASE("e2e: bad requests get clear errors and change nothing") {
   const Case cases[] = {
       {"empty request", [](rp::ResourceRequest* r) { r->Clear(); },
        grpc::StatusCode::INVALID_ARGUMENT, "pod"},
-      {"negative", [](rp::ResourceRequest* r) { (*r->mutable_resource_requests())[kResource] = -1; },
+      {"negative",
+       [](rp::ResourceRequest* r) { (*r->mutable_resource_requests())[kResource] = -1; },
        grpc::StatusCode::INVALID_ARGUMENT, "-1"},
       {"NaN",
        [](rp::ResourceRequest* r) {
@@ -382,7 +400,8 @@ TEST_CASE("e2e: bad requests get clear errors and change nothing") {
        grpc::StatusCode::INVALID_ARGUMENT, ""},
       {"unknown resource", [](rp::ResourceRequest* r) { r->set_resource_name("cpu"); },
        grpc::StatusCode::INVALID_ARGUMENT, "cpu"},
-      {"bad class id", [](rp::ResourceRequest* r) { (*r->mutable_annotations())[kClassKey] = "x1"; },
+      {"bad class id",
+       [](rp::ResourceRequest* r) { (*r->mutable_annotations())[kClassKey] = "x1"; },
        grpc::StatusCode::INVALID_ARGUMENT, "x1"},
       {"bad enhancement",
        [](rp::ResourceRequest* r) { (*r->mutable_annotations())[kEnhancementKey] = "{oops"; },

@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <map>
-#include <mutex>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,18 +33,20 @@ inline constexpr char kQosKey[] = "katalyst.kubewharf.io/qos_level";
 inline constexpr char kEnhancementKey[] = "katalyst.kubewharf.io/network_enhancement";
 inline constexpr char kClassKey[] = "katalyst.kubewharf.io/net_class_id";
 
-// The fixture of Katalyst's policy_test.go: 4 NUMA nodes on 2 sockets; eth0 (host, NUMA 0), eth1 (disabled),
-// eth2 (netns ns2, NUMA 2, an IPv4-mapped IPv6 address).
+// The fixture of Katalyst's policy_test.go: 4 NUMA nodes on 2 sockets; eth0 (host, NUMA 0), eth1
+// (disabled), eth2 (netns ns2, NUMA 2, an IPv4-mapped IPv6 address).
 inline std::string FixtureTopology(bool nics_enabled = true) {
   const char* en = nics_enabled ? "true" : "false";
   return std::string(R"({"numa_nodes": [{"id": 0, "socket": 0}, {"id": 1, "socket": 0},
                                        {"id": 2, "socket": 1}, {"id": 3, "socket": 1}],
     "nics": [
-      {"name": "eth0", "speed_mbps": 25000, "numa_node": 0, "enabled": )") + en +
+      {"name": "eth0", "speed_mbps": 25000, "numa_node": 0, "enabled": )") +
+         en +
          R"(, "ipv4": ["1.1.1.1"]},
       {"name": "eth1", "speed_mbps": 25000, "numa_node": 1, "enabled": false},
       {"name": "eth2", "netns": "ns2", "netns_path": "/var/run/ns2", "speed_mbps": 25000,
-       "numa_node": 2, "enabled": )" + en + R"(, "ipv6": ["::ffff:192.0.2.1"]}]})";
+       "numa_node": 2, "enabled": )" +
+         en + R"(, "ipv6": ["::ffff:192.0.2.1"]}]})";
 }
 
 // The fixture's policy flags: reservation 4000 on the first NIC, rates 0.9 / 0.85, class ids.
@@ -116,11 +118,9 @@ class Harness {
                                      "--qrm-state-dir=" + state_dir_, "--log-level=debug"};
     // Allocation only unless a test asks otherwise: these tests exercise the kubelet protocol,
     // not the kernel dataplane (and netqosd refuses a flag given twice).
-    const bool sets_enforcement =
-        std::any_of(extra.begin(), extra.end(),
-                    [](const std::string& a) {
-                      return a == "--enforcement" || a.rfind("--enforcement=", 0) == 0;
-                    });
+    const bool sets_enforcement = std::any_of(extra.begin(), extra.end(), [](const std::string& a) {
+      return a == "--enforcement" || a.rfind("--enforcement=", 0) == 0;
+    });
     if (!sets_enforcement) argv.push_back("--enforcement=none");
     // The in-memory checkpoint directory is looked at in either mode (a checkpoint found there
     // moves to the active directory): never the host's /dev/shm/qrm/state.
@@ -130,7 +130,9 @@ class Harness {
   }
 
   // Starts netqosd and waits until it answers GetInfo on its socket.
-  void Start(const std::vector<std::string>& extra = FixtureFlags()) { StartArgv(DaemonArgv(extra)); }
+  void Start(const std::vector<std::string>& extra = FixtureFlags()) {
+    StartArgv(DaemonArgv(extra));
+  }
   // The same with a whole command line: DaemonArgv's behind a wrapper such as strace.
   void StartArgv(const std::vector<std::string>& argv) {
     daemon_ = std::make_unique<testing::DaemonProcess>(argv, log_path());

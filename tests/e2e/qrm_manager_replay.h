@@ -552,7 +552,6 @@ class QrmManager {
     rp::ResourcePluginOptions opts;
   };
 
-
   // isResourcePluginResource: a registered endpoint, or a resource named in stored allocations.
   bool IsPluginResource(const std::string& resource) const {
     if (endpoints_.count(resource)) return true;

@@ -33,7 +33,9 @@ double AllocatedQuantity(Harness& h, const std::string& uid, const std::string& 
   rp::GetTopologyAwareResourcesResponse tr;
   auto st = h.Plugin()->GetTopologyAwareResources(&ctx, q, &tr);
   if (!st.ok() || !tr.has_container_topology_aware_resources()) return -1;
-  return tr.container_topology_aware_resources().allocated_resources().at(kResource)
+  return tr.container_topology_aware_resources()
+      .allocated_resources()
+      .at(kResource)
       .aggregated_quantity();
 }
 
@@ -86,7 +88,8 @@ TEST_CASE("e2e: a checkpoint failing its checksum needs --skip-network-state-cor
   netqos::testing::DaemonProcess refused(h.DaemonArgv(FixtureFlags()), h.log_path());
   CHECK(refused.WaitExit() != 0);
   CHECK_THAT(refused.Log(), Catch::Contains(h.checkpoint_path()));
-  CHECK_THAT(refused.Log(), Catch::Contains("the checkpoint is damaged; fix or move the file aside"));
+  CHECK_THAT(refused.Log(),
+             Catch::Contains("the checkpoint is damaged; fix or move the file aside"));
 
   auto flags = FixtureFlags();
   flags.push_back("--skip-network-state-corruption");
@@ -112,8 +115,9 @@ TEST_CASE("e2e: a Katalyst checkpoint with its real checksum loads without the s
   CHECK_THAT(h.daemon().Log(), Catch::Contains("Katalyst checksum verified"));
 }
 
-TEST_CASE("e2e: a Katalyst v0.5.3 checkpoint imports its NIC in another namespace, its level, and "
-          "not the journal of an earlier netqos run") {
+TEST_CASE(
+    "e2e: a Katalyst v0.5.3 checkpoint imports its NIC in another namespace, its level, and "
+    "not the journal of an earlier netqos run") {
   Harness h;
   h.Start();
   REQUIRE(AllocateHost(h, "p0", "c1", 1000).ok());
@@ -153,8 +157,9 @@ TEST_CASE("e2e: a Katalyst v0.5.3 checkpoint imports its NIC in another namespac
   CHECK(written["pod_entries"]["p1"]["c1"]["ns_name"] == "ns2");
 }
 
-TEST_CASE("e2e: in --checkpoint-mode=full-rewrite every rename of the checkpoint is followed by "
-          "an fsync of its directory") {
+TEST_CASE(
+    "e2e: in --checkpoint-mode=full-rewrite every rename of the checkpoint is followed by "
+    "an fsync of its directory") {
   // Without it, a power cut after the rename can bring back the file from before the change the
   // kubelet was told had been made. strace -y names each fd's file, so the directory's fsync is
   // told apart from the file's.
@@ -168,9 +173,9 @@ TEST_CASE("e2e: in --checkpoint-mode=full-rewrite every rename of the checkpoint
   // Under ASan, LeakSanitizer's exit-time check ptrace()s the process's threads, which a traced
   // process cannot allow: that check is off for this one run (the other tests keep it).
   const char* asan = std::getenv("ASAN_OPTIONS");
-  const std::string asan_options =
-      std::string("ASAN_OPTIONS=") + (asan != nullptr ? std::string(asan) + ":" : "") +
-      "detect_leaks=0";
+  const std::string asan_options = std::string("ASAN_OPTIONS=") +
+                                   (asan != nullptr ? std::string(asan) + ":" : "") +
+                                   "detect_leaks=0";
   argv.insert(argv.begin(), {strace, "-E", asan_options, "-f", "-qq", "-y", "-o", trace, "-e",
                              "trace=rename,renameat,renameat2,fsync"});
   h.StartArgv(argv);
@@ -250,8 +255,8 @@ TEST_CASE("e2e: bad topology file or flags stop the daemon with a clear message"
   CHECK_THAT(bad_topo.Log(), Catch::Contains("speed_mbps"));
 
   Harness h2;
-  netqos::testing::DaemonProcess bad_flag(h2.DaemonArgv({"--network-resource-plugin-egress-capacity-rate=x"}),
-                                          h2.log_path());
+  netqos::testing::DaemonProcess bad_flag(
+      h2.DaemonArgv({"--network-resource-plugin-egress-capacity-rate=x"}), h2.log_path());
   CHECK(bad_flag.WaitExit() != 0);
   CHECK_THAT(bad_flag.Log(), Catch::Contains("egress-capacity-rate"));
 
@@ -262,7 +267,9 @@ TEST_CASE("e2e: bad topology file or flags stop the daemon with a clear message"
   CHECK_THAT(bad_rsv.Log(), Catch::Contains("reservation"));
 }
 
-TEST_CASE("e2e: --qrm-enable-in-memory-state moves the checkpoint both ways, and a reboot brings back nothing stale") {
+TEST_CASE(
+    "e2e: --qrm-enable-in-memory-state moves the checkpoint both ways, and a reboot brings back "
+    "nothing stale") {
   Harness h;
   h.Start();
   REQUIRE(AllocateHost(h, "p1", "c1", 5000).ok());

@@ -1,10 +1,10 @@
 // The plugin socket's life: stale files replaced, deletion and directory wipes (what a kubelet
 // restart does) healed within a second, several socket directories served at once.
-#include <catch2/catch.hpp>
-
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+
+#include <catch2/catch.hpp>
 
 #include "e2e/kubelet_harness.h"
 

@@ -149,7 +149,8 @@ int RunInChild(const std::string& cgroup_dir, const std::function<int(T*)>& fn, 
     }
     T result{};
     if (code == 0) code = fn(&result);
-    if (::write(fds[1], &result, sizeof(result)) != static_cast<ssize_t>(sizeof(result))) code = 101;
+    if (::write(fds[1], &result, sizeof(result)) != static_cast<ssize_t>(sizeof(result)))
+      code = 101;
     ::_exit(code);
   }
   ::close(fds[1]);
@@ -237,7 +238,9 @@ TEST_CASE("egress test-run sets priority and counts only classified cgroups", "[
 
   const int prog = (*dp)->EgressProgramFd();
   const auto pkt = Ipv4Packet(IPPROTO_TCP, kLoopback, 40000, kLoopback, 80);
-  std::function<int(TestRunResult*)> run = [&](TestRunResult* r) { return TestRun(prog, pkt, 5, r); };
+  std::function<int(TestRunResult*)> run = [&](TestRunResult* r) {
+    return TestRun(prog, pkt, 5, r);
+  };
 
   TestRunResult hit{};
   REQUIRE(RunInChild(fx.cg_a(), run, &hit) == 0);
@@ -310,11 +313,11 @@ TEST_CASE("pins are visible to bpftool, reused by a second Open, and survive the
   };
   REQUIRE(RunInChild(std::string(), loader, &dummy) == 0);
 
-  for (const char* name : {netqos::bpf::kClassMapName, netqos::bpf::kCgroupStatsMapName,
-                           netqos::bpf::kClassStatsMapName, netqos::bpf::kSockTagMapName,
-                           netqos::bpf::kPodAddrMapName, netqos::bpf::kFragMapName,
-                           netqos::bpf::kEgressLinkPin, netqos::bpf::kRxLinkPin,
-                           netqos::bpf::kSockoptLinkPin}) {
+  for (const char* name :
+       {netqos::bpf::kClassMapName, netqos::bpf::kCgroupStatsMapName,
+        netqos::bpf::kClassStatsMapName, netqos::bpf::kSockTagMapName, netqos::bpf::kPodAddrMapName,
+        netqos::bpf::kFragMapName, netqos::bpf::kEgressLinkPin, netqos::bpf::kRxLinkPin,
+        netqos::bpf::kSockoptLinkPin}) {
     INFO(name);
     CHECK(Exists(fx.pin_dir() + "/" + name));
   }
@@ -328,7 +331,8 @@ TEST_CASE("pins are visible to bpftool, reused by a second Open, and survive the
   CHECK(rx_before.cgroup.cgroup_id == *root_id);
   CHECK(rx_before.cgroup.attach_type == BPF_CGROUP_INET_INGRESS);
 
-  const std::string dump = netqos::testing::ShOutput("bpftool map dump pinned " + cls_pin + " 2>&1");
+  const std::string dump =
+      netqos::testing::ShOutput("bpftool map dump pinned " + cls_pin + " 2>&1");
   INFO(dump);
   CHECK(dump.find("priority") != std::string::npos);
   CHECK(dump.find("net_class_id") != std::string::npos);
@@ -503,9 +507,9 @@ TEST_CASE("a socket that only receives is counted and found by the ingress progr
       char buf[kPayload];
       if (::recv(rx, buf, sizeof(buf), 0) == static_cast<ssize_t>(kPayload)) ++r->received;
     }
-    const int rc = TestRun(
-        ingress, Ipv4Packet(IPPROTO_UDP, kLoopback, 5555, kLoopback, ntohs(addr.sin_port)), 3,
-        &r->tc);
+    const int rc =
+        TestRun(ingress, Ipv4Packet(IPPROTO_UDP, kLoopback, 5555, kLoopback, ntohs(addr.sin_port)),
+                3, &r->tc);
     ::close(tx);
     ::close(rx);
     return rc;
@@ -663,8 +667,8 @@ TEST_CASE("a process in a cgroup below a container's is classified and counted a
 
   TestRunResult r{};
   std::function<int(TestRunResult*)> child = [&](TestRunResult* out) {
-    return TestRun((*dp)->EgressProgramFd(), Ipv4Packet(IPPROTO_UDP, kLoopback, 1, kLoopback, 9),
-                   7, out);
+    return TestRun((*dp)->EgressProgramFd(), Ipv4Packet(IPPROTO_UDP, kLoopback, 1, kLoopback, 9), 7,
+                   out);
   };
   const int rc = RunInChild(deeper, child, &r);
   ::rmdir(deeper.c_str());
@@ -719,8 +723,7 @@ TEST_CASE("the NIC egress program sets every packet's class, never the sender's"
   // Neither: the HTB default class (0), not the forged leaf nor HTB's direct queue (10:0).
   for (uint32_t sender : {forged, 0x10000u, 5u}) {
     TestRunResult other{};
-    REQUIRE(TestRun(tx, Ipv4Packet(IPPROTO_UDP, 0x0a090808, 1, kLoopback, 9), sender, &other) ==
-            0);
+    REQUIRE(TestRun(tx, Ipv4Packet(IPPROTO_UDP, 0x0a090808, 1, kLoopback, 9), sender, &other) == 0);
     CHECK(other.priority == 0u);
   }
   REQUIRE((*dp)->ClearPodAddress(V4Key(kPodIp)).ok());
@@ -729,8 +732,10 @@ TEST_CASE("the NIC egress program sets every packet's class, never the sender's"
   CHECK(cleared.priority == 0u);
 }
 
-TEST_CASE("in EDT mode the NIC egress program paces each capped container and drops beyond the "
-          "horizon", "[bpf]") {
+TEST_CASE(
+    "in EDT mode the NIC egress program paces each capped container and drops beyond the "
+    "horizon",
+    "[bpf]") {
   BpfFixture fx;
   auto dp = Dataplane::Open(fx.options());
   REQUIRE(dp.ok());
@@ -754,7 +759,8 @@ TEST_CASE("in EDT mode the NIC egress program paces each capped container and dr
   REQUIRE(rates.ok());
   CHECK(*rates == std::vector<std::pair<uint64_t, uint64_t>>{{*id_b, kRate}});
   constexpr uint64_t kHorizonNs = 1'000'000'000;
-  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir(), .edt = true, .edt_horizon_ns = kHorizonNs});
+  auto nic =
+      NicPrograms::Load({.pin_dir = fx.pin_dir(), .edt = true, .edt_horizon_ns = kHorizonNs});
   REQUIRE(nic.ok());
   const int tx = (*nic)->EgressFd();
 
@@ -778,7 +784,8 @@ TEST_CASE("in EDT mode the NIC egress program paces each capped container and dr
   }
   CHECK(verdict == static_cast<uint32_t>(TC_ACT_SHOT));
   REQUIRE(departures.size() >= 2);
-  for (size_t i = 1; i < departures.size(); i++) CHECK(departures[i] - departures[i - 1] == share_ns);
+  for (size_t i = 1; i < departures.size(); i++)
+    CHECK(departures[i] - departures[i - 1] == share_ns);
   // All queued ahead lie within the horizon: about horizon / share of them.
   CHECK(departures.size() <= kHorizonNs / share_ns + 1);
   CHECK(departures.size() + 1 >= kHorizonNs / share_ns);

@@ -86,7 +86,7 @@ class TestCgroupRoot {
 };
 
 uint64_t Inode(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   return static_cast<uint64_t>(st.st_ino);
 }
@@ -142,7 +142,8 @@ TEST_CASE("cgroup: container cgroups resolve for both drivers, ids are inode and
 
     // Resolution with the QoS class unknown still finds it.
     auto dir = ResolveContainerCgroup(
-        root.path(), ContainerCgroupCandidates(layout, PodQosClass::kUnknown, kUid, c.runtime, cid));
+        root.path(),
+        ContainerCgroupCandidates(layout, PodQosClass::kUnknown, kUid, c.runtime, cid));
     REQUIRE(dir.ok());
     CHECK(*dir == root.path() + "/" + candidates[0]);
     auto pod_dir =
@@ -168,8 +169,7 @@ TEST_CASE("cgroup: container cgroups resolve for both drivers, ids are inode and
   CHECK_FALSE(missing.ok());
 }
 
-TEST_CASE("cgroup: the watcher sees a container cgroup within 1 s, and its removal",
-          "[cgroup]") {
+TEST_CASE("cgroup: the watcher sees a container cgroup within 1 s, and its removal", "[cgroup]") {
   auto mount = DetectCgroup2Mount();
   REQUIRE(mount.ok());
   TestCgroupRoot root(*mount);

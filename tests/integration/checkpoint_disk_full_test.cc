@@ -86,9 +86,10 @@ netqos::Result<std::unique_ptr<AllocationService>> Start(const std::string& dir)
 
 }  // namespace
 
-TEST_CASE("checkpoint: on a full disk netqosd starts from the state it loaded and refuses only "
-          "changes it cannot persist",
-          "[checkpoint][disk]") {
+TEST_CASE(
+    "checkpoint: on a full disk netqosd starts from the state it loaded and refuses only "
+    "changes it cannot persist",
+    "[checkpoint][disk]") {
   SmallTmpfs disk(512 * 1024);
   const std::string state = disk.path() + "/state";
   const std::string filler = disk.path() + "/filler";

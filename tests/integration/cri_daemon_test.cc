@@ -20,7 +20,11 @@ TEST_CASE("daemon with --pod-source=cri classifies a container that containerd s
   // The pod under the fixture's cgroup root (an --addition-cgroup-paths root of the daemon).
   const std::string mount = env.CgroupRoot().substr(0, env.CgroupRoot().rfind('/'));
   const std::string root = env.CgroupRoot().substr(mount.size());
-  PrivateContainerd::Pod pod{uid, "shop", "web-0", "", true,
+  PrivateContainerd::Pod pod{uid,
+                             "shop",
+                             "web-0",
+                             "",
+                             true,
                              {{"katalyst.kubewharf.io/qos_level", "shared_cores"}},
                              root + "/pod" + uid};
   const std::string sandbox = ctrd.RunSandbox(pod);

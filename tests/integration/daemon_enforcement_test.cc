@@ -29,13 +29,12 @@ using netqos::testing::DaemonFixtureOptions;
 using netqos::testing::FakeContainerId;
 using netqos::testing::FakePod;
 using netqos::testing::HandleText;
-using netqos::testing::kCapTolerance;
-using netqos::testing::kWindow;
-using netqos::testing::MeasureCaps;
-using netqos::testing::Within;
 using netqos::testing::InodeOf;
 using netqos::testing::IsContainerLeaf;
+using netqos::testing::kCapTolerance;
+using netqos::testing::kWindow;
 using netqos::testing::LinkDirection;
+using netqos::testing::MeasureCaps;
 using netqos::testing::ShOk;
 using netqos::testing::TcClasses;
 using netqos::testing::TrafficClock;
@@ -43,11 +42,12 @@ using netqos::testing::UniquePrefix;
 using netqos::testing::Veth;
 using netqos::testing::WaitFor;
 using netqos::testing::WireRate;
+using netqos::testing::Within;
 using nlohmann::json;
 
 constexpr char kClassIdKey[] =
     "katalyst.kubewharf.io/net_class_id";  // kDefaultNetClassAnnotationKey
-constexpr auto kWarmUp = 1200ms;  // past HTB's initial burst and TCP slow start
+constexpr auto kWarmUp = 1200ms;           // past HTB's initial burst and TCP slow start
 
 // This file's cases: veth addresses in 10.23<n>.x.0/24; --uninstall must put back the
 // ip_forward_update_priority the daemon found.
@@ -68,7 +68,6 @@ std::string AllocatedNic(const json& alloc) {
       .at("annotations")
       .value("qrm.katalyst.kubewharf.io/nic_name", "");
 }
-
 
 }  // namespace
 

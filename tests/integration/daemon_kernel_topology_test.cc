@@ -3,11 +3,9 @@
 // `ip -n <ns> -br addr` shows, serve hints and allocations on those NICs, and react to a link
 // going down (or losing its address) within a second.
 #include <catch2/catch.hpp>
-
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -53,9 +51,12 @@ int IfIndexIn(const std::string& ns, const std::string& dev, const std::string& 
 class Daemon {
  public:
   Daemon(const std::string& root, const std::vector<std::string>& extra) : root_(root) {
-    std::vector<std::string> argv = {NETQOSD_PATH, "--qrm-socket-dirs=" + root + "/sock",
-                                     "--qrm-state-dir=" + root + "/state", "--log-level=debug",
-                                     "--nic-selection=first", "--enforcement=none"};
+    std::vector<std::string> argv = {NETQOSD_PATH,
+                                     "--qrm-socket-dirs=" + root + "/sock",
+                                     "--qrm-state-dir=" + root + "/state",
+                                     "--log-level=debug",
+                                     "--nic-selection=first",
+                                     "--enforcement=none"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     proc_ = std::make_unique<netqos::testing::DaemonProcess>(argv, root + "/netqosd.log");
     for (int i = 0; i < 200; ++i) {
@@ -96,7 +97,8 @@ std::chrono::milliseconds WaitTopology(Daemon& d, const std::function<bool(const
   auto t0 = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - t0 < limit) {
     if (pred(d.CtlJson({"topology"})))
-      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - t0);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return std::chrono::milliseconds(-1);
@@ -154,12 +156,13 @@ TEST_CASE("netqosd discovers host and namespace NICs from the kernel and follows
   }
 
   // Hints and allocations on the discovered NICs: anti_host_ns can only use the namespace end.
-  const std::string anti = R"(katalyst.kubewharf.io/network_enhancement={"namespace_type":"anti_host_ns"})";
+  const std::string anti =
+      R"(katalyst.kubewharf.io/network_enhancement={"namespace_type":"anti_host_ns"})";
   auto hints = d.CtlJson({"hints", "--pod-uid=u1", "--pod-name=p", "--container=c", "--mbps=500",
                           "--annotation=" + anti});
   CHECK(hints["resource_hints"]["resource.katalyst.kubewharf.io/net_bandwidth"].size() == 1);
-  auto alloc = d.CtlJson({"allocate", "--pod-uid=u1", "--pod-name=p", "--container=c",
-                          "--mbps=500", "--annotation=" + anti});
+  auto alloc = d.CtlJson({"allocate", "--pod-uid=u1", "--pod-name=p", "--container=c", "--mbps=500",
+                          "--annotation=" + anti});
   INFO(alloc.dump(2));
   const auto& info = alloc["allocation_result"]["resource.katalyst.kubewharf.io/net_bandwidth"];
   CHECK(info["annotations"]["qrm.katalyst.kubewharf.io/nic_name"] == ns_end);
@@ -211,10 +214,10 @@ TEST_CASE("netqosd --print-topology discovers once and exits") {
   fx.SetUp("", host_end, true);
   fx.SetUp("", peer, true);
   netqos::testing::TempDir dir;
-  auto r = netqos::testing::RunCommand({NETQOSD_PATH, "--print-topology", "--json",
-                                        "--nic-allow=" + host_end,
-                                        "--nic-speed-override=" + host_end + "=10000"},
-                                       dir.file("out"));
+  auto r = netqos::testing::RunCommand(
+      {NETQOSD_PATH, "--print-topology", "--json", "--nic-allow=" + host_end,
+       "--nic-speed-override=" + host_end + "=10000"},
+      dir.file("out"));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   auto doc = json::parse(r.output.substr(r.output.find('{')));

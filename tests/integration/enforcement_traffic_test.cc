@@ -268,14 +268,14 @@ TEST_CASE("traffic: egress leaves of 50, 200 and 1000 Mbit/s hold their caps sid
     const double seconds = std::chrono::duration<double>(s1.t - s0.t).count();
     const double timing = std::chrono::duration<double>(s0.bracket + s1.bracket).count() / 2;
     for (size_t i = 0; i < cs.size(); ++i) {
-      const uint64_t bytes =
-          s1.classes.at(handles[i]).bytes - s0.classes.at(handles[i]).bytes;
+      const uint64_t bytes = s1.classes.at(handles[i]).bytes - s0.classes.at(handles[i]).bytes;
       const double mbps = static_cast<double>(bytes) * 8 / seconds / 1e6;
       const double cap = static_cast<double>(cs[i].mbps);
-      std::printf("traffic egress: window %d: leaf %s cap %4llu Mbit/s: wire %8.2f Mbit/s over "
-                  "%.3f s (%.4f of cap; timing +-%.3f %%)\n",
-                  windows, cs[i].leaf.c_str(), static_cast<unsigned long long>(cs[i].mbps), mbps,
-                  seconds, mbps / cap, 100 * timing / seconds);
+      std::printf(
+          "traffic egress: window %d: leaf %s cap %4llu Mbit/s: wire %8.2f Mbit/s over "
+          "%.3f s (%.4f of cap; timing +-%.3f %%)\n",
+          windows, cs[i].leaf.c_str(), static_cast<unsigned long long>(cs[i].mbps), mbps, seconds,
+          mbps / cap, 100 * timing / seconds);
       INFO("leaf " << cs[i].leaf << " cap " << cs[i].mbps << " window " << windows);
       CHECK(mbps <= cap * (1 + kCapTolerance));
       shown[i] = shown[i] || mbps >= cap * (1 - kCapTolerance);
@@ -293,8 +293,8 @@ TEST_CASE("traffic: egress leaves of 50, 200 and 1000 Mbit/s hold their caps sid
     std::printf(
         "traffic egress: leaf %s cap %4llu Mbit/s: iperf3 sender %.1f receiver %.1f Mbit/s, %lld "
         "retransmits\n",
-        c.leaf.c_str(), static_cast<unsigned long long>(c.mbps), r.SenderMbps(),
-        r.ReceiverMbps(), static_cast<long long>(r.retransmits));
+        c.leaf.c_str(), static_cast<unsigned long long>(c.mbps), r.SenderMbps(), r.ReceiverMbps(),
+        static_cast<long long>(r.retransmits));
     INFO("leaf " << c.leaf << " cap " << c.mbps);
     CHECK(shown[i]);  // at its cap -2 % in one of `windows` windows
     // iperf3 sees payload over its whole run (start-up included): loosely below the cap.
@@ -480,9 +480,9 @@ TEST_CASE("traffic: a UDP socket that only receives is held to its ingress cap",
   // the tc program finds it and sends its packets through its IFB leaf.
   const std::string python = netqos::testing::FindProgram("python3");
   OutputCapture sink_out;
-  const pid_t sink = SpawnIn({python, "-c", kUdpSink, env.host_ip, std::to_string(kPort),
-                              std::to_string(kSeconds)},
-                             {.cgroup = sink_cg.Path(), .stdout_fd = sink_out.fd()});
+  const pid_t sink = SpawnIn(
+      {python, "-c", kUdpSink, env.host_ip, std::to_string(kPort), std::to_string(kSeconds)},
+      {.cgroup = sink_cg.Path(), .stdout_fd = sink_out.fd()});
   std::this_thread::sleep_for(milliseconds(300));  // bound before the first datagram
   const pid_t blaster = SpawnIn({python, "-c", kUdpBlaster, env.host_ip, std::to_string(kPort),
                                  std::to_string(kSeconds - 1), std::to_string(4 * kCapMbps)},

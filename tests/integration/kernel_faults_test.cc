@@ -38,8 +38,8 @@ using netqos::testing::FakeContainerId;
 using netqos::testing::FakePod;
 using netqos::testing::HandleText;
 using netqos::testing::InodeOf;
-using netqos::testing::IsContainerLeaf;
 using netqos::testing::Iperf3Client;
+using netqos::testing::IsContainerLeaf;
 using netqos::testing::ShOk;
 using netqos::testing::TcClasses;
 using netqos::testing::TrafficClock;
@@ -349,8 +349,8 @@ TEST_CASE("kernel faults: a class map filled by a foreign writer is reported onc
   // guest. The first whole pass that starts after the pod list names the container reports it (the
   // one under way may have read the list before).
   const uint64_t passes_named = Passes(env);
-  REQUIRE(WaitFor([&] { return ProblemActive(env, key) || Passes(env) >= passes_named + 2; },
-                  60000ms));
+  REQUIRE(
+      WaitFor([&] { return ProblemActive(env, key) || Passes(env) >= passes_named + 2; }, 60000ms));
   REQUIRE(ProblemActive(env, key));
   // Two more passes: counted each time, logged once.
   const uint64_t passes_reported = Passes(env);

@@ -158,9 +158,10 @@ TEST_CASE("libcgroup: a tree libcgroup does not know is walked the same way with
 
 // If this starts failing, libcgroup learned to make controller-less v2 cgroups: create the test
 // and demo cgroups with it (tests/support/cgroup_fixture.h) instead of mkdir(2).
-TEST_CASE("libcgroup: on cgroup v2 it cannot create a cgroup without controllers or move a task "
-          "into one",
-          "[cgroup][libcgroup]") {
+TEST_CASE(
+    "libcgroup: on cgroup v2 it cannot create a cgroup without controllers or move a task "
+    "into one",
+    "[cgroup][libcgroup]") {
   REQUIRE(cgroup_init() == 0);
   const std::string mount = TestCgroup::Cgroup2Mount();
   const std::string name = "netqos-libcgroup-" + std::to_string(::getpid());

@@ -87,9 +87,10 @@ TEST_CASE("link shaper: the qdisc probe finds kinds the kernel has and not other
   CHECK(ShOutput("tc qdisc show dev lo").find("nqnosuchqdisc") == std::string::npos);
 }
 
-TEST_CASE("link shaper: on a multi-queue NIC, edt without fq is refused untouched, htb replaces "
-          "mq only when told, and uninstall puts mq and its queues' qdiscs back",
-          "[link_shaper]") {
+TEST_CASE(
+    "link shaper: on a multi-queue NIC, edt without fq is refused untouched, htb replaces "
+    "mq only when told, and uninstall puts mq and its queues' qdiscs back",
+    "[link_shaper]") {
   PrivateBpffs bpffs;
   TestCgroup cg("netqos-modes-" + std::to_string(::getpid()));
   auto dp = Dataplane::Open({.pin_dir = bpffs.PinDir(), .cgroup_path = cg.Path()});

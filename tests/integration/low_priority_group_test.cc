@@ -1,8 +1,8 @@
 // Low-priority network groups (--low-priority-groups) in the kernel: the real netqosd on a veth,
 // allocations through its socket, and the reclaimed_cores level's HTB class read back with tc on
 // the veth (egress) and on its IFB (ingress). Root only; everything is removed on scope exit.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -35,16 +35,18 @@ bool ReclaimedCeilBecomes(const std::string& dev, uint64_t mbps, std::chrono::mi
                       },
                       limit)
                       .has_value();
-  if (!ok) UNSCOPED_INFO(dev << " class " << handle << " ceil " << seen << " bit/s, want " << mbps
-                             << " Mbit/s");
+  if (!ok)
+    UNSCOPED_INFO(dev << " class " << handle << " ceil " << seen << " bit/s, want " << mbps
+                      << " Mbit/s");
   return ok;
 }
 
 }  // namespace
 
-TEST_CASE("daemon enforcement: low-priority groups hold the reclaimed level to what the other "
-          "allocations leave, on the NIC and its IFB",
-          "[enforcement]") {
+TEST_CASE(
+    "daemon enforcement: low-priority groups hold the reclaimed level to what the other "
+    "allocations leave, on the NIC and its IFB",
+    "[enforcement]") {
   DaemonFixture env({.tag = "lp", .subnet = 252});
   env.AddPod(1);
   env.AddPod(2);

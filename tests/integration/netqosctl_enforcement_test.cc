@@ -4,13 +4,13 @@
 // (--addition-cgroup-paths) listed by a file:// pod list, a private bpffs. Checked: what status,
 // classes and cgroup report with the daemon up; that top's rate for a container sending through
 // its 100 Mbit/s leaf is what the NIC's own byte counter saw over the interval top names (within
-// 10 %) and not above the cap; and that after SIGKILL of the daemon, classes and top still work from the
-// pinned maps alone. Everything is removed on scope exit, also on
-// failure, and the end checks that nothing was left behind. Root only.
+// 10 %) and not above the cap; and that after SIGKILL of the daemon, classes and top still work
+// from the pinned maps alone. Everything is removed on scope exit, also on failure, and the end
+// checks that nothing was left behind. Root only.
 #include <signal.h>
 
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -83,8 +83,7 @@ uint64_t NicTxBytes(const std::string& nic) {
 }
 
 double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // Runs `top --json` with `args` while a thread reads the NIC's tx byte counter every few
@@ -304,8 +303,9 @@ TEST_CASE("netqosctl: status, classes, top and cgroup on a live enforcing netqos
     CHECK_THAT(frames.back().at("note").get<std::string>(),
                Catch::Contains("names need the daemon"));
     const double headless = TopTxMbps(frames, id_a);
-    std::printf("top without netqosd: container A sends %.1f Mbit/s (the NIC counted %.1f; cap %d)\n",
-                headless, run.nic_mbps, kCapA);
+    std::printf(
+        "top without netqosd: container A sends %.1f Mbit/s (the NIC counted %.1f; cap %d)\n",
+        headless, run.nic_mbps, kCapA);
     CHECK(Near(headless, run.nic_mbps));
     CHECK(headless <= kCapA * (1 + kTopTolerance));
     (void)again.Wait();

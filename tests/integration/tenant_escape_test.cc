@@ -57,16 +57,15 @@ using netqos::testing::DaemonFixtureOptions;
 using netqos::testing::DescribeExit;
 using netqos::testing::FakePod;
 using netqos::testing::HandleText;
-using netqos::testing::kCapTolerance;
-using netqos::testing::kWindow;
-using netqos::testing::MeasureCaps;
-using netqos::testing::Within;
 using netqos::testing::InodeOf;
 using netqos::testing::Iperf3Client;
 using netqos::testing::Iperf3ClientOptions;
+using netqos::testing::kCapTolerance;
 using netqos::testing::KillAndReap;
+using netqos::testing::kWindow;
 using netqos::testing::LinkCounters;
 using netqos::testing::LinkDirection;
+using netqos::testing::MeasureCaps;
 using netqos::testing::OutputCapture;
 using netqos::testing::PodNetns;
 using netqos::testing::ReadLinkCounters;
@@ -75,9 +74,10 @@ using netqos::testing::SpawnIn;
 using netqos::testing::TrafficClock;
 using netqos::testing::WaitFor;
 using netqos::testing::WireRate;
+using netqos::testing::Within;
 
 constexpr auto kWarmUp = 1200ms;  // past HTB's initial burst and TCP slow start
-constexpr int kRunSeconds = 8;  // warm-up + up to two windows (MeasureCaps) + slack
+constexpr int kRunSeconds = 8;    // warm-up + up to two windows (MeasureCaps) + slack
 
 // This file's cases: veth addresses in 10.<subnet>.x.0/24 with subnets no other test uses
 // (236-239, 248); the CNI pod's own /24 in 10.249.x.0.
@@ -85,15 +85,14 @@ DaemonFixtureOptions Case(const std::string& tag, int subnet) {
   return {.tag = "x" + tag, .subnet = subnet, .pod_namespace = "escape"};
 }
 
-
 // One run of netqos_attack_sender in a cgroup and/or a namespace (SpawnIn: cgroup first, then
 // namespace). The destructor kills and reaps it.
 class Tool {
  public:
   Tool(std::vector<std::string> args, const std::string& cgroup, const std::string& netns = "") {
     args.insert(args.begin(), NETQOS_ATTACK_SENDER_PATH);
-    pid_ = SpawnIn(args,
-                   {.cgroup = cgroup, .netns = netns, .stdout_fd = out_.fd(), .stderr_fd = out_.fd()});
+    pid_ = SpawnIn(
+        args, {.cgroup = cgroup, .netns = netns, .stdout_fd = out_.fd(), .stderr_fd = out_.fd()});
   }
   ~Tool() { KillAndReap(pid_); }
   Tool(const Tool&) = delete;
@@ -109,12 +108,8 @@ class Tool {
   // Waits for the exit (SIGKILL after `limit`); the wait status, or -1 when it had to be killed.
   int Wait(std::chrono::milliseconds limit) {
     int status = 0;
-    const bool done = WaitFor(
-                          [&] {
-                            return ::waitpid(pid_, &status, WNOHANG) == pid_;
-                          },
-                          limit)
-                          .has_value();
+    const bool done =
+        WaitFor([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit).has_value();
     if (!done) {
       KillAndReap(pid_);
       status = -1;
@@ -195,9 +190,10 @@ std::string PeerEndpoint(const DaemonFixture& env, uint16_t port) {
 
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("tenant escape: a process in a child cgroup of a capped container is held to the "
-          "container's cap",
-          "[enforcement][escape]") {
+TEST_CASE(
+    "tenant escape: a process in a child cgroup of a capped container is held to the "
+    "container's cap",
+    "[enforcement][escape]") {
   DaemonFixture env(Case("n", 236));
   const FakePod& p = env.AddPod(1);
   const std::string cg = env.MakeCgroup(p);
@@ -336,9 +332,10 @@ TEST_CASE("tenant escape: SO_PRIORITY set to another container's leaf takes noth
 
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("tenant escape: raw AF_PACKET frames from a capped container are held to its cap and "
-          "counted",
-          "[enforcement][escape]") {
+TEST_CASE(
+    "tenant escape: raw AF_PACKET frames from a capped container are held to its cap and "
+    "counted",
+    "[enforcement][escape]") {
   DaemonFixture env(Case("r", 238));
   const FakePod& p = env.AddPod(1);
   const std::string cg = env.MakeCgroup(p);
@@ -353,8 +350,7 @@ TEST_CASE("tenant escape: raw AF_PACKET frames from a capped container are held 
 
   // PACKET_QDISC_BYPASS (frames straight to the driver, no qdisc) is refused in the container,
   // and only there: an unclassified process of the node may still use it.
-  const ToolResult in_container =
-      RunTool({"try-qdisc-bypass", "--ifname", host}, cg);
+  const ToolResult in_container = RunTool({"try-qdisc-bypass", "--ifname", host}, cg);
   const ToolResult outside = RunTool({"try-qdisc-bypass", "--ifname", host}, outsider);
   std::printf("PACKET_QDISC_BYPASS in the container: %s (%s); outside: %s (%s)\n",
               in_container.output.c_str(), DescribeExit(in_container.status).c_str(),
@@ -367,10 +363,9 @@ TEST_CASE("tenant escape: raw AF_PACKET frames from a capped container are held 
   // ~450 frames in flight, so a sender woken late on a busy machine still finds the leaf
   // backlogged, and fewer than the leaf's queue holds (1000 on a veth), so none is dropped there.
   const std::string peer_mac = MacOf(env.ns(), env.veth().peer);
-  Tool flood({"raw-flood", "--ifname", host, "--dst-mac", peer_mac, "--src-ip",
-              env.veth().host_ip, "--dst-ip", env.veth().peer_ip, "--dst-port", "9", "--size",
-              "1000", "--sndbuf", std::to_string(512 << 10), "--seconds",
-              std::to_string(kRunSeconds)},
+  Tool flood({"raw-flood", "--ifname", host, "--dst-mac", peer_mac, "--src-ip", env.veth().host_ip,
+              "--dst-ip", env.veth().peer_ip, "--dst-port", "9", "--size", "1000", "--sndbuf",
+              std::to_string(512 << 10), "--seconds", std::to_string(kRunSeconds)},
              cg);
   std::this_thread::sleep_for(kWarmUp);
   // The leaf (netlink, in-process) and what the veth sent (its host end's tx counters, the same
@@ -427,9 +422,8 @@ TEST_CASE("tenant escape: raw AF_PACKET frames from a capped container are held 
       leaf.c_str(), mbps(leaf_bytes), static_cast<unsigned long long>(leaf_packets),
       mbps(sent_bytes), static_cast<unsigned long long>(sent_packets), secs,
       static_cast<unsigned long long>(counted_bytes),
-      static_cast<unsigned long long>(counted_packets),
-      static_cast<unsigned long long>(sent_bytes), flood.Output().c_str(),
-      DescribeExit(status).c_str());
+      static_cast<unsigned long long>(counted_packets), static_cast<unsigned long long>(sent_bytes),
+      flood.Output().c_str(), DescribeExit(status).c_str());
   REQUIRE(sent_packets > 0);  // the frames did leave (else nothing below means anything)
   CHECK(Within(mbps(leaf_bytes), 50));
   CHECK(mbps(sent_bytes) <= 50 * (1 + kCapTolerance));
@@ -449,9 +443,10 @@ TEST_CASE("tenant escape: raw AF_PACKET frames from a capped container are held 
 
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("tenant escape: UDP datagrams larger than the MTU to a capped receiver are held to its "
-          "ingress cap",
-          "[enforcement][escape]") {
+TEST_CASE(
+    "tenant escape: UDP datagrams larger than the MTU to a capped receiver are held to its "
+    "ingress cap",
+    "[enforcement][escape]") {
   constexpr double kCap = 50;
   constexpr int kSendSeconds = 6;
   constexpr uint16_t kPort = 15631;
@@ -537,12 +532,13 @@ TEST_CASE("tenant escape: a CNI-style pod is held to its allocation in both dire
   // The pod's process: in the container's cgroup, then in the pod's namespace.
   auto run = [&](bool reverse, uint16_t port) {
     env.Server(0, port);
-    auto client = std::make_unique<Iperf3Client>(Iperf3ClientOptions{.server_ip = env.veth().peer_ip,
-                                                                     .port = port,
-                                                                     .seconds = kRunSeconds,
-                                                                     .reverse = reverse,
-                                                                     .cgroup = cg,
-                                                                     .netns = pod.ns()});
+    auto client =
+        std::make_unique<Iperf3Client>(Iperf3ClientOptions{.server_ip = env.veth().peer_ip,
+                                                           .port = port,
+                                                           .seconds = kRunSeconds,
+                                                           .reverse = reverse,
+                                                           .cgroup = cg,
+                                                           .netns = pod.ns()});
     std::this_thread::sleep_for(kWarmUp);
     // "rx": what the receiving end got (the pod's eth0 when it receives, the remote's veth when
     // it sends).

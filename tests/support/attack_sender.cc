@@ -13,7 +13,8 @@
 //       SOCK_RAW socket on DEV: no cgroup_skb hook sees them.
 //   try-qdisc-bypass [--ifname DEV]
 //       Only setsockopt(SOL_PACKET, PACKET_QDISC_BYPASS, 1) on a fresh AF_PACKET socket (bound to
-//       DEV when given). Prints "qdisc_bypass=ok" (exit 0) or "qdisc_bypass=<ERRNO> <text>" (exit 1).
+//       DEV when given). Prints "qdisc_bypass=ok" (exit 0) or "qdisc_bypass=<ERRNO> <text>" (exit
+//       1).
 //   udp-sink --bind IP:PORT [--seconds S]
 //       Binds, prints "listening", then counts what it receives for S seconds (it never sends).
 //
@@ -137,8 +138,8 @@ int Flood(const Args& a, size_t bytes_each, F send_one) {
   const double seconds = static_cast<double>(a.Num("seconds", 5));
   const double bytes_per_second = static_cast<double>(a.Num("mbps", 0)) * 1e6 / 8;
   const auto t0 = Clock::now();
-  const auto end = t0 + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(seconds));
+  const auto end =
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   uint64_t packets = 0, bytes = 0, errors = 0;
   for (auto now = t0; now < end; now = Clock::now()) {
     if (bytes_per_second > 0) {

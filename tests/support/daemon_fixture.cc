@@ -2,8 +2,6 @@
 // cpp-httplib and libbpf stay out of the tests' own translation units.
 #include "support/daemon_fixture.h"
 
-#include "common/tc_handle.h"
-
 #include <bpf/bpf.h>
 #include <httplib.h>
 #include <net/if.h>
@@ -25,6 +23,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/tc_handle.h"
 #include "support/files.h"
 
 namespace netqos::testing {
@@ -73,9 +72,8 @@ json PodListJson(const std::deque<FakePod>& pods) {
       status["podIP"] = p.ips.front();
       status["podIPs"] = ips;
     }
-    items.push_back({{"metadata", metadata},
-                     {"spec", {{"hostNetwork", p.host_network}}},
-                     {"status", status}});
+    items.push_back(
+        {{"metadata", metadata}, {"spec", {{"hostNetwork", p.host_network}}}, {"status", status}});
   }
   return {{"kind", "PodList"}, {"apiVersion", "v1"}, {"items", items}};
 }
@@ -296,18 +294,14 @@ void DaemonFixture::StartDaemon(const std::vector<std::string>& extra) {
     own_url = own_url || f.rfind("--kubelet-pods-url=", 0) == 0;
     own_source = own_source || f.rfind("--pod-source=", 0) == 0;
   }
-  std::vector<std::string> argv = {NETQOSD_PATH,
-                                   "--enforcement=bpf",
-                                   "--qrm-socket-dirs=" + dir_.file("sock"),
-                                   "--qrm-state-dir=" + StateDir(),
-                                   // never the host's /dev/shm/qrm/state (looked at in any mode)
-                                   "--qrm-state-dir-in-memory=" + dir_.file("shm-state"),
-                                   "--bpf-pin-dir=" + PinDir(),
-                                   "--addition-cgroup-paths=/" + root_name_,
-                                   "--nic-allow=" + Join(allow),
-                                   "--nic-deny=" + Join(deny),
-                                   "--nic-selection=" + o_.nic_selection,
-                                   "--enforcement-resync-period=2"};
+  std::vector<std::string> argv = {
+      NETQOSD_PATH, "--enforcement=bpf", "--qrm-socket-dirs=" + dir_.file("sock"),
+      "--qrm-state-dir=" + StateDir(),
+      // never the host's /dev/shm/qrm/state (looked at in any mode)
+      "--qrm-state-dir-in-memory=" + dir_.file("shm-state"), "--bpf-pin-dir=" + PinDir(),
+      "--addition-cgroup-paths=/" + root_name_, "--nic-allow=" + Join(allow),
+      "--nic-deny=" + Join(deny), "--nic-selection=" + o_.nic_selection,
+      "--enforcement-resync-period=2"};
   if (!own_source) argv.push_back("--pod-source=kubelet");
   if (!own_url && !own_source) argv.push_back("--kubelet-pods-url=file://" + PodsFile());
   if (o_.shape_nics) {

@@ -1,7 +1,6 @@
 // Catch2 main for the privileged integration tier: checks privileges first (see privileges.h).
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "support/privileges.h"

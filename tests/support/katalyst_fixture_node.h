@@ -41,9 +41,8 @@ inline core::PolicyConfig FixtureConfig() {
   c.reserved_bandwidth = 4000;
   c.egress_capacity_rate = 0.9f;
   c.ingress_capacity_rate = 0.85f;
-  c.qos_class_ids = {{core::kSharedCores, 22345},
-                     {core::kReclaimedCores, 22346},
-                     {core::kDedicatedCores, 22347}};
+  c.qos_class_ids = {
+      {core::kSharedCores, 22345}, {core::kReclaimedCores, 22346}, {core::kDedicatedCores, 22347}};
   return c;
 }
 

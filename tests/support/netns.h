@@ -20,7 +20,9 @@ inline void Sh(const std::string& cmd) {
   }
 }
 
-inline bool ShOk(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+inline bool ShOk(const std::string& cmd) {
+  return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0;
+}
 
 // A shell command's standard output ("" if it cannot be run).
 inline std::string ShOutput(const std::string& cmd) {
@@ -43,7 +45,8 @@ class NetnsFixture {
   ~NetnsFixture() {
     // Deleting a namespace deletes the veth ends inside it; host ends go with their peers.
     for (auto it = links_.rbegin(); it != links_.rend(); ++it) ShOk("ip link del " + *it);
-    for (auto it = namespaces_.rbegin(); it != namespaces_.rend(); ++it) ShOk("ip netns del " + *it);
+    for (auto it = namespaces_.rbegin(); it != namespaces_.rend(); ++it)
+      ShOk("ip netns del " + *it);
   }
   NetnsFixture(const NetnsFixture&) = delete;
   NetnsFixture& operator=(const NetnsFixture&) = delete;
@@ -65,7 +68,8 @@ class NetnsFixture {
   static std::string In(const std::string& ns) { return ns.empty() ? "ip " : "ip -n " + ns + " "; }
 
   void AddAddress(const std::string& ns, const std::string& dev, const std::string& cidr) {
-    Sh(In(ns) + "addr add " + cidr + " dev " + dev + (cidr.find(':') != std::string::npos ? " nodad" : ""));
+    Sh(In(ns) + "addr add " + cidr + " dev " + dev +
+       (cidr.find(':') != std::string::npos ? " nodad" : ""));
   }
   void DelAddress(const std::string& ns, const std::string& dev, const std::string& cidr) {
     Sh(In(ns) + "addr del " + cidr + " dev " + dev);
@@ -73,7 +77,9 @@ class NetnsFixture {
   void SetUp(const std::string& ns, const std::string& dev, bool up) {
     Sh(In(ns) + "link set " + dev + (up ? " up" : " down"));
   }
-  void DeleteLink(const std::string& ns, const std::string& dev) { ShOk(In(ns) + "link del " + dev); }
+  void DeleteLink(const std::string& ns, const std::string& dev) {
+    ShOk(In(ns) + "link del " + dev);
+  }
 
  private:
   std::vector<std::string> namespaces_;

@@ -54,7 +54,8 @@ class PrivateContainerd {
       throw std::runtime_error("/usr/lib/cni/bridge missing (containernetworking-plugins)");
     }
     WriteConfig();
-    pid_ = Spawn({Which("containerd"), "--config", dir_.file("config.toml")}, dir_.file("containerd.log"));
+    pid_ = Spawn({Which("containerd"), "--config", dir_.file("config.toml")},
+                 dir_.file("containerd.log"));
     channel_ = grpc::CreateChannel(endpoint(), grpc::InsecureChannelCredentials());
     // Bounded wait for the socket to answer: containerd boots in well under a second here.
     if (!channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(30))) {
@@ -166,13 +167,12 @@ class PrivateContainerd {
   void Call(const std::string& method, const Req& req, Resp* resp) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
-    grpc::Status s =
-        grpc::internal::BlockingUnaryCall<Req, Resp, grpc::protobuf::MessageLite,
-                                          grpc::protobuf::MessageLite>(
-            channel_.get(),
-            grpc::internal::RpcMethod(("/runtime.v1.RuntimeService/" + method).c_str(),
-                                      grpc::internal::RpcMethod::NORMAL_RPC),
-            &ctx, req, resp);
+    grpc::Status s = grpc::internal::BlockingUnaryCall<Req, Resp, grpc::protobuf::MessageLite,
+                                                       grpc::protobuf::MessageLite>(
+        channel_.get(),
+        grpc::internal::RpcMethod(("/runtime.v1.RuntimeService/" + method).c_str(),
+                                  grpc::internal::RpcMethod::NORMAL_RPC),
+        &ctx, req, resp);
     if (!s.ok()) {
       throw std::runtime_error("CRI " + method + ": " + s.error_message() + "\n" + Log());
     }
@@ -183,7 +183,8 @@ class PrivateContainerd {
     std::filesystem::create_directories(d + "/cni");
     std::ofstream(d + "/config.toml")
         << "version = 2\n"
-        << "root = \"" << d << "/root\"\nstate = \"" << d << "/state\"\n"
+        << "root = \"" << d << "/root\"\nstate = \"" << d
+        << "/state\"\n"
         // Plugins that would look outside the directory, or need what this host lacks.
         << "disabled_plugins = [\"io.containerd.snapshotter.v1.aufs\", "
            "\"io.containerd.snapshotter.v1.btrfs\", \"io.containerd.snapshotter.v1.zfs\", "
@@ -191,7 +192,8 @@ class PrivateContainerd {
         << "[grpc]\n  address = \"" << d << "/c.sock\"\n"
         << "[ttrpc]\n  address = \"" << d << "/c.sock.ttrpc\"\n"
         << "[plugins.\"io.containerd.grpc.v1.cri\"]\n"
-        << "  sandbox_image = \"" << kImage << "\"\n"
+        << "  sandbox_image = \"" << kImage
+        << "\"\n"
         // The kubelet's -998 for sandboxes needs CAP_SYS_RESOURCE, which a test host (a
         // container, a VM's restricted root) may lack: never go below containerd's own.
         << "  restrict_oom_score_adj = true\n"
@@ -211,8 +213,7 @@ class PrivateContainerd {
     std::ofstream(d + "/cni/10-netqos-test.conflist")
         << R"({"cniVersion":"0.4.0","name":"netqos-test","plugins":[{"type":"bridge","bridge":")"
         << kBridge << R"(","isGateway":true,"ipMasq":false,"ipam":{"type":"host-local",)"
-        << R"("ranges":[[{"subnet":")" << kSubnet << R"("}]],"dataDir":")" << d
-        << R"(/ipam"}}]})";
+        << R"("ranges":[[{"subnet":")" << kSubnet << R"("}]],"dataDir":")" << d << R"(/ipam"}}]})";
   }
 
   // Each step runs even when an earlier one failed.

@@ -68,7 +68,7 @@ struct TcClass {
   // bytes on the wire without preamble and FCS.
   uint64_t sent_bytes = 0;
   uint64_t sent_packets = 0;
-  uint64_t dropped = 0;     // "(dropped N, overlimits M requeues R)"
+  uint64_t dropped = 0;  // "(dropped N, overlimits M requeues R)"
   uint64_t overlimits = 0;
   uint64_t backlog_bytes = 0;  // "backlog Xb Yp" (tc prints large values as "12Kb")
   uint64_t backlog_packets = 0;

@@ -12,8 +12,8 @@ namespace netqos::testing {
 struct WireField {
   uint32_t number = 0;
   uint32_t wire_type = 0;
-  uint64_t varint = 0;   // wire type 0
-  std::string bytes;     // wire type 2
+  uint64_t varint = 0;  // wire type 0
+  std::string bytes;    // wire type 2
 };
 
 inline bool ReadVarint(const std::string& s, size_t* pos, uint64_t* out) {
@@ -68,7 +68,8 @@ struct MapEntryView {
   std::string value_bytes;
 };
 
-inline MapEntryView FindMapEntry(const std::string& message, uint32_t field, const std::string& key) {
+inline MapEntryView FindMapEntry(const std::string& message, uint32_t field,
+                                 const std::string& key) {
   MapEntryView view;
   auto fields = ParseWire(message);
   if (!fields) return view;

@@ -18,10 +18,9 @@ bool NamespaceAllocatable(const std::string& netns, const std::vector<std::strin
 core::Topology FilterAllocatableNamespaces(core::Topology topology,
                                            const std::vector<std::string>& items) {
   auto& nics = topology.nics;
-  nics.erase(std::remove_if(nics.begin(), nics.end(),
-                            [&](const core::Nic& nic) {
-                              return !NamespaceAllocatable(nic.id.netns, items);
-                            }),
+  nics.erase(std::remove_if(
+                 nics.begin(), nics.end(),
+                 [&](const core::Nic& nic) { return !NamespaceAllocatable(nic.id.netns, items); }),
              nics.end());
   return topology;
 }

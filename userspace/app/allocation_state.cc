@@ -29,13 +29,13 @@ Result<core::StaticPolicy> MakePolicy(const DaemonConfig& config, core::Topology
       FilterAllocatableNamespaces(std::move(topology), config.machine_net_allocatable_ns));
 }
 
-Result<std::unique_ptr<service::AllocationService>> OpenAllocationState(
-    const DaemonConfig& config, core::StaticPolicy policy) {
+Result<std::unique_ptr<service::AllocationService>> OpenAllocationState(const DaemonConfig& config,
+                                                                        core::StaticPolicy policy) {
   // --qrm-enable-in-memory-state turned on or off since the last start (or a reboot emptied the
   // tmpfs): one checkpoint, in the directory the mode uses (checkpoint/state_dir_migration.h).
   if (!config.qrm_state_dir_in_memory.empty()) {
-    const std::string other = config.qrm_enable_in_memory_state ? config.qrm_state_dir
-                                                                 : config.qrm_state_dir_in_memory;
+    const std::string other =
+        config.qrm_enable_in_memory_state ? config.qrm_state_dir : config.qrm_state_dir_in_memory;
     NETQOS_RETURN_IF_ERROR(checkpoint::SettleCheckpointDirs(config.EffectiveStateDir(), other));
   }
   checkpoint::FileStateStore::Options store_opts;

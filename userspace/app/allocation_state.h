@@ -18,8 +18,8 @@ Result<core::StaticPolicy> MakePolicy(const DaemonConfig& config, core::Topology
 // Settles the checkpoint directory (--qrm-enable-in-memory-state), opens the store and loads
 // the checkpoint into `policy`. Creating the service writes a fresh snapshot, which folds the
 // journal in. Errors say whether the files are damaged or just unreadable.
-Result<std::unique_ptr<service::AllocationService>> OpenAllocationState(
-    const DaemonConfig& config, core::StaticPolicy policy);
+Result<std::unique_ptr<service::AllocationService>> OpenAllocationState(const DaemonConfig& config,
+                                                                        core::StaticPolicy policy);
 
 // --uninstall: reads the topology and the checkpoint as the daemon would and writes the snapshot
 // with every journaled change folded in, in the --katalyst-checkpoint-layout Katalyst loads.

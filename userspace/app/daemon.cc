@@ -1,7 +1,6 @@
 #include "app/daemon.h"
 
 #include <signal.h>
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -70,12 +69,14 @@ int RunDaemon(const DaemonConfig& config) {
   if (!policy.ok()) return Fail(policy.status());
   for (const auto& nic : policy->nics()) {
     const auto& st = policy->machine_state().at(nic.id);
-    spdlog::info("nic nic={} speed_mbps={} numa={} egress_capacity={} ingress_capacity={} "
-                 "reservation={} healthy={}",
-                 nic.id.Identifier(), nic.speed_mbps, nic.numa_node, st.egress.capacity,
-                 st.ingress.capacity, st.egress.reservation, nic.healthy);
+    spdlog::info(
+        "nic nic={} speed_mbps={} numa={} egress_capacity={} ingress_capacity={} "
+        "reservation={} healthy={}",
+        nic.id.Identifier(), nic.speed_mbps, nic.numa_node, st.egress.capacity, st.ingress.capacity,
+        st.egress.reservation, nic.healthy);
   }
-  if (policy->nics().empty()) spdlog::warn("no valid NICs on this node: every request gets no hint");
+  if (policy->nics().empty())
+    spdlog::warn("no valid NICs on this node: every request gets no hint");
 
   auto svc = OpenAllocationState(config, std::move(*policy));
   if (!svc.ok()) return Fail(svc.status());
@@ -104,9 +105,10 @@ int RunDaemon(const DaemonConfig& config) {
     if (started.ok()) {
       residual_cleanup = std::move(*started);
     } else {
-      spdlog::warn("no residual state cleanup (allocations of pods that vanished without a "
-                   "RemovePod are kept): {}",
-                   started.status().message());
+      spdlog::warn(
+          "no residual state cleanup (allocations of pods that vanished without a "
+          "RemovePod are kept): {}",
+          started.status().message());
     }
   }
   StackEnforcementView enforcement_view(enforcement.get(), enforcement_mode, enforcement_error,
@@ -125,9 +127,9 @@ int RunDaemon(const DaemonConfig& config) {
   RegistrationWatch registration_watch(
       registration, std::chrono::seconds(config.kubelet_registration_timeout_seconds));
   if (daemon_metrics) registration_watch.AddMetrics(daemon_metrics->registry());
-  grpcadapter::AdminService admin(**svc, {choice->description, &enforcement_view,
-                                          config.qrm_socket_dirs,
-                                          [&registration_watch] { return registration_watch.Health(); }});
+  grpcadapter::AdminService admin(**svc,
+                                  {choice->description, &enforcement_view, config.qrm_socket_dirs,
+                                   [&registration_watch] { return registration_watch.Health(); }});
 
   auto server = grpcadapter::PluginServer::Create(config.qrm_socket_dirs,
                                                   {&resource_plugin, &registration, &admin});
@@ -149,9 +151,10 @@ int RunDaemon(const DaemonConfig& config) {
 
   service::AllocationService* service_ptr = svc->get();
   if (Status st = source->Watch([service_ptr, allocatable_ns](core::Topology t) {
-        Status u = service_ptr->UpdateTopology(
-            FilterAllocatableNamespaces(std::move(t), allocatable_ns));
-        if (!u.ok()) spdlog::error("topology update rejected, keeping the previous one: {}", u.message());
+        Status u =
+            service_ptr->UpdateTopology(FilterAllocatableNamespaces(std::move(t), allocatable_ns));
+        if (!u.ok())
+          spdlog::error("topology update rejected, keeping the previous one: {}", u.message());
       });
       !st.ok()) {
     spdlog::warn("topology changes will not be followed: {}", st.message());
@@ -171,8 +174,11 @@ int RunDaemon(const DaemonConfig& config) {
       Status st = t.ok() ? service_ptr->UpdateTopology(
                                FilterAllocatableNamespaces(std::move(*t), allocatable_ns))
                          : t.status();
-      if (st.ok()) spdlog::info("topology reloaded on SIGHUP");
-      else spdlog::error("topology reload on SIGHUP failed, keeping the previous one: {}", st.message());
+      if (st.ok())
+        spdlog::info("topology reloaded on SIGHUP");
+      else
+        spdlog::error("topology reload on SIGHUP failed, keeping the previous one: {}",
+                      st.message());
       continue;
     }
     spdlog::info("netqosd stopping signal={}", sig);

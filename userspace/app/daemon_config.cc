@@ -1,7 +1,6 @@
 #include "app/daemon_config.h"
 
 #include <CLI/CLI.hpp>
-
 #include <cmath>
 #include <iostream>
 
@@ -10,9 +9,9 @@
 #include "app/shaping_flags.h"
 #include "cgroup/kubelet_pods_client.h"
 #include "checkpoint/katalyst_checksum.h"
-#include "cri/cri_endpoint.h"
 #include "common/version.h"
 #include "core/constants.h"
+#include "cri/cri_endpoint.h"
 #include "metrics/http_server.h"
 #include "shaping/shaping_mode.h"
 
@@ -104,14 +103,13 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   // Katalyst: network plugin flags (their names and defaults, docs/compatibility.md).
   app.add_option("--network-resource-plugin-policy", c.policy_name,
                  "Policy of the network plugin (only \"static\")");
-  uint32_t* class_ids[4] = {&p.qos_class_ids[core::kReclaimedCores],
-                            &p.qos_class_ids[core::kSharedCores],
-                            &p.qos_class_ids[core::kDedicatedCores],
-                            &p.qos_class_ids[core::kSystemCores]};
+  uint32_t* class_ids[4] = {
+      &p.qos_class_ids[core::kReclaimedCores], &p.qos_class_ids[core::kSharedCores],
+      &p.qos_class_ids[core::kDedicatedCores], &p.qos_class_ids[core::kSystemCores]};
   for (int i = 0; i < 4; ++i) {
-    app.add_option(std::string("--network-resource-plugin-class-id-") + kLevelFlagNames[i] +
-                       "-cores",
-                   *class_ids[i], std::string("Net class id of ") + kLevels[i] + " containers");
+    app.add_option(
+        std::string("--network-resource-plugin-class-id-") + kLevelFlagNames[i] + "-cores",
+        *class_ids[i], std::string("Net class id of ") + kLevels[i] + " containers");
   }
   app.add_option("--network-resource-plugin-reserved-bandwidth", p.reserved_bandwidth,
                  "Mbps reserved on the first NIC (both directions)");
@@ -235,8 +233,7 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "netqos_kubelet_registration)");
   app.add_option("--nic-selection", c.nic_selection,
                  "netqos: how to pick among equally good NICs: random, first or last");
-  app.add_option("--log-level", c.log_level,
-                 "netqos: trace, debug, info, warn, error or critical");
+  app.add_option("--log-level", c.log_level, "netqos: trace, debug, info, warn, error or critical");
   AddBoolFlag(app, "--print-config", c.print_config, "netqos: print the effective flags and exit");
   app.add_option("--checkpoint-mode", c.checkpoint_mode,
                  "netqos: journal (one fsync'd record per Allocate/RemovePod) or full-rewrite "
@@ -262,9 +259,10 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--enforcement", c.enforcement,
                  "netqos: bpf (classify containers' traffic with eBPF, shape --enforce-nics) or "
                  "none (allocation only)");
-  app.add_option("--cgroup-root", c.cgroup_root,
-                 "netqos: cgroup v2 mount point (default: detected from libcgroup's mount table, as "
-                 "`netqosctl cgroup-mount` prints it)");
+  app.add_option(
+      "--cgroup-root", c.cgroup_root,
+      "netqos: cgroup v2 mount point (default: detected from libcgroup's mount table, as "
+      "`netqosctl cgroup-mount` prints it)");
   CLI::Option* cgroup_driver_opt =
       app.add_option("--cgroup-driver", cgroup_driver_flag,
                      "netqos: kubelet cgroup driver: cgroupfs or systemd (= --cgroup-type)");
@@ -278,27 +276,31 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "(/run/containerd/containerd.sock, else /run/crio/crio.sock), "
                  "unix:///path or /path");
   std::vector<CLI::Option*> kubelet_opts;
-  kubelet_opts.push_back(app.add_option("--kubelet-pods-url", c.kubelet_pods_url,
-                 "netqos: --pod-source=kubelet: where the pod list comes from: https://... "
-                 "(bearer token from --kubelet-token-file), http://... (read-only port) or "
-                 "file:///path.json"));
-  kubelet_opts.push_back(app.add_option("--kubelet-token-file", c.kubelet_token_file,
-                 "netqos: bearer token for an https --kubelet-pods-url (re-read on every request)"));
+  kubelet_opts.push_back(
+      app.add_option("--kubelet-pods-url", c.kubelet_pods_url,
+                     "netqos: --pod-source=kubelet: where the pod list comes from: https://... "
+                     "(bearer token from --kubelet-token-file), http://... (read-only port) or "
+                     "file:///path.json"));
+  kubelet_opts.push_back(app.add_option(
+      "--kubelet-token-file", c.kubelet_token_file,
+      "netqos: bearer token for an https --kubelet-pods-url (re-read on every request)"));
   kubelet_opts.push_back(AddBoolFlag(app, "--kubelet-insecure-skip-tls-verify",
-              c.kubelet_insecure_skip_tls_verify,
-              "netqos: do not verify the kubelet's serving certificate"));
-  kubelet_opts.push_back(app.add_option("--kubelet-ca-file", c.kubelet_ca_file,
-                 "netqos: PEM file of the CAs the kubelet's serving certificate must chain to "
-                 "for an https --kubelet-pods-url, e.g. the service account's ca.crt (re-read on "
-                 "every request; default: OpenSSL's, SSL_CERT_FILE or the system store)"));
+                                     c.kubelet_insecure_skip_tls_verify,
+                                     "netqos: do not verify the kubelet's serving certificate"));
+  kubelet_opts.push_back(app.add_option(
+      "--kubelet-ca-file", c.kubelet_ca_file,
+      "netqos: PEM file of the CAs the kubelet's serving certificate must chain to "
+      "for an https --kubelet-pods-url, e.g. the service account's ca.crt (re-read on "
+      "every request; default: OpenSSL's, SSL_CERT_FILE or the system store)"));
   app.add_option("--bpf-pin-dir", c.bpf_pin_dir,
                  "netqos: bpffs directory for pinned maps and links (a bpffs is mounted on its "
                  "parent if there is none)");
   // Split below rather than with ->delimiter(','), which drops empty items: "eth0,,eth1" is
   // rejected, not read as "eth0,eth1".
-  app.add_option("--enforce-nics", c.enforce_nics,
-                 "netqos: NICs to shape (see --shaping-mode), [netns/]name,... or all (default: none; "
-                 "traffic is classified and counted, no qdisc is touched)");
+  app.add_option(
+      "--enforce-nics", c.enforce_nics,
+      "netqos: NICs to shape (see --shaping-mode), [netns/]name,... or all (default: none; "
+      "traffic is classified and counted, no qdisc is touched)");
   AddBoolFlag(app, "--replace-root-qdisc", c.replace_root_qdisc,
               "netqos: replace a root qdisc netqos did not create on an --enforce-nics NIC");
   app.add_option("--shaping-mode", c.shaping_mode,
@@ -353,8 +355,10 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   // kubelet source, or left a flag behind when moving off it.
   for (const CLI::Option* o : kubelet_opts) {
     if (st.ok() && o->count() > 0 && c.pod_source != "kubelet") {
-      st = InvalidArgument(o->get_name() + " applies to --pod-source=kubelet only (the pod "
-                           "source is " + c.pod_source + ")");
+      st = InvalidArgument(o->get_name() +
+                           " applies to --pod-source=kubelet only (the pod "
+                           "source is " +
+                           c.pod_source + ")");
     }
   }
   // --print-config shows the resolved driver under both names.
@@ -367,10 +371,12 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                     &sel);
     if (!sel.empty()) p.qos.extra_selectors[kLevels[i]] = sel;
   }
-  if (st.ok()) st = ParsePairs(raw.enhancements, "pod-annotation-qos-enhancements",
-                              &p.qos.enhancement_aliases);
-  if (st.ok()) st = ParsePairs(raw.enhancement_defaults, "qos-enhancement-default-values",
-                              &p.qos.enhancement_defaults);
+  if (st.ok())
+    st =
+        ParsePairs(raw.enhancements, "pod-annotation-qos-enhancements", &p.qos.enhancement_aliases);
+  if (st.ok())
+    st = ParsePairs(raw.enhancement_defaults, "qos-enhancement-default-values",
+                    &p.qos.enhancement_defaults);
   p.qos.annotation_kept_keys.insert(p.qos.annotation_kept_keys.end(),
                                     raw.annotation_kept_keys.begin(),
                                     raw.annotation_kept_keys.end());
@@ -451,11 +457,15 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
                            "\"static\" exists)");
   auto rate_ok = [](float r) { return std::isfinite(r) && r > 0.0f; };
   if (!rate_ok(c.policy.egress_capacity_rate))
-    return InvalidArgument("--network-resource-plugin-egress-capacity-rate must be a finite "
-                           "number > 0, got " + std::to_string(c.policy.egress_capacity_rate));
+    return InvalidArgument(
+        "--network-resource-plugin-egress-capacity-rate must be a finite "
+        "number > 0, got " +
+        std::to_string(c.policy.egress_capacity_rate));
   if (!rate_ok(c.policy.ingress_capacity_rate))
-    return InvalidArgument("--network-resource-plugin-ingress-capacity-rate must be a finite "
-                           "number > 0, got " + std::to_string(c.policy.ingress_capacity_rate));
+    return InvalidArgument(
+        "--network-resource-plugin-ingress-capacity-rate must be a finite "
+        "number > 0, got " +
+        std::to_string(c.policy.ingress_capacity_rate));
   if (c.enforcement != "none" && c.enforcement != "bpf")
     return InvalidArgument("--enforcement must be bpf or none, got \"" + c.enforcement + "\"");
   if (c.nic_selection != "random" && c.nic_selection != "first" && c.nic_selection != "last")
@@ -464,13 +474,15 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
   if (c.cgroup_type != "cgroupfs" && c.cgroup_type != "systemd")
     return InvalidArgument("--cgroup-driver/--cgroup-type must be cgroupfs or systemd, got \"" +
                            c.cgroup_type + "\"");
-  static const char* const kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical",
-                                           "off"};
+  static const char* const kLogLevels[] = {"trace", "debug",    "info", "warn",
+                                           "error", "critical", "off"};
   bool level_ok = false;
   for (const char* l : kLogLevels) level_ok = level_ok || c.log_level == l;
   if (!level_ok)
-    return InvalidArgument("--log-level must be one of trace, debug, info, warn, error, "
-                           "critical, off; got \"" + c.log_level + "\"");
+    return InvalidArgument(
+        "--log-level must be one of trace, debug, info, warn, error, "
+        "critical, off; got \"" +
+        c.log_level + "\"");
   if (c.checkpoint_mode != "journal" && c.checkpoint_mode != "full-rewrite")
     return InvalidArgument("--checkpoint-mode must be journal or full-rewrite, got \"" +
                            c.checkpoint_mode + "\"");
@@ -488,12 +500,12 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
     return InvalidArgument("--qrm-socket-dirs must name at least one directory");
   for (const auto& d : c.qrm_socket_dirs)
     if (d.empty()) return InvalidArgument("--qrm-socket-dirs contains an empty directory name");
-  if (c.EffectiveStateDir().empty())
-    return InvalidArgument("--qrm-state-dir must not be empty");
+  if (c.EffectiveStateDir().empty()) return InvalidArgument("--qrm-state-dir must not be empty");
   if (!c.topology_file.empty() &&
       (!c.nic_allow.empty() || !c.nic_deny.empty() || !c.nic_speed_overrides.empty()))
-    return InvalidArgument("--nic-allow, --nic-deny and --nic-speed-override apply to kernel "
-                           "discovery; they cannot be combined with --topology-file");
+    return InvalidArgument(
+        "--nic-allow, --nic-deny and --nic-speed-override apply to kernel "
+        "discovery; they cannot be combined with --topology-file");
   if (c.json && !c.print_topology)
     return InvalidArgument("--json only applies to --print-topology");
   if (auto checkers = ParseNicHealthCheckers(c.nic_health_checkers); !checkers.ok())

@@ -77,7 +77,7 @@ struct DaemonConfig {
   std::string bpf_pin_dir = bpf::kDefaultPinDir;
   std::vector<std::string> enforce_nics;  // [netns/]name items or "all"; see enforce_nics.h
   bool replace_root_qdisc = false;
-  std::string shaping_mode = "auto";  // auto, htb or edt; see shaping/shaping_mode.h
+  std::string shaping_mode = "auto";           // auto, htb or edt; see shaping/shaping_mode.h
   std::vector<std::string> qos_level_shaping;  // level=rate:ceil:prio; see shaping_flags.h
   std::string unclassified_qos_level = "shared_cores";
   bool low_priority_groups = false;               // see shaping_flags.h

@@ -14,7 +14,9 @@ class StackEnforcementView : public service::EnforcementView {
   // `stack` may be null: enforcement off ("none") or failed to start ("disabled", with `error`).
   StackEnforcementView(const EnforcementStack* stack, std::string mode, std::string error,
                        std::string pin_dir)
-      : stack_(stack), mode_(std::move(mode)), error_(std::move(error)),
+      : stack_(stack),
+        mode_(std::move(mode)),
+        error_(std::move(error)),
         pin_dir_(std::move(pin_dir)) {}
 
   service::EnforcementReport Report(bool with_counters) const override;

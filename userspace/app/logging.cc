@@ -36,9 +36,7 @@ int LibbpfPrint(enum libbpf_print_level level, const char* format, va_list args)
 }
 
 bool IsKeyStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool IsKeyChar(char c) {
-  return IsKeyStart(c) || (c >= '0' && c <= '9') || c == '.' || c == '-';
-}
+bool IsKeyChar(char c) { return IsKeyStart(c) || (c >= '0' && c <= '9') || c == '.' || c == '-'; }
 
 // Length of "key=" at `i`, 0 if there is none.
 size_t KeyAt(std::string_view s, size_t i) {
@@ -129,10 +127,9 @@ SplitMessage SplitKeyValues(std::string_view message) {
 std::string FormatJsonLogLine(std::chrono::system_clock::time_point ts, std::string_view level,
                               std::string_view message) {
   const auto since_epoch = ts.time_since_epoch();
-  const time_t secs = static_cast<time_t>(
-      std::chrono::floor<std::chrono::seconds>(since_epoch).count());
-  const auto millis =
-      std::chrono::floor<std::chrono::milliseconds>(since_epoch).count() % 1000;
+  const time_t secs =
+      static_cast<time_t>(std::chrono::floor<std::chrono::seconds>(since_epoch).count());
+  const auto millis = std::chrono::floor<std::chrono::milliseconds>(since_epoch).count() % 1000;
   struct tm utc {};
   gmtime_r(&secs, &utc);
   char stamp[96];

@@ -6,9 +6,9 @@
 #include <iostream>
 
 #include "app/daemon.h"
+#include "app/daemon_config.h"
 #include "app/enforcement_setup.h"
 #include "app/logging.h"
-#include "app/daemon_config.h"
 
 int main(int argc, char** argv) {
   // Everything netqosd creates (state dir, journal, snapshot, enforced-links record, socket

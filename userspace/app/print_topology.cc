@@ -8,8 +8,8 @@
 #include "app/logging.h"
 #include "app/topology_setup.h"
 #include "core/policy.h"
-#include "render/topology_view.h"
 #include "grpc/admin_service.h"
+#include "render/topology_view.h"
 
 namespace netqos::app {
 namespace {
@@ -58,10 +58,11 @@ int PrintTopology(const DaemonConfig& config) {
     std::cout << "\nlinks not counted as NICs:\n";
     for (const auto& link : report->links) {
       if (link.counted) continue;
-      std::cout << "  " << (link.netns.empty() ? "<host>" : link.netns) << "/" << link.name
-                << ": " << link.why << "\n";
+      std::cout << "  " << (link.netns.empty() ? "<host>" : link.netns) << "/" << link.name << ": "
+                << link.why << "\n";
     }
-    for (const auto& err : report->namespace_errors) std::cout << "namespace error: " << err << "\n";
+    for (const auto& err : report->namespace_errors)
+      std::cout << "namespace error: " << err << "\n";
   }
   return policy.ok() ? 0 : 1;
 }

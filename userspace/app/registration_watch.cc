@@ -45,11 +45,11 @@ void RegistrationWatch::AddMetrics(metrics::Registry& registry) const {
         "--kubelet-registration-timeout), registered, rejected; 0 for the others.";
     f.type = metrics::MetricType::kGauge;
     const RegistrationPhase now = Health().phase;
-    for (RegistrationPhase p :
-         {RegistrationPhase::kNotContacted, RegistrationPhase::kAwaiting,
-          RegistrationPhase::kUnconfirmed, RegistrationPhase::kRegistered,
-          RegistrationPhase::kRejected}) {
-      f.samples.push_back({{{"state", std::string(grpcadapter::PhaseName(p))}}, p == now ? 1.0 : 0.0});
+    for (RegistrationPhase p : {RegistrationPhase::kNotContacted, RegistrationPhase::kAwaiting,
+                                RegistrationPhase::kUnconfirmed, RegistrationPhase::kRegistered,
+                                RegistrationPhase::kRejected}) {
+      f.samples.push_back(
+          {{{"state", std::string(grpcadapter::PhaseName(p))}}, p == now ? 1.0 : 0.0});
     }
     out->push_back(std::move(f));
   });

@@ -38,5 +38,4 @@ Result<SourceChoice> MakeTopologySource(const DaemonConfig& c) {
   return out;
 }
 
-
 }  // namespace netqos::app

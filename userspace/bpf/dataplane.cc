@@ -137,8 +137,8 @@ bool SockoptCanWalkAncestors() {
 // into an existing pinned link (the old program keeps running until the swap, so no packet goes
 // unclassified), or a new link is attached and pinned.
 Result<BpfLinkPtr> AttachCgroupLink(bpf_program* prog, bpf_attach_type attach_type,
-                                   const std::string& link_path, const std::string& cgroup_path,
-                                   uint64_t cgroup_id) {
+                                    const std::string& link_path, const std::string& cgroup_path,
+                                    uint64_t cgroup_id) {
   const std::string prog_name = bpf_program__name(prog);
   if (Exists(link_path)) {
     BpfLinkPtr link(bpf_link__open(link_path.c_str()));

@@ -27,7 +27,7 @@ class Dataplane {
  public:
   struct Options {
     std::string pin_dir = kDefaultPinDir;  // must be on a bpffs; created if missing
-    std::string cgroup_path;                     // cgroup v2 dir the cgroup programs attach to
+    std::string cgroup_path;               // cgroup v2 dir the cgroup programs attach to
   };
 
   // Loads the cgroup object, reusing maps pinned in pin_dir (entries survive restarts), and
@@ -64,7 +64,7 @@ class Dataplane {
   // The EDT pacing map (NETQOS_MAP_EDT): a capped container's rate on NICs in EDT mode, in bytes
   // per second on the wire. Setting a rate restarts the container's pacing clock.
   Status SetEdtRate(uint64_t cgroup_id, uint64_t bytes_per_second);
-  Status ClearEdtRate(uint64_t cgroup_id);  // a missing entry is OK
+  Status ClearEdtRate(uint64_t cgroup_id);                                  // a missing entry is OK
   Result<std::vector<std::pair<uint64_t, uint64_t>>> ListEdtRates() const;  // id -> bytes/s
 
   // Counters since the entry was first created; an id never seen yields all zeros.

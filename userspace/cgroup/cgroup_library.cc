@@ -23,8 +23,8 @@ std::mutex& LibraryMutex() {
 
 Status LibraryError(const std::string& what, int rc) {
   if (rc == ECGOTHER) return ErrnoStatus("libcgroup " + what, cgroup_get_last_errno());
-  return Unavailable("libcgroup " + what + ": " + cgroup_strerror(rc) + " (" +
-                     std::to_string(rc) + ")");
+  return Unavailable("libcgroup " + what + ": " + cgroup_strerror(rc) + " (" + std::to_string(rc) +
+                     ")");
 }
 
 bool IsCgroup2(const char* path) {
@@ -52,8 +52,8 @@ Result<std::vector<LibcgroupMount>> ListLocked() {
     for (; m == 0; m = cgroup_get_subsys_mount_point_next(&mounts, path)) {
       if (!IsCgroup2(path)) continue;
       const std::string p = WithoutTrailingSlash(path);
-      const bool seen = std::any_of(out.begin(), out.end(),
-                                    [&](const LibcgroupMount& x) { return x.path == p; });
+      const bool seen =
+          std::any_of(out.begin(), out.end(), [&](const LibcgroupMount& x) { return x.path == p; });
       if (!seen) out.push_back({p, info.name});
     }
     cgroup_get_subsys_mount_point_end(&mounts);
@@ -82,8 +82,8 @@ Status WalkWithLibrary(const LibcgroupMount& mount, const std::string& root, siz
   void* handle = nullptr;
   cgroup_file_info info{};
   int level = 0;
-  int rc = cgroup_walk_tree_begin(mount.controller.c_str(), base.c_str(), 0, &handle, &info,
-                                  &level);
+  int rc =
+      cgroup_walk_tree_begin(mount.controller.c_str(), base.c_str(), 0, &handle, &info, &level);
   if (rc == 0) rc = cgroup_walk_tree_set_flags(&handle, CGROUP_WALK_TYPE_PRE_DIR);
   size_t visited = 0;
   for (; rc == 0; rc = cgroup_walk_tree_next(0, &handle, &info, level)) {

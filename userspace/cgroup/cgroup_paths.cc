@@ -44,7 +44,8 @@ std::string TrimSlashes(const std::string& p) {
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // "a/b/x.slice" -> "x"; "" when the last component is not a slice.
@@ -68,14 +69,14 @@ std::vector<PodCandidate> PodCandidatesWithStyle(const CgroupLayout& layout, Pod
   for (PodQosClass c : ClassesFor(qos)) {
     const std::string q = QosDirName(c);
     if (layout.driver == CgroupDriver::kCgroupfs) {
-      out.push_back({q.empty() ? "kubepods/pod" + pod_uid : "kubepods/" + q + "/pod" + pod_uid,
-                     false});
+      out.push_back(
+          {q.empty() ? "kubepods/pod" + pod_uid : "kubepods/" + q + "/pod" + pod_uid, false});
     } else if (q.empty()) {
       out.push_back({"kubepods.slice/kubepods-pod" + uid_ + ".slice", true});
     } else {
-      out.push_back({"kubepods.slice/kubepods-" + q + ".slice/kubepods-" + q + "-pod" + uid_ +
-                         ".slice",
-                     true});
+      out.push_back(
+          {"kubepods.slice/kubepods-" + q + ".slice/kubepods-" + q + "-pod" + uid_ + ".slice",
+           true});
     }
   }
   for (const auto& raw : layout.additional_roots) {
@@ -99,7 +100,7 @@ std::vector<std::string> ScopePrefixes(const std::string& runtime) {
 }
 
 bool IsDirectory(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -149,8 +150,8 @@ std::vector<std::string> ContainerCgroupCandidates(const CgroupLayout& layout, P
 
 Result<std::string> ResolveCgroupDir(const std::string& mount,
                                      const std::vector<std::string>& candidates) {
-  const std::string base = mount.size() > 1 && mount.back() == '/' ? mount.substr(0, mount.size() - 1)
-                                                                    : mount;
+  const std::string base =
+      mount.size() > 1 && mount.back() == '/' ? mount.substr(0, mount.size() - 1) : mount;
   for (const auto& c : candidates) {
     const std::string path = base + "/" + TrimSlashes(c);
     if (IsDirectory(path)) return path;
@@ -169,7 +170,7 @@ Result<std::string> ResolveContainerCgroup(const std::string& mount,
 }
 
 Result<uint64_t> CgroupId(const std::string& dir) {
-  struct statfs fs{};
+  struct statfs fs {};
   if (::statfs(dir.c_str(), &fs) != 0) {
     const int err = errno;
     Status s(err == ENOENT ? StatusCode::kNotFound : StatusCode::kUnavailable,
@@ -183,7 +184,7 @@ Result<uint64_t> CgroupId(const std::string& dir) {
         << static_cast<unsigned long>(CGROUP2_SUPER_MAGIC) << ")";
     return FailedPrecondition(msg.str());
   }
-  struct stat st{};
+  struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
     const int err = errno;
     return Status(err == ENOENT ? StatusCode::kNotFound : StatusCode::kUnavailable,

@@ -63,7 +63,8 @@ Result<KubeletUrl> ParseKubeletUrl(const std::string& url) {
   if (!port.empty()) {
     int p = 0;
     for (char c : port) {
-      if (c < '0' || c > '9' || p > 65535) return InvalidArgument("kubelet URL " + url + ": bad port");
+      if (c < '0' || c > '9' || p > 65535)
+        return InvalidArgument("kubelet URL " + url + ": bad port");
       p = p * 10 + (c - '0');
     }
     if (p <= 0 || p > 65535) return InvalidArgument("kubelet URL " + url + ": bad port");
@@ -93,7 +94,8 @@ Result<std::string> KubeletPodsClient::ReadToken() const {
   }
   std::string token = std::move(read).value();
   while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-  if (token.empty()) return FailedPrecondition("kubelet token file " + options_.token_file + " is empty");
+  if (token.empty())
+    return FailedPrecondition("kubelet token file " + options_.token_file + " is empty");
   return token;
 }
 
@@ -152,13 +154,12 @@ Result<std::string> KubeletPodsClient::FetchPodList() const {
   const bool verify = https && !options_.insecure_skip_tls_verify;
   if (verify && !options_.ca_file.empty()) NETQOS_RETURN_IF_ERROR(CheckCaFile());
   // An IPv6 address goes back into brackets, or its colons would be read as the port's.
-  const std::string host = parsed_.host.find(':') != std::string::npos ? "[" + parsed_.host + "]"
-                                                                        : parsed_.host;
+  const std::string host =
+      parsed_.host.find(':') != std::string::npos ? "[" + parsed_.host + "]" : parsed_.host;
   httplib::Client client(parsed_.scheme + "://" + host + ":" + std::to_string(parsed_.port));
   if (!client.is_valid()) return Unavailable("GET " + url + ": cannot set up the client");
   const auto secs = std::chrono::duration_cast<std::chrono::seconds>(options_.timeout);
-  const auto usecs =
-      std::chrono::duration_cast<std::chrono::microseconds>(options_.timeout - secs);
+  const auto usecs = std::chrono::duration_cast<std::chrono::microseconds>(options_.timeout - secs);
   client.set_connection_timeout(secs.count(), usecs.count());
   client.set_read_timeout(secs.count(), usecs.count());
   if (https) client.enable_server_certificate_verification(verify);

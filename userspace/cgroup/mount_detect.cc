@@ -1,10 +1,10 @@
 #include "cgroup/mount_detect.h"
 
-#include "cgroup/cgroup_library.h"
-
 #include <fstream>
 #include <sstream>
 #include <vector>
+
+#include "cgroup/cgroup_library.h"
 
 namespace netqos::cgroup {
 namespace {

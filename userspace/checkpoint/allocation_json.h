@@ -1,5 +1,5 @@
-// JSON encoding of the allocation state in Katalyst's checkpoint layout (docs/compatibility.md): the
-// field names of AllocationInfo and BandwidthInfo, readable from v0.5.3 and HEAD files alike.
+// JSON encoding of the allocation state in Katalyst's checkpoint layout (docs/compatibility.md):
+// the field names of AllocationInfo and BandwidthInfo, readable from v0.5.3 and HEAD files alike.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -31,8 +31,8 @@
 // restart or a BeginSnapshot; FinishSnapshot removes the sealed segments the snapshot covers.
 #pragma once
 
-#include <cstddef>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -144,7 +144,7 @@ class FileStateStore final : public core::StateStore {
   mutable std::mutex mu_;  // guards everything below; never held while a snapshot is written
   bool loaded_ = false;
   int dir_lock_fd_ = -1;  // flock(LOCK_EX) on options_.dir from Load on
-  Status failed_;  // set when an fdatasync failed: the journal can no longer be trusted
+  Status failed_;         // set when an fdatasync failed: the journal can no longer be trusted
   uint64_t next_seq_ = 1;
   int segment_fd_ = -1;  // the open segment, -1 until the next Append opens one
   Segment current_;
@@ -160,7 +160,7 @@ class FileStateStore final : public core::StateStore {
   uint64_t durable_seq_ = 0;  // every record up to it is on disk
   bool syncing_ = false;      // a leader's fdatasync is in flight
   uint64_t flushes_ = 0;
-  Status sync_failed_;        // a flush failed: every Sync fails from then on
+  Status sync_failed_;  // a flush failed: every Sync fails from then on
 };
 
 }  // namespace netqos::checkpoint

@@ -49,7 +49,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
@@ -67,9 +69,10 @@ const char* StatusCodeName(StatusCode code);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
-    if (std::get<Status>(v_).ok()) v_ = Status(StatusCode::kInternal, "Result built from OK status");
+    if (std::get<Status>(v_).ok())
+      v_ = Status(StatusCode::kInternal, "Result built from OK status");
   }
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -93,9 +96,9 @@ class [[nodiscard]] Result {
 #define NETQOS_CONCAT_INNER(a, b) a##b
 #define NETQOS_CONCAT(a, b) NETQOS_CONCAT_INNER(a, b)
 
-#define NETQOS_RETURN_IF_ERROR(expr)            \
-  do {                                          \
-    ::netqos::Status netqos_status_ = (expr);   \
+#define NETQOS_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::netqos::Status netqos_status_ = (expr);        \
     if (!netqos_status_.ok()) return netqos_status_; \
   } while (0)
 

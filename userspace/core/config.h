@@ -1,5 +1,5 @@
-// Policy configuration: the values Katalyst's flags set (docs/operations.md). Filled by the app from
-// the command line; the core only reads it.
+// Policy configuration: the values Katalyst's flags set (docs/operations.md). Filled by the app
+// from the command line; the core only reads it.
 #pragma once
 
 #include <cstdint>

@@ -28,7 +28,8 @@ Status ResolveImportedNetns(const std::vector<Nic>& nics,
     return InvalidArgument("checkpoint entry of pod " + uid + " container \"" + container +
                            "\" names NIC " + info.if_name +
                            " without a namespace (written by Katalyst v0.5.3), and this node has "
-                           "a NIC of that name in " + where +
+                           "a NIC of that name in " +
+                           where +
                            ": add \"ns_name\" to the entry, or import it where the name is unique");
   }
   return Status::Ok();

@@ -49,7 +49,8 @@ void ApplyUsage(NicState& st, const BandwidthUsage& usage, bool healthy) {
   i.allocatable = StaticAllocatable(i, healthy);
   e.allocated = Saturate(usage.egress);
   i.allocated = Saturate(usage.ingress);
-  // Upstream compares the INGRESS allocatable with the EGRESS allocated here (docs/compatibility.md, "Kept on purpose").
+  // Upstream compares the INGRESS allocatable with the EGRESS allocated here
+  // (docs/compatibility.md, "Kept on purpose").
   if (e.allocatable < e.allocated || i.allocatable < e.allocated) e.allocatable = e.allocated;
   e.free = e.allocatable - e.allocated;
   if (i.allocatable < i.allocated) i.allocatable = i.allocated;

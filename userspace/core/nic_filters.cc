@@ -93,8 +93,7 @@ FilterOutcome FilterNics(const std::vector<NicCandidate>& nics, uint32_t request
   std::vector<const NicCandidate*> preferred_around;
   for (const NicCandidate* c : passed) {
     const bool preferred = fit == HintFit::kAllocate && NicPreferred(*c->nic, annotations);
-    const bool own_node_is_hint =
-        representable && c->own_node && hint_set == NumaSet{*c->own_node};
+    const bool own_node_is_hint = representable && c->own_node && hint_set == NumaSet{*c->own_node};
     if (representable && (c->siblings == hint_set || own_node_is_hint)) {
       if (exact == nullptr) exact = c;
       if (preferred && exact_preferred == nullptr) exact_preferred = c;

@@ -188,9 +188,8 @@ Status StaticPolicy::SetTopology(Topology topology, bool at_start) {
       // health, NIC or address change taken any more) and keep the old capacity allocatable:
       // the NIC takes nothing new instead, keeps its allocations and says why.
       if (at_start) return st.status();
-      NETQOS_ASSIGN_OR_RETURN(NicState bare,
-                              InitialNicState(nic, config_.egress_capacity_rate,
-                                              config_.ingress_capacity_rate, 0));
+      NETQOS_ASSIGN_OR_RETURN(NicState bare, InitialNicState(nic, config_.egress_capacity_rate,
+                                                             config_.ingress_capacity_rate, 0));
       bare.egress.reservation = reservation;
       bare.ingress.reservation = reservation;
       nic.healthy = false;
@@ -408,8 +407,8 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateImpl(const ContainerRequest& req,
   }
 
   std::vector<NicCandidate> candidates = Candidates(existing);
-  FilterOutcome outcome = FilterNics(candidates, p.mbps, p.filtered.annotations, req.hint,
-                                     HintFit::kAllocate);
+  FilterOutcome outcome =
+      FilterNics(candidates, p.mbps, p.filtered.annotations, req.hint, HintFit::kAllocate);
   if (outcome.selected.empty()) {
     std::string why;
     for (const std::string& r : outcome.reasons) why += (why.empty() ? "" : "; ") + r;
@@ -427,9 +426,8 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateImpl(const ContainerRequest& req,
 
   resp.allocated_quantity = p.mbps;
   resp.allocation_result = FormatNumaList(chosen.siblings);
-  resp.allocation_annotations =
-      AllocationAnnotations(config_.annotation_keys, &nic, nic.id.name, *class_id,
-                            ReportedBandwidth(p, p.mbps));
+  resp.allocation_annotations = AllocationAnnotations(config_.annotation_keys, &nic, nic.id.name,
+                                                      *class_id, ReportedBandwidth(p, p.mbps));
   // The request's hint is the one the kubelet admitted the pod with: echoed (as Katalyst's CPU and
   // memory plugins do), since the kubelet keeps the response's hint and re-admits running pods
   // with it after a restart, when the restricted policy refuses one that is not preferred. Without

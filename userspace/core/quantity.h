@@ -1,4 +1,5 @@
-// The bandwidth a request asks for, in Mbps, validated strictly (Katalyst's parsing, with netqos's checks).
+// The bandwidth a request asks for, in Mbps, validated strictly (Katalyst's parsing, with netqos's
+// checks).
 #pragma once
 
 #include <cstdint>

@@ -14,7 +14,7 @@
 namespace netqos::core {
 
 struct LoadedState {
-  bool found = false;          // false: no checkpoint existed (fresh node)
+  bool found = false;               // false: no checkpoint existed (fresh node)
   bool corruption_skipped = false;  // a checksum mismatch was ignored (skip flag)
   PodEntries pod_entries;
   // Entries whose file named no NIC namespace at all (Katalyst v0.5.3 has no ns_name), as

@@ -30,12 +30,12 @@ struct NicId {
 struct Nic {
   NicId id;
   int ifindex = 0;
-  int64_t speed_mbps = -1;   // -1: unknown (capacity 0)
-  int numa_node = -1;        // -1: unknown (treated as NUMA 0, as Katalyst v0.5.3 does)
-  bool enabled = false;      // link administratively/operationally usable
+  int64_t speed_mbps = -1;        // -1: unknown (capacity 0)
+  int numa_node = -1;             // -1: unknown (treated as NUMA 0, as Katalyst v0.5.3 does)
+  bool enabled = false;           // link administratively/operationally usable
   std::vector<std::string> ipv4;  // printed form (Go net.IP.String()), see ip_format.h
   std::vector<std::string> ipv6;
-  std::string netns_path;    // absolute path of the namespace bind mount; "" for the host
+  std::string netns_path;  // absolute path of the namespace bind mount; "" for the host
   std::string pci_address;
   // Live health (kernel topology source): a NIC that goes down or loses its IPs stays listed
   // with allocatable 0, keeps its allocations, and takes no new ones.
@@ -143,7 +143,7 @@ struct AllocationInfo {
 };
 
 using ContainerEntries = std::map<std::string, AllocationInfo>;  // container name -> info
-using PodEntries = std::map<std::string, ContainerEntries>;       // pod uid -> containers
+using PodEntries = std::map<std::string, ContainerEntries>;      // pod uid -> containers
 
 struct BandwidthInfo {
   uint32_t capacity = 0;

@@ -19,8 +19,7 @@ inline const std::vector<std::string>& WellKnownCriSockets() {
 // "auto" -> "unix://<first existing socket of `candidates`>", else NotFound listing them.
 // "unix:///abs/path" or "/abs/path" -> "unix:///abs/path" (not checked: the runtime may start
 // later). Anything else (tcp, relative paths) is InvalidArgument naming the value.
-Result<std::string> ResolveCriEndpoint(const std::string& flag,
-                                       const std::vector<std::string>& candidates =
-                                           WellKnownCriSockets());
+Result<std::string> ResolveCriEndpoint(
+    const std::string& flag, const std::vector<std::string>& candidates = WellKnownCriSockets());
 
 }  // namespace netqos::cri

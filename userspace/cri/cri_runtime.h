@@ -23,7 +23,7 @@ class CriRuntime {
 };
 
 struct GrpcCriRuntimeOptions {
-  std::string endpoint;  // "unix:///abs/path.sock"
+  std::string endpoint;                     // "unix:///abs/path.sock"
   std::chrono::milliseconds timeout{5000};  // per call
   // The kubelet allows 16 MiB answers too: a list of hundreds of pods exceeds gRPC's 4 MiB.
   int max_message_bytes = 16 << 20;

@@ -27,13 +27,12 @@ bool IsDnsName(const std::string& s, size_t max) {
 bool IsIpText(const std::string& s) {
   if (s.empty() || s.size() > 45) return false;  // INET6_ADDRSTRLEN - 1
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
-           c == '.' || c == ':';
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == '.' ||
+           c == ':';
   });
 }
 
-std::string Label(const google::protobuf::Map<std::string, std::string>& labels,
-                  const char* key) {
+std::string Label(const google::protobuf::Map<std::string, std::string>& labels, const char* key) {
   auto it = labels.find(key);
   return it == labels.end() ? std::string() : it->second;
 }
@@ -97,8 +96,7 @@ bool IsRuntimeId(const std::string& id) {
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-std::string QosClassFromCgroupParent(const std::string& cgroup_parent,
-                                     const std::string& pod_uid) {
+std::string QosClassFromCgroupParent(const std::string& cgroup_parent, const std::string& pod_uid) {
   std::string p = cgroup_parent;
   while (!p.empty() && p.back() == '/') p.pop_back();
   const auto slash = p.rfind('/');
@@ -170,8 +168,8 @@ CriPodList TranslatePods(const runtime::v1::ListPodSandboxResponse& sandboxes,
       auto known = identities.find(id.uid);
       if (known != identities.end() &&
           (known->second.ns != id.ns || known->second.name != id.name)) {
-        why = "pod uid " + id.uid + " is already pod " + known->second.ns + "/" +
-              known->second.name;
+        why =
+            "pod uid " + id.uid + " is already pod " + known->second.ns + "/" + known->second.name;
       }
     }
     if (!why.empty()) {

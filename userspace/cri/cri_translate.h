@@ -26,7 +26,7 @@ inline constexpr size_t kMaxPodIps = 16;
 // What PodSandboxStatus adds to a sandbox: read once per sandbox, since none of it changes while
 // the sandbox lives.
 struct SandboxDetails {
-  bool host_network = false;  // network namespace mode NODE
+  bool host_network = false;     // network namespace mode NODE
   std::vector<std::string> ips;  // network.ip, then additional_ips
   std::string qos_class;  // from the cgroup parent; "" when unknown (every class is then tried)
 };

@@ -1,13 +1,12 @@
 #include "ctl/class_rows.h"
 
-#include "common/tc_handle.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
 
+#include "common/tc_handle.h"
 #include "render/table.h"
 
 namespace netqos::ctl {
@@ -284,7 +283,7 @@ void PrintClasses(const ClassRows& rows, const ClassSources& sources, std::ostre
     out << "\n";
   } else {
     render::Table t({"CGROUP", "POD/CONTAINER", "QOS", "CLASSID", "HTB", "CAP", "NIC", "TX/RX",
-             "DROPS TX/RX", "STATE"});
+                     "DROPS TX/RX", "STATE"});
     for (const auto& r : rows.containers) {
       std::string cap = "-";
       if (r.daemon && r.daemon->capped()) cap = std::to_string(r.daemon->allocated_mbps()) + "M";

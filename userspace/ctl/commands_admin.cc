@@ -1,13 +1,13 @@
-// The operator subcommands (allocations, capacity, topology) and the plugin-watcher ones (plugin-info,
-// notify-registered).
+// The operator subcommands (allocations, capacity, topology) and the plugin-watcher ones
+// (plugin-info, notify-registered).
 #include "core/constants.h"
 #include "ctl/commands.h"
 #include "ctl/ctl.h"
 #include "ctl/render.h"
-#include "render/table.h"
-#include "render/topology_view.h"
 #include "netqos/admin/v1/admin.grpc.pb.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
+#include "render/table.h"
+#include "render/topology_view.h"
 #include "resourceplugin/v1alpha1/api.grpc.pb.h"
 
 namespace netqos::ctl {
@@ -148,8 +148,8 @@ int CmdCapacity(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
 
-  render::Table t({"NIC", "SPEED", "NUMA", "SOCKET", "HEALTHY", "CAPACITY", "RESERVED", "ALLOCATABLE",
-           "ALLOCATED", "FREE", "CONTAINERS"});
+  render::Table t({"NIC", "SPEED", "NUMA", "SOCKET", "HEALTHY", "CAPACITY", "RESERVED",
+                   "ALLOCATABLE", "ALLOCATED", "FREE", "CONTAINERS"});
   for (const auto& n : cap.nics()) {
     const auto& e = n.egress();
     const auto& i = n.ingress();
@@ -210,10 +210,10 @@ int CmdPluginInfo(const GlobalOptions& g, std::ostream& out, std::ostream& err) 
     return kExitOk;
   }
   render::PrintKeyValues({{"type", info.type()},
-                  {"name", info.name()},
-                  {"endpoint", Or(info.endpoint(), "(empty: the socket itself)")},
-                  {"supported_versions", Or(versions_text)}},
-                 out);
+                          {"name", info.name()},
+                          {"endpoint", Or(info.endpoint(), "(empty: the socket itself)")},
+                          {"supported_versions", Or(versions_text)}},
+                         out);
   return kExitOk;
 }
 

@@ -340,9 +340,9 @@ int CmdOptions(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   render::PrintKeyValues({{"pre_start_required", b(resp.pre_start_required())},
-                  {"with_topology_alignment", b(resp.with_topology_alignment())},
-                  {"need_reconcile", b(resp.need_reconcile())}},
-                 out);
+                          {"with_topology_alignment", b(resp.with_topology_alignment())},
+                          {"need_reconcile", b(resp.need_reconcile())}},
+                         out);
   return kExitOk;
 }
 

@@ -184,7 +184,7 @@ void PrintTopFrame(const TopFrame& f, std::ostream& out) {
     out << "no containers in the class or counter maps\n";
   } else {
     render::Table t({"CGROUP", "POD/CONTAINER", "HTB", "CAP", "TX bit/s", "TX pkt/s", "RX bit/s",
-             "RX pkt/s", "DROP/s TX/RX", "DROPS TX/RX"});
+                     "RX pkt/s", "DROP/s TX/RX", "DROPS TX/RX"});
     for (const auto& c : f.containers) {
       std::string name = "-", htb = "-", cap = "-";
       if (c.row) {

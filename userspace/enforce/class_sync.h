@@ -34,7 +34,7 @@ struct SyncReport {
   int set = 0;
   int cleared = 0;
   int kept_in_grace = 0;
-  std::vector<Status> errors;  // each names the cgroup id and the operation
+  std::vector<Status> errors;        // each names the cgroup id and the operation
   std::vector<uint64_t> failed_ids;  // the cgroup id of each error, same order
 };
 

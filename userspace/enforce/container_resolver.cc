@@ -13,7 +13,8 @@ namespace netqos::enforce {
 namespace {
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Depth-first over directories with openat, so a deep tree costs no path building.
@@ -185,7 +186,8 @@ std::optional<ContainerCgroupName> ParseContainerCgroupPath(const std::string& p
     if (!IsPodUid(uid, '_') || !IsContainerId(id)) return std::nullopt;
     return ContainerCgroupName{Dashes(uid), id};
   }
-  if (parent.rfind("pod", 0) == 0 && !EndsWith(parent, ".slice") && IsPodUid(parent.substr(3), '-')) {
+  if (parent.rfind("pod", 0) == 0 && !EndsWith(parent, ".slice") &&
+      IsPodUid(parent.substr(3), '-')) {
     std::string id = last.rfind("crio-", 0) == 0 ? last.substr(5) : last;  // CRI-O, cgroupfs
     if (!IsContainerId(id)) return std::nullopt;
     return ContainerCgroupName{parent.substr(3), id};

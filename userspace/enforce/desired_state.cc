@@ -129,8 +129,8 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       // The cap matters more than the tag: keep enforcing with the level's configured id.
       auto dflt = policy.qos_class_ids.find(level_name);
       d.entry.net_class_id = dflt == policy.qos_class_ids.end() ? 0 : dflt->second;
-      s.problems.push_back(PodName(c) + ": " + id.status().message() + "; using the " +
-                           level_name + " class id " + std::to_string(d.entry.net_class_id));
+      s.problems.push_back(PodName(c) + ": " + id.status().message() + "; using the " + level_name +
+                           " class id " + std::to_string(d.entry.net_class_id));
     }
 
     if (alloc != nullptr) {

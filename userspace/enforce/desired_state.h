@@ -49,8 +49,8 @@ struct DesiredContainer {
   std::string pod_namespace;
   std::string pod_name;
   std::string container_name;
-  std::optional<core::NicId> nic;  // the allocation's NIC; nullopt when not allocated
-  uint32_t egress_mbps = 0;        // the allocation (0 = none)
+  std::optional<core::NicId> nic;    // the allocation's NIC; nullopt when not allocated
+  uint32_t egress_mbps = 0;          // the allocation (0 = none)
   std::optional<uint64_t> leaf_key;  // set when the container's traffic goes to a capped leaf
 };
 

@@ -273,7 +273,8 @@ void Enforcer::Pass(bool full) {
   AllocationSnapshot snap = ports_.snapshot();
   const ResolvedContainers resolved = resolver_.Resolve(pods_, tombstoned);
   for (const auto& m : resolved.missing) spdlog::debug("container cgroup not found yet: {}", m);
-  for (const auto& r : resolved.rejected) problems_.Report("pod-list:" + r.substr(0, r.find(' ')), r);
+  for (const auto& r : resolved.rejected)
+    problems_.Report("pod-list:" + r.substr(0, r.find(' ')), r);
   std::map<core::NicId, core::Nic> nic_of = EnforcedNics(snap.nics);
   std::vector<EnforcedLink> links;
   for (const auto& [id, nic] : nic_of) links.push_back({id, static_cast<uint64_t>(nic.speed_mbps)});
@@ -290,10 +291,10 @@ void Enforcer::Pass(bool full) {
 
   const DesiredOptions dopts =
       DesiredOptionsFor(options_.shaping, static_cast<bool>(options_.is_enforced));
-  DesiredState desired = ComputeDesiredState(options_.policy, snap.allocations,
-                                             resolved.containers, links, current_priority,
-                                             dopts, minors_);
-  for (const auto& p : desired.problems) problems_.Report("container:" + p.substr(0, p.find(':')), p);
+  DesiredState desired = ComputeDesiredState(options_.policy, snap.allocations, resolved.containers,
+                                             links, current_priority, dopts, minors_);
+  for (const auto& p : desired.problems)
+    problems_.Report("container:" + p.substr(0, p.find(':')), p);
 
   SyncClasses(desired.by_cgroup, *current, tombstoned, now);
   SyncAddresses(desired.by_cgroup);
@@ -380,8 +381,8 @@ std::map<core::NicId, core::Nic> Enforcer::EnforcedNics(const std::vector<core::
     }
   }
   for (const auto& want : options_.enforce_names) {
-    const bool found = std::any_of(nics.begin(), nics.end(),
-                                   [&](const core::Nic& n) { return n.id == want; });
+    const bool found =
+        std::any_of(nics.begin(), nics.end(), [&](const core::Nic& n) { return n.id == want; });
     if (!found) {
       problems_.Report(NicKey(want),
                        "named in --enforce-nics but not a NIC of the topology (missing, or not "
@@ -396,9 +397,8 @@ void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
                            const std::set<std::string>& tombstoned, Clock::time_point now) {
   // Only entries nobody wants are judged by whether their cgroup still exists: the tree (every
   // cgroup of the host) is walked only when there are some.
-  const bool undesired = std::any_of(current.begin(), current.end(), [&](const auto& kv) {
-    return desired.count(kv.first) == 0;
-  });
+  const bool undesired = std::any_of(current.begin(), current.end(),
+                                     [&](const auto& kv) { return desired.count(kv.first) == 0; });
   Result<std::set<uint64_t>> live = std::set<uint64_t>();
   if (undesired) live = ListCgroupIds(options_.cgroup_mount);
   if (!live.ok()) problems_.Report("cgroup-tree", live.status().message());
@@ -422,8 +422,8 @@ void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
   }
 }
 
-// Residual state (as Katalyst cleans it up): allocations of pods the kubelet stopped listing are dropped after a
-// while, on full passes with a good pod list only.
+// Residual state (as Katalyst cleans it up): allocations of pods the kubelet stopped listing are
+// dropped after a while, on full passes with a good pod list only.
 void Enforcer::DropResidualPods(const core::PodEntries& allocations, Clock::time_point now) {
   std::set<std::string> listed, allocated;
   for (const auto& p : pods_) listed.insert(p.uid);

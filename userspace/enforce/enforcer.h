@@ -43,7 +43,7 @@ namespace netqos::enforce {
 
 struct AllocationSnapshot {
   core::PodEntries allocations;
-  std::vector<core::Nic> nics;  // every NIC the topology reports
+  std::vector<core::Nic> nics;       // every NIC the topology reports
   core::MachineState machine_state;  // the low-priority groups' allocatable
 };
 
@@ -184,10 +184,10 @@ class Enforcer {
   std::vector<cgroup::PodInfo> pods_;
   bool pods_known_ = false;
   std::optional<std::string> pods_error_;  // the last read's failure, reported by the next pass
-  std::map<std::string, ContainerRef> known_containers_;    // guarded by mu_: id -> where in pods_
-  std::map<std::string, int> pending_ids_;                  // guarded by mu_: id -> refreshes tried
-  std::optional<Clock::time_point> retry_at_;               // guarded by mu_
-  ResidualPods residual_;                                   // pods with allocations not listed
+  std::map<std::string, ContainerRef> known_containers_;  // guarded by mu_: id -> where in pods_
+  std::map<std::string, int> pending_ids_;                // guarded by mu_: id -> refreshes tried
+  std::optional<Clock::time_point> retry_at_;             // guarded by mu_
+  ResidualPods residual_;                                 // pods with allocations not listed
   // What the last whole pass worked from, so that a new container is added on top of it.
   bool baseline_ = false;
   bool unresolved_ = false;  // listed containers without a cgroup were left

@@ -1,9 +1,9 @@
 // Enforcer::ApplyLink: one enforced NIC's egress and ingress HTB trees, built from the leaves the
 // last pass (and the containers added since) want, and applied when they differ from what was
 // applied last, or on the periodic resync, which repairs classes changed behind netqos's back.
-#include "enforce/enforcer.h"
-
 #include <spdlog/spdlog.h>
+
+#include "enforce/enforcer.h"
 
 namespace netqos::enforce {
 namespace {
@@ -60,8 +60,8 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force) {
 LinkLeaves Enforcer::LeavesOf(const core::Nic& nic, const Applied& a) const {
   // In EDT mode the NIC has no egress leaves: fq under its queues holds the packets.
   const bool edt = a.mode && a.mode->mode == shaping::ShapingMode::kEdt;
-  return {nic, IfbNameFor(nic.ifindex), edt ? std::map<uint64_t, uint32_t>{} : LeafHandles(a.egress),
-          LeafHandles(a.ingress)};
+  return {nic, IfbNameFor(nic.ifindex),
+          edt ? std::map<uint64_t, uint32_t>{} : LeafHandles(a.egress), LeafHandles(a.ingress)};
 }
 
 void Enforcer::SyncEdt() {

@@ -82,8 +82,10 @@ class KernelLinkShaper : public LinkShaper {
 
 // Removes, for each recorded link (and each extra one), the HTB trees or the EDT root, the IFB
 // and both classifiers (and the clsact qdisc when nothing else uses it), puts back the mq root and
-// its queues' qdisc kinds the link had before, restores the sysctl, and deletes the record. Links or namespaces that are gone are
-// skipped; every other failure is returned (joined) after trying the rest.
-Status RemoveInstalledLinks(const std::string& record_path, const std::vector<InstalledLink>& extra);
+// its queues' qdisc kinds the link had before, restores the sysctl, and deletes the record. Links
+// or namespaces that are gone are skipped; every other failure is returned (joined) after trying
+// the rest.
+Status RemoveInstalledLinks(const std::string& record_path,
+                            const std::vector<InstalledLink>& extra);
 
 }  // namespace netqos::enforce

@@ -51,11 +51,11 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     if (netqos::Status st = ports_.table->Set(c.cgroup_id, plan.desired->entry); !st.ok()) {
       // Worded as ClassSync words it: the whole pass that retries it reports the same problem, so
       // it is logged once, not again as a changed message.
-      problems_.Report("cgroup:" + std::to_string(c.cgroup_id),
-                       st.Wrap("set class of cgroup " + std::to_string(c.cgroup_id) + " (pod " +
-                               c.pod_namespace + "/" + c.pod_name + " container " +
-                               c.container_name + ")")
-                           .message());
+      problems_.Report(
+          "cgroup:" + std::to_string(c.cgroup_id),
+          st.Wrap("set class of cgroup " + std::to_string(c.cgroup_id) + " (pod " +
+                  c.pod_namespace + "/" + c.pod_name + " container " + c.container_name + ")")
+              .message());
       continue;
     }
     if (plan.egress_leaf) {
@@ -85,7 +85,8 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     status_.classes[id] = std::move(d);
   }
   status_.classified = status_.classes.size();
-  for (auto& [id, leaves] : relinked) {
+  for (auto& [nic_id, leaves] : relinked) {
+    const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
     auto it = std::find_if(leaf_links_.begin(), leaf_links_.end(),
                            [&](const LinkLeaves& l) { return l.nic.id == id; });
     if (it != leaf_links_.end()) {

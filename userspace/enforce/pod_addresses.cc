@@ -41,7 +41,8 @@ PodAddressPlan PlanPodAddresses(const std::vector<cgroup::PodInfo>& pods,
   // The classified containers of each pod, by container name.
   std::map<std::string, std::map<std::string, const std::pair<const uint64_t, DesiredContainer>*>>
       by_pod;
-  for (const auto& entry : classes) by_pod[entry.second.pod_uid][entry.second.container_name] = &entry;
+  for (const auto& entry : classes)
+    by_pod[entry.second.pod_uid][entry.second.container_name] = &entry;
 
   PodAddressPlan plan;
   std::map<PodAddress, std::string> owner;  // address -> "<ns>/<name>" of the pod holding it
@@ -68,8 +69,8 @@ PodAddressPlan PlanPodAddresses(const std::vector<cgroup::PodInfo>& pods,
           "pod:" + name,
           name + ": " + std::to_string(leaves.size()) +
               " containers have leaves of their own but share the pod's network namespace; its "
-              "routed traffic is held to container " + chosen->second.container_name +
-              "'s (a pod-level allocation gives them one)");
+              "routed traffic is held to container " +
+              chosen->second.container_name + "'s (a pod-level allocation gives them one)");
     }
     for (const auto& text : pod.ips) {
       const auto address = ParsePodAddress(text);
@@ -81,9 +82,9 @@ PodAddressPlan PlanPodAddresses(const std::vector<cgroup::PodInfo>& pods,
       auto [o, fresh] = owner.emplace(*address, name);
       if (!fresh && o->second != name) {
         contested.insert(*address);
-        plan.problems.emplace_back(
-            "address:" + text, "pods " + o->second + " and " + name + " both list address " +
-                                   text + "; its routed traffic is not classified");
+        plan.problems.emplace_back("address:" + text, "pods " + o->second + " and " + name +
+                                                          " both list address " + text +
+                                                          "; its routed traffic is not classified");
         continue;
       }
       plan.entries[*address] = chosen->first;

@@ -135,7 +135,7 @@ void FillTopology(const service::AllocationService::View& view, admin::GetTopolo
       t->set_unhealthy_reason(managed->unhealthy_reason);
     } else {
       t->set_healthy(false);
-      t->set_unhealthy_reason(!nic.enabled ? "link disabled since start"
+      t->set_unhealthy_reason(!nic.enabled                             ? "link disabled since start"
                               : (nic.ipv4.empty() && nic.ipv6.empty()) ? "no IP address since start"
                                                                        : nic.unhealthy_reason);
     }

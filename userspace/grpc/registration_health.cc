@@ -26,11 +26,16 @@ RegistrationHealth AssessRegistration(const RegistrationService::State& state,
 
 std::string_view PhaseName(RegistrationPhase phase) {
   switch (phase) {
-    case RegistrationPhase::kNotContacted: return "not_contacted";
-    case RegistrationPhase::kAwaiting: return "awaiting";
-    case RegistrationPhase::kUnconfirmed: return "unconfirmed";
-    case RegistrationPhase::kRegistered: return "registered";
-    case RegistrationPhase::kRejected: return "rejected";
+    case RegistrationPhase::kNotContacted:
+      return "not_contacted";
+    case RegistrationPhase::kAwaiting:
+      return "awaiting";
+    case RegistrationPhase::kUnconfirmed:
+      return "unconfirmed";
+    case RegistrationPhase::kRegistered:
+      return "registered";
+    case RegistrationPhase::kRejected:
+      return "rejected";
   }
   return "unknown";
 }

@@ -24,7 +24,7 @@ enum class RegistrationPhase {
 
 struct RegistrationHealth {
   RegistrationPhase phase = RegistrationPhase::kNotContacted;
-  std::string error;               // the kubelet's error when rejected
+  std::string error;                   // the kubelet's error when rejected
   double seconds_since_get_info = -1;  // -1: never
   uint64_t get_info_calls = 0;
 };

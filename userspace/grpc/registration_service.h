@@ -21,9 +21,9 @@ class RegistrationService final : public ::pluginregistration::Registration::Ser
  public:
   // What the kubelet last told us (for status reporting).
   struct State {
-    bool notified = false;    // NotifyRegistrationStatus was received at least once
-    bool registered = false;  // its plugin_registered
-    std::string error;        // its error, "" when registered
+    bool notified = false;        // NotifyRegistrationStatus was received at least once
+    bool registered = false;      // its plugin_registered
+    std::string error;            // its error, "" when registered
     uint64_t get_info_calls = 0;  // the kubelet's (self-checks excluded)
     std::optional<std::chrono::steady_clock::time_point> last_get_info;
     std::optional<std::chrono::steady_clock::time_point> last_notify;

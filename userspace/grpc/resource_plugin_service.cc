@@ -74,8 +74,8 @@ grpc::Status ResourcePluginService::GetTopologyHints(Ctx*, const pb::ResourceReq
     if (!hints.ok()) {
       return Failed("GetTopologyHints", pod, req->pod_uid(), req->container_name(), hints.status());
     }
-    spdlog::debug("hints computed pod={} uid={} container={} hints={}", pod, LogValue(req->pod_uid()),
-                  LogValue(req->container_name()), HintsSummary(*hints));
+    spdlog::debug("hints computed pod={} uid={} container={} hints={}", pod,
+                  LogValue(req->pod_uid()), LogValue(req->container_name()), HintsSummary(*hints));
     ToProto(*req, *hints, resp);
     return grpc::Status::OK;
   });
@@ -85,8 +85,8 @@ grpc::Status ResourcePluginService::GetPodTopologyHints(Ctx*, const pb::PodResou
                                                         pb::PodResourceHintsResponse* resp) {
   return RunObserved("GetPodTopologyHints", options_.rpc_observer, [&] {
     const auto pod = PodRef(req->pod_namespace(), req->pod_name());
-    spdlog::debug("rpc called rpc=GetPodTopologyHints pod={} uid={} mbps={}", pod, LogValue(req->pod_uid()),
-                  RequestedMbps(req->resource_requests()));
+    spdlog::debug("rpc called rpc=GetPodTopologyHints pod={} uid={} mbps={}", pod,
+                  LogValue(req->pod_uid()), RequestedMbps(req->resource_requests()));
     auto hints = service_.GetPodTopologyHints(ToCore(*req));
     if (!hints.ok()) return Failed("GetPodTopologyHints", pod, req->pod_uid(), "", hints.status());
     spdlog::debug("hints computed pod={} uid={} hints={}", pod, LogValue(req->pod_uid()),
@@ -98,43 +98,50 @@ grpc::Status ResourcePluginService::GetPodTopologyHints(Ctx*, const pb::PodResou
 
 grpc::Status ResourcePluginService::Allocate(Ctx*, const pb::ResourceRequest* req,
                                              pb::ResourceAllocationResponse* resp) {
-  return RunObserved("Allocate", options_.rpc_observer, [&] {
-    const auto pod = PodRef(req->pod_namespace(), req->pod_name());
-    spdlog::debug("rpc called rpc=Allocate pod={} uid={} container={} type={} mbps={}", pod,
-                  LogValue(req->pod_uid()), LogValue(req->container_name()),
-                  pb::ContainerType_Name(req->container_type()),
-                  RequestedMbps(req->resource_requests()));
-    auto alloc = service_.Allocate(ToCore(*req));
-    if (!alloc.ok()) {
-      return Failed("Allocate", pod, req->pod_uid(), req->container_name(), alloc.status());
-    }
-    spdlog::info(
-        "allocated pod={} uid={} container={} type={} nic={} mbps={} class_id={} result=\"{}\"",
-        pod, LogValue(req->pod_uid()), LogValue(req->container_name()), pb::ContainerType_Name(req->container_type()),
-        Annotation(*alloc, options_.nic_name_annotation_key), alloc->allocated_quantity,
-        Annotation(*alloc, options_.net_class_id_annotation_key),
-        alloc->has_allocation ? alloc->allocation_result : "<none>");
-    ToProto(*req, *alloc, resp);
-    return grpc::Status::OK;
-  }, ReallocationTag(req->annotations()));
+  return RunObserved(
+      "Allocate", options_.rpc_observer,
+      [&] {
+        const auto pod = PodRef(req->pod_namespace(), req->pod_name());
+        spdlog::debug("rpc called rpc=Allocate pod={} uid={} container={} type={} mbps={}", pod,
+                      LogValue(req->pod_uid()), LogValue(req->container_name()),
+                      pb::ContainerType_Name(req->container_type()),
+                      RequestedMbps(req->resource_requests()));
+        auto alloc = service_.Allocate(ToCore(*req));
+        if (!alloc.ok()) {
+          return Failed("Allocate", pod, req->pod_uid(), req->container_name(), alloc.status());
+        }
+        spdlog::info(
+            "allocated pod={} uid={} container={} type={} nic={} mbps={} class_id={} result=\"{}\"",
+            pod, LogValue(req->pod_uid()), LogValue(req->container_name()),
+            pb::ContainerType_Name(req->container_type()),
+            Annotation(*alloc, options_.nic_name_annotation_key), alloc->allocated_quantity,
+            Annotation(*alloc, options_.net_class_id_annotation_key),
+            alloc->has_allocation ? alloc->allocation_result : "<none>");
+        ToProto(*req, *alloc, resp);
+        return grpc::Status::OK;
+      },
+      ReallocationTag(req->annotations()));
 }
 
 grpc::Status ResourcePluginService::AllocateForPod(Ctx*, const pb::PodResourceRequest* req,
                                                    pb::PodResourceAllocationResponse* resp) {
-  return RunObserved("AllocateForPod", options_.rpc_observer, [&] {
-    const auto pod = PodRef(req->pod_namespace(), req->pod_name());
-    spdlog::debug("rpc called rpc=AllocateForPod pod={} uid={} mbps={}", pod, LogValue(req->pod_uid()),
-                  RequestedMbps(req->resource_requests()));
-    auto alloc = service_.AllocateForPod(ToCore(*req));
-    if (!alloc.ok()) return Failed("AllocateForPod", pod, req->pod_uid(), "", alloc.status());
-    spdlog::info(
-        "allocated pod={} uid={} container=<pod> nic={} mbps={} class_id={} result=\"{}\"", pod,
-        LogValue(req->pod_uid()), Annotation(*alloc, options_.nic_name_annotation_key),
-        alloc->allocated_quantity, Annotation(*alloc, options_.net_class_id_annotation_key),
-        alloc->has_allocation ? alloc->allocation_result : "<none>");
-    ToProto(*req, *alloc, resp);
-    return grpc::Status::OK;
-  }, ReallocationTag(req->annotations()));
+  return RunObserved(
+      "AllocateForPod", options_.rpc_observer,
+      [&] {
+        const auto pod = PodRef(req->pod_namespace(), req->pod_name());
+        spdlog::debug("rpc called rpc=AllocateForPod pod={} uid={} mbps={}", pod,
+                      LogValue(req->pod_uid()), RequestedMbps(req->resource_requests()));
+        auto alloc = service_.AllocateForPod(ToCore(*req));
+        if (!alloc.ok()) return Failed("AllocateForPod", pod, req->pod_uid(), "", alloc.status());
+        spdlog::info(
+            "allocated pod={} uid={} container=<pod> nic={} mbps={} class_id={} result=\"{}\"", pod,
+            LogValue(req->pod_uid()), Annotation(*alloc, options_.nic_name_annotation_key),
+            alloc->allocated_quantity, Annotation(*alloc, options_.net_class_id_annotation_key),
+            alloc->has_allocation ? alloc->allocation_result : "<none>");
+        ToProto(*req, *alloc, resp);
+        return grpc::Status::OK;
+      },
+      ReallocationTag(req->annotations()));
 }
 
 grpc::Status ResourcePluginService::RemovePod(Ctx*, const pb::RemovePodRequest* req,
@@ -162,8 +169,8 @@ grpc::Status ResourcePluginService::GetTopologyAwareResources(
     Ctx*, const pb::GetTopologyAwareResourcesRequest* req,
     pb::GetTopologyAwareResourcesResponse* resp) {
   return RunObserved("GetTopologyAwareResources", options_.rpc_observer, [&] {
-    spdlog::debug("rpc called rpc=GetTopologyAwareResources uid={} container={}", LogValue(req->pod_uid()),
-                  LogValue(req->container_name()));
+    spdlog::debug("rpc called rpc=GetTopologyAwareResources uid={} container={}",
+                  LogValue(req->pod_uid()), LogValue(req->container_name()));
     auto res = service_.GetTopologyAwareResources(req->pod_uid(), req->container_name());
     if (!res.ok()) {
       return Failed("GetTopologyAwareResources", "-", req->pod_uid(), req->container_name(),

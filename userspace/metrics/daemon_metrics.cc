@@ -258,9 +258,9 @@ void CollectEnforcement(const service::EnforcementReport& report,
       k_overlimits.samples.push_back({labels, static_cast<double>(q->overlimits)});
     }
   }
-  for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &pods_known, &shaped, &shaping_mode,
-                    &c_bytes, &c_packets, &c_drops, &c_overlimits, &c_backlog, &c_alloc, &k_bytes,
-                    &k_packets, &k_drops, &k_overlimits}) {
+  for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &pods_known, &shaped,
+                    &shaping_mode, &c_bytes, &c_packets, &c_drops, &c_overlimits, &c_backlog,
+                    &c_alloc, &k_bytes, &k_packets, &k_drops, &k_overlimits}) {
     out->push_back(std::move(*f));
   }
 }

@@ -86,7 +86,8 @@ Result<InotifyWatch::Outcome> InotifyWatch::Wait(std::chrono::milliseconds timeo
   fds.push_back({wake_.get(), POLLIN, 0});
   fds.push_back({inotify_.get(), POLLIN, 0});  // -1 (no inotify) is ignored by poll
   for (int fd : extra) fds.push_back({fd, POLLIN, 0});
-  const int ms = timeout.count() < 0 ? -1 : static_cast<int>(std::min<long long>(timeout.count(), 1 << 30));
+  const int ms =
+      timeout.count() < 0 ? -1 : static_cast<int>(std::min<long long>(timeout.count(), 1 << 30));
   const int n = ::poll(fds.data(), fds.size(), ms);
   if (n < 0) {
     if (errno == EINTR) return Outcome::kTimeout;

@@ -1,7 +1,6 @@
 #include "render/topology_view.h"
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 #include "render/table.h"
@@ -23,7 +22,8 @@ void PrintTopology(const ::netqos::admin::v1::GetTopologyResponse& topo, bool js
                    std::ostream& out) {
   if (json) {
     nlohmann::json numa = nlohmann::json::array();
-    for (const auto& n : topo.numa_nodes()) numa.push_back({{"id", n.id()}, {"socket", n.socket()}});
+    for (const auto& n : topo.numa_nodes())
+      numa.push_back({{"id", n.id()}, {"socket", n.socket()}});
     nlohmann::json nics = nlohmann::json::array();
     for (const auto& n : topo.nics()) {
       nics.push_back({{"nic", n.nic()},

@@ -19,19 +19,18 @@ Result<std::unique_ptr<AllocationService>> AllocationService::Create(
   auto loaded = store->Load();
   if (!loaded.ok()) return loaded.status();
   if (loaded->found) {
-    NETQOS_RETURN_IF_ERROR(core::ResolveImportedNetns(policy.topology().nics,
-                                                      loaded->without_netns, loaded->pod_entries));
+    NETQOS_RETURN_IF_ERROR(core::ResolveImportedNetns(policy.topology().nics, loaded->without_netns,
+                                                      loaded->pod_entries));
     // Pod entries are trusted; the machine state is always recomputed from them and the current
     // NICs and configuration, so capacity or reservation changes take effect on restart.
     policy.Restore(std::move(loaded->pod_entries));
   }
-  std::unique_ptr<AllocationService> svc(new AllocationService(
-      std::move(policy), std::move(store), std::move(chooser), durability));
+  std::unique_ptr<AllocationService> svc(
+      new AllocationService(std::move(policy), std::move(store), std::move(chooser), durability));
   size_t containers = 0;
   for (const auto& [uid, entries] : svc->policy_.pod_entries()) containers += entries.size();
-  spdlog::info("state restored found={} corruption_skipped={} pods={} containers={}",
-               loaded->found, loaded->corruption_skipped, svc->policy_.pod_entries().size(),
-               containers);
+  spdlog::info("state restored found={} corruption_skipped={} pods={} containers={}", loaded->found,
+               loaded->corruption_skipped, svc->policy_.pod_entries().size(), containers);
   // A fresh snapshot on every start folds the journal in and rewrites the checksum (also after a
   // skipped corruption), so the next start reads one small file. If it cannot be written (a full
   // or failing disk), the state just loaded is still in the files it came from: serve it rather
@@ -39,9 +38,10 @@ Result<std::unique_ptr<AllocationService>> AllocationService::Create(
   // persisted, or refused with the write's error, one by one as always; the next snapshot (after
   // the next batch of changes, or at a graceful stop) folds the journal in.
   if (Status st = svc->WriteSnapshotNow(); !st.ok()) {
-    spdlog::error("start-up snapshot not written, serving the state loaded from the checkpoint "
-                  "files, which still hold it; free space or fix the disk: {}",
-                  st.message());
+    spdlog::error(
+        "start-up snapshot not written, serving the state loaded from the checkpoint "
+        "files, which still hold it; free space or fix the disk: {}",
+        st.message());
   }
   svc->snap_thread_ = std::thread([s = svc.get()] { s->SnapshotLoop(); });
   return svc;
@@ -156,9 +156,10 @@ Status AllocationService::UpdateTopology(core::Topology topology) {
     // renegotiated speed): every change of a managed NIC's health is logged here, once.
     for (const core::Nic& nic : policy_.nics()) {
       auto before = was_unhealthy.find(nic.id);
-      if (!nic.healthy && (before == was_unhealthy.end() || before->second != nic.unhealthy_reason)) {
-        spdlog::warn("nic takes no new allocations nic={} reason={}",
-                     LogValue(nic.id.Identifier()), LogValue(nic.unhealthy_reason));
+      if (!nic.healthy &&
+          (before == was_unhealthy.end() || before->second != nic.unhealthy_reason)) {
+        spdlog::warn("nic takes no new allocations nic={} reason={}", LogValue(nic.id.Identifier()),
+                     LogValue(nic.unhealthy_reason));
       } else if (nic.healthy && before != was_unhealthy.end()) {
         spdlog::info("nic takes allocations again nic={}", LogValue(nic.id.Identifier()));
       }
@@ -211,9 +212,10 @@ Status AllocationService::AwaitDurable(uint64_t seq) {
   if (st.ok()) return st;
   std::lock_guard lk(mu_);
   if (lost_.ok()) {
-    spdlog::critical("checkpoint flush failed: the state in memory may hold changes the disk "
-                     "lost; refusing every call until netqosd is restarted: {}",
-                     st.message());
+    spdlog::critical(
+        "checkpoint flush failed: the state in memory may hold changes the disk "
+        "lost; refusing every call until netqosd is restarted: {}",
+        st.message());
     lost_ = Status(StatusCode::kUnavailable,
                    "persist allocation state: " + st.message() +
                        "; netqosd refuses every call until it is restarted from the checkpoint");

@@ -45,7 +45,7 @@ class AllocationService {
   Result<core::AllocationResponse> AllocateForPod(const core::PodRequest& req);
   Status RemovePod(const std::string& pod_uid);
   Result<core::TopologyAwareResources> GetTopologyAwareResources(const std::string& pod_uid,
-                                                                const std::string& container);
+                                                                 const std::string& container);
   Result<core::AllocatableResources> GetTopologyAwareAllocatableResources();
   core::PluginOptions Options();
   Status UpdateTopology(core::Topology topology);

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,14 +45,14 @@ struct ContainerEnforcement {
   std::string pod_namespace;
   std::string pod_name;
   std::string container;
-  std::string qos_level;      // "shared_cores", ...
+  std::string qos_level;  // "shared_cores", ...
   uint32_t net_class_id = 0;
-  uint32_t priority = 0;      // skb->priority (HTB class handle), 0 = untouched
-  std::string htb_class;      // "10:100" for a capped leaf, "10:31" for a level default, ""
-  bool capped = false;        // has a leaf of its own (rate = ceil = allocated_mbps)
-  std::string nic;            // allocation's NIC identifier ("" when not allocated)
+  uint32_t priority = 0;  // skb->priority (HTB class handle), 0 = untouched
+  std::string htb_class;  // "10:100" for a capped leaf, "10:31" for a level default, ""
+  bool capped = false;    // has a leaf of its own (rate = ceil = allocated_mbps)
+  std::string nic;        // allocation's NIC identifier ("" when not allocated)
   uint32_t allocated_mbps = 0;
-  TrafficCounters counters;   // since the entry was created (egress tx, ingress rx)
+  TrafficCounters counters;  // since the entry was created (egress tx, ingress rx)
   // Its own leaves, read with the counters. Unset: no leaf of its own in that direction (its
   // traffic shares its QoS level's default leaf, whose drops cannot be told apart by container).
   std::optional<LeafQueue> egress_queue;

@@ -1,10 +1,10 @@
 #include "shaping/htb_plan.h"
 
-#include "common/tc_handle.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <utility>
+
+#include "common/tc_handle.h"
 
 namespace netqos::shaping {
 namespace {
@@ -233,7 +233,7 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
     const uint64_t dflt = std::max<uint64_t>(1, std::min(default_rate, ceil));
     plan.classes.push_back(
         {MakeHandle(kQdiscMajor, LevelDefaultMinor(l)), parent, dflt, ceil, lc.prio, {}});
-    for (auto& leaf : leaves) plan.classes.push_back(std::move(leaf));
+    for (const auto& leaf : leaves) plan.classes.push_back(leaf);  // trivially copyable
   }
   if (guaranteed > link_mbps) {
     plan.overcommit.push_back(where + "QoS level guarantees sum to " + std::to_string(guaranteed) +

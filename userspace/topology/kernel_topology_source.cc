@@ -257,180 +257,222 @@ Status KernelTopologySource::Watch(std::function<void(core::Topology)> on_change
   return Status::Ok();
 }
 
+// The watch thread's state and its phases: inotify on the namespace directories, one netlink
+// link monitor per namespace, and the debounce / retry / resync deadlines that decide when to
+// discover again.
+class KernelTopologySource::Watcher {
+ public:
+  Watcher(KernelTopologySource& src, std::function<void(core::Topology)> on_change)
+      : src_(src), on_change_(std::move(on_change)) {}
+
+  void Run();
+
+ private:
+  static constexpr std::chrono::milliseconds kFirstRetry{250};
+  // Deadlines; kNever when not armed (std::optional here trips GCC 12's maybe-uninitialized).
+  static constexpr Clock::time_point kNever = Clock::time_point::max();
+
+  void WatchDirs();
+  bool SyncMonitors();
+  void DropStaleMonitors(const std::map<std::string, std::string>& wanted);
+  void Rediscover();
+  // Waits for the next event or deadline; false when the watch must end.
+  bool WaitOnce(bool* event);
+  void AfterWait(bool event);
+
+  KernelTopologySource& src_;
+  const std::function<void(core::Topology)> on_change_;
+  std::set<std::string> watched_dirs_;       // realpaths
+  std::map<std::string, Monitor> monitors_;  // namespace name ("" = host) -> socket
+  core::Topology delivered_;
+  bool have_delivered_ = false;
+  std::string last_error_;
+  Clock::time_point pending_ = kNever;  // end of the debounce window
+  Clock::time_point retry_ = kNever;    // re-enter namespaces that failed
+  std::chrono::milliseconds backoff_ = kFirstRetry;
+  Clock::time_point next_resync_{};
+};
+
 void KernelTopologySource::WatchLoop(std::function<void(core::Topology)> on_change) {
-  std::set<std::string> watched_dirs;  // realpaths
-  auto watch_dirs = [&] {
-    if (!watch_->has_inotify() || !options_.multi_ns) return;
-    for (const auto& dir : options_.netns_dirs) {
-      std::error_code ec;
-      fs::path real = fs::canonical(dir, ec);
-      if (ec) {
-        // /run/netns is created by the first `ip netns add`: watch the parent until it exists
-        // (inotify_add_watch on an already watched inode just updates that watch).
-        fs::path parent = fs::canonical(fs::path(dir).parent_path(), ec);
-        if (!ec) (void)watch_->Add(parent.string(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
-        continue;
-      }
-      if (watched_dirs.count(real.string())) continue;
-      if (watch_->Add(real.string(), IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO).ok()) {
-        watched_dirs.insert(real.string());
-      }
-    }
-  };
+  Watcher(*this, std::move(on_change)).Run();
+}
 
-  std::map<std::string, Monitor> monitors;  // namespace name ("" = host) -> socket
-  // Returns false when some namespace could not be entered (it may still be half-created).
-  auto sync_monitors = [&]() -> bool {
-    bool all_ok = true;
-    if (!monitors.count("")) {
-      auto sock = OpenLinkMonitor();
-      if (sock.ok()) {
-        monitors[""] = Monitor{{}, std::move(*sock)};
-      } else {
-        all_ok = false;
-        spdlog::warn("kernel topology watch: host monitor socket error=\"{}\"",
-                     sock.status().message());
-      }
+// inotify on the namespace directories: bind-mount files appear and disappear there.
+void KernelTopologySource::Watcher::WatchDirs() {
+  if (!src_.watch_->has_inotify() || !src_.options_.multi_ns) return;
+  for (const auto& dir : src_.options_.netns_dirs) {
+    std::error_code ec;
+    fs::path real = fs::canonical(dir, ec);
+    if (ec) {
+      // /run/netns is created by the first `ip netns add`: watch the parent until it exists
+      // (inotify_add_watch on an already watched inode just updates that watch).
+      fs::path parent = fs::canonical(fs::path(dir).parent_path(), ec);
+      if (!ec) (void)src_.watch_->Add(parent.string(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+      continue;
     }
-    std::map<std::string, std::string> wanted;  // name -> path
-    for (auto& ns : ListNamespaces()) wanted[ns.name] = ns.path;
-    // Drop sockets of vanished or replaced namespaces: an open socket keeps a namespace (and
-    // its veth peers) alive.
-    for (auto it = monitors.begin(); it != monitors.end();) {
-      if (it->first.empty()) {
-        ++it;
-        continue;
-      }
-      auto w = wanted.find(it->first);
-      auto id = w == wanted.end() ? std::nullopt : IdentityOf(w->second);
-      if (!id || !(*id == it->second.identity)) {
-        it = monitors.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    for (const auto& [name, path] : wanted) {
-      if (monitors.count(name)) continue;
-      Monitor m;
-      Status st = RunInNetns(
-          path,
-          [&](const std::string&) -> Status {
-            struct stat st_ns {};
-            if (::stat("/proc/thread-self/ns/net", &st_ns) != 0)
-              return Internal(std::string("stat(/proc/thread-self/ns/net): ") +
-                              std::strerror(errno));
-            m.identity = NsIdentity{st_ns.st_dev, st_ns.st_ino};
-            NETQOS_ASSIGN_OR_RETURN(m.sock, OpenLinkMonitor());
-            return Status::Ok();
-          },
-          NetnsSysfs::kNone);
-      if (st.ok()) {
-        monitors[name] = std::move(m);
-      } else {
-        all_ok = false;  // Discover() records and logs the error
-      }
-    }
-    return all_ok;
-  };
-
-  watch_dirs();
-  sync_monitors();
-  core::Topology delivered;
-  bool have_delivered = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (last_read_) {
-      delivered = *last_read_;
-      have_delivered = true;
+    if (watched_dirs_.count(real.string())) continue;
+    if (src_.watch_->Add(real.string(), IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO).ok()) {
+      watched_dirs_.insert(real.string());
     }
   }
-  std::string last_error;
-  auto rediscover = [&] {
-    auto report = Discover();
-    if (!report.ok()) {
-      if (report.status().message() != last_error) {
-        last_error = report.status().message();
-        spdlog::warn(
-            "kernel topology rediscovery failed, keeping the previous topology "
-            "error=\"{}\"",
-            last_error);
-      }
-      return;
-    }
-    last_error.clear();
-    if (!have_delivered) {  // nobody has seen a topology yet: this one is the baseline
-      delivered = report->topology;
-      have_delivered = true;
-      return;
-    }
-    if (SameTopology(delivered, report->topology)) return;
-    LogTransitions(delivered, report->topology);
-    delivered = report->topology;
-    try {  // a throwing subscriber must not end the watch
-      on_change(std::move(report->topology));
-    } catch (const std::exception& e) {
-      spdlog::error("kernel topology subscriber failed error=\"{}\"", e.what());
-    } catch (...) {
-      spdlog::error("kernel topology subscriber failed error=unknown");
-    }
-  };
-  rediscover();
+}
 
-  constexpr std::chrono::milliseconds kFirstRetry{250};
-  // Deadlines; kNever when not armed (std::optional here trips GCC 12's maybe-uninitialized).
-  constexpr Clock::time_point kNever = Clock::time_point::max();
-  Clock::time_point pending = kNever;  // end of the debounce window
-  Clock::time_point retry = kNever;    // re-enter namespaces that failed
-  std::chrono::milliseconds backoff = kFirstRetry;
-  Clock::time_point next_resync = Clock::now() + options_.resync;
-
-  for (;;) {
-    Clock::time_point now = Clock::now();
-    const Clock::time_point deadline = std::min({next_resync, pending, retry});
-    auto wait = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
-    const std::chrono::milliseconds timeout(std::clamp<long long>(wait, 0, 60'000));
-
-    std::vector<int> sockets;
-    std::vector<std::string> order;
-    for (const auto& [name, m] : monitors) {
-      sockets.push_back(NlSocketFd(m.sock));
-      order.push_back(name);
+// Drops the sockets of vanished or replaced namespaces: an open socket keeps a namespace (and its
+// veth peers) alive. The host's stays.
+void KernelTopologySource::Watcher::DropStaleMonitors(
+    const std::map<std::string, std::string>& wanted) {
+  for (auto it = monitors_.begin(); it != monitors_.end();) {
+    if (it->first.empty()) {
+      ++it;
+      continue;
     }
-    bool event = false;
-    std::vector<bool> readable;
-    auto outcome = watch_->Wait(
-        timeout, [&](const inotify_event&) { event = true; }, sockets, &readable);
-    if (!outcome.ok()) {
-      spdlog::error("kernel topology watch stopped error=\"{}\"", outcome.status().message());
-      return;
-    }
-    if (*outcome == os::InotifyWatch::Outcome::kWoken) return;
-    if (event) {  // namespaces came or went: retry promptly again
-      backoff = kFirstRetry;
-      retry = kNever;
-    }
-    for (size_t i = 0; i < order.size() && i < readable.size(); ++i) {
-      if (!readable[i]) continue;
-      event = true;
-      if (!DrainLinkMonitor(monitors[order[i]].sock)) monitors.erase(order[i]);  // reopened below
-    }
-    now = Clock::now();
-    if (event && pending == kNever) pending = now + options_.debounce;
-
-    if (now < pending && now < retry && now < next_resync) continue;
-    pending = kNever;
-    watch_dirs();
-    if (sync_monitors()) {
-      retry = kNever;
-      backoff = kFirstRetry;
+    auto w = wanted.find(it->first);
+    auto id = w == wanted.end() ? std::nullopt : IdentityOf(w->second);
+    if (!id || !(*id == it->second.identity)) {
+      it = monitors_.erase(it);
     } else {
-      // A namespace file appears before ip-netns bind-mounts over it, and the mount makes no
-      // inotify event: look again soon, backing off for files that are simply not namespaces.
-      retry = now + backoff;
-      backoff = std::min<std::chrono::milliseconds>(backoff * 2, options_.resync);
+      ++it;
     }
-    next_resync = now + options_.resync;
-    rediscover();
+  }
+}
+
+// Returns false when some namespace could not be entered (it may still be half-created).
+bool KernelTopologySource::Watcher::SyncMonitors() {
+  bool all_ok = true;
+  if (!monitors_.count("")) {
+    auto sock = OpenLinkMonitor();
+    if (sock.ok()) {
+      monitors_[""] = Monitor{{}, std::move(*sock)};
+    } else {
+      all_ok = false;
+      spdlog::warn("kernel topology watch: host monitor socket error=\"{}\"",
+                   sock.status().message());
+    }
+  }
+  std::map<std::string, std::string> wanted;  // name -> path
+  for (auto& ns : src_.ListNamespaces()) wanted[ns.name] = ns.path;
+  DropStaleMonitors(wanted);
+  for (const auto& [name, path] : wanted) {
+    if (monitors_.count(name)) continue;
+    Monitor m;
+    Status st = RunInNetns(
+        path,
+        [&](const std::string&) -> Status {
+          struct stat st_ns {};
+          if (::stat("/proc/thread-self/ns/net", &st_ns) != 0)
+            return Internal(std::string("stat(/proc/thread-self/ns/net): ") + std::strerror(errno));
+          m.identity = NsIdentity{st_ns.st_dev, st_ns.st_ino};
+          NETQOS_ASSIGN_OR_RETURN(m.sock, OpenLinkMonitor());
+          return Status::Ok();
+        },
+        NetnsSysfs::kNone);
+    if (st.ok()) {
+      monitors_[name] = std::move(m);
+    } else {
+      all_ok = false;  // Discover() records and logs the error
+    }
+  }
+  return all_ok;
+}
+
+void KernelTopologySource::Watcher::Rediscover() {
+  auto report = src_.Discover();
+  if (!report.ok()) {
+    if (report.status().message() != last_error_) {
+      last_error_ = report.status().message();
+      spdlog::warn(
+          "kernel topology rediscovery failed, keeping the previous topology "
+          "error=\"{}\"",
+          last_error_);
+    }
+    return;
+  }
+  last_error_.clear();
+  if (!have_delivered_) {  // nobody has seen a topology yet: this one is the baseline
+    delivered_ = report->topology;
+    have_delivered_ = true;
+    return;
+  }
+  if (SameTopology(delivered_, report->topology)) return;
+  LogTransitions(delivered_, report->topology);
+  delivered_ = report->topology;
+  try {  // a throwing subscriber must not end the watch
+    on_change_(std::move(report->topology));
+  } catch (const std::exception& e) {
+    spdlog::error("kernel topology subscriber failed error=\"{}\"", e.what());
+  } catch (...) {
+    spdlog::error("kernel topology subscriber failed error=unknown");
+  }
+}
+
+bool KernelTopologySource::Watcher::WaitOnce(bool* event) {
+  const Clock::time_point deadline = std::min({next_resync_, pending_, retry_});
+  auto wait = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  const std::chrono::milliseconds timeout(std::clamp<long long>(wait, 0, 60'000));
+
+  std::vector<int> sockets;
+  std::vector<std::string> order;
+  for (const auto& [name, m] : monitors_) {
+    sockets.push_back(NlSocketFd(m.sock));
+    order.push_back(name);
+  }
+  std::vector<bool> readable;
+  bool dirs_changed = false;
+  auto outcome = src_.watch_->Wait(
+      timeout, [&](const inotify_event&) { dirs_changed = true; }, sockets, &readable);
+  if (!outcome.ok()) {
+    spdlog::error("kernel topology watch stopped error=\"{}\"", outcome.status().message());
+    return false;
+  }
+  if (*outcome == os::InotifyWatch::Outcome::kWoken) return false;
+  if (dirs_changed) {  // namespaces came or went: retry promptly again
+    backoff_ = kFirstRetry;
+    retry_ = kNever;
+  }
+  *event = dirs_changed;
+  for (size_t i = 0; i < order.size() && i < readable.size(); ++i) {
+    if (!readable[i]) continue;
+    *event = true;
+    if (!DrainLinkMonitor(monitors_[order[i]].sock)) monitors_.erase(order[i]);  // reopened
+  }
+  return true;
+}
+
+void KernelTopologySource::Watcher::AfterWait(bool event) {
+  const Clock::time_point now = Clock::now();
+  if (event && pending_ == kNever) pending_ = now + src_.options_.debounce;
+  if (now < pending_ && now < retry_ && now < next_resync_) return;
+  pending_ = kNever;
+  WatchDirs();
+  if (SyncMonitors()) {
+    retry_ = kNever;
+    backoff_ = kFirstRetry;
+  } else {
+    // A namespace file appears before ip-netns bind-mounts over it, and the mount makes no
+    // inotify event: look again soon, backing off for files that are simply not namespaces.
+    retry_ = now + backoff_;
+    backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, src_.options_.resync);
+  }
+  next_resync_ = now + src_.options_.resync;
+  Rediscover();
+}
+
+void KernelTopologySource::Watcher::Run() {
+  WatchDirs();
+  SyncMonitors();
+  {
+    std::lock_guard<std::mutex> lock(src_.mu_);
+    if (src_.last_read_) {
+      delivered_ = *src_.last_read_;
+      have_delivered_ = true;
+    }
+  }
+  Rediscover();
+  next_resync_ = Clock::now() + src_.options_.resync;
+  for (;;) {
+    bool event = false;
+    if (!WaitOnce(&event)) return;
+    AfterWait(event);
   }
 }
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "os/inotify_watch.h"
 #include "core/topology_source.h"
 #include "core/types.h"
+#include "os/inotify_watch.h"
 #include "topology/nic_classifier.h"
 
 namespace netqos::topology {
@@ -69,6 +69,7 @@ class KernelTopologySource final : public core::TopologySource {
   std::vector<Namespace> ListNamespaces() const;
 
  private:
+  class Watcher;  // the watch thread's state and phases (kernel_topology_source.cc)
   explicit KernelTopologySource(Options options);
   void WatchLoop(std::function<void(core::Topology)> on_change);
   void RecordNamespaceErrors(const std::vector<std::string>& errors);

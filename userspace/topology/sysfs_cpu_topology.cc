@@ -57,7 +57,8 @@ bool CpuOnline(const CpuInfo& info, int cpu) {
 // Socket of one CPU, or nullopt when it is offline or its package id is unreadable/negative.
 std::optional<int> SocketOfCpu(const CpuInfo& info, int cpu) {
   if (!CpuOnline(info, cpu)) return std::nullopt;
-  auto v = ReadSysfsAttr(info.cpu_dir + "/cpu" + std::to_string(cpu) + "/topology/physical_package_id");
+  auto v =
+      ReadSysfsAttr(info.cpu_dir + "/cpu" + std::to_string(cpu) + "/topology/physical_package_id");
   if (!v) return std::nullopt;
   auto id = ParseInt(*v);
   if (!id || *id < 0) return std::nullopt;

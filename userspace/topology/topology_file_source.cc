@@ -53,10 +53,10 @@ class Reader {
     }
     if (!it->is_number_integer())
       return InvalidArgument(where_ + "." + key + ": expected an integer");
-    int64_t v = it->is_number_unsigned()
-                    ? (it->get<uint64_t>() > static_cast<uint64_t>(max) ? max + 1
-                                                                        : it->get<int64_t>())
-                    : it->get<int64_t>();
+    int64_t v =
+        it->is_number_unsigned()
+            ? (it->get<uint64_t>() > static_cast<uint64_t>(max) ? max + 1 : it->get<int64_t>())
+            : it->get<int64_t>();
     if (v < min || v > max)
       return InvalidArgument(where_ + "." + key + ": " + it->dump() + " is out of range [" +
                              std::to_string(min) + ", " + std::to_string(max) + "]");
@@ -91,9 +91,9 @@ class Reader {
 Result<core::Nic> ParseNic(const json& j, const std::string& where,
                            const std::string& default_netns_dir) {
   Reader r(j, where);
-  NETQOS_RETURN_IF_ERROR(r.CheckKeys({"name", "netns", "netns_path", "speed_mbps", "numa_node",
-                                      "enabled", "ipv4", "ipv6", "ifindex", "pci_address",
-                                      "healthy", "unhealthy_reason"}));
+  NETQOS_RETURN_IF_ERROR(
+      r.CheckKeys({"name", "netns", "netns_path", "speed_mbps", "numa_node", "enabled", "ipv4",
+                   "ipv6", "ifindex", "pci_address", "healthy", "unhealthy_reason"}));
   core::Nic nic;
   NETQOS_ASSIGN_OR_RETURN(nic.id.name, r.String("name", true));
   if (nic.id.name.empty()) return InvalidArgument(where + ".name: must not be empty");
@@ -134,7 +134,8 @@ Result<core::Topology> ParseTopologyJson(const std::string& text, const std::str
   NETQOS_RETURN_IF_ERROR(top.CheckKeys({"numa_nodes", "nics"}));
   core::Topology topo;
   if (auto it = doc.find("numa_nodes"); it != doc.end() && !it->is_null()) {
-    if (!it->is_array()) return InvalidArgument("topology file " + origin + ".numa_nodes: expected an array");
+    if (!it->is_array())
+      return InvalidArgument("topology file " + origin + ".numa_nodes: expected an array");
     for (size_t i = 0; i < it->size(); ++i) {
       std::string where = "topology file " + origin + ".numa_nodes[" + std::to_string(i) + "]";
       Reader r((*it)[i], where);
@@ -146,7 +147,8 @@ Result<core::Topology> ParseTopologyJson(const std::string& text, const std::str
     }
   }
   if (auto it = doc.find("nics"); it != doc.end() && !it->is_null()) {
-    if (!it->is_array()) return InvalidArgument("topology file " + origin + ".nics: expected an array");
+    if (!it->is_array())
+      return InvalidArgument("topology file " + origin + ".nics: expected an array");
     for (size_t i = 0; i < it->size(); ++i) {
       std::string where = "topology file " + origin + ".nics[" + std::to_string(i) + "]";
       NETQOS_ASSIGN_OR_RETURN(core::Nic nic, ParseNic((*it)[i], where, default_netns_dir));

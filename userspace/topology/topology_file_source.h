@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "common/status.h"
-#include "os/inotify_watch.h"
 #include "core/topology_source.h"
+#include "os/inotify_watch.h"
 
 namespace netqos::topology {
 

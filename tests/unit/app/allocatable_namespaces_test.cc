@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "app/allocatable_namespaces.h"
+
+#include <catch2/catch.hpp>
 
 using netqos::app::FilterAllocatableNamespaces;
 using netqos::app::NamespaceAllocatable;

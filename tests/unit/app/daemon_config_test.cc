@@ -1,12 +1,12 @@
 // Flag parsing: Katalyst's names and defaults, Go-style values, and clear rejections.
-#include <catch2/catch.hpp>
+#include "app/daemon_config.h"
 
+#include <catch2/catch.hpp>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "app/daemon_config.h"
 #include "common/version.h"
 
 using netqos::app::DaemonConfig;
@@ -73,17 +73,18 @@ TEST_CASE("defaults match Katalyst's flag defaults") {
 }
 
 TEST_CASE("Katalyst DaemonSet arguments are accepted in Go flag syntax") {
-  auto r = Parse({kTopo, "--qrm-socket-dirs=/a,/b", "--qrm-socket-dirs", "/c",
-                  "--network-resource-plugin-reserved-bandwidth=4000",
-                  "--network-resource-plugin-egress-capacity-rate", "0.9",
-                  "--network-resource-plugin-ingress-capacity-rate=0.85",
-                  "--network-resource-plugin-class-id-shared-cores=22345",
-                  "--network-resource-plugin-class-id-reclaimed-cores", "22346",
-                  "--skip-network-state-corruption=true", "--machine-net-multi-ns=false",
-                  "--pod-annotation-qos-level-shared-selector=a=b,c=d",
-                  "--pod-annotation-qos-enhancements=katalyst.kubewharf.io/network_enhancement=x/ne",
-                  "--qos-enhancement-default-values=namespace_type=host_ns_preferred",
-                  "--qrm-extra-state-file=/x", "--cgroup-type=systemd"});
+  auto r =
+      Parse({kTopo, "--qrm-socket-dirs=/a,/b", "--qrm-socket-dirs", "/c",
+             "--network-resource-plugin-reserved-bandwidth=4000",
+             "--network-resource-plugin-egress-capacity-rate", "0.9",
+             "--network-resource-plugin-ingress-capacity-rate=0.85",
+             "--network-resource-plugin-class-id-shared-cores=22345",
+             "--network-resource-plugin-class-id-reclaimed-cores", "22346",
+             "--skip-network-state-corruption=true", "--machine-net-multi-ns=false",
+             "--pod-annotation-qos-level-shared-selector=a=b,c=d",
+             "--pod-annotation-qos-enhancements=katalyst.kubewharf.io/network_enhancement=x/ne",
+             "--qos-enhancement-default-values=namespace_type=host_ns_preferred",
+             "--qrm-extra-state-file=/x", "--cgroup-type=systemd"});
   REQUIRE(r.config);
   const DaemonConfig& c = *r.config;
   CHECK(c.qrm_socket_dirs == std::vector<std::string>{"/a", "/b", "/c"});
@@ -96,8 +97,7 @@ TEST_CASE("Katalyst DaemonSet arguments are accepted in Go flag syntax") {
   CHECK_FALSE(c.machine_net_multi_ns);
   CHECK(c.policy.qos.extra_selectors.at("shared_cores") ==
         netqos::core::StringMap{{"a", "b"}, {"c", "d"}});
-  CHECK(c.policy.qos.enhancement_aliases.at("katalyst.kubewharf.io/network_enhancement") ==
-        "x/ne");
+  CHECK(c.policy.qos.enhancement_aliases.at("katalyst.kubewharf.io/network_enhancement") == "x/ne");
   CHECK(c.policy.qos.enhancement_defaults.at("namespace_type") == "host_ns_preferred");
   CHECK(c.cgroup_type == "systemd");
 }
@@ -284,16 +284,24 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
       {{"--enforcement="}, {"--enforcement"}},
       {{"--cgroup-root=sys/fs/cgroup"}, {"--cgroup-root", "sys/fs/cgroup"}},
       {{"--cgroup-root=/"}, {"--cgroup-root"}},
-      {{"--pod-source=kubelet", "--kubelet-pods-url=127.0.0.1:10250/pods"}, {"--kubelet-pods-url", "127.0.0.1:10250"}},
-      {{"--pod-source=kubelet", "--kubelet-pods-url=ftp://h/pods"}, {"--kubelet-pods-url", "ftp://h/pods"}},
-      {{"--pod-source=kubelet", "--kubelet-pods-url=file://host/pods.json"}, {"--kubelet-pods-url", "file://host"}},
-      {{"--pod-source=kubelet", "--kubelet-pods-url=file://pods.json"}, {"--kubelet-pods-url", "file://pods.json"}},
+      {{"--pod-source=kubelet", "--kubelet-pods-url=127.0.0.1:10250/pods"},
+       {"--kubelet-pods-url", "127.0.0.1:10250"}},
+      {{"--pod-source=kubelet", "--kubelet-pods-url=ftp://h/pods"},
+       {"--kubelet-pods-url", "ftp://h/pods"}},
+      {{"--pod-source=kubelet", "--kubelet-pods-url=file://host/pods.json"},
+       {"--kubelet-pods-url", "file://host"}},
+      {{"--pod-source=kubelet", "--kubelet-pods-url=file://pods.json"},
+       {"--kubelet-pods-url", "file://pods.json"}},
       {{"--pod-source=kubelet", "--kubelet-token-file="}, {"--kubelet-token-file"}},
-      {{"--pod-source=kubelet", "--kubelet-insecure-skip-tls-verify=perhaps"}, {"kubelet-insecure-skip-tls-verify"}},
-      {{"--pod-source=kubelet", "--kubelet-ca-file=ca.crt"}, {"--kubelet-ca-file", "absolute", "ca.crt"}},
-      {{"--pod-source=kubelet", "--kubelet-ca-file=/etc/ca.crt", "--kubelet-insecure-skip-tls-verify"},
+      {{"--pod-source=kubelet", "--kubelet-insecure-skip-tls-verify=perhaps"},
+       {"kubelet-insecure-skip-tls-verify"}},
+      {{"--pod-source=kubelet", "--kubelet-ca-file=ca.crt"},
+       {"--kubelet-ca-file", "absolute", "ca.crt"}},
+      {{"--pod-source=kubelet", "--kubelet-ca-file=/etc/ca.crt",
+        "--kubelet-insecure-skip-tls-verify"},
        {"--kubelet-ca-file", "--kubelet-insecure-skip-tls-verify", "contradict"}},
-      {{"--pod-source=kubelet", "--kubelet-ca-file=/etc/ca.crt", "--kubelet-pods-url=http://127.0.0.1:10255/pods"},
+      {{"--pod-source=kubelet", "--kubelet-ca-file=/etc/ca.crt",
+        "--kubelet-pods-url=http://127.0.0.1:10255/pods"},
        {"--kubelet-ca-file", "https", "http://127.0.0.1:10255/pods"}},
       {{"--pod-source=docker"}, {"--pod-source", "docker"}},
       {{"--kubelet-pods-url=http://127.0.0.1:10255/pods"},
@@ -322,8 +330,10 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
       {{"--enforcement-resync-period=0"}, {"--enforcement-resync-period", "0"}},
       {{"--enforcement-resync-period=-5"}, {"--enforcement-resync-period"}},
       {{"--enforcement-resync-period=30s"}, {"enforcement-resync-period"}},
-      {{"--pod-source=kubelet", "--kubelet-registration-timeout=0"}, {"--kubelet-registration-timeout", "0"}},
-      {{"--pod-source=kubelet", "--kubelet-registration-timeout=1m"}, {"kubelet-registration-timeout"}},
+      {{"--pod-source=kubelet", "--kubelet-registration-timeout=0"},
+       {"--kubelet-registration-timeout", "0"}},
+      {{"--pod-source=kubelet", "--kubelet-registration-timeout=1m"},
+       {"kubelet-registration-timeout"}},
       {{"--uninstall=yes please"}, {"uninstall"}},
       {{"--keep-forwarded-priority=off-ish"}, {"keep-forwarded-priority"}},
   };
@@ -381,10 +391,9 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
         "kubelet-pods-url=\"https://127.0.0.1:10250/pods\"",
         "kubelet-token-file=\"/var/run/secrets/kubernetes.io/serviceaccount/token\"",
         "kubelet-insecure-skip-tls-verify=false", "kubelet-ca-file=\"\"",
-        "bpf-pin-dir=\"/sys/fs/bpf/netqos\"",
-        "enforce-nics=\"[]\"", "replace-root-qdisc=false", "qos-level-shaping=\"[]\"",
-        "unclassified-qos-level=\"shared_cores\"", "enforcement-resync-period=30",
-        "uninstall=false", "keep-forwarded-priority=false",
+        "bpf-pin-dir=\"/sys/fs/bpf/netqos\"", "enforce-nics=\"[]\"", "replace-root-qdisc=false",
+        "qos-level-shaping=\"[]\"", "unclassified-qos-level=\"shared_cores\"",
+        "enforcement-resync-period=30", "uninstall=false", "keep-forwarded-priority=false",
         // A default-true Katalyst flag prints as true (CLI11 does not capture flag defaults).
         "enable-network-resource-plugin-nic-allocation-reactor=true"}) {
     INFO(line);
@@ -427,8 +436,8 @@ TEST_CASE("low-priority group flags: taken, and a floor over 100 percent refused
   REQUIRE(on.config);
   CHECK(on.config->low_priority_groups);
   CHECK(on.config->low_priority_group_floor_percent == 7);
-  auto bad = ParseCapturing(
-      {kTopo, "--low-priority-groups", "--low-priority-group-floor-percent=150"});
+  auto bad =
+      ParseCapturing({kTopo, "--low-priority-groups", "--low-priority-group-floor-percent=150"});
   CHECK_FALSE(bad.parsed.config);
   CHECK(bad.parsed.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--low-priority-group-floor-percent must be 0..100"));

@@ -2,12 +2,12 @@
 // per line with ts (UTC, ms), level and msg.
 #include "app/logging.h"
 
-#include "common/log_value.h"
-
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "common/log_value.h"
 
 using netqos::app::FormatJsonLogLine;
 using netqos::app::SplitKeyValues;
@@ -101,5 +101,6 @@ TEST_CASE("values from outside cannot forge a field or a line") {
       FormatJsonLogLine(std::chrono::system_clock::now(), "warning", message));
   CHECK(json["pod"] == "ns/real");
   CHECK(json["level"] == "warning");
-  CHECK(LogValue(std::string("a\x01" "b\x7f")) == "\"a\\x01b\\x7f\"");
+  CHECK(LogValue(std::string("a\x01"
+                             "b\x7f")) == "\"a\\x01b\\x7f\"");
 }

@@ -29,8 +29,7 @@ const ExpectedMap kExpected[] = {
      BPF_MAP_TYPE_PERCPU_HASH},
     {netqos::bpf::kSockTagMapName, sizeof(int), sizeof(netqos_sock_tag), BPF_MAP_TYPE_SK_STORAGE},
     {netqos::bpf::kPodAddrMapName, sizeof(netqos_addr), sizeof(uint64_t), BPF_MAP_TYPE_HASH},
-    {netqos::bpf::kFragMapName, sizeof(netqos_frag_key), sizeof(uint64_t),
-     BPF_MAP_TYPE_LRU_HASH},
+    {netqos::bpf::kFragMapName, sizeof(netqos_frag_key), sizeof(uint64_t), BPF_MAP_TYPE_LRU_HASH},
 };
 
 void CheckObject(bpf_object* obj) {

@@ -48,9 +48,9 @@ TEST_CASE("Pod candidates: cgroupfs driver, each QoS class") {
         V{"kubepods/burstable/pod" + kUid});
   CHECK(PodCgroupCandidates(fs, PodQosClass::kBestEffort, kUid) ==
         V{"kubepods/besteffort/pod" + kUid});
-  CHECK(PodCgroupCandidates(fs, PodQosClass::kUnknown, kUid) ==
-        V{"kubepods/pod" + kUid, "kubepods/burstable/pod" + kUid,
-          "kubepods/besteffort/pod" + kUid});
+  CHECK(
+      PodCgroupCandidates(fs, PodQosClass::kUnknown, kUid) ==
+      V{"kubepods/pod" + kUid, "kubepods/burstable/pod" + kUid, "kubepods/besteffort/pod" + kUid});
 }
 
 TEST_CASE("Pod candidates: systemd driver, each QoS class") {
@@ -152,9 +152,11 @@ TEST_CASE("ResolveContainerCgroup: the first existing candidate directory") {
 
   // A plain file of the same name is not a cgroup directory.
   std::filesystem::create_directories(tmp.path() + "/kubepods/burstable/pod" + kUid);
-  { auto f = std::fopen((tmp.path() + "/kubepods/burstable/pod" + kUid + "/c1").c_str(), "w");
+  {
+    auto f = std::fopen((tmp.path() + "/kubepods/burstable/pod" + kUid + "/c1").c_str(), "w");
     REQUIRE(f != nullptr);
-    std::fclose(f); }
+    std::fclose(f);
+  }
   CHECK(*ResolveContainerCgroup(tmp.path(), candidates) == *be);
 
   std::filesystem::create_directories(tmp.path() + "/kubepods/pod" + kUid + "/c1");

@@ -38,7 +38,8 @@ class FakeKubelet {
       res.set_content("{oops", "application/json");
     });
     server_.Get("/fail", [](const httplib::Request&, httplib::Response& res) { res.status = 500; });
-    server_.Get("/denied", [](const httplib::Request&, httplib::Response& res) { res.status = 401; });
+    server_.Get("/denied",
+                [](const httplib::Request&, httplib::Response& res) { res.status = 401; });
     port_ = server_.bind_to_any_port(host_);
     if (port_ <= 0) throw std::runtime_error("fake kubelet: cannot bind " + host_);
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -129,10 +130,10 @@ TEST_CASE("KubeletPodsClient: errors name the URL") {
     std::string path;
     StatusCode code;
   };
-  for (const auto& c : {Case{"/broken", StatusCode::kInvalidArgument},
-                        Case{"/fail", StatusCode::kUnavailable},
-                        Case{"/denied", StatusCode::kPermissionDenied},
-                        Case{"/missing", StatusCode::kUnavailable}}) {
+  for (const auto& c :
+       {Case{"/broken", StatusCode::kInvalidArgument}, Case{"/fail", StatusCode::kUnavailable},
+        Case{"/denied", StatusCode::kPermissionDenied},
+        Case{"/missing", StatusCode::kUnavailable}}) {
     const std::string url = kubelet.Url(c.path);
     auto client = KubeletPodsClient::Create(Options(url));
     REQUIRE(client.ok());

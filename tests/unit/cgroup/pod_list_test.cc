@@ -103,8 +103,8 @@ TEST_CASE("ParsePodList: wrongly typed fields are treated as missing") {
 }
 
 TEST_CASE("ParsePodList: an empty list, missing or null items") {
-  for (const char* text : {R"({"kind":"PodList","items":[]})", R"({"kind":"PodList"})",
-                           R"({"items":null})"}) {
+  for (const char* text :
+       {R"({"kind":"PodList","items":[]})", R"({"kind":"PodList"})", R"({"items":null})"}) {
     auto pods = ParsePodList(text, "test");
     REQUIRE(pods.ok());
     CHECK(pods->empty());
@@ -161,17 +161,17 @@ TEST_CASE("pod list: addresses, hostNetwork and phase", "[cgroup][pods]") {
 
 TEST_CASE("pod list: a document nested far too deep is refused before it is parsed",
           "[cgroup][pods]") {
-  const std::string deep = "{\"items\": [{\"metadata\": {\"annotations\": {\"a\": " +
-                           std::string(100000, '[') + std::string(100000, ']') + "}}}]}";
+  const std::string deep =
+      "{\"items\": [{\"metadata\": {\"annotations\": {\"a\": " + std::string(100000, '[') +
+      std::string(100000, ']') + "}}}]}";
   auto pods = ParsePodList(deep, "https://node:10250/pods");
   REQUIRE_FALSE(pods.ok());
   CHECK(pods.status().code() == StatusCode::kInvalidArgument);
   CHECK(pods.status().message() ==
         "pod list from https://node:10250/pods: nested deeper than 64 levels");
   // Brackets inside strings are text, not nesting.
-  auto ok = ParsePodList("{\"items\": [{\"metadata\": {\"name\": \"" + std::string(1000, '[') +
-                             "\"}}]}",
-                         "file");
+  auto ok = ParsePodList(
+      "{\"items\": [{\"metadata\": {\"name\": \"" + std::string(1000, '[') + "\"}}]}", "file");
   REQUIRE(ok.ok());
   CHECK((*ok)[0].name == std::string(1000, '['));
 }

@@ -6,13 +6,14 @@
 #include <vector>
 
 #include "checkpoint/file_state_store.h"
-#include "unit/checkpoint/loaded_store.h"
 #include "support/temp_dir.h"
+#include "unit/checkpoint/loaded_store.h"
 
 namespace netqos::checkpoint {
 namespace {
 
-std::unique_ptr<FileStateStore> Opened(const std::string& dir, core::LoadedState* loaded = nullptr) {
+std::unique_ptr<FileStateStore> Opened(const std::string& dir,
+                                       core::LoadedState* loaded = nullptr) {
   FileStateStore::Options options;
   options.dir = dir;
   return LoadedStoreWith(std::move(options), loaded);

@@ -12,11 +12,11 @@
 
 #include "checkpoint/file_state_store.h"
 #include "checkpoint/katalyst_checksum.h"
-#include "unit/checkpoint/loaded_store.h"
 #include "core/constants.h"
 #include "support/files.h"
 #include "support/katalyst_go_tool.h"
 #include "support/temp_dir.h"
+#include "unit/checkpoint/loaded_store.h"
 
 namespace netqos::checkpoint {
 namespace {
@@ -82,12 +82,33 @@ class RandomAllocations {
  private:
   uint32_t Below(uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng_); }
   std::string Text() {
-    static const std::vector<std::string> pieces = {
-        "a", "Z", "0", "-", "/", " ", "\"", "\\", "\n", "\t", std::string(1, '\0'), "<", ">",
-        "&", "\u00e9", "\u4e2d", "\xf0\x9f\x98\x80", "\xff", "\xc3", "\u2028", "%#v", "map[",
-        "<nil>", "}"};
+    static const std::vector<std::string> pieces = {"a",
+                                                    "Z",
+                                                    "0",
+                                                    "-",
+                                                    "/",
+                                                    " ",
+                                                    "\"",
+                                                    "\\",
+                                                    "\n",
+                                                    "\t",
+                                                    std::string(1, '\0'),
+                                                    "<",
+                                                    ">",
+                                                    "&",
+                                                    "\u00e9",
+                                                    "\u4e2d",
+                                                    "\xf0\x9f\x98\x80",
+                                                    "\xff",
+                                                    "\xc3",
+                                                    "\u2028",
+                                                    "%#v",
+                                                    "map[",
+                                                    "<nil>",
+                                                    "}"};
     std::string s;
-    for (uint32_t n = Below(6); n > 0; --n) s += pieces[Below(static_cast<uint32_t>(pieces.size()))];
+    for (uint32_t n = Below(6); n > 0; --n)
+      s += pieces[Below(static_cast<uint32_t>(pieces.size()))];
     return s;
   }
   std::mt19937 rng_;
@@ -112,7 +133,8 @@ core::Snapshot SnapshotOf(const core::PodEntries& entries) {
 // Journals every allocation, then folds the journal into a snapshot.
 void WriteState(FileStateStore& store, const core::PodEntries& entries) {
   for (const auto& [uid, containers] : entries) {
-    for (const auto& [name, info] : containers) REQUIRE(store.Append(core::SetAllocation{info}).ok());
+    for (const auto& [name, info] : containers)
+      REQUIRE(store.Append(core::SetAllocation{info}).ok());
   }
   auto seq = store.BeginSnapshot();
   REQUIRE(seq.ok());
@@ -212,8 +234,7 @@ TEST_CASE("rollback: --katalyst-checkpoint-layout values", "[rollback]") {
 
 // What Katalyst does with the file: decode it into its Go types, verify the checksum
 // (go-spew + FNV-1a 32, the real go-spew), keep the decoded value.
-TEST_CASE("rollback: a snapshot netqos wrote verifies with the Go reference",
-          "[.][katalyst_go]") {
+TEST_CASE("rollback: a snapshot netqos wrote verifies with the Go reference", "[.][katalyst_go]") {
   if (!t::GoToolAvailable()) return;
   RandomAllocations gen(20261204);
   for (int round = 0; round < 10; ++round) {

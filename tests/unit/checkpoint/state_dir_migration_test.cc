@@ -110,8 +110,8 @@ TEST_CASE("the checkpoint settles into the directory the mode uses", "[checkpoin
     fs::create_directories(shm + "/" + kSegment1);
     Status st = SettleCheckpointDirs(shm, disk);
     REQUIRE_FALSE(st.ok());
-    CHECK_THAT(st.message(), Catch::Contains(shm + "/" + kSegment1) &&
-                                 Catch::Contains(disk + " still holds it"));
+    CHECK_THAT(st.message(),
+               Catch::Contains(shm + "/" + kSegment1) && Catch::Contains(disk + " still holds it"));
     CHECK(ListDir(disk) == std::vector<std::string>{kSnapshot, kSegment1});
     CHECK(ListDir(shm) == std::vector<std::string>{kSegment1});  // the blocking directory only
   }

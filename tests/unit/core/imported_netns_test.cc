@@ -29,9 +29,9 @@ TEST_CASE("imported entries get the namespace of the one NIC of their name", "[i
   entries["p4"]["c"] = Entry("eth2");  // not listed: left alone
 
   SECTION("unique names resolve; unknown ones stay where they were") {
-    REQUIRE(ResolveImportedNetns(nics, {{"p1", "c"}, {"p2", "c"}, {"p3", "c"}, {"gone", "c"}},
-                                 entries)
-                .ok());
+    REQUIRE(
+        ResolveImportedNetns(nics, {{"p1", "c"}, {"p2", "c"}, {"p3", "c"}, {"gone", "c"}}, entries)
+            .ok());
     CHECK(entries["p1"]["c"].nic() == NicId{"ns2", "eth2"});
     CHECK(entries["p2"]["c"].nic() == NicId{"", "eth0"});
     CHECK(entries["p3"]["c"].nic() == NicId{"", "eth9"});

@@ -1,5 +1,5 @@
-// Katalyst v0.5.3 policy_test.go acceptance cases (TestGetTopologyHints to TestGetNetClassID and its small tests), rewritten against
-// StaticPolicy with the deterministic FirstNicChooser.
+// Katalyst v0.5.3 policy_test.go acceptance cases (TestGetTopologyHints to TestGetNetClassID and
+// its small tests), rewritten against StaticPolicy with the deterministic FirstNicChooser.
 #include <catch2/catch.hpp>
 
 #include "core/constants.h"
@@ -365,7 +365,8 @@ TEST_CASE("GetTopologyAwareResources (TestGetTopologyAwareResources)", "[policy]
   }
 }
 
-TEST_CASE("GetTopologyAwareAllocatableResources (TestGetTopologyAwareAllocatableResources)", "[policy][acceptance]") {
+TEST_CASE("GetTopologyAwareAllocatableResources (TestGetTopologyAwareAllocatableResources)",
+          "[policy][acceptance]") {
   SECTION("with NICs") {
     StaticPolicy policy = MakePolicy();
     auto resp = policy.GetTopologyAwareAllocatableResources();
@@ -399,7 +400,8 @@ TEST_CASE("GetTopologyAwareAllocatableResources (TestGetTopologyAwareAllocatable
   }
 }
 
-TEST_CASE("net class id per QoS level and pod annotation (TestGetNetClassID)", "[policy][acceptance]") {
+TEST_CASE("net class id per QoS level and pod annotation (TestGetNetClassID)",
+          "[policy][acceptance]") {
   PolicyConfig config = testing::FixtureConfig();
   config.qos_class_ids = {
       {kReclaimedCores, 10}, {kSharedCores, 20}, {kDedicatedCores, 30}, {kSystemCores, 70}};

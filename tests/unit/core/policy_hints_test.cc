@@ -165,11 +165,12 @@ TEST_CASE("memory-only NUMA nodes are in no socket hint and not in the all-NUMA 
   t.numa_nodes.push_back({5, kNoSocket});
   auto p = StaticPolicy::Create(testing::FixtureConfig(), t);
   REQUIRE(p.ok());
-  CHECK(HintsFor(*p, MakeRequest({kSharedCores, 100})) ==
-        std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, true),
-                                  Hint({0, 1, 2, 3}, false)});
+  CHECK(
+      HintsFor(*p, MakeRequest({kSharedCores, 100})) ==
+      std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, true), Hint({0, 1, 2, 3}, false)});
   FirstNicChooser chooser;
-  auto plan = p->PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({0, 1}, true)}), chooser);
+  auto plan =
+      p->PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({0, 1}, true)}), chooser);
   REQUIRE(plan.ok());
   CHECK(plan->response.allocation_result == "0-1");
 }
@@ -181,18 +182,19 @@ TEST_CASE("Allocate takes the NIC whose socket holds a hint narrower than any so
   StaticPolicy policy = testing::MakePolicy();
   FirstNicChooser chooser;
   for (uint64_t node : {0, 1}) {
-    auto plan = policy.PlanAllocate(
-        MakeRequest({kSharedCores, 100, "", "", Hint({node}, true)}), chooser);
+    auto plan =
+        policy.PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({node}, true)}), chooser);
     INFO(node << ": " << plan.status().message());
     REQUIRE(plan.ok());
     CHECK(std::get<SetAllocation>(*plan->change).info.nic() == NicId{"", "eth0"});
     CHECK(plan->response.hint == Hint({node}, true));
   }
   // A hint across two sockets is held by no socket and holds none: nothing fits.
-  auto across = policy.PlanAllocate(
-      MakeRequest({kSharedCores, 100, "", "", Hint({1, 2}, true)}), chooser);
+  auto across =
+      policy.PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({1, 2}, true)}), chooser);
   REQUIRE_FALSE(across.ok());
-  CHECK_THAT(across.status().message(), Catch::Contains("eth0: NUMA nodes 0-1 do not fit hint 1-2"));
+  CHECK_THAT(across.status().message(),
+             Catch::Contains("eth0: NUMA nodes 0-1 do not fit hint 1-2"));
   // Hint answers stay upstream's: a hint request with {0} offers nothing for eth0.
   CHECK(HintsFor(policy, MakeRequest({kSharedCores, 100, "", "", Hint({0}, true)})) ==
         std::vector<TopologyHint>{Hint({0, 1, 2, 3}, false)});
@@ -233,7 +235,8 @@ TEST_CASE("NUMA node hints (--network-resource-plugin-numa-node-hints) offer eac
           std::vector<TopologyHint>{Hint({0, 1}, true), Hint({2, 3}, true),
                                     Hint({0, 1, 2, 3}, false)});
     // Allocate with {2} still finds eth2: its socket holds the hint.
-    auto plan = off.PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({2}, true)}), chooser);
+    auto plan =
+        off.PlanAllocate(MakeRequest({kSharedCores, 100, "", "", Hint({2}, true)}), chooser);
     REQUIRE(plan.ok());
     CHECK(std::get<SetAllocation>(*plan->change).info.nic() == NicId{"ns2", "eth2"});
   }

@@ -60,7 +60,8 @@ TEST_CASE("Create validates configuration and topology", "[policy][create]") {
     RequireCreateFails(config, topo, "NUMA node -2: negative id");
     topo = FixtureTopology();
     topo.numa_nodes.push_back({7, -2});
-    RequireCreateFails(config, topo, "NUMA node 7: socket -2 (want an id, or -1 for a node without CPUs)");
+    RequireCreateFails(config, topo,
+                       "NUMA node 7: socket -2 (want an id, or -1 for a node without CPUs)");
   }
   SECTION("NICs") {
     topo.nics.push_back(topo.nics[0]);
@@ -299,7 +300,9 @@ TEST_CASE("NIC health changes", "[policy][health]") {
     REQUIRE(policy.UpdateTopology(no_ip).ok());
     CHECK(policy.nics()[0].unhealthy_reason == "no IP address");
   }
-  SECTION("losing IPs with the ip health checker off (--network-resource-plugin-nic-health-checkers=-ip)") {
+  SECTION(
+      "losing IPs with the ip health checker off "
+      "(--network-resource-plugin-nic-health-checkers=-ip)") {
     PolicyConfig config = FixtureConfig();
     config.require_ip_address = false;
     Topology no_ip = FixtureTopology();

@@ -80,7 +80,8 @@ v1::PodSandboxStatusResponse SandboxStatus(const std::string& ip, const std::str
                                            const std::string& cgroup_parent) {
   v1::PodSandboxStatusResponse r;
   r.mutable_status()->mutable_network()->set_ip(ip);
-  if (!extra_ip.empty()) r.mutable_status()->mutable_network()->add_additional_ips()->set_ip(extra_ip);
+  if (!extra_ip.empty())
+    r.mutable_status()->mutable_network()->add_additional_ips()->set_ip(extra_ip);
   if (!cgroup_parent.empty()) {
     (*r.mutable_info())["info"] =
         R"({"pid":42,"config":{"linux":{"cgroup_parent":")" + cgroup_parent + R"("}}})";
@@ -108,8 +109,9 @@ std::vector<PodInfo> MustRead(CriPodSource& src, bool force = true) {
 
 }  // namespace
 
-TEST_CASE("cri pod source: a kubelet pod becomes its uid, names, annotations, containers and addresses",
-          "[cri]") {
+TEST_CASE(
+    "cri pod source: a kubelet pod becomes its uid, names, annotations, containers and addresses",
+    "[cri]") {
   FakeRuntime* rt = OnePod();
   CriPodSource src(std::unique_ptr<netqos::cri::CriRuntime>(rt), "unix:///x.sock");
   auto pods = MustRead(src);
@@ -132,8 +134,9 @@ TEST_CASE("cri pod source: a kubelet pod becomes its uid, names, annotations, co
   CHECK(src.Describe() == "cri:unix:///x.sock");
 }
 
-TEST_CASE("cri pod source: a sandbox in the node's network namespace is host network without addresses",
-          "[cri]") {
+TEST_CASE(
+    "cri pod source: a sandbox in the node's network namespace is host network without addresses",
+    "[cri]") {
   FakeRuntime* rt = OnePod();
   auto& st = rt->statuses[kSandbox];
   st.mutable_status()->mutable_linux()->mutable_namespaces()->mutable_options()->set_network(
@@ -268,8 +271,9 @@ TEST_CASE("cri pod source: the same answer is no change unless forced, a new con
   CHECK(MustRead(src, false)[0].containers.size() == 3);
 }
 
-TEST_CASE("cri pod source: a failed list is returned naming the call, and the next read is a change",
-          "[cri]") {
+TEST_CASE(
+    "cri pod source: a failed list is returned naming the call, and the next read is a change",
+    "[cri]") {
   FakeRuntime* rt = OnePod();
   CriPodSource src(std::unique_ptr<netqos::cri::CriRuntime>(rt), "unix:///x.sock");
   MustRead(src, false);

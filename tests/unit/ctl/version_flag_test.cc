@@ -1,7 +1,6 @@
 // `netqosctl --version` reports the release the binary was built from (CMake's project version),
 // the same string netqosd and the admin GetStatus report.
 #include <catch2/catch.hpp>
-
 #include <sstream>
 #include <string>
 

@@ -1,5 +1,6 @@
 // ClassSync against an in-memory ClassTable: what is set, what is cleared at once, what is kept
-// for the residual grace period (as Katalyst HEAD's clearResidualState), and how write errors are reported.
+// for the residual grace period (as Katalyst HEAD's clearResidualState), and how write errors are
+// reported.
 #include "enforce/class_sync.h"
 
 #include <catch2/catch.hpp>
@@ -14,6 +15,7 @@
 
 namespace {
 
+using Catch::Contains;
 using netqos::Result;
 using netqos::Status;
 using netqos::enforce::ClassEntry;
@@ -23,7 +25,6 @@ using netqos::enforce::Clock;
 using netqos::enforce::DesiredContainer;
 using netqos::enforce::SyncInputs;
 using netqos::enforce::SyncReport;
-using Catch::Contains;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
@@ -99,7 +100,9 @@ using Ids = std::vector<uint64_t>;
 
 TEST_CASE("sync sets only the entries that differ", "[enforce]") {
   FakeTable table;
-  table.entries = {{1, E(0x100100, 5, 2)}, {2, E(0x100031, 0, 2)}, {3, E(0x100021, 0, 1)},
+  table.entries = {{1, E(0x100100, 5, 2)},
+                   {2, E(0x100031, 0, 2)},
+                   {3, E(0x100021, 0, 1)},
                    {4, E(0x100041, 0, 3)}};
   ClassSync sync;
   Pass p;
@@ -201,8 +204,8 @@ TEST_CASE("a live residual entry is kept for the grace period after it was last 
     seconds after_last_wanted;
     bool cleared;
   };
-  const Row rows[] = {{seconds(0), false},  {seconds(1), false},   {seconds(59), false},
-                      {seconds(60), true},  {seconds(61), true},   {seconds(3600), true}};
+  const Row rows[] = {{seconds(0), false}, {seconds(1), false}, {seconds(59), false},
+                      {seconds(60), true}, {seconds(61), true}, {seconds(3600), true}};
   for (const auto& row : rows) {
     INFO("after " << row.after_last_wanted.count() << " s");
     FakeTable table;
@@ -234,8 +237,7 @@ TEST_CASE("a live residual entry is kept for the grace period after it was last 
   }
 }
 
-TEST_CASE("a live entry never wanted by this daemon is cleared once pods are known",
-          "[enforce]") {
+TEST_CASE("a live entry never wanted by this daemon is cleared once pods are known", "[enforce]") {
   FakeTable table;
   table.entries = {{1, E(1)}};
   ClassSync sync;

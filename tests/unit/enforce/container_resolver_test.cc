@@ -68,8 +68,8 @@ TEST_CASE("container cgroup paths of the systemd driver", "[enforce]") {
     std::string id;
   };
   const std::vector<Row> rows = {
-      {base + "kubepods-burstable.slice/kubepods-burstable-pod" + kUid_ +
-           ".slice/cri-containerd-" + kId + ".scope",
+      {base + "kubepods-burstable.slice/kubepods-burstable-pod" + kUid_ + ".slice/cri-containerd-" +
+           kId + ".scope",
        kId},
       {base + "kubepods-besteffort.slice/kubepods-besteffort-pod" + kUid_ + ".slice/crio-" + kId +
            ".scope",
@@ -88,8 +88,7 @@ TEST_CASE("container cgroup paths of the systemd driver", "[enforce]") {
   }
 }
 
-TEST_CASE("pod, QoS and slice directories and unrelated paths are not containers",
-          "[enforce]") {
+TEST_CASE("pod, QoS and slice directories and unrelated paths are not containers", "[enforce]") {
   const std::vector<std::string> paths = {
       "",
       "/",
@@ -181,13 +180,13 @@ TEST_CASE("a hostile pod list cannot point resolution at a cgroup outside its po
   std::filesystem::create_directories(dir.file("system.slice/victim/ab"));
   std::filesystem::create_directories(dir.file("kubepods/podx"));
   std::filesystem::create_directories(dir.file("kubepods/pod" + kUid + "/victim"));
-  netqos::enforce::ContainerResolver resolver(
-      dir.path(), netqos::cgroup::CgroupLayout{},
-      [](const std::string& d) -> netqos::Result<uint64_t> {
-        struct stat st {};
-        if (::stat(d.c_str(), &st) != 0) return netqos::NotFound(d);
-        return static_cast<uint64_t>(st.st_ino);
-      });
+  netqos::enforce::ContainerResolver resolver(dir.path(), netqos::cgroup::CgroupLayout{},
+                                              [](const std::string& d) -> netqos::Result<uint64_t> {
+                                                struct stat st {};
+                                                if (::stat(d.c_str(), &st) != 0)
+                                                  return netqos::NotFound(d);
+                                                return static_cast<uint64_t>(st.st_ino);
+                                              });
   auto pod = [](const std::string& uid, const std::string& id) {
     netqos::cgroup::PodInfo p;
     p.uid = uid;
@@ -198,12 +197,12 @@ TEST_CASE("a hostile pod list cannot point resolution at a cgroup outside its po
     return p;
   };
   const std::vector<netqos::cgroup::PodInfo> pods = {
-      pod(kUid, kId),                                // fine
-      pod("x/../../system.slice/victim", "ab"),      // uid escapes
-      pod(kUid, "../../system.slice/victim"),        // container id escapes
-      pod(kUid, "victim/../" + kId),                 // a slash at all
-      pod(kUid, ".."),                               // the parent itself
-      pod("static-web-node1", "abc123"),             // not a UUID, but harmless: looked up
+      pod(kUid, kId),                            // fine
+      pod("x/../../system.slice/victim", "ab"),  // uid escapes
+      pod(kUid, "../../system.slice/victim"),    // container id escapes
+      pod(kUid, "victim/../" + kId),             // a slash at all
+      pod(kUid, ".."),                           // the parent itself
+      pod("static-web-node1", "abc123"),         // not a UUID, but harmless: looked up
   };
   const auto resolved = resolver.Resolve(pods, {});
   REQUIRE(resolved.containers.size() == 1);

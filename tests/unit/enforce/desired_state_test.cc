@@ -15,6 +15,7 @@
 
 namespace {
 
+using Catch::Contains;
 using netqos::core::AllocationInfo;
 using netqos::core::NicId;
 using netqos::core::PolicyConfig;
@@ -32,7 +33,6 @@ using netqos::shaping::kQdiscMajor;
 using netqos::shaping::MakeHandle;
 using netqos::shaping::MinorAllocator;
 using netqos::shaping::QosLevel;
-using Catch::Contains;
 
 constexpr uint32_t H(uint32_t minor) { return MakeHandle(kQdiscMajor, minor); }
 
@@ -76,8 +76,7 @@ struct World {
   MinorAllocator minors;
 
   DesiredState Compute() {
-    return ComputeDesiredState(policy, allocations, containers, enforced, current, options,
-                               minors);
+    return ComputeDesiredState(policy, allocations, containers, enforced, current, options, minors);
   }
 };
 
@@ -125,8 +124,7 @@ TEST_CASE("LevelOf maps the Katalyst level names", "[enforce]") {
   CHECK_FALSE(LevelOf("gold_cores").has_value());
 }
 
-TEST_CASE("allocated container on an enforced NIC gets a leaf on egress and ingress",
-          "[enforce]") {
+TEST_CASE("allocated container on an enforced NIC gets a leaf on egress and ingress", "[enforce]") {
   World w;
   w.allocations["u1"]["c1"] = Alloc("shared_cores", kEth0, 100, 50);
   w.containers = {Container("u1", "c1", 1001)};
@@ -150,8 +148,7 @@ TEST_CASE("allocated container on an enforced NIC gets a leaf on egress and ingr
   CHECK(w.minors.Lookup(1001) == std::optional<uint32_t>(0x100));
 }
 
-TEST_CASE("capped leaves carry the container's level and a minor in the leaf range",
-          "[enforce]") {
+TEST_CASE("capped leaves carry the container's level and a minor in the leaf range", "[enforce]") {
   for (const auto& row : kLevelRows) {
     INFO(row.name);
     World w;
@@ -168,8 +165,7 @@ TEST_CASE("capped leaves carry the container's level and a minor in the leaf ran
   }
 }
 
-TEST_CASE("allocated on a NIC that is not enforced: level default priority, no leaf",
-          "[enforce]") {
+TEST_CASE("allocated on a NIC that is not enforced: level default priority, no leaf", "[enforce]") {
   for (const auto& row : kLevelRows) {
     INFO(row.name);
     World w;
@@ -305,7 +301,10 @@ TEST_CASE("net class id from the pod annotation or the level's configured id", "
       {"custom key", custom, {{custom, "9"}, {kClassKey, "5"}}, 9, nullptr},
       {"default key ignored under a custom key", custom, {{kClassKey, "5"}}, 7, nullptr},
       {"not a number", kClassKey, {{kClassKey, "abc"}}, 7, "not a decimal number"},
-      {"negative", kClassKey, {{kClassKey, "-1"}, {kQosKey, "dedicated_cores"}}, 3,
+      {"negative",
+       kClassKey,
+       {{kClassKey, "-1"}, {kQosKey, "dedicated_cores"}},
+       3,
        "not a decimal number"},
       {"too large", kClassKey, {{kClassKey, "4294967296"}}, 7, "exceeds 4294967295"},
       {"empty", kClassKey, {{kClassKey, ""}}, 7, "empty net class id"},
@@ -342,15 +341,15 @@ TEST_CASE("a bad class id annotation does not stop the cap", "[enforce]") {
   CHECK_THAT(s.problems[0], Contains("reclaimed_cores class id 4"));
 }
 
-TEST_CASE("QoS annotations that cannot be resolved leave the container unclassified",
-          "[enforce]") {
+TEST_CASE("QoS annotations that cannot be resolved leave the container unclassified", "[enforce]") {
   struct Row {
     const char* what;
     StringMap annotations;
     const char* problem;
   };
   const std::vector<Row> rows = {
-      {"conflicting selectors", {{kQosKey, "dedicated_cores"}, {"example.com/tier", "silver"}},
+      {"conflicting selectors",
+       {{kQosKey, "dedicated_cores"}, {"example.com/tier", "silver"}},
        "conflicts"},
       {"unknown level", {{kQosKey, "gold_cores"}}, "can't get valid qos level"},
   };
@@ -557,11 +556,9 @@ TEST_CASE("a restarted daemon adopts the minors the class map already holds", "[
   CHECK(At(again, 5).entry.priority == H(0x100));
 }
 
-TEST_CASE("adoption applies to pod-level leaves through any of the pod's containers",
-          "[enforce]") {
+TEST_CASE("adoption applies to pod-level leaves through any of the pod's containers", "[enforce]") {
   World w;
-  w.allocations["u1"][netqos::core::kPodLevelContainerName] =
-      Alloc("shared_cores", kEth0, 100, 0);
+  w.allocations["u1"][netqos::core::kPodLevelContainerName] = Alloc("shared_cores", kEth0, 100, 0);
   w.containers = {Container("u1", "a", 11, {}, 10), Container("u1", "b", 12, {}, 10)};
   w.current = {{12, H(0x200)}};
   const DesiredState s = w.Compute();
@@ -588,8 +585,7 @@ TEST_CASE("minor exhaustion falls back to the level default and names the contai
     CHECK_FALSE(At(s, cg).leaf_key.has_value());
     CHECK(At(s, cg).entry.qos_level == static_cast<uint8_t>(QosLevel::kDedicated));
   }
-  CHECK(Leaves(s.egress.at(kEth0)) ==
-        std::vector<LeafTuple>{{1, 1, 10, 0x100}, {2, 1, 10, 0x101}});
+  CHECK(Leaves(s.egress.at(kEth0)) == std::vector<LeafTuple>{{1, 1, 10, 0x100}, {2, 1, 10, 0x101}});
   CHECK(s.ingress.at(kEth0).size() == 2);
   REQUIRE(s.problems.size() == 2);
   const std::string all = Joined(s.problems);
@@ -606,8 +602,7 @@ TEST_CASE("minor exhaustion falls back to the level default and names the contai
   CHECK_THAT(after.problems[0], Contains("ns/pod-p4 container c"));
 }
 
-TEST_CASE("the desired leaves plan as an HTB tree whose leaves match the priorities",
-          "[enforce]") {
+TEST_CASE("the desired leaves plan as an HTB tree whose leaves match the priorities", "[enforce]") {
   World w;
   w.allocations["a"]["c"] = Alloc("system_cores", kEth0, 10, 10);
   w.allocations["b"]["c"] = Alloc("reclaimed_cores", kEth0, 20, 20);

@@ -4,7 +4,6 @@
 // appears, is removed, the daemon restarts and adopts, a NIC fails, the class map is full, a pod
 // behind a CNI comes and goes.
 #include "enforce/enforcer.h"
-#include "enforce/pod_list_reader.h"
 
 #include <sys/stat.h>
 
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "enforce/pod_addresses.h"
+#include "enforce/pod_list_reader.h"
 #include "shaping/htb_plan.h"
 #include "support/temp_dir.h"
 
@@ -30,29 +30,30 @@ using netqos::Status;
 using netqos::core::AllocationInfo;
 using netqos::core::Nic;
 using netqos::core::NicId;
+using netqos::core::NicState;
 using netqos::enforce::AllocationSnapshot;
 using netqos::enforce::ClassEntry;
 using netqos::enforce::ClassTable;
 using netqos::enforce::Clock;
+using netqos::enforce::EdtRateTable;
 using netqos::enforce::Enforcer;
 using netqos::enforce::EnforcerOptions;
-using netqos::enforce::EdtRateTable;
 using netqos::enforce::EnforcerPorts;
 using netqos::enforce::LinkShaper;
 using netqos::enforce::ParsePodAddress;
 using netqos::enforce::PodAddress;
-using netqos::shaping::ModeChoice;
-using netqos::shaping::ShapingMode;
 using netqos::enforce::PodAddressTable;
 using netqos::shaping::HtbPlan;
-using netqos::core::NicState;
 using netqos::shaping::kQdiscMajor;
 using netqos::shaping::LevelMinor;
 using netqos::shaping::MakeHandle;
+using netqos::shaping::ModeChoice;
 using netqos::shaping::QosLevel;
+using netqos::shaping::ShapingMode;
 using netqos::testing::TempDir;
 
-constexpr uint32_t kLeafBase = 0x100000;  // 10:0 (TC_H_MAKE(0x10 << 16, 0)); a container leaf is 10:1xx and up
+constexpr uint32_t kLeafBase =
+    0x100000;  // 10:0 (TC_H_MAKE(0x10 << 16, 0)); a container leaf is 10:1xx and up
 
 // Every fake is called from the enforcer's worker thread and read from the test's.
 struct FakeClassTable : ClassTable {
@@ -133,8 +134,7 @@ struct FakeEdtTable : EdtRateTable {
 };
 
 struct FakeShaper : LinkShaper {
-  Result<ModeChoice> Apply(const Nic& nic, const HtbPlan& egress,
-                           const HtbPlan& ingress) override {
+  Result<ModeChoice> Apply(const Nic& nic, const HtbPlan& egress, const HtbPlan& ingress) override {
     std::lock_guard<std::mutex> l(mu);
     ++applies[nic.id.name];
     const uint32_t reclaimed = MakeHandle(kQdiscMajor, LevelMinor(QosLevel::kReclaimed));
@@ -237,14 +237,13 @@ class Node {
         status["podIPs"] = nlohmann::json::array();
         for (const auto& ip : p.ips) status["podIPs"].push_back({{"ip", ip}});
       }
-      items.push_back(
-          {{"metadata",
-            {{"uid", p.uid},
-             {"name", "pod-" + p.uid},
-             {"namespace", "ns"},
-             {"annotations", {{"katalyst.kubewharf.io/qos_level", "shared_cores"}}}}},
-           {"spec", {{"hostNetwork", false}}},
-           {"status", status}});
+      items.push_back({{"metadata",
+                        {{"uid", p.uid},
+                         {"name", "pod-" + p.uid},
+                         {"namespace", "ns"},
+                         {"annotations", {{"katalyst.kubewharf.io/qos_level", "shared_cores"}}}}},
+                       {"spec", {{"hostNetwork", false}}},
+                       {"status", status}});
     }
     return nlohmann::json{{"items", items}}.dump();
   }
@@ -371,8 +370,7 @@ TEST_CASE("enforcer: a new container gets its class entry and its leaf on its NI
   CHECK(node.Eventually([&] { return node.enforcer->Status().capped == 1; }));
 }
 
-TEST_CASE("enforcer: Start returns before the first pass, which runs on the worker",
-          "[enforce]") {
+TEST_CASE("enforcer: Start returns before the first pass, which runs on the worker", "[enforce]") {
   Node node;
   const FakePod p{"11111111-0000-0000-0000-000000000009", "c9", {}};
   node.AddPod(p);
@@ -479,8 +477,10 @@ TEST_CASE("enforcer: a pod behind a CNI has its addresses mapped while it runs",
   CHECK(node.Eventually([&] { return node.addresses.Snapshot().empty(); }));
 }
 
-TEST_CASE("enforcer: containers on a NIC in EDT mode get their rates in the EDT map, kept while "
-          "the NIC fails, cleared when they go", "[enforce]") {
+TEST_CASE(
+    "enforcer: containers on a NIC in EDT mode get their rates in the EDT map, kept while "
+    "the NIC fails, cleared when they go",
+    "[enforce]") {
   Node node;
   node.shaper.edt = {"eth0"};
   const FakePod a{"11111111-0000-0000-0000-0000000000e1", "ce1", {}};
@@ -521,15 +521,19 @@ TEST_CASE("enforcer: containers on a NIC in EDT mode get their rates in the EDT 
     node.shaper.failing.clear();
   }
   node.enforcer->OnTopologyChanged();
-  REQUIRE(node.Eventually([&] { return node.edt.Rates() == std::map<uint64_t, uint64_t>{{id_a, 6'250'000}}; }));
+  REQUIRE(node.Eventually([&] {
+    return node.edt.Rates() == std::map<uint64_t, uint64_t>{{id_a, 6'250'000}};
+  }));
 
   node.enforcer->OnPodRemoved(a.uid);
   node.RemovePod(a.uid);
   CHECK(node.Eventually([&] { return node.edt.Rates().empty(); }));
 }
 
-TEST_CASE("enforcer: with low-priority groups the reclaimed level's ceiling on each NIC follows "
-          "its group, both directions", "[enforce]") {
+TEST_CASE(
+    "enforcer: with low-priority groups the reclaimed level's ceiling on each NIC follows "
+    "its group, both directions",
+    "[enforce]") {
   Node node;
   node.low_priority_floor_percent = 5;
   node.Start();

@@ -11,8 +11,8 @@ using netqos::enforce::ParsePodAddress;
 using netqos::enforce::PlanPodAddresses;
 using netqos::enforce::PodAddress;
 using netqos::enforce::PodAddressPlan;
-using netqos::enforce::PodAddressText;
 using netqos::enforce::PodAddressTable;
+using netqos::enforce::PodAddressText;
 using netqos::enforce::SyncPodAddresses;
 
 PodInfo Pod(const std::string& uid, std::vector<std::string> ips, bool host = false) {
@@ -72,11 +72,12 @@ TEST_CASE("pod addresses: IPv4 is mapped into IPv6, text round-trips", "[enforce
   CHECK_FALSE(ParsePodAddress(""));
 }
 
-TEST_CASE("pod addresses: each address of a routed pod maps to its capped container",
-          "[enforce]") {
+TEST_CASE("pod addresses: each address of a routed pod maps to its capped container", "[enforce]") {
   std::map<uint64_t, DesiredContainer> classes = {
-      {11, Container("p1", "app", 11)}, {12, Container("p1", "sidecar")},
-      {21, Container("p2", "only")},    {31, Container("host", "app", 31)},
+      {11, Container("p1", "app", 11)},
+      {12, Container("p1", "sidecar")},
+      {21, Container("p2", "only")},
+      {31, Container("host", "app", 31)},
   };
   const std::vector<PodInfo> pods = {Pod("p1", {"10.0.0.1", "fd00::1"}), Pod("p2", {"10.0.0.2"}),
                                      Pod("host", {"192.168.0.9"}, true),

@@ -220,8 +220,10 @@ TEST_CASE("Admin RPC handlers: version, pid, sockets, counters only when asked",
   registration.error = "plugin name conflict";
   registration.seconds_since_get_info = 12.5;
   registration.get_info_calls = 3;
-  AdminService admin(unused.service(), {"file /etc/topo.json", &view, {"/run/a/", "/run/b"},
-                                        [&registration] { return registration; }});
+  AdminService admin(unused.service(),
+                     {"file /etc/topo.json", &view, {"/run/a/", "/run/b"}, [&registration] {
+                        return registration;
+                      }});
 
   ::netqos::admin::v1::GetStatusResponse status;
   REQUIRE(admin.GetStatus(nullptr, nullptr, &status).ok());

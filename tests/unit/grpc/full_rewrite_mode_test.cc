@@ -8,10 +8,10 @@
 
 #include "checkpoint/file_state_store.h"
 #include "core/constants.h"
-#include "unit/grpc/service_fixture.h"
 #include "service/allocation_service.h"
 #include "support/files.h"
 #include "support/temp_dir.h"
+#include "unit/grpc/service_fixture.h"
 
 namespace {
 
@@ -30,9 +30,8 @@ netqos::core::ContainerRequest Request(const std::string& uid, const std::string
 }
 
 std::unique_ptr<AllocationService> MakeService(std::unique_ptr<netqos::core::StateStore> store) {
-  auto policy =
-      netqos::core::StaticPolicy::Create(netqos::core::PolicyConfig{},
-                                         netqos::testing::FixtureTopology());
+  auto policy = netqos::core::StaticPolicy::Create(netqos::core::PolicyConfig{},
+                                                   netqos::testing::FixtureTopology());
   REQUIRE(policy.ok());
   auto svc = AllocationService::Create(std::move(policy).value(), std::move(store),
                                        std::make_unique<netqos::core::FirstNicChooser>(),
@@ -60,9 +59,7 @@ size_t JournalSegments(const std::string& dir) {
 // Counts what the service asks of the store; FinishSnapshot fails once `fail` is set.
 class ScriptedStore final : public netqos::core::StateStore {
  public:
-  netqos::Result<netqos::core::LoadedState> Load() override {
-    return netqos::core::LoadedState{};
-  }
+  netqos::Result<netqos::core::LoadedState> Load() override { return netqos::core::LoadedState{}; }
   netqos::Status Append(const netqos::core::StateChange&) override {
     ++appends;
     return netqos::Status::Ok();

@@ -108,14 +108,13 @@ core::ContainerRequest Request(const std::string& uid) {
   return r;
 }
 
-TEST_CASE("group commit: a change waits for its flush outside the service lock",
-          "[group_commit]") {
+TEST_CASE("group commit: a change waits for its flush outside the service lock", "[group_commit]") {
   Fixture f;
   auto first = std::async(std::launch::async, [&] { return f.service->Allocate(Request("a")); });
   REQUIRE(f.store->WaitForWaiters(1));
   // The first Allocate is written and waits for the disk; the service still answers...
-  auto hints = std::async(std::launch::async,
-                          [&] { return f.service->GetTopologyHints(Request("b")); });
+  auto hints =
+      std::async(std::launch::async, [&] { return f.service->GetTopologyHints(Request("b")); });
   REQUIRE(hints.wait_for(5s) == std::future_status::ready);
   CHECK(hints.get().ok());
   // ... and a second change is written meanwhile, to share the next flush.

@@ -95,7 +95,7 @@ TEST_CASE("InotifyWatch: extra fds report which one is readable") {
   for (int fd : {a[0], a[1], b[0], b[1]}) ::close(fd);
 }
 
-TEST_CASE("InotifyWatch: a missing path is NotFound naming it; a removed watch is silent") {
+TEST_CASE("InotifyWatch: a missing path is NotFound naming it, a removed watch is silent") {
   netqos::testing::TempDir dir;
   auto w = NewWatch();
   auto missing = w->Add(dir.file("nope"), IN_CREATE);

@@ -264,9 +264,9 @@ TEST_CASE("BuildHtbPlan puts each container on the minor it carries", "[shaping]
   CHECK(plan.nic == "eth5");
   CHECK(plan.link_mbps == 1000);
   CHECK(plan.default_minor == 0x31u);
-  CHECK(Handles(plan) == std::vector<uint32_t>{H(1), H(0x10), H(0x11), H(0x20), H(0x21),
-                                               H(0x150), H(0x30), H(0x31), H(0x100), H(0x200),
-                                               H(0x40), H(0x41), H(0xfffe)});
+  CHECK(Handles(plan) == std::vector<uint32_t>{H(1), H(0x10), H(0x11), H(0x20), H(0x21), H(0x150),
+                                               H(0x30), H(0x31), H(0x100), H(0x200), H(0x40),
+                                               H(0x41), H(0xfffe)});
   struct Leaf {
     uint32_t minor;
     uint64_t key;
@@ -343,8 +343,7 @@ TEST_CASE("BuildHtbPlan rejects bad minors, keys, rates and links", "[shaping]")
   CHECK_THAT(cfg.status().message(), Catch::Contains("eth5") && Catch::Contains("reclaimed"));
 }
 
-TEST_CASE("BuildHtbPlan gives the same plan as HtbPlanner for the planner's minors",
-          "[shaping]") {
+TEST_CASE("BuildHtbPlan gives the same plan as HtbPlanner for the planner's minors", "[shaping]") {
   ShapingConfig custom;
   custom.levels[0] = {100, 500, 1};
   custom.levels[2] = {200, 800, 4};

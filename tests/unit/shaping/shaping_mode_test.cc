@@ -44,13 +44,15 @@ TEST_CASE("auto picks edt only on a multi-queue NIC with fq, and says why", "[sh
   CHECK(one->reason == "auto: 1 TX queue");
 }
 
-TEST_CASE("an explicit mode is kept, and edt without fq is refused, not replaced", "[shaping_mode]") {
+TEST_CASE("an explicit mode is kept, and edt without fq is refused, not replaced",
+          "[shaping_mode]") {
   const NicQueueFacts mq_fq{.tx_queues = 8, .fq_available = true, .fq_missing_reason = ""};
   auto htb = ChooseShapingMode(ShapingMode::kHtb, mq_fq);
   REQUIRE(htb.ok());
   CHECK(htb->mode == ShapingMode::kHtb);
 
-  auto single_edt = ChooseShapingMode(ShapingMode::kEdt, {.tx_queues = 1, .fq_available = true, .fq_missing_reason = ""});
+  auto single_edt = ChooseShapingMode(
+      ShapingMode::kEdt, {.tx_queues = 1, .fq_available = true, .fq_missing_reason = ""});
   REQUIRE(single_edt.ok());
   CHECK(single_edt->mode == ShapingMode::kEdt);  // fq at the root of a single-queue NIC
 

@@ -1,6 +1,5 @@
 // The topology file format: what it accepts, what it rejects, and live reload through Watch().
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -39,7 +38,7 @@ TEST_CASE("topology file: the documented example parses with every field") {
   const auto& eth2 = t->nics[1];
   CHECK(eth2.id.netns == "ns2");
   CHECK(eth2.netns_path == "/var/run/netns/ns2");  // derived from the netns dir
-  CHECK(eth2.enabled);                              // default
+  CHECK(eth2.enabled);                             // default
   CHECK(eth2.ifindex == 7);
   CHECK(eth2.pci_address == "0000:3b:00.0");
 }
@@ -133,11 +132,13 @@ TEST_CASE("topology file source: rewriting the file delivers the new topology") 
   std::mutex mu;
   std::condition_variable cv;
   std::vector<netqos::core::Topology> seen;
-  REQUIRE((*src)->Watch([&](netqos::core::Topology t) {
-    std::lock_guard lk(mu);
-    seen.push_back(std::move(t));
-    cv.notify_all();
-  }).ok());
+  REQUIRE((*src)
+              ->Watch([&](netqos::core::Topology t) {
+                std::lock_guard lk(mu);
+                seen.push_back(std::move(t));
+                cv.notify_all();
+              })
+              .ok());
   write("{ broken");  // ignored: the previous topology stays in force
   write(R"({"nics": [{"name": "eth0", "ipv4": ["10.0.0.1"], "speed_mbps": 1000},
                      {"name": "eth1", "ipv4": ["10.0.0.2"], "speed_mbps": 1000}]})");
