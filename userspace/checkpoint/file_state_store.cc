@@ -60,10 +60,6 @@ uint64_t Fnv1a64(std::string_view data) {
 // than thrown on, so the written bytes and the checksum always agree.
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-void CloseFd(int fd) {
-  if (fd >= 0) ::close(fd);
-}
-
 // The store's I/O errors are Internal whatever the errno: they say nothing about the files'
 // contents, which DataLoss and InvalidArgument are kept for.
 Status AsIoError(Status st) { return st.ok() ? st : Internal(st.message()); }
@@ -396,10 +392,7 @@ FileStateStore::FileStateStore(Options options)
     : options_(std::move(options)),
       snapshot_path_(options_.dir + "/" + core::kCheckpointFileName) {}
 
-FileStateStore::~FileStateStore() {
-  CloseFd(segment_fd_);
-  CloseFd(dir_lock_fd_);
-}
+FileStateStore::~FileStateStore() = default;
 
 std::string FileStateStore::SegmentPath(uint64_t first_seq) const {
   std::string digits = std::to_string(first_seq);
@@ -425,11 +418,10 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
   // while the daemon runs) would interleave snapshots and journal segments with the first's.
   // The lock is on the directory itself, so no file is added next to Katalyst's checkpoint, and
   // the kernel drops it when the process dies.
-  int lock_fd = ::open(options_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (lock_fd < 0) return IoError("open", options_.dir, errno);
-  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+  Fd lock_fd(::open(options_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!lock_fd) return IoError("open", options_.dir, errno);
+  if (::flock(lock_fd.get(), LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
-    ::close(lock_fd);
     if (err == EWOULDBLOCK) {
       return FailedPrecondition("checkpoint directory " + options_.dir +
                                 " is in use by another netqosd process (it holds the directory's "
@@ -437,7 +429,7 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
     }
     return IoError("flock", options_.dir, err);
   }
-  dir_lock_fd_ = lock_fd;
+  dir_lock_fd_ = std::move(lock_fd);
 
   // 1. Inventory: segments, and temp files left by a crash between write and rename.
   std::vector<std::pair<uint64_t, std::string>> segments;
@@ -525,16 +517,15 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
         // A write that never returned: it was not acknowledged, so dropping it loses nothing.
         spdlog::warn("checkpoint: dropping torn journal tail path={} line={} bytes={}", path,
                      line_no, l.length);
-        int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0) return IoError("open", path, errno);
+        Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+        if (!fd) return IoError("open", path, errno);
         const char* failed_call = nullptr;
-        if (::ftruncate(fd, static_cast<off_t>(l.offset)) != 0) {
+        if (::ftruncate(fd.get(), static_cast<off_t>(l.offset)) != 0) {
           failed_call = "ftruncate";
-        } else if (::fsync(fd) != 0) {
+        } else if (::fsync(fd.get()) != 0) {
           failed_call = "fsync";
         }
-        int err = errno;
-        ::close(fd);
+        const int err = errno;
         if (failed_call != nullptr) return IoError(failed_call, path, err);
         break;
       }
@@ -606,16 +597,16 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
 
 Status FileStateStore::OpenSegmentLocked() {
   std::string path = SegmentPath(next_seq_);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return IoError("open", path, errno);
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600));
+  if (!fd) return IoError("open", path, errno);
   // The new name must be durable too, or a crash could lose the whole segment.
   Status st = FsyncDir(options_.dir);
   if (!st.ok()) {
-    ::close(fd);
+    fd.reset();
     ::unlink(path.c_str());
     return st;
   }
-  segment_fd_ = fd;
+  segment_fd_ = std::move(fd);
   current_ = Segment{path, 0};
   current_bytes_ = 0;
   return Status::Ok();
@@ -644,12 +635,12 @@ Result<uint64_t> FileStateStore::Write(const core::StateChange& change) {
                            " bytes, " + SizeLimitText(options_.max_journal_line_bytes) +
                            " (its labels and annotations are too large)");
   }
-  if (segment_fd_ < 0) NETQOS_RETURN_IF_ERROR(OpenSegmentLocked());
+  if (!segment_fd_) NETQOS_RETURN_IF_ERROR(OpenSegmentLocked());
 
-  Status st = AsIoError(WriteAll(segment_fd_, line, current_.path));
+  Status st = AsIoError(WriteAll(segment_fd_.get(), line, current_.path));
   if (!st.ok()) {
     // Cut the partial line off so later records do not follow garbage.
-    if (::ftruncate(segment_fd_, static_cast<off_t>(current_bytes_)) != 0) {
+    if (::ftruncate(segment_fd_.get(), static_cast<off_t>(current_bytes_)) != 0) {
       failed_ = Status(StatusCode::kInternal,
                        "journal disabled: " + SysError("ftruncate", current_.path, errno) +
                            " after " + st.message());
@@ -681,21 +672,22 @@ Status FileStateStore::Sync(uint64_t seq) {
     // BeginSnapshot may seal (and close) the segment meanwhile; a sealed segment was flushed
     // whole before it was closed, so no descriptor means nothing is left to flush.
     uint64_t target = 0;
-    int fd = -1;
+    Fd fd;
     std::string path;
     Status flushed;
     {
       std::lock_guard lock(mu_);
       target = next_seq_ - 1;
       path = current_.path;
-      if (segment_fd_ >= 0) {
-        fd = ::fcntl(segment_fd_, F_DUPFD_CLOEXEC, 0);
-        if (fd < 0) flushed = IoError("dup", path, errno);
+      if (segment_fd_) {
+        fd.reset(::fcntl(segment_fd_.get(), F_DUPFD_CLOEXEC, 0));
+        if (!fd) flushed = IoError("dup", path, errno);
       }
     }
-    if (fd >= 0) {
-      if (::fdatasync(fd) != 0) flushed = IoError("fdatasync", path, errno);
-      ::close(fd);
+    const bool had_segment = static_cast<bool>(fd);
+    if (fd) {
+      if (::fdatasync(fd.get()) != 0) flushed = IoError("fdatasync", path, errno);
+      fd.reset();
     }
     if (!flushed.ok()) {
       // After a failed fdatasync the kernel may have dropped the dirty pages and a retry can
@@ -705,7 +697,7 @@ Status FileStateStore::Sync(uint64_t seq) {
     }
     sync_lock.lock();
     syncing_ = false;
-    if (fd >= 0) ++flushes_;
+    if (had_segment) ++flushes_;
     if (flushed.ok()) {
       durable_seq_ = std::max(durable_seq_, target);
     } else if (sync_failed_.ok()) {
@@ -731,13 +723,12 @@ Result<uint64_t> FileStateStore::BeginSnapshot() {
   if (!loaded_) {
     return FailedPrecondition("checkpoint store " + options_.dir + ": BeginSnapshot before Load");
   }
-  if (segment_fd_ >= 0) {
+  if (segment_fd_) {
     // Written records may still wait for their group flush: flush them here (a leader in flight
     // holds its own descriptor), so a sealed segment is durable whole and Sync need not reopen it.
-    const bool flushed = ::fdatasync(segment_fd_) == 0;
+    const bool flushed = ::fdatasync(segment_fd_.get()) == 0;
     const int err = errno;
-    ::close(segment_fd_);
-    segment_fd_ = -1;
+    segment_fd_.reset();
     sealed_.push_back(current_);
     if (!flushed) {
       failed_ = IoError("fdatasync", current_.path, err);
@@ -758,11 +749,12 @@ Result<uint64_t> FileStateStore::BeginSnapshot() {
 Status FileStateStore::WriteSnapshotFile(const std::string& contents) {
   const std::string tmp = options_.dir + "/" + TempPrefix() + std::to_string(::getpid()) + "-" +
                           std::to_string(++tmp_counter_);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return IoError("open", tmp, errno);
-  Status st = AsIoError(WriteAll(fd, contents, tmp));
-  if (st.ok() && ::fsync(fd) != 0) st = IoError("fsync", tmp, errno);
-  if (::close(fd) != 0 && st.ok()) st = IoError("close", tmp, errno);
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!fd) return IoError("open", tmp, errno);
+  Status st = AsIoError(WriteAll(fd.get(), contents, tmp));
+  if (st.ok() && ::fsync(fd.get()) != 0) st = IoError("fsync", tmp, errno);
+  // close() is checked here: some file systems report a failed write-back only there.
+  if (::close(fd.release()) != 0 && st.ok()) st = IoError("close", tmp, errno);
   if (st.ok() && ::rename(tmp.c_str(), snapshot_path_.c_str()) != 0) {
     st = Internal("rename(" + tmp + ", " + snapshot_path_ + "): " + std::strerror(errno));
   }

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "checkpoint/katalyst_checksum.h"
+#include "common/fd.h"
 #include "common/status.h"
 #include "core/state_store.h"
 
@@ -143,10 +144,10 @@ class FileStateStore final : public core::StateStore {
 
   mutable std::mutex mu_;  // guards everything below; never held while a snapshot is written
   bool loaded_ = false;
-  int dir_lock_fd_ = -1;  // flock(LOCK_EX) on options_.dir from Load on
-  Status failed_;         // set when an fdatasync failed: the journal can no longer be trusted
+  Fd dir_lock_fd_;  // flock(LOCK_EX) on options_.dir from Load on
+  Status failed_;   // set when an fdatasync failed: the journal can no longer be trusted
   uint64_t next_seq_ = 1;
-  int segment_fd_ = -1;  // the open segment, -1 until the next Append opens one
+  Fd segment_fd_;  // the open segment; none until the next Append opens one
   Segment current_;
   uint64_t current_bytes_ = 0;
   std::vector<Segment> sealed_;
