@@ -157,6 +157,22 @@ TEST_CASE("libcgroup: a tree libcgroup does not know is walked the same way with
   CHECK(missing.code() == netqos::StatusCode::kNotFound);
 }
 
+// The mount point of every hierarchy in libcgroup's table (v1 and v2), each once.
+const std::vector<std::string>& AllHierarchies() {
+  static const std::vector<std::string> roots = [] {
+    std::vector<std::string> out;
+    void* handle = nullptr;
+    cgroup_mount_point info{};
+    for (int rc = cgroup_get_controller_begin(&handle, &info); rc == 0;
+         rc = cgroup_get_controller_next(&handle, &info)) {
+      if (std::find(out.begin(), out.end(), info.path) == out.end()) out.push_back(info.path);
+    }
+    cgroup_get_controller_end(&handle);
+    return out;
+  }();
+  return roots;
+}
+
 // If this starts failing, libcgroup learned to make controller-less v2 cgroups: create the test
 // and demo cgroups with it (tests/support/cgroup_fixture.h) instead of mkdir(2).
 TEST_CASE(
@@ -169,10 +185,21 @@ TEST_CASE(
   struct cgroup* cg = cgroup_new_cgroup(name.c_str());
   REQUIRE(cg != nullptr);
   const int created = cgroup_create_cgroup(cg, 0);
-  struct stat st {};
-  const bool exists = ::stat((mount + "/" + name).c_str(), &st) == 0;
+  // Where it could have made one: every hierarchy libcgroup knows, v1 ones included (with
+  // controllers added it creates in each of theirs). Whatever appeared is removed again.
+  std::vector<std::string> made_where;
+  for (const std::string& root : AllHierarchies()) {
+    const std::string dir = root + "/" + name;
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0) {
+      made_where.push_back(dir);
+      ::rmdir(dir.c_str());
+    }
+  }
   INFO("cgroup_create_cgroup returned " << created << " (" << cgroup_strerror(created) << ")");
-  CHECK_FALSE(exists);  // "success" or not, nothing was made
+  CHECK(made_where.empty());  // "success" or not, nothing was made
+  CHECK(std::find(AllHierarchies().begin(), AllHierarchies().end(), mount) !=
+        AllHierarchies().end());
 
   TestCgroup made(name);  // made the way netqos makes them
   const pid_t child = ::fork();

@@ -231,32 +231,6 @@ Result<core::Topology> KernelTopologySource::Read() {
   return std::move(report.topology);
 }
 
-Status KernelTopologySource::Watch(std::function<void(core::Topology)> on_change) {
-  if (thread_.joinable()) return FailedPrecondition("kernel topology source already watched");
-  // inotify on the namespace directories: bind-mount files appear and disappear there. Without
-  // it (out of instances) namespaces are re-listed at the retry and resync deadlines only.
-  NETQOS_ASSIGN_OR_RETURN(watch_, os::InotifyWatch::Create(os::InotifyWatch::Inotify::kOptional));
-  if (!watch_->has_inotify()) {
-    spdlog::warn(
-        "kernel topology watch: no inotify instance (fs.inotify.max_user_instances?); namespaces "
-        "are re-listed only at resync");
-  }
-  try {
-    thread_ = std::thread([this, cb = std::move(on_change)] {
-      try {
-        WatchLoop(cb);
-      } catch (const std::exception& e) {
-        spdlog::error("kernel topology watch stopped error=\"{}\"", e.what());
-      } catch (...) {
-        spdlog::error("kernel topology watch stopped error=unknown");
-      }
-    });
-  } catch (const std::system_error& e) {
-    return Internal(std::string("starting the kernel topology watch thread: ") + e.what());
-  }
-  return Status::Ok();
-}
-
 // The watch thread's state and its phases: inotify on the namespace directories, one netlink
 // link monitor per namespace, and the debounce / retry / resync deadlines that decide when to
 // discover again.
@@ -292,10 +266,6 @@ class KernelTopologySource::Watcher {
   std::chrono::milliseconds backoff_ = kFirstRetry;
   Clock::time_point next_resync_{};
 };
-
-void KernelTopologySource::WatchLoop(std::function<void(core::Topology)> on_change) {
-  Watcher(*this, std::move(on_change)).Run();
-}
 
 // inotify on the namespace directories: bind-mount files appear and disappear there.
 void KernelTopologySource::Watcher::WatchDirs() {
@@ -474,6 +444,32 @@ void KernelTopologySource::Watcher::Run() {
     if (!WaitOnce(&event)) return;
     AfterWait(event);
   }
+}
+
+Status KernelTopologySource::Watch(std::function<void(core::Topology)> on_change) {
+  if (thread_.joinable()) return FailedPrecondition("kernel topology source already watched");
+  // inotify on the namespace directories: bind-mount files appear and disappear there. Without
+  // it (out of instances) namespaces are re-listed at the retry and resync deadlines only.
+  NETQOS_ASSIGN_OR_RETURN(watch_, os::InotifyWatch::Create(os::InotifyWatch::Inotify::kOptional));
+  if (!watch_->has_inotify()) {
+    spdlog::warn(
+        "kernel topology watch: no inotify instance (fs.inotify.max_user_instances?); namespaces "
+        "are re-listed only at resync");
+  }
+  try {
+    thread_ = std::thread([this, cb = std::move(on_change)] {
+      try {
+        Watcher(*this, cb).Run();
+      } catch (const std::exception& e) {
+        spdlog::error("kernel topology watch stopped error=\"{}\"", e.what());
+      } catch (...) {
+        spdlog::error("kernel topology watch stopped error=unknown");
+      }
+    });
+  } catch (const std::system_error& e) {
+    return Internal(std::string("starting the kernel topology watch thread: ") + e.what());
+  }
+  return Status::Ok();
 }
 
 }  // namespace netqos::topology

@@ -71,7 +71,6 @@ class KernelTopologySource final : public core::TopologySource {
  private:
   class Watcher;  // the watch thread's state and phases (kernel_topology_source.cc)
   explicit KernelTopologySource(Options options);
-  void WatchLoop(std::function<void(core::Topology)> on_change);
   void RecordNamespaceErrors(const std::vector<std::string>& errors);
 
   Options options_;
