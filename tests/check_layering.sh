@@ -10,6 +10,9 @@
 # 4. The CLI and the daemon share only what they both print: ctl/ includes no server side
 #    (grpc/, service/, app/), app/ includes nothing of ctl/, and render/ needs only common/ and the
 #    generated API. userspace/CMakeLists.txt checks that the link lists agree.
+# 5. The reconciler (userspace/enforce, outside enforce/kernel) reaches the kernel only through its
+#    ports: no bpf/, os/ or enforce/kernel/, and no shaping/ header that talks netlink (one that
+#    includes os/). Its kernel adapters live in enforce/kernel.
 set -euo pipefail
 cd "$(dirname "$0")/../userspace"
 include='^[[:space:]]*#[[:space:]]*include'
@@ -27,7 +30,7 @@ report "userspace/os includes a netqos layer other than common/ and os/" \
   "$(grep -nE "$include"'[[:space:]]*"' -- os/*.h os/*.cc |
      grep -vE '"(os|common)/[a-z_]+\.h"' || true)"
 report "an adapter includes topology/ (shared pieces belong in os/)" \
-  "$(grep -nE "$include"'[[:space:]]*"topology/' -- shaping/* bpf/* enforce/* cgroup/* || true)"
+  "$(grep -nE "$include"'[[:space:]]*"topology/' -- shaping/* bpf/* enforce/*.h enforce/*.cc enforce/kernel/* cgroup/* || true)"
 report "ctl/ includes a server-side layer (grpc/, service/ or app/)" \
   "$(grep -nE "$include"'[[:space:]]*"(grpc|service|app)/' -- ctl/* || true)"
 report "app/ includes ctl/ (what both print lives in render/)" \
@@ -35,6 +38,11 @@ report "app/ includes ctl/ (what both print lives in render/)" \
 report "render/ includes something other than common/, render/ and the generated API" \
   "$(grep -nE "$include"'[[:space:]]*"' -- render/* |
      grep -vE '"(common|render)/[a-z_]+\.h"|"netqos/admin/v1/admin\.pb\.h"' || true)"
+netlink_shaping=$(grep -lE "$include"'[[:space:]]*"os/' -- shaping/*.h | sed 's|^|"|; s|$|"|' |
+  paste -sd'|' | sed 's/[.]/[.]/g')
+report "enforce/ includes a kernel layer (bpf/, os/, enforce/kernel/ or a netlink shaping/ header)" \
+  "$(grep -nE "$include"'[[:space:]]*"(bpf|os|enforce/kernel)/' -- enforce/*.h enforce/*.cc || true
+     grep -nE "$include[[:space:]]*(${netlink_shaping:-\"-\"})" -- enforce/*.h enforce/*.cc || true)"
 ((failed == 0)) || exit 1
 echo "layering: core is pure; os/ depends on common/ only; no adapter includes topology/;" \
-  "ctl/ and app/ share only render/"
+  "ctl/ and app/ share only render/; enforce/ reaches the kernel through enforce/kernel only"

@@ -30,7 +30,7 @@
 
 #include "bpf/dataplane.h"
 #include "bpf/nic_attach.h"
-#include "shaping/htb_class_stats.h"
+#include "shaping/htb_class_stats_reader.h"
 #include "shaping/htb_installer.h"
 #include "shaping/htb_plan.h"
 #include "support/bpffs_fixture.h"

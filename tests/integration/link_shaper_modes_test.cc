@@ -12,7 +12,7 @@
 
 #include "bpf/dataplane.h"
 #include "core/types.h"
-#include "enforce/link_shaper.h"
+#include "enforce/kernel/kernel_link_shaper.h"
 #include "shaping/htb_plan.h"
 #include "shaping/qdisc_probe.h"
 #include "shaping/queue_qdiscs.h"

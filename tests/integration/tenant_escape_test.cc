@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "bpf/pinned_maps.h"
-#include "shaping/htb_class_stats.h"
+#include "shaping/htb_class_stats_reader.h"
 #include "support/daemon_fixture.h"
 #include "support/pod_netns.h"
 

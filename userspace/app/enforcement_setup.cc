@@ -16,7 +16,7 @@
 #include "cri/cri_endpoint.h"
 #include "cri/cri_pod_source.h"
 #include "enforce/desired_state.h"
-#include "enforce/kernel_class_stats.h"
+#include "enforce/kernel/kernel_class_stats.h"
 #include "enforce/pod_list_reader.h"
 #include "shaping/qdisc_probe.h"
 #include "shaping/shaping_mode.h"

@@ -11,11 +11,11 @@
 #include "bpf/dataplane.h"
 #include "cgroup/pod_source.h"
 #include "common/status.h"
-#include "enforce/bpf_class_table.h"
-#include "enforce/bpf_edt_rate_table.h"
-#include "enforce/bpf_pod_address_table.h"
 #include "enforce/enforcer.h"
-#include "enforce/link_shaper.h"
+#include "enforce/kernel/bpf_class_table.h"
+#include "enforce/kernel/bpf_edt_rate_table.h"
+#include "enforce/kernel/bpf_pod_address_table.h"
+#include "enforce/kernel/kernel_link_shaper.h"
 #include "service/allocation_service.h"
 
 namespace netqos::app {

@@ -37,7 +37,7 @@ struct LinkClassStats {
   shaping::HtbClassStatsMap ingress;
 };
 
-// Reads a link's class counters (the kernel: enforce/kernel_class_stats.h).
+// Reads a link's class counters (the kernel: enforce/kernel/kernel_class_stats.h).
 using ReadLinkClassStats = std::function<Result<LinkClassStats>(const core::Nic& nic)>;
 
 // A container's own leaf in one direction.

@@ -1,20 +1,14 @@
-// Puts netqos's shaping on one NIC, in the NIC's own network namespace: on egress, by the NIC's
-// shaping mode (shaping/shaping_mode.h), either the HTB tree at the NIC's root or (EDT) fq under
-// each TX queue of its mq root, with the NIC's egress program in the matching mode; an IFB
-// carrying the ingress tree, the tc-ingress classifier and the act_mirred filter that redirect to
-// it (both modes); and (optionally) net.ipv4.ip_forward_update_priority=0. What it installed, and
-// the root qdisc layout it found, are recorded in a file so `netqosd --uninstall` can take it all
-// away and give the NIC back its qdiscs.
+// The port through which the enforcer shapes one NIC: on egress, by the NIC's shaping mode
+// (shaping/shaping_mode.h), either an HTB tree at the NIC's root or (EDT) fq under each TX queue
+// with per-container rates in a map; on ingress an HTB tree on the NIC's IFB. The kernel adapter
+// is enforce/kernel/kernel_link_shaper.h; unit tests use a fake.
 #pragma once
 
 #include <string>
-#include <vector>
 
 #include "common/status.h"
 #include "core/types.h"
 #include "shaping/htb_plan.h"
-#include "shaping/qdisc_probe.h"
-#include "shaping/queue_qdiscs.h"
 #include "shaping/shaping_mode.h"
 
 namespace netqos::enforce {
@@ -28,64 +22,9 @@ class LinkShaper {
                                             const shaping::HtbPlan& ingress) = 0;
 };
 
-// "nqifb<ifindex>": unique per namespace and within IFNAMSIZ.
+// The IFB that carries a NIC's ingress tree: "nqifb<ifindex>", unique per namespace and within
+// IFNAMSIZ.
+inline constexpr char kIfbPrefix[] = "nqifb";
 std::string IfbNameFor(int ifindex);
-
-struct InstalledLink {
-  std::string netns;       // "" = host
-  std::string netns_path;  // "" = host
-  std::string name;
-  int forward_priority_before = -1;  // sysctl value before netqos set it; -1 = untouched
-  // IFBs created for this link. A NIC deleted and re-created gets a new ifindex and so a new
-  // IFB; the earlier ones are removed when it is shaped again, or by --uninstall.
-  std::vector<std::string> ifbs;
-  std::string mode;  // "htb" or "edt": the egress mode last applied
-  // The root qdisc layout before netqos first changed it (root_kind "" = unknown or none).
-  shaping::QueueLayout before;
-};
-
-// The record holds one entry of about 250 bytes per NIC netqos shaped: even thousands of VFs
-// stay far below this. A larger file was not written by netqos and is refused unread.
-inline constexpr size_t kMaxInstalledLinksBytes = size_t{4} << 20;
-
-// The record of installed links (JSON). A missing (or unreadable) file is an empty list; one over
-// kMaxInstalledLinksBytes is InvalidArgument naming the file and the limit.
-Result<std::vector<InstalledLink>> LoadInstalledLinks(const std::string& path);
-Status SaveInstalledLinks(const std::string& path, const std::vector<InstalledLink>& links);
-
-struct KernelLinkShaperOptions {
-  std::string pin_dir;      // where the dataplane's maps are pinned (the ingress program uses them)
-  std::string record_path;  // the installed-links record
-  bool replace_root_qdisc = false;
-  bool keep_forwarded_priority = true;
-  // Received packets of no class go through the IFB too (the unclassified level's ceiling is
-  // below the link); otherwise only those of classes flagged kClassIngressShaped do.
-  bool redirect_unclassified = false;
-  // --shaping-mode; kHtb unless told (tests that build a shaper directly get today's HTB).
-  shaping::ShapingMode mode = shaping::ShapingMode::kHtb;
-  // Whether the kernel has sch_fq (shaping::ProbeQdiscKind("fq")); consulted for auto and edt.
-  shaping::QdiscSupport fq;
-};
-
-class KernelLinkShaper : public LinkShaper {
- public:
-  explicit KernelLinkShaper(KernelLinkShaperOptions options) : options_(std::move(options)) {}
-  Result<shaping::ModeChoice> Apply(const core::Nic& nic, const shaping::HtbPlan& egress,
-                                    const shaping::HtbPlan& ingress) override;
-
- private:
-  Status Record(const core::Nic& nic, int forward_priority_before,
-                const std::vector<std::string>& ifbs, const std::string& mode,
-                const shaping::QueueLayout& before);
-  KernelLinkShaperOptions options_;
-};
-
-// Removes, for each recorded link (and each extra one), the HTB trees or the EDT root, the IFB
-// and both classifiers (and the clsact qdisc when nothing else uses it), puts back the mq root and
-// its queues' qdisc kinds the link had before, restores the sysctl, and deletes the record. Links
-// or namespaces that are gone are skipped; every other failure is returned (joined) after trying
-// the rest.
-Status RemoveInstalledLinks(const std::string& record_path,
-                            const std::vector<InstalledLink>& extra);
 
 }  // namespace netqos::enforce

@@ -1,4 +1,4 @@
-#include "enforce/bpf_class_table.h"
+#include "enforce/kernel/bpf_class_table.h"
 
 static_assert(netqos::enforce::kClassIngressShaped == NETQOS_CLASS_F_INGRESS_SHAPED);
 

@@ -1,4 +1,4 @@
-#include "enforce/bpf_pod_address_table.h"
+#include "enforce/kernel/bpf_pod_address_table.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "enforce/bpf_edt_rate_table.h"
+#include "enforce/kernel/bpf_edt_rate_table.h"
 
 namespace netqos::enforce {
 

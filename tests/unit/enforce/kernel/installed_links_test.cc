@@ -1,5 +1,7 @@
 // The installed-links record (what `netqosd --uninstall` removes): round trip, including the IFBs
 // of NICs that were deleted and re-created, and records written before IFBs were listed.
+#include "enforce/kernel/installed_links.h"
+
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -7,8 +9,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
-
-#include "enforce/link_shaper.h"
 
 using netqos::enforce::InstalledLink;
 using netqos::enforce::LoadInstalledLinks;

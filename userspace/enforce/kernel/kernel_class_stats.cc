@@ -1,8 +1,8 @@
-#include "enforce/kernel_class_stats.h"
+#include "enforce/kernel/kernel_class_stats.h"
 
 #include "enforce/link_shaper.h"
 #include "os/netns_exec.h"
-#include "shaping/htb_class_stats.h"
+#include "shaping/htb_class_stats_reader.h"
 
 namespace netqos::enforce {
 
