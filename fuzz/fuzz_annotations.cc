@@ -6,15 +6,24 @@
 // - a qos_level annotation value (ResolveQosLevel) and a net_class_id value (ParseNetClassId),
 //   both against simple oracles;
 // - a NUMA list ("0-1,3", the checkpoint's numa_node) and an IP address (topology files), each
-//   round-tripped through its formatter.
+//   round-tripped through its formatter;
+// - a kubernetes.io/*-bandwidth value (ParseBandwidthQuantity), against a regular expression of
+//   Kubernetes' quantity grammar and a long double evaluation, and round-tripped.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/bandwidth_quantity.h"
 #include "core/config.h"
 #include "core/constants.h"
 #include "core/ip_format.h"
@@ -239,6 +248,63 @@ void CheckIp(const std::string& text) {
   FUZZ_CHECK(normalized.ok() && *normalized == printed, "NormalizeIp is parse + format");
 }
 
+// The quantity's value by an independent route: a regular expression for the grammar, strtold
+// for the number; nullopt when the grammar refuses it.
+std::optional<long double> ApproxQuantity(const std::string& text) {
+  static const std::regex grammar(
+      "([+-]?(?:[0-9]+[.]?[0-9]*|[.][0-9]+))(|[numkMGTPE]|[KMGTPE]i|[eE]([+-]?[0-9]+))");
+  std::smatch m;
+  if (!std::regex_match(text, m, grammar)) return std::nullopt;
+  long double scale = 1;
+  const std::string suffix = m[2];
+  if (m[3].matched) {
+    errno = 0;
+    const long long exp = std::strtoll(m[3].str().c_str(), nullptr, 10);
+    if (errno == ERANGE) return std::nullopt;  // not an int64_t exponent
+    scale = std::pow(10.0L, static_cast<long double>(std::clamp(exp, -4000LL, 4000LL)));
+  } else if (suffix.size() == 2) {
+    scale = std::pow(1024.0L, static_cast<long double>(std::string("KMGTPE").find(suffix[0]) + 1));
+  } else if (!suffix.empty()) {
+    const int exp[] = {-9, -6, -3, 3, 6, 9, 12, 15, 18};
+    scale = std::pow(10.0L, exp[std::string("numkMGTPE").find(suffix[0])]);
+  }
+  return std::strtold(m[1].str().c_str(), nullptr) * scale;
+}
+
+void CheckBandwidthQuantity(const std::string& text) {
+  auto bps = core::ParseBandwidthQuantity(text);
+  if (text.size() > core::kMaxQuantityLength) {
+    FUZZ_CHECK(!bps.ok(), "an over-long quantity is refused unread");
+    return;
+  }
+  const auto approx = ApproxQuantity(text);
+  if (!approx) {
+    FUZZ_CHECK(!bps.ok(), "only Kubernetes' grammar parses");
+    return;
+  }
+  // strtold and powl are not exact (the parser is): within `slack` of an integer the oracle
+  // cannot tell which side the value is on, anywhere else it must round up exactly.
+  const long double slack = 1e-9L + std::fabs(*approx) * 1e-17L;
+  if (bps.ok()) {
+    const long double v = static_cast<long double>(*bps);
+    const long double nearest = std::round(*approx);
+    if (std::fabs(*approx - nearest) <= slack) {
+      FUZZ_CHECK(v == nearest || v == nearest + 1, "the value is the quantity rounded up");
+    } else {
+      FUZZ_CHECK(v == std::ceil(*approx), "the value is the quantity rounded up");
+    }
+    FUZZ_CHECK(*bps >= core::kMinAnnotatedBitsPerSecond && *bps <= core::kMaxAnnotatedBitsPerSecond,
+               "only values within the kubelet's bounds are accepted");
+    auto again = core::ParseBandwidthQuantity(std::to_string(*bps));
+    FUZZ_CHECK(again.ok() && *again == *bps, "the value prints back as a plain quantity");
+  } else {
+    const long double lo = static_cast<long double>(core::kMinAnnotatedBitsPerSecond);
+    const long double hi = static_cast<long double>(core::kMaxAnnotatedBitsPerSecond);
+    FUZZ_CHECK(*approx <= lo - 1 + slack || *approx > hi - slack,
+               "a grammatical quantity is refused only out of bounds");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -249,5 +315,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckNetClassId(text);
   CheckNumaList(text);
   CheckIp(text);
+  CheckBandwidthQuantity(text);
   return 0;
 }
