@@ -47,7 +47,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using netqos::bpf::Counters;
+using netqos::TrafficCounters;
 using netqos::bpf::PinnedMaps;
 using netqos::shaping::HtbClassStats;
 using netqos::shaping::HtbClassStatsReader;
@@ -166,7 +166,7 @@ HtbClassStatsReader MustStatsReader() {
   return std::move(reader).value();
 }
 
-Counters MustCounters(const PinnedMaps& maps, uint64_t cgroup_id) {
+TrafficCounters MustCounters(const PinnedMaps& maps, uint64_t cgroup_id) {
   auto c = maps.ContainerCounters(cgroup_id);
   INFO(c.status().message());
   REQUIRE(c.ok());
@@ -269,17 +269,17 @@ TEST_CASE("tenant escape: SO_PRIORITY set to another container's leaf takes noth
     struct Sample {
       TrafficClock::time_point t;
       HtbClassStats v, a;
-      Counters victim;
+      TrafficCounters victim;
     };
     // The leaves (netlink, in-process: well under a millisecond) between two reads of the
     // victim's counters, whose mean stands for the moment the leaves were read.
     auto sample = [&] {
       Sample s;
-      const Counters c0 = MustCounters(*maps, id_v);
+      const TrafficCounters c0 = MustCounters(*maps, id_v);
       const auto t0 = TrafficClock::now();
       auto classes = stats.Read(env.veth().ifindex);
       s.t = t0 + (TrafficClock::now() - t0) / 2;
-      const Counters c1 = MustCounters(*maps, id_v);
+      const TrafficCounters c1 = MustCounters(*maps, id_v);
       INFO(classes.status().message());
       REQUIRE(classes.ok());
       s.victim.tx_packets = (c0.tx_packets + c1.tx_packets) / 2;
@@ -377,16 +377,16 @@ TEST_CASE(
     TrafficClock::time_point t;
     HtbClassStats leaf;
     LinkCounters sent;
-    Counters counted;
+    TrafficCounters counted;
   };
   auto sample = [&] {
     Sample s;
-    const Counters c0 = MustCounters(*maps, id);
+    const TrafficCounters c0 = MustCounters(*maps, id);
     const auto t0 = TrafficClock::now();
     auto classes = stats.Read(env.veth().ifindex);
     s.sent = ReadLinkCounters("", host);
     s.t = t0 + (TrafficClock::now() - t0) / 2;
-    const Counters c1 = MustCounters(*maps, id);
+    const TrafficCounters c1 = MustCounters(*maps, id);
     INFO(classes.status().message());
     REQUIRE(classes.ok());
     s.leaf = (*classes)[prio];

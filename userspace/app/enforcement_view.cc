@@ -7,16 +7,8 @@
 namespace netqos::app {
 namespace {
 
-service::TrafficCounters Convert(const bpf::Counters& c) {
-  return {c.tx_bytes, c.tx_packets, c.rx_bytes, c.rx_packets, c.drops};
-}
-
-service::QueueCounters Convert(const shaping::HtbClassStats& s) {
-  return {s.bytes, s.packets, s.drops, s.overlimits, s.backlog_bytes, s.backlog_packets};
-}
-
 service::LeafQueue Convert(const enforce::LeafQueue& q) {
-  return {q.device, shaping::HandleText(q.handle), Convert(q.stats), q.error};
+  return {q.device, shaping::HandleText(q.handle), q.counters, q.error};
 }
 
 std::string LevelName(uint8_t level) {
@@ -67,7 +59,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     c.allocated_mbps = d.egress_mbps;
     if (with_counters && stack_->dataplane) {
       if (auto counters = stack_->dataplane->ContainerCounters(id); counters.ok()) {
-        c.counters = Convert(*counters);
+        c.counters = *counters;
       }
     }
     if (auto q = queues.containers.find(id); q != queues.containers.end()) {
@@ -87,12 +79,12 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     ce.net_class_id = cls;
     if (with_counters && stack_->dataplane) {
       if (auto counters = stack_->dataplane->ClassCounters(cls); counters.ok()) {
-        ce.counters = Convert(*counters);
+        ce.counters = *counters;
       }
     }
     if (auto q = queues.classes.find(cls); q != queues.classes.end()) {
-      ce.egress_queue = Convert(q->second.egress);
-      ce.ingress_queue = Convert(q->second.ingress);
+      ce.egress_queue = q->second.egress;
+      ce.ingress_queue = q->second.ingress;
       ce.counters.drops += ce.egress_queue.drops + ce.ingress_queue.drops;
     }
     r.classes.push_back(ce);

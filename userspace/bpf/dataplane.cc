@@ -296,12 +296,12 @@ Result<std::vector<std::pair<uint64_t, netqos_class>>> Dataplane::ListClasses() 
   return ReadClassMap(bpf_map__fd(skel_->maps.NETQOS_MAP_CLASS), kClassMapName);
 }
 
-Result<Counters> Dataplane::ContainerCounters(uint64_t cgroup_id) const {
+Result<TrafficCounters> Dataplane::ContainerCounters(uint64_t cgroup_id) const {
   return ReadSummedCounters(bpf_map__fd(skel_->maps.NETQOS_MAP_CG_STATS), kCgroupStatsMapName,
                             &cgroup_id);
 }
 
-Result<Counters> Dataplane::ClassCounters(uint32_t net_class_id) const {
+Result<TrafficCounters> Dataplane::ClassCounters(uint32_t net_class_id) const {
   return ReadSummedCounters(bpf_map__fd(skel_->maps.NETQOS_MAP_CLASS_STATS), kClassStatsMapName,
                             &net_class_id);
 }

@@ -15,7 +15,7 @@
 #include "bpf/cgroup_id.h"  // CgroupIdOf
 #include "bpf/libbpf_ptr.h"
 #include "bpf/map_migration.h"
-#include "bpf/pinned_maps.h"  // map names, ABI checks, Counters, the readers shared with netqosctl
+#include "bpf/pinned_maps.h"  // map names, ABI checks, the counter readers shared with netqosctl
 #include "common/status.h"
 #include "netqos_abi.h"
 
@@ -68,8 +68,8 @@ class Dataplane {
   Result<std::vector<std::pair<uint64_t, uint64_t>>> ListEdtRates() const;  // id -> bytes/s
 
   // Counters since the entry was first created; an id never seen yields all zeros.
-  Result<Counters> ContainerCounters(uint64_t cgroup_id) const;
-  Result<Counters> ClassCounters(uint32_t net_class_id) const;
+  Result<TrafficCounters> ContainerCounters(uint64_t cgroup_id) const;
+  Result<TrafficCounters> ClassCounters(uint32_t net_class_id) const;
 
   int EgressProgramFd() const;
   int RxProgramFd() const;

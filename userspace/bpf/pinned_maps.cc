@@ -40,12 +40,25 @@ Status WalkKeys(int fd, const char* map_name, Fn&& fn) {
 // Per-CPU values come back as one 8-byte-aligned slot per possible CPU.
 static_assert(sizeof(netqos_counters) % 8 == 0);
 
+// The kernel's value in the shared struct. TrafficCounters holds exactly the ABI's counters, so a
+// field added to netqos_counters without its member (and its line here) fails to compile.
+static_assert(sizeof(netqos_counters) == sizeof(TrafficCounters),
+              "every netqos_counters field has its TrafficCounters member, copied by FromAbi");
+TrafficCounters FromAbi(const netqos_counters& c) {
+  return {.tx_bytes = c.tx_bytes,
+          .tx_packets = c.tx_packets,
+          .rx_bytes = c.rx_bytes,
+          .rx_packets = c.rx_packets,
+          .drops = c.drops};
+}
+
 // ENOENT: *found = false and zeros.
-Status LookupSummed(int fd, const char* map_name, const void* key, Counters* out, bool* found) {
+Status LookupSummed(int fd, const char* map_name, const void* key, TrafficCounters* out,
+                    bool* found) {
   const int ncpu = libbpf_num_possible_cpus();
   if (ncpu <= 0) return ErrnoStatus("libbpf_num_possible_cpus", ncpu);
   std::vector<netqos_counters> per_cpu(static_cast<size_t>(ncpu));
-  *out = Counters{};
+  *out = TrafficCounters{};
   int err = bpf_map_lookup_elem(fd, key, per_cpu.data());
   if (err == -ENOENT) {
     *found = false;
@@ -53,21 +66,15 @@ Status LookupSummed(int fd, const char* map_name, const void* key, Counters* out
   }
   if (err) return ErrnoStatus(std::string("bpf_map_lookup_elem(") + map_name + ")", err);
   *found = true;
-  for (const netqos_counters& c : per_cpu) {
-    out->tx_bytes += c.tx_bytes;
-    out->tx_packets += c.tx_packets;
-    out->rx_bytes += c.rx_bytes;
-    out->rx_packets += c.rx_packets;
-    out->drops += c.drops;
-  }
+  for (const netqos_counters& c : per_cpu) AddCounters(*out, FromAbi(c));
   return Status::Ok();
 }
 
 template <typename Key>
-Result<std::vector<std::pair<Key, Counters>>> ReadAllCounters(int fd, const char* map_name) {
-  std::vector<std::pair<Key, Counters>> out;
+Result<std::vector<std::pair<Key, TrafficCounters>>> ReadAllCounters(int fd, const char* map_name) {
+  std::vector<std::pair<Key, TrafficCounters>> out;
   Status st = WalkKeys<Key>(fd, map_name, [&](Key key) {
-    Counters c;
+    TrafficCounters c;
     bool found = false;
     NETQOS_RETURN_IF_ERROR(LookupSummed(fd, map_name, &key, &c, &found));
     if (found) out.emplace_back(key, c);  // not found: deleted meanwhile
@@ -204,20 +211,20 @@ Result<std::vector<std::pair<uint64_t, netqos_class>>> ReadClassMap(int fd, cons
   return out;
 }
 
-Result<Counters> ReadSummedCounters(int fd, const char* map_name, const void* key) {
-  Counters c;
+Result<TrafficCounters> ReadSummedCounters(int fd, const char* map_name, const void* key) {
+  TrafficCounters c;
   bool found = false;
   NETQOS_RETURN_IF_ERROR(LookupSummed(fd, map_name, key, &c, &found));
   return c;
 }
 
-Result<std::vector<std::pair<uint64_t, Counters>>> ReadAllContainerCounters(int fd,
-                                                                            const char* map_name) {
+Result<std::vector<std::pair<uint64_t, TrafficCounters>>> ReadAllContainerCounters(
+    int fd, const char* map_name) {
   return ReadAllCounters<uint64_t>(fd, map_name);
 }
 
-Result<std::vector<std::pair<uint32_t, Counters>>> ReadAllClassCounters(int fd,
-                                                                        const char* map_name) {
+Result<std::vector<std::pair<uint32_t, TrafficCounters>>> ReadAllClassCounters(
+    int fd, const char* map_name) {
   return ReadAllCounters<uint32_t>(fd, map_name);
 }
 
@@ -326,15 +333,15 @@ Result<std::optional<netqos_class>> PinnedMaps::Class(uint64_t cgroup_id) const 
   return std::optional<netqos_class>(cls);
 }
 
-Result<Counters> PinnedMaps::ContainerCounters(uint64_t cgroup_id) const {
+Result<TrafficCounters> PinnedMaps::ContainerCounters(uint64_t cgroup_id) const {
   return ReadSummedCounters(cg_stats_fd_.get(), kCgroupStatsMapName, &cgroup_id);
 }
 
-Result<std::vector<std::pair<uint64_t, Counters>>> PinnedMaps::AllContainerCounters() const {
+Result<std::vector<std::pair<uint64_t, TrafficCounters>>> PinnedMaps::AllContainerCounters() const {
   return ReadAllContainerCounters(cg_stats_fd_.get(), kCgroupStatsMapName);
 }
 
-Result<std::vector<std::pair<uint32_t, Counters>>> PinnedMaps::AllClassCounters() const {
+Result<std::vector<std::pair<uint32_t, TrafficCounters>>> PinnedMaps::AllClassCounters() const {
   return ReadAllClassCounters(class_stats_fd_.get(), kClassStatsMapName);
 }
 

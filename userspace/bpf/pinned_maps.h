@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/counters.h"
 #include "common/fd.h"
 #include "common/status.h"
 #include "netqos_abi.h"
@@ -45,28 +46,19 @@ inline constexpr const char* kSockoptLinkPin = "link_cgroup_setsockopt";  // net
 inline constexpr const char* kLegacyEgressLinkPin = "link_egress";
 inline constexpr const char* kLegacyRxLinkPin = "link_ingress";
 
-// Sum over CPUs of a per-CPU netqos_counters value.
-struct Counters {
-  uint64_t tx_bytes = 0;
-  uint64_t tx_packets = 0;
-  uint64_t rx_bytes = 0;
-  uint64_t rx_packets = 0;
-  uint64_t drops = 0;
-};
-
 // --- readers over a map fd (the daemon's own maps or pins opened here) ---
 
 // Every entry of a class map (cgroup id -> netqos_class). Entries deleted while iterating are
 // skipped.
 Result<std::vector<std::pair<uint64_t, netqos_class>>> ReadClassMap(int fd, const char* map_name);
-// One per-CPU counters value, summed; a missing key yields zeros.
-Result<Counters> ReadSummedCounters(int fd, const char* map_name, const void* key);
+// One per-CPU counters value, summed over CPUs; a missing key yields zeros.
+Result<TrafficCounters> ReadSummedCounters(int fd, const char* map_name, const void* key);
 // Every entry of a per-CPU counters map, summed per key. Key types: uint64_t (cgroup id) for
 // netqos_cgst, uint32_t (class id) for netqos_clst.
-Result<std::vector<std::pair<uint64_t, Counters>>> ReadAllContainerCounters(int fd,
-                                                                            const char* map_name);
-Result<std::vector<std::pair<uint32_t, Counters>>> ReadAllClassCounters(int fd,
-                                                                        const char* map_name);
+Result<std::vector<std::pair<uint64_t, TrafficCounters>>> ReadAllContainerCounters(
+    int fd, const char* map_name);
+Result<std::vector<std::pair<uint32_t, TrafficCounters>>> ReadAllClassCounters(
+    int fd, const char* map_name);
 
 // --- what is pinned, for `netqosctl status` ---
 
@@ -126,9 +118,9 @@ class PinnedMaps {
   Result<std::vector<std::pair<uint64_t, netqos_class>>> Classes() const;
   // nullopt when the cgroup has no entry.
   Result<std::optional<netqos_class>> Class(uint64_t cgroup_id) const;
-  Result<Counters> ContainerCounters(uint64_t cgroup_id) const;
-  Result<std::vector<std::pair<uint64_t, Counters>>> AllContainerCounters() const;
-  Result<std::vector<std::pair<uint32_t, Counters>>> AllClassCounters() const;
+  Result<TrafficCounters> ContainerCounters(uint64_t cgroup_id) const;
+  Result<std::vector<std::pair<uint64_t, TrafficCounters>>> AllContainerCounters() const;
+  Result<std::vector<std::pair<uint32_t, TrafficCounters>>> AllClassCounters() const;
 
  private:
   PinnedMaps() = default;

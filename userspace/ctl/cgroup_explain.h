@@ -21,7 +21,7 @@ struct CgroupFacts {
   bool pinned_read = false;
   std::string pinned_error;  // why not read, with what to do
   std::optional<netqos_class> entry;
-  std::optional<bpf::Counters> counters;
+  std::optional<TrafficCounters> counters;
   bool daemon_reached = false;
   std::string daemon_error;
   std::string mode;                                           // the daemon's enforcement mode

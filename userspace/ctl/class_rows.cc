@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/tc_handle.h"
+#include "render/counters_proto.h"
 #include "render/table.h"
 
 namespace netqos::ctl {
@@ -47,26 +48,19 @@ std::string HumanCount(uint64_t v) {
   return HumanRate(static_cast<double>(v));
 }
 
-Json CountersJson(const bpf::Counters& c) {
-  return {{"tx_bytes", c.tx_bytes},
-          {"tx_packets", c.tx_packets},
-          {"rx_bytes", c.rx_bytes},
-          {"rx_packets", c.rx_packets},
-          {"drops", c.drops}};
+namespace {
+
+template <typename Counters>
+Json FieldsJson(const Counters& c) {
+  Json j = Json::object();
+  for (const auto& f : CounterFields<Counters>::kAll) j[std::string(f.name)] = c.*f.member;
+  return j;
 }
 
-bpf::Counters FromProto(const admin::TrafficCounters& c) {
-  return {c.tx_bytes(), c.tx_packets(), c.rx_bytes(), c.rx_packets(), c.drops()};
-}
+}  // namespace
 
-Json QueueCountersJson(const admin::QueueCounters& q) {
-  return {{"bytes", q.bytes()},
-          {"packets", q.packets()},
-          {"drops", q.drops()},
-          {"overlimits", q.overlimits()},
-          {"backlog_bytes", q.backlog_bytes()},
-          {"backlog_packets", q.backlog_packets()}};
-}
+Json CountersJson(const TrafficCounters& c) { return FieldsJson(c); }
+Json CountersJson(const QueueCounters& c) { return FieldsJson(c); }
 
 std::optional<uint64_t> LeafDrops::Total() const {
   if (!egress && !ingress) return std::nullopt;
@@ -94,7 +88,7 @@ std::optional<uint64_t> LeafQueueDrops(bool has, const admin::LeafQueue& q) {
 
 Json LeafQueueJson(bool has, const admin::LeafQueue& q) {
   if (!has) return nullptr;
-  Json j = QueueCountersJson(q.counters());
+  Json j = CountersJson(render::CountersFromProto(q.counters()));
   j["device"] = q.device();
   j["htb_class"] = q.htb_class();
   if (!q.error().empty()) j["error"] = q.error();
@@ -163,7 +157,7 @@ ClassRows JoinClasses(const PinnedSnapshot* pinned, const admin::ListClassesResp
       ClassRow& r = row(c.cgroup_id());
       r.daemon = c;
       r.queues_read = daemon->queue_counters();
-      if (c.has_counters()) r.counters = FromProto(c.counters());
+      if (c.has_counters()) r.counters = render::CountersFromProto(c.counters());
     }
   }
   if (pinned != nullptr) {
@@ -184,11 +178,11 @@ ClassRows JoinClasses(const PinnedSnapshot* pinned, const admin::ListClassesResp
                      return a.cgroup_id < b.cgroup_id;
                    });
 
-  std::map<uint32_t, bpf::Counters> classes;
+  std::map<uint32_t, TrafficCounters> classes;
   if (daemon != nullptr) {
     out.queues_read = daemon->queue_counters();
     for (const auto& c : daemon->classes()) {
-      classes[c.net_class_id()] = FromProto(c.counters());
+      classes[c.net_class_id()] = render::CountersFromProto(c.counters());
       if (out.queues_read) {
         out.class_drops[c.net_class_id()] = {c.egress_queue().drops(), c.ingress_queue().drops()};
       }
@@ -266,7 +260,7 @@ namespace {
 
 std::string Or(const std::string& s, const char* dash = "-") { return s.empty() ? dash : s; }
 
-std::string TxRx(const std::optional<bpf::Counters>& c) {
+std::string TxRx(const std::optional<TrafficCounters>& c) {
   if (!c) return "-";
   return HumanCount(c->tx_bytes) + "B/" + HumanCount(c->rx_bytes) + "B";
 }

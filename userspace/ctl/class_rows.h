@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bpf/pinned_maps.h"
+#include "common/counters.h"
 #include "common/status.h"
 #include "netqos/admin/v1/admin.pb.h"
 
@@ -29,9 +30,9 @@ std::string HumanRate(double v);
 // Totals (bytes, packets) in the same SI style: 1536 -> "1.5k".
 std::string HumanCount(uint64_t v);
 
-nlohmann::json CountersJson(const bpf::Counters& c);
-bpf::Counters FromProto(const ::netqos::admin::v1::TrafficCounters& c);
-nlohmann::json QueueCountersJson(const ::netqos::admin::v1::QueueCounters& q);
+// Every field, by its name in common/counters.h's list.
+nlohmann::json CountersJson(const TrafficCounters& c);
+nlohmann::json CountersJson(const QueueCounters& c);
 
 // Queue drops of HTB leaves by direction (the BPF programs never drop, so these are a
 // container's drops). Unset: unknown (netqosd not reachable or too old to report them, or the
@@ -54,15 +55,15 @@ std::string DescribePinError(const Status& status, const std::string& pin_dir);
 // The pinned side: nullopt members when it could not be read.
 struct PinnedSnapshot {
   std::vector<std::pair<uint64_t, netqos_class>> classes;
-  std::vector<std::pair<uint64_t, bpf::Counters>> container_counters;
-  std::vector<std::pair<uint32_t, bpf::Counters>> class_counters;
+  std::vector<std::pair<uint64_t, TrafficCounters>> container_counters;
+  std::vector<std::pair<uint32_t, TrafficCounters>> class_counters;
 };
 
 struct ClassRow {
   uint64_t cgroup_id = 0;
   std::optional<netqos_class> pinned;                         // the kernel's entry
   std::optional<::netqos::admin::v1::ContainerClass> daemon;  // netqosd's view of it
-  std::optional<bpf::Counters> counters;                      // pinned counters, else the daemon's
+  std::optional<TrafficCounters> counters;                    // pinned counters, else the daemon's
   bool queues_read = false;  // the daemon read the HTB leaves for its answer (see Drops())
 
   uint32_t priority() const;
@@ -77,7 +78,7 @@ struct ClassRow {
 
 struct ClassRows {
   std::vector<ClassRow> containers;  // sorted by name, then cgroup id
-  std::vector<std::pair<uint32_t, bpf::Counters>> classes;
+  std::vector<std::pair<uint32_t, TrafficCounters>> classes;
   bool queues_read = false;  // the daemon read the HTB leaves: class_drops is meaningful
   std::map<uint32_t, LeafDrops> class_drops;  // net class id -> its leaves' drops (daemon)
 };

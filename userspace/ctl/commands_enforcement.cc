@@ -20,6 +20,7 @@
 #include "ctl/status_view.h"
 #include "ctl/top_view.h"
 #include "netqos/admin/v1/admin.grpc.pb.h"
+#include "render/counters_proto.h"
 
 namespace netqos::ctl {
 namespace {
@@ -229,12 +230,12 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
       s->seconds = MonotonicSeconds();
       s->unix_time = UnixNow();
       for (const auto& c : fresh->containers()) {
-        s->containers[c.cgroup_id()] = FromProto(c.counters());
+        s->containers[c.cgroup_id()] = render::CountersFromProto(c.counters());
         // The daemon's copy already includes the leaves' drops: they are added from the queues.
         s->containers[c.cgroup_id()].drops = 0;
       }
       for (const auto& c : fresh->classes()) {
-        s->classes[c.net_class_id()] = FromProto(c.counters());
+        s->classes[c.net_class_id()] = render::CountersFromProto(c.counters());
         s->classes[c.net_class_id()].drops = 0;
       }
     }
@@ -358,7 +359,7 @@ int CmdCgroup(const GlobalOptions& g, const std::string& pin_dir_flag, const std
     if (entry.ok() && counters.ok()) {
       f.pinned_read = true;
       f.entry = *entry;
-      const bpf::Counters& c = *counters;
+      const TrafficCounters& c = *counters;
       if (f.entry || c.tx_packets || c.rx_packets || c.drops) f.counters = c;
     } else {
       f.pinned_error = DescribePinError(entry.ok() ? counters.status() : entry.status(), f.pin_dir);
@@ -367,7 +368,7 @@ int CmdCgroup(const GlobalOptions& g, const std::string& pin_dir_flag, const std
     f.pinned_error = DescribePinError(maps.status(), f.pin_dir);
   }
   if (!f.counters && f.daemon && f.daemon->has_counters()) {
-    f.counters = FromProto(f.daemon->counters());
+    f.counters = render::CountersFromProto(f.daemon->counters());
   } else if (f.counters && f.daemon && queues_read) {
     // The BPF programs never drop: the drops are the container's HTB leaves', which only the
     // daemon reads.

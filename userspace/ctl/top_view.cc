@@ -53,7 +53,7 @@ template <typename Key>
 void AddDrops(const CounterSample& before, const CounterSample& after,
               const std::map<Key, LeafDrops>& before_drops,
               const std::map<Key, LeafDrops>& after_drops, Key key, double seconds, Rates* rates,
-              bpf::Counters* totals, LeafDrops* drops) {
+              TrafficCounters* totals, LeafDrops* drops) {
   auto now = after_drops.find(key);
   if (!after.queues_read || now == after_drops.end()) return;
   *drops = now->second;
@@ -76,7 +76,7 @@ void AddLeafDrops(const ClassRows& rows, CounterSample* sample) {
   for (const auto& [id, counters] : rows.classes) sample->class_drops[id] = ClassDrops(rows, id);
 }
 
-Rates RateBetween(const bpf::Counters& before, const bpf::Counters& after, double seconds) {
+Rates RateBetween(const TrafficCounters& before, const TrafficCounters& after, double seconds) {
   Rates r;
   if (seconds <= 0) return r;
   r.tx_bits = Delta(before.tx_bytes, after.tx_bytes) * 8 / seconds;
@@ -103,7 +103,7 @@ TopFrame BuildTopFrame(const CounterSample& before, const CounterSample& after,
     c.totals = now;
     auto prev = before.containers.find(id);
     // An entry created during the interval started from zero.
-    c.rates = RateBetween(prev == before.containers.end() ? bpf::Counters{} : prev->second, now,
+    c.rates = RateBetween(prev == before.containers.end() ? TrafficCounters{} : prev->second, now,
                           f.interval_seconds);
   }
   for (auto& [id, c] : containers) {
@@ -124,7 +124,7 @@ TopFrame BuildTopFrame(const CounterSample& before, const CounterSample& after,
     c.net_class_id = id;
     c.totals = now;
     auto prev = before.classes.find(id);
-    c.rates = RateBetween(prev == before.classes.end() ? bpf::Counters{} : prev->second, now,
+    c.rates = RateBetween(prev == before.classes.end() ? TrafficCounters{} : prev->second, now,
                           f.interval_seconds);
     AddDrops(before, after, before.class_drops, after.class_drops, id, f.interval_seconds, &c.rates,
              &c.totals, &c.drops);

@@ -19,8 +19,8 @@ namespace netqos::ctl {
 
 struct CounterSample {
   double seconds = 0;  // a monotonic clock reading, for rates
-  std::map<uint64_t, bpf::Counters> containers;
-  std::map<uint32_t, bpf::Counters> classes;
+  std::map<uint64_t, TrafficCounters> containers;
+  std::map<uint32_t, TrafficCounters> classes;
   // The leaves' drops, when netqosd answered with them (the BPF counters never drop).
   bool queues_read = false;
   std::map<uint64_t, LeafDrops> container_drops{};
@@ -43,20 +43,20 @@ struct Rates {
 
 // Per-second rates between two readings. A counter that went backwards (its entry was removed
 // and created again) counts from zero.
-Rates RateBetween(const bpf::Counters& before, const bpf::Counters& after, double seconds);
+Rates RateBetween(const TrafficCounters& before, const TrafficCounters& after, double seconds);
 
 struct TopFrame {
   struct Container {
     uint64_t cgroup_id = 0;
     std::optional<ClassRow> row;  // class entry and/or the daemon's names
     Rates rates;
-    bpf::Counters totals;  // drops: all known (the leaves')
-    LeafDrops drops;       // the own leaves' drops so far, by direction
+    TrafficCounters totals;  // drops: all known (the leaves')
+    LeafDrops drops;         // the own leaves' drops so far, by direction
   };
   struct Class {
     uint32_t net_class_id = 0;
     Rates rates;
-    bpf::Counters totals;
+    TrafficCounters totals;
     LeafDrops drops;
   };
   double interval_seconds = 0;

@@ -6,15 +6,6 @@
 namespace netqos::enforce {
 namespace {
 
-void Add(shaping::HtbClassStats& sum, const shaping::HtbClassStats& s) {
-  sum.bytes += s.bytes;
-  sum.packets += s.packets;
-  sum.drops += s.drops;
-  sum.overlimits += s.overlimits;
-  sum.backlog_bytes += s.backlog_bytes;
-  sum.backlog_packets += s.backlog_packets;
-}
-
 // The leaf `key` in one direction of the links, if some link carries it. A key has one leaf per
 // direction: on the NIC its allocation names (and that NIC's IFB).
 struct Found {
@@ -71,9 +62,9 @@ QueueSnapshot AttributeLeafQueues(const std::vector<LinkLeaves>& links,
         const LinkClassStats& stats = *readings[found->link];
         const auto& classes = egress ? stats.egress : stats.ingress;
         if (auto it = classes.find(found->handle); it != classes.end()) {
-          leaf.stats = it->second;
+          leaf.counters = it->second;
           if (counted.emplace(d.entry.net_class_id, found->link, egress, found->handle).second) {
-            Add(egress ? cls.egress : cls.ingress, leaf.stats);
+            AddCounters(egress ? cls.egress : cls.ingress, leaf.counters);
           }
         } else {
           leaf.error = "class " + shaping::HandleText(found->handle) + " not found on " +

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/counters.h"
 #include "common/status.h"
 #include "core/types.h"
 #include "enforce/desired_state.h"
@@ -44,8 +45,8 @@ using ReadLinkClassStats = std::function<Result<LinkClassStats>(const core::Nic&
 struct LeafQueue {
   std::string device;  // the NIC's name (egress) or the IFB's (ingress)
   uint32_t handle = 0;
-  shaping::HtbClassStats stats;  // zeros when `error` is set
-  std::string error;             // why there are no counters ("" = read)
+  QueueCounters counters;  // zeros when `error` is set
+  std::string error;       // why there are no counters ("" = read)
 };
 
 struct ContainerQueues {
@@ -54,8 +55,8 @@ struct ContainerQueues {
 };
 
 struct ClassQueues {
-  shaping::HtbClassStats egress;  // sums over distinct leaves; handle and parent are 0
-  shaping::HtbClassStats ingress;
+  QueueCounters egress;  // sums over distinct leaves
+  QueueCounters ingress;
 };
 
 struct QueueSnapshot {

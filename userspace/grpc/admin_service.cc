@@ -10,6 +10,7 @@
 #include "core/constants.h"
 #include "core/numa_set.h"
 #include "grpc/rpc_guard.h"
+#include "render/counters_proto.h"
 
 namespace netqos::grpcadapter {
 namespace admin = ::netqos::admin::v1;
@@ -34,27 +35,10 @@ void FillBandwidth(const core::BandwidthInfo& bw, admin::Bandwidth* out) {
   out->set_free(bw.free);
 }
 
-void FillCounters(const service::TrafficCounters& c, admin::TrafficCounters* out) {
-  out->set_tx_bytes(c.tx_bytes);
-  out->set_tx_packets(c.tx_packets);
-  out->set_rx_bytes(c.rx_bytes);
-  out->set_rx_packets(c.rx_packets);
-  out->set_drops(c.drops);
-}
-
-void FillQueue(const service::QueueCounters& q, admin::QueueCounters* out) {
-  out->set_bytes(q.bytes);
-  out->set_packets(q.packets);
-  out->set_drops(q.drops);
-  out->set_overlimits(q.overlimits);
-  out->set_backlog_bytes(q.backlog_bytes);
-  out->set_backlog_packets(q.backlog_packets);
-}
-
 void FillLeaf(const service::LeafQueue& leaf, admin::LeafQueue* out) {
   out->set_device(leaf.device);
   out->set_htb_class(leaf.htb_class);
-  FillQueue(leaf.counters, out->mutable_counters());
+  render::CountersToProto(leaf.counters, out->mutable_counters());
   out->set_error(leaf.error);
 }
 
@@ -223,17 +207,17 @@ void FillClasses(const service::EnforcementReport& report, admin::ListClassesRes
     cc->set_capped(c.capped);
     cc->set_nic(c.nic);
     cc->set_allocated_mbps(c.allocated_mbps);
-    FillCounters(c.counters, cc->mutable_counters());
+    render::CountersToProto(c.counters, cc->mutable_counters());
     if (c.egress_queue) FillLeaf(*c.egress_queue, cc->mutable_egress_queue());
     if (c.ingress_queue) FillLeaf(*c.ingress_queue, cc->mutable_ingress_queue());
   }
   for (const auto& cls : report.classes) {
     auto* cc = out->add_classes();
     cc->set_net_class_id(cls.net_class_id);
-    FillCounters(cls.counters, cc->mutable_counters());
+    render::CountersToProto(cls.counters, cc->mutable_counters());
     if (report.queue_counters) {
-      FillQueue(cls.egress_queue, cc->mutable_egress_queue());
-      FillQueue(cls.ingress_queue, cc->mutable_ingress_queue());
+      render::CountersToProto(cls.egress_queue, cc->mutable_egress_queue());
+      render::CountersToProto(cls.ingress_queue, cc->mutable_ingress_queue());
     }
   }
 }

@@ -33,6 +33,89 @@ const core::AllocationInfo* FindAllocation(const service::AllocationService::Vie
   return it == pod->second.end() ? nullptr : &it->second;
 }
 
+// The counter families, one line each: which member of the shared counters (common/counters.h)
+// feeds it, under which name and help. Not every counter is a metric; a new one becomes one by
+// a line here. A traffic family takes egress from one member and ingress from another.
+struct TrafficFamily {
+  const char* name;
+  const char* help;
+  uint64_t TrafficCounters::*egress;
+  uint64_t TrafficCounters::*ingress;
+};
+// A queue family: one member of the HTB leaf (or the class's sum over its leaves) per direction.
+struct QueueFamily {
+  const char* name;
+  const char* help;
+  MetricType type;
+  uint64_t QueueCounters::*member;
+};
+
+constexpr TrafficFamily kContainerTraffic[] = {
+    {"netqos_container_bytes_total",
+     "Bytes a container sent (egress) or received (ingress), counted by the cgroup programs at "
+     "its sockets, IP headers included, since its class map entry was created.",
+     &TrafficCounters::tx_bytes, &TrafficCounters::rx_bytes},
+    {"netqos_container_packets_total", "Packets a container sent (egress) or received (ingress).",
+     &TrafficCounters::tx_packets, &TrafficCounters::rx_packets},
+};
+constexpr QueueFamily kContainerQueue[] = {
+    {"netqos_container_drops_total",
+     "Packets of a container its own HTB leaf dropped (queue full), egress on the NIC and "
+     "ingress on its IFB; 0 without a leaf of its own (the BPF programs never drop).",
+     MetricType::kCounter, &QueueCounters::drops},
+    {"netqos_container_overlimits_total",
+     "Times a container's own HTB leaf was over its rate when asked to send (throttled).",
+     MetricType::kCounter, &QueueCounters::overlimits},
+    {"netqos_container_backlog_bytes", "Bytes queued in a container's own HTB leaf now.",
+     MetricType::kGauge, &QueueCounters::backlog_bytes},
+};
+constexpr TrafficFamily kClassTraffic[] = {
+    {"netqos_class_bytes_total", "Bytes of all containers of a net class id, by direction.",
+     &TrafficCounters::tx_bytes, &TrafficCounters::rx_bytes},
+    {"netqos_class_packets_total", "Packets of all containers of a net class id, by direction.",
+     &TrafficCounters::tx_packets, &TrafficCounters::rx_packets},
+};
+constexpr QueueFamily kClassQueue[] = {
+    {"netqos_class_drops_total",
+     "Packets the own HTB leaves of a net class id's containers dropped, by direction.",
+     MetricType::kCounter, &QueueCounters::drops},
+    {"netqos_class_overlimits_total",
+     "Overlimits of the own HTB leaves of a net class id's containers, by direction.",
+     MetricType::kCounter, &QueueCounters::overlimits},
+};
+
+template <size_t N>
+std::vector<Family> MakeFamilies(const TrafficFamily (&specs)[N]) {
+  std::vector<Family> out;
+  for (const auto& s : specs) out.push_back(MakeFamily(s.name, s.help, MetricType::kCounter));
+  return out;
+}
+
+template <size_t N>
+std::vector<Family> MakeFamilies(const QueueFamily (&specs)[N]) {
+  std::vector<Family> out;
+  for (const auto& s : specs) out.push_back(MakeFamily(s.name, s.help, s.type));
+  return out;
+}
+
+// `families[i]` is made from `specs[i]`; `labels(direction)` gives a sample's labels.
+template <size_t N, typename LabelsFn>
+void AddTrafficSamples(const TrafficFamily (&specs)[N], const TrafficCounters& c,
+                       const LabelsFn& labels, std::vector<Family>* families) {
+  for (size_t i = 0; i < N; ++i) {
+    (*families)[i].samples.push_back({labels("egress"), static_cast<double>(c.*specs[i].egress)});
+    (*families)[i].samples.push_back({labels("ingress"), static_cast<double>(c.*specs[i].ingress)});
+  }
+}
+
+template <size_t N>
+void AddQueueSamples(const QueueFamily (&specs)[N], const QueueCounters& q, const Labels& labels,
+                     std::vector<Family>* families) {
+  for (size_t i = 0; i < N; ++i) {
+    (*families)[i].samples.push_back({labels, static_cast<double>(q.*specs[i].member)});
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& ResourcePluginMethods() {
@@ -164,44 +247,14 @@ void CollectEnforcement(const service::EnforcementReport& report,
     shaping_mode.samples.push_back({{{"nic", nic}, {"mode", m.mode}, {"reason", m.reason}}, 1});
   }
 
-  Family c_bytes = MakeFamily(
-      "netqos_container_bytes_total",
-      "Bytes a container sent (egress) or received (ingress), counted by the cgroup programs at "
-      "its sockets, IP headers included, since its class map entry was created.",
-      MetricType::kCounter);
-  Family c_packets =
-      MakeFamily("netqos_container_packets_total",
-                 "Packets a container sent (egress) or received (ingress).", MetricType::kCounter);
-  Family c_drops = MakeFamily(
-      "netqos_container_drops_total",
-      "Packets of a container its own HTB leaf dropped (queue full), egress on the NIC and "
-      "ingress on its IFB; 0 without a leaf of its own (the BPF programs never drop).",
-      MetricType::kCounter);
-  Family c_overlimits = MakeFamily(
-      "netqos_container_overlimits_total",
-      "Times a container's own HTB leaf was over its rate when asked to send (throttled).",
-      MetricType::kCounter);
-  Family c_backlog =
-      MakeFamily("netqos_container_backlog_bytes",
-                 "Bytes queued in a container's own HTB leaf now.", MetricType::kGauge);
+  std::vector<Family> c_traffic = MakeFamilies(kContainerTraffic);
+  std::vector<Family> c_queue = MakeFamilies(kContainerQueue);
   Family c_alloc = MakeFamily(
       "netqos_container_allocated_bits_per_second",
       "A classified container's allocation, by direction (its pod's for a pod-level one).",
       MetricType::kGauge);
-  Family k_bytes =
-      MakeFamily("netqos_class_bytes_total",
-                 "Bytes of all containers of a net class id, by direction.", MetricType::kCounter);
-  Family k_packets = MakeFamily("netqos_class_packets_total",
-                                "Packets of all containers of a net class id, by direction.",
-                                MetricType::kCounter);
-  Family k_drops =
-      MakeFamily("netqos_class_drops_total",
-                 "Packets the own HTB leaves of a net class id's containers dropped, by direction.",
-                 MetricType::kCounter);
-  Family k_overlimits =
-      MakeFamily("netqos_class_overlimits_total",
-                 "Overlimits of the own HTB leaves of a net class id's containers, by direction.",
-                 MetricType::kCounter);
+  std::vector<Family> k_traffic = MakeFamilies(kClassTraffic);
+  std::vector<Family> k_queue = MakeFamilies(kClassQueue);
 
   for (const auto& c : report.containers) {
     const Labels base = {{"namespace", c.pod_namespace},
@@ -214,24 +267,14 @@ void CollectEnforcement(const service::EnforcementReport& report,
       l.insert(l.end(), base.begin(), base.end());
       return l;
     };
-    c_bytes.samples.push_back({with_direction("egress"), static_cast<double>(c.counters.tx_bytes)});
-    c_bytes.samples.push_back(
-        {with_direction("ingress"), static_cast<double>(c.counters.rx_bytes)});
-    c_packets.samples.push_back(
-        {with_direction("egress"), static_cast<double>(c.counters.tx_packets)});
-    c_packets.samples.push_back(
-        {with_direction("ingress"), static_cast<double>(c.counters.rx_packets)});
+    AddTrafficSamples(kContainerTraffic, c.counters, with_direction, &c_traffic);
     // A leaf whose counters could not be read has no sample (rather than a false 0); a
     // container without a leaf of its own has no drops of its own.
     for (const auto& [direction, leaf] :
          {std::pair{"egress", &c.egress_queue}, std::pair{"ingress", &c.ingress_queue}}) {
       if (*leaf && !(*leaf)->error.empty()) continue;
-      const service::QueueCounters q = *leaf ? (*leaf)->counters : service::QueueCounters{};
-      c_drops.samples.push_back({with_direction(direction), static_cast<double>(q.drops)});
-      c_overlimits.samples.push_back(
-          {with_direction(direction), static_cast<double>(q.overlimits)});
-      c_backlog.samples.push_back(
-          {with_direction(direction), static_cast<double>(q.backlog_bytes)});
+      const QueueCounters q = *leaf ? (*leaf)->counters : QueueCounters{};
+      AddQueueSamples(kContainerQueue, q, with_direction(direction), &c_queue);
     }
     if (c.nic.empty()) continue;  // no allocation: the QoS level's default class
     c_alloc.samples.push_back({with_direction("egress"), Bits(c.allocated_mbps)});
@@ -243,25 +286,21 @@ void CollectEnforcement(const service::EnforcementReport& report,
   }
   for (const auto& k : report.classes) {
     const std::string id = std::to_string(k.net_class_id);
-    k_bytes.samples.push_back(
-        {{{"direction", "egress"}, {"class_id", id}}, static_cast<double>(k.counters.tx_bytes)});
-    k_bytes.samples.push_back(
-        {{{"direction", "ingress"}, {"class_id", id}}, static_cast<double>(k.counters.rx_bytes)});
-    k_packets.samples.push_back(
-        {{{"direction", "egress"}, {"class_id", id}}, static_cast<double>(k.counters.tx_packets)});
-    k_packets.samples.push_back(
-        {{{"direction", "ingress"}, {"class_id", id}}, static_cast<double>(k.counters.rx_packets)});
+    auto with_direction = [&](const char* direction) {
+      return Labels{{"direction", direction}, {"class_id", id}};
+    };
+    AddTrafficSamples(kClassTraffic, k.counters, with_direction, &k_traffic);
     for (const auto& [direction, q] :
          {std::pair{"egress", &k.egress_queue}, std::pair{"ingress", &k.ingress_queue}}) {
-      const Labels labels = {{"direction", direction}, {"class_id", id}};
-      k_drops.samples.push_back({labels, static_cast<double>(q->drops)});
-      k_overlimits.samples.push_back({labels, static_cast<double>(q->overlimits)});
+      AddQueueSamples(kClassQueue, *q, with_direction(direction), &k_queue);
     }
   }
   for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &pods_known, &shaped,
-                    &shaping_mode, &c_bytes, &c_packets, &c_drops, &c_overlimits, &c_backlog,
-                    &c_alloc, &k_bytes, &k_packets, &k_drops, &k_overlimits}) {
+                    &shaping_mode, &c_alloc}) {
     out->push_back(std::move(*f));
+  }
+  for (auto* families : {&c_traffic, &c_queue, &k_traffic, &k_queue}) {
+    for (auto& f : *families) out->push_back(std::move(f));
   }
 }
 

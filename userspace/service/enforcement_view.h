@@ -9,27 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "common/counters.h"
+
 namespace netqos::service {
-
-struct TrafficCounters {
-  uint64_t tx_bytes = 0;
-  uint64_t tx_packets = 0;
-  uint64_t rx_bytes = 0;
-  uint64_t rx_packets = 0;
-  // What netqos's shaping dropped of it: the BPF programs never drop, so in a report these are
-  // the own HTB leaves' queue drops, both directions (as in the *_queue members).
-  uint64_t drops = 0;
-};
-
-// An HTB class's counters as the kernel keeps them (`tc -s class show`), since it was created.
-struct QueueCounters {
-  uint64_t bytes = 0;  // dequeued to the device (frames, without preamble and FCS)
-  uint64_t packets = 0;
-  uint64_t drops = 0;          // refused because the queue was full
-  uint64_t overlimits = 0;     // times the class was over its rate and ceil when asked to send
-  uint64_t backlog_bytes = 0;  // queued now
-  uint64_t backlog_packets = 0;
-};
 
 // A container's own HTB leaf in one direction.
 struct LeafQueue {
@@ -52,7 +34,7 @@ struct ContainerEnforcement {
   bool capped = false;    // has a leaf of its own (rate = ceil = allocated_mbps)
   std::string nic;        // allocation's NIC identifier ("" when not allocated)
   uint32_t allocated_mbps = 0;
-  TrafficCounters counters;  // since the entry was created (egress tx, ingress rx)
+  TrafficCounters counters;  // since the entry was created; drops include its own leaves'
   // Its own leaves, read with the counters. Unset: no leaf of its own in that direction (its
   // traffic shares its QoS level's default leaf, whose drops cannot be told apart by container).
   std::optional<LeafQueue> egress_queue;

@@ -5,20 +5,16 @@
 
 #include <cstdint>
 #include <map>
-#include <string>
+
+#include "common/counters.h"
 
 namespace netqos::shaping {
 
-// One class's counters since the class was created (a re-created class starts from zero).
-struct HtbClassStats {
+// One class's counters, with the class they belong to. QueueCounters is a base rather than a
+// member: an HtbClassStats goes wherever QueueCounters are wanted, and the reader fills `drops`.
+struct HtbClassStats : QueueCounters {
   uint32_t handle = 0;
   uint32_t parent = 0;
-  uint64_t bytes = 0;            // dequeued towards the device: frames without preamble and FCS
-  uint64_t packets = 0;          // dequeued packets (a GSO packet counts as its segments)
-  uint64_t drops = 0;            // packets the leaf's queue refused (full): the shaping's losses
-  uint64_t overlimits = 0;       // times the class was over its rate and ceil when asked to send
-  uint64_t backlog_bytes = 0;    // queued now (leaves only)
-  uint64_t backlog_packets = 0;  // queued now (leaves only)
 
   bool operator==(const HtbClassStats&) const = default;
 };

@@ -40,8 +40,8 @@ admin::ContainerClass DaemonEntry(uint64_t id, const std::string& pod, const std
   return c;
 }
 
-bpf::Counters Tx(uint64_t bytes, uint64_t packets, uint64_t drops = 0) {
-  bpf::Counters c;
+TrafficCounters Tx(uint64_t bytes, uint64_t packets, uint64_t drops = 0) {
+  TrafficCounters c;
   c.tx_bytes = bytes;
   c.tx_packets = packets;
   c.drops = drops;

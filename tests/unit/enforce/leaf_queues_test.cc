@@ -149,13 +149,13 @@ TEST_CASE("a capped container gets its own leaves' drops, by direction", "[enfor
   REQUIRE(web.egress.has_value());
   CHECK(web.egress->device == "eth0");
   CHECK(web.egress->handle == w.Leaf(100));
-  CHECK(web.egress->stats.drops == 5);
-  CHECK(web.egress->stats.overlimits == 40);
-  CHECK(web.egress->stats.backlog_bytes == 1514);
+  CHECK(web.egress->counters.drops == 5);
+  CHECK(web.egress->counters.overlimits == 40);
+  CHECK(web.egress->counters.backlog_bytes == 1514);
   CHECK(web.egress->error.empty());
   REQUIRE(web.ingress.has_value());
   CHECK(web.ingress->device == "nqifb2");
-  CHECK(web.ingress->stats.drops == 3);
+  CHECK(web.ingress->counters.drops == 3);
 
   // Both containers of the pod report the pod's one leaf; it has no ingress leaf.
   for (uint64_t id : {200, 201}) {
@@ -163,7 +163,7 @@ TEST_CASE("a capped container gets its own leaves' drops, by direction", "[enfor
     REQUIRE(q.containers.count(id) == 1);
     REQUIRE(q.containers.at(id).egress.has_value());
     CHECK(q.containers.at(id).egress->device == "eth1");
-    CHECK(q.containers.at(id).egress->stats.drops == 11);
+    CHECK(q.containers.at(id).egress->counters.drops == 11);
     CHECK_FALSE(q.containers.at(id).ingress.has_value());
   }
   // No leaf of its own: nothing attributed, not even its default leaf's 99 drops.
@@ -196,8 +196,8 @@ TEST_CASE("an unreadable link or a missing leaf is an error, not zero drops", "[
   const auto& web = q.containers.at(100);
   REQUIRE(web.egress.has_value());
   CHECK_THAT(web.egress->error, Catch::Contains("not found on eth0"));
-  CHECK(web.egress->stats.drops == 0);
-  CHECK(web.ingress->stats.drops == 4);
+  CHECK(web.egress->counters.drops == 0);
+  CHECK(web.ingress->counters.drops == 4);
   CHECK(web.ingress->error.empty());
   const auto& batch = q.containers.at(200);
   REQUIRE(batch.egress.has_value());
