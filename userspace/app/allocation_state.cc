@@ -15,9 +15,15 @@
 namespace netqos::app {
 namespace {
 
-std::unique_ptr<core::NicChooser> MakeChooser(const std::string& mode) {
-  if (mode == "first") return std::make_unique<core::FirstNicChooser>();
-  if (mode == "last") return std::make_unique<core::LastNicChooser>();
+std::unique_ptr<core::NicChooser> MakeChooser(NicSelection selection) {
+  switch (selection) {
+    case NicSelection::kFirst:
+      return std::make_unique<core::FirstNicChooser>();
+    case NicSelection::kLast:
+      return std::make_unique<core::LastNicChooser>();
+    case NicSelection::kRandom:
+      break;
+  }
   return std::make_unique<RandomNicChooser>();
 }
 
@@ -42,16 +48,13 @@ Result<std::unique_ptr<service::AllocationService>> OpenAllocationState(const Da
   store_opts.dir = config.EffectiveStateDir();
   store_opts.skip_corruption = config.skip_network_state_corruption;
   store_opts.snapshot_every_records = config.checkpoint_snapshot_every;
-  NETQOS_ASSIGN_OR_RETURN(store_opts.katalyst_layout,
-                          checkpoint::ParseKatalystLayout(config.katalyst_checkpoint_layout));
+  store_opts.katalyst_layout = config.katalyst_checkpoint_layout;
   auto store = checkpoint::FileStateStore::Create(store_opts);
   if (!store.ok()) return store.status();
 
-  const bool full_rewrite = config.checkpoint_mode == "full-rewrite";
-  auto svc = service::AllocationService::Create(
-      std::move(policy), std::move(*store), MakeChooser(config.nic_selection),
-      full_rewrite ? service::AllocationService::Durability::kFullRewrite
-                   : service::AllocationService::Durability::kJournal);
+  auto svc =
+      service::AllocationService::Create(std::move(policy), std::move(*store),
+                                         MakeChooser(config.nic_selection), config.checkpoint_mode);
   if (!svc.ok()) {
     // Only a damaged file may be moved aside; an I/O error says nothing about the file, and
     // deleting it would drop every allocation on the node.
@@ -84,7 +87,8 @@ Status FoldCheckpointForRollback(const DaemonConfig& config) {
   // Create already wrote one but only logs a failure; here the failure is the answer.
   NETQOS_RETURN_IF_ERROR(svc->Flush());
   spdlog::info("uninstall: checkpoint folded for a rollback dir={} katalyst_layout={}",
-               config.EffectiveStateDir(), config.katalyst_checkpoint_layout);
+               config.EffectiveStateDir(),
+               checkpoint::KatalystLayoutFlagValue(config.katalyst_checkpoint_layout));
   return Status::Ok();
 }
 

@@ -12,6 +12,7 @@
 #include "app/allocation_state.h"
 #include "app/enforcement_setup.h"
 #include "app/enforcement_view.h"
+#include "app/flag_choices.h"
 #include "app/logging.h"
 #include "app/metrics_setup.h"
 #include "app/registration_watch.h"
@@ -54,8 +55,8 @@ int RunDaemon(const DaemonConfig& config) {
   ::signal(SIGPIPE, SIG_IGN);
 
   SetupLogging(config.log_level, config.log_format);
-  spdlog::info("netqosd starting enforcement={} state_dir={} topology={}", config.enforcement,
-               config.EffectiveStateDir(),
+  spdlog::info("netqosd starting enforcement={} state_dir={} topology={}",
+               ChoiceName(config.enforcement, kEnforcementChoices), config.EffectiveStateDir(),
                config.topology_file.empty() ? std::string("kernel") : config.topology_file);
 
   auto choice = MakeTopologySource(config);
@@ -84,8 +85,10 @@ int RunDaemon(const DaemonConfig& config) {
   // Start the dataplane before serving: a restarted daemon adopts the pinned state first; the
   // first full pass runs beside serving (readiness says when it is done).
   std::unique_ptr<EnforcementStack> enforcement;
-  std::string enforcement_mode = config.enforcement, enforcement_error;
-  if (config.enforcement == "bpf") {
+  // The mode as the status API and metrics report it: the flag's spelling, or "disabled".
+  std::string enforcement_mode(ChoiceName(config.enforcement, kEnforcementChoices));
+  std::string enforcement_error;
+  if (config.enforcement == Enforcement::kBpf) {
     auto started = StartEnforcement(config, **svc);
     if (started.ok()) {
       enforcement = std::move(*started);

@@ -2,18 +2,19 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <deque>
+#include <functional>
 #include <iostream>
 
 #include "app/enforce_nics.h"
+#include "app/flag_choices.h"
 #include "app/nic_health_checkers.h"
 #include "app/shaping_flags.h"
 #include "cgroup/kubelet_pods_client.h"
-#include "checkpoint/katalyst_checksum.h"
 #include "common/version.h"
 #include "core/constants.h"
 #include "cri/cri_endpoint.h"
 #include "metrics/http_server.h"
-#include "shaping/shaping_mode.h"
 
 namespace netqos::app {
 namespace {
@@ -47,6 +48,36 @@ CLI::Option* AddBoolFlag(CLI::App& app, const std::string& name, bool& value,
                          const std::string& description) {
   return app.add_flag(name, value, description)->default_str(value ? "true" : "false");
 }
+
+// The closed-choice flags (app/flag_choices.h). CLI11 reads each one's text, so that --help and
+// --print-config show the spellings, never enum numbers, and a bad spelling is reported like the
+// other bad values (naming the flag and what it accepts, exit code 2); Resolve then parses every
+// text, once, into its enum.
+class ChoiceFlags {
+ public:
+  template <typename E, size_t N>
+  CLI::Option* Add(CLI::App& app, const std::string& flag, E& target, const Choices<E, N>& choices,
+                   const std::string& description) {
+    std::string& text = texts_.emplace_back(ChoiceName(target, choices));
+    resolvers_.emplace_back([flag, &text, &target, &choices]() -> Status {
+      NETQOS_ASSIGN_OR_RETURN(target, ParseChoice(flag, text, choices));
+      return Status::Ok();
+    });
+    return app.add_option(flag, text, description);
+  }
+
+  // The first bad flag's error, in the order the flags were added.
+  Status Resolve() const {
+    for (const auto& resolve : resolvers_) {
+      if (Status st = resolve(); !st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::deque<std::string> texts_;  // CLI11 writes into them: their addresses must stay put
+  std::vector<std::function<Status()>> resolvers_;
+};
 
 // The arguments for CLI11::App::parse (reversed, without the program name). Go's flag package
 // reads "--name=" as an empty value; CLI11 would take the *next* argument as the value instead
@@ -93,6 +124,7 @@ bool IsAbsoluteBelowRoot(const std::string& path) {
 ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   DaemonConfig c;
   RawFlags raw;
+  ChoiceFlags choices;
   CLI::App app{
       "netqosd: Kubernetes network QoS daemon. Serves the kubelet's QoS Resource Manager as\n"
       "Katalyst's network plugin (resource resource.katalyst.kubewharf.io/net_bandwidth)."};
@@ -101,8 +133,8 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   auto& p = c.policy;
 
   // Katalyst: network plugin flags (their names and defaults, docs/compatibility.md).
-  app.add_option("--network-resource-plugin-policy", c.policy_name,
-                 "Policy of the network plugin (only \"static\")");
+  choices.Add(app, "--network-resource-plugin-policy", c.policy_name, kPolicyChoices,
+              "Policy of the network plugin (only \"static\")");
   uint32_t* class_ids[4] = {
       &p.qos_class_ids[core::kReclaimedCores], &p.qos_class_ids[core::kSharedCores],
       &p.qos_class_ids[core::kDedicatedCores], &p.qos_class_ids[core::kSystemCores]};
@@ -185,11 +217,12 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "Namespaces whose NICs are allocatable (name, -name, *)")
       ->delimiter(',');
   // --cgroup-type (Katalyst) and --cgroup-driver (netqos) are one setting; both are read into
-  // their own strings so a contradiction can be reported, then resolved into c.cgroup_type.
-  std::string cgroup_type_flag = c.cgroup_type;
-  std::string cgroup_driver_flag = c.cgroup_type;
-  CLI::Option* cgroup_type_opt = app.add_option(
-      "--cgroup-type", cgroup_type_flag, "cgroup driver: cgroupfs or systemd (= --cgroup-driver)");
+  // their own values so a contradiction can be reported, then resolved into c.cgroup_type.
+  cgroup::CgroupDriver cgroup_type_flag = c.cgroup_type;
+  cgroup::CgroupDriver cgroup_driver_flag = c.cgroup_type;
+  CLI::Option* cgroup_type_opt =
+      choices.Add(app, "--cgroup-type", cgroup_type_flag, kCgroupDriverChoices,
+                  "cgroup driver: cgroupfs or systemd (= --cgroup-driver)");
   app.add_option("--addition-cgroup-paths", c.addition_cgroup_paths,
                  "Extra cgroup roots to search for containers")
       ->delimiter(',');
@@ -231,18 +264,20 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "netqos: seconds after the kubelet's GetInfo without a NotifyRegistrationStatus "
                  "before the registration is reported unconfirmed (a warning, netqosctl status, "
                  "netqos_kubelet_registration)");
-  app.add_option("--nic-selection", c.nic_selection,
-                 "netqos: how to pick among equally good NICs: random, first or last");
-  app.add_option("--log-level", c.log_level, "netqos: trace, debug, info, warn, error or critical");
+  choices.Add(app, "--nic-selection", c.nic_selection, kNicSelectionChoices,
+              "netqos: how to pick among equally good NICs: random, first or last");
+  choices.Add(app, "--log-level", c.log_level, kLogLevelChoices,
+              "netqos: trace, debug, info, warn, error or critical");
   AddBoolFlag(app, "--print-config", c.print_config, "netqos: print the effective flags and exit");
-  app.add_option("--checkpoint-mode", c.checkpoint_mode,
-                 "netqos: journal (one fsync'd record per Allocate/RemovePod) or full-rewrite "
-                 "(rewrite the whole checkpoint on every change, as Katalyst does; a benchmark "
-                 "baseline, see docs/benchmarks.md)");
-  app.add_option("--katalyst-checkpoint-layout", c.katalyst_checkpoint_layout,
-                 "netqos: the Katalyst release the checkpoint's checksum is written for, so that "
-                 "it loads the file after a rollback: v0.5.3 (Katalyst v0.4.0 to v0.5.20) or "
-                 "head (v0.5.21 and later)");
+  choices.Add(app, "--checkpoint-mode", c.checkpoint_mode, kCheckpointModeChoices,
+              "netqos: journal (one fsync'd record per Allocate/RemovePod) or full-rewrite "
+              "(rewrite the whole checkpoint on every change, as Katalyst does; a benchmark "
+              "baseline, see docs/benchmarks.md)");
+  choices.Add(app, "--katalyst-checkpoint-layout", c.katalyst_checkpoint_layout,
+              kKatalystLayoutChoices,
+              "netqos: the Katalyst release the checkpoint's checksum is written for, so that "
+              "it loads the file after a rollback: v0.5.3 (Katalyst v0.4.0 to v0.5.20) or "
+              "head (v0.5.21 and later)");
   app.add_option("--checkpoint-snapshot-every", c.checkpoint_snapshot_every,
                  "netqos: fold the journal into a full checkpoint snapshot after this many "
                  "changes (journal mode)");
@@ -251,26 +286,26 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--metrics-bind-address", c.metrics_bind_address,
                  "netqos: serve Prometheus /metrics, /healthz and /readyz on HOST:PORT, e.g. "
                  "127.0.0.1:9465 (default: off)");
-  app.add_option("--log-format", c.log_format,
-                 "netqos: text (key=value) or json (one object per line: ts, level, msg and the "
-                 "message's key=value pairs as fields)");
+  choices.Add(app, "--log-format", c.log_format, kLogFormatChoices,
+              "netqos: text (key=value) or json (one object per line: ts, level, msg and the "
+              "message's key=value pairs as fields)");
 
   // netqos: enforcement (eBPF classification + HTB shaping on cgroup v2).
-  app.add_option("--enforcement", c.enforcement,
-                 "netqos: bpf (classify containers' traffic with eBPF, shape --enforce-nics) or "
-                 "none (allocation only)");
+  choices.Add(app, "--enforcement", c.enforcement, kEnforcementChoices,
+              "netqos: bpf (classify containers' traffic with eBPF, shape --enforce-nics) or "
+              "none (allocation only)");
   app.add_option(
       "--cgroup-root", c.cgroup_root,
       "netqos: cgroup v2 mount point (default: detected from libcgroup's mount table, as "
       "`netqosctl cgroup-mount` prints it)");
   CLI::Option* cgroup_driver_opt =
-      app.add_option("--cgroup-driver", cgroup_driver_flag,
-                     "netqos: kubelet cgroup driver: cgroupfs or systemd (= --cgroup-type)");
-  app.add_option("--pod-source", c.pod_source,
-                 "netqos: where the node's pods come from (for enforcement, and for the residual "
-                 "state cleanup, also with --enforcement=none): cri (the container runtime's "
-                 "socket, --cri-socket; no cluster credential) or kubelet (GET /pods, "
-                 "--kubelet-pods-url; needs the nodes/proxy permission)");
+      choices.Add(app, "--cgroup-driver", cgroup_driver_flag, kCgroupDriverChoices,
+                  "netqos: kubelet cgroup driver: cgroupfs or systemd (= --cgroup-type)");
+  choices.Add(app, "--pod-source", c.pod_source, kPodSourceChoices,
+              "netqos: where the node's pods come from (for enforcement, and for the residual "
+              "state cleanup, also with --enforcement=none): cri (the container runtime's "
+              "socket, --cri-socket; no cluster credential) or kubelet (GET /pods, "
+              "--kubelet-pods-url; needs the nodes/proxy permission)");
   app.add_option("--cri-socket", c.cri_socket,
                  "netqos: the container runtime's CRI socket for --pod-source=cri: auto "
                  "(/run/containerd/containerd.sock, else /run/crio/crio.sock), "
@@ -303,18 +338,18 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
       "traffic is classified and counted, no qdisc is touched)");
   AddBoolFlag(app, "--replace-root-qdisc", c.replace_root_qdisc,
               "netqos: replace a root qdisc netqos did not create on an --enforce-nics NIC");
-  app.add_option("--shaping-mode", c.shaping_mode,
-                 "netqos: how the --enforce-nics hold sent traffic to the caps: htb (one HTB "
-                 "tree at the NIC's root), edt (departure times, fq under each TX queue of the "
-                 "NIC's mq root), or auto: edt on a NIC with more than one TX queue where the "
-                 "kernel has fq, htb otherwise");
+  choices.Add(app, "--shaping-mode", c.shaping_mode, kShapingModeChoices,
+              "netqos: how the --enforce-nics hold sent traffic to the caps: htb (one HTB "
+              "tree at the NIC's root), edt (departure times, fq under each TX queue of the "
+              "NIC's mq root), or auto: edt on a NIC with more than one TX queue where the "
+              "kernel has fq, htb otherwise");
   app.add_option("--qos-level-shaping", c.qos_level_shaping,
                  "netqos: per-QoS-level HTB parent classes, "
                  "level=rate_permille:ceil_permille:prio,... e.g. reclaimed_cores=150:1000:3")
       ->delimiter(',');
-  app.add_option("--unclassified-qos-level", c.unclassified_qos_level,
-                 "netqos: QoS level whose class takes traffic of containers netqos did not "
-                 "classify");
+  choices.Add(app, "--unclassified-qos-level", c.unclassified_qos_level, kQosLevelChoices,
+              "netqos: QoS level whose class takes traffic of containers netqos did not "
+              "classify");
   AddBoolFlag(app, "--low-priority-groups", c.low_priority_groups,
               "netqos: hold reclaimed_cores traffic on each --enforce-nics NIC, both directions, "
               "to Katalyst HEAD's low-priority network group: the NIC's allocatable minus what "
@@ -342,28 +377,31 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
     return out;
   }
 
-  Status st = Status::Ok();
+  Status st = choices.Resolve();
   c.enforce_nics = SplitKeepingEmpty(c.enforce_nics);
   const bool type_given = cgroup_type_opt->count() > 0;
   const bool driver_given = cgroup_driver_opt->count() > 0;
-  if (type_given && driver_given && cgroup_type_flag != cgroup_driver_flag) {
-    st = InvalidArgument("--cgroup-type=" + cgroup_type_flag + " and --cgroup-driver=" +
-                         cgroup_driver_flag + " disagree (they are the same setting; give one)");
+  if (st.ok() && type_given && driver_given && cgroup_type_flag != cgroup_driver_flag) {
+    st = InvalidArgument(
+        "--cgroup-type=" + std::string(ChoiceName(cgroup_type_flag, kCgroupDriverChoices)) +
+        " and --cgroup-driver=" +
+        std::string(ChoiceName(cgroup_driver_flag, kCgroupDriverChoices)) +
+        " disagree (they are the same setting; give one)");
   }
   c.cgroup_type = driver_given ? cgroup_driver_flag : cgroup_type_flag;
   // A --kubelet-* flag with the CRI source would be silently unused: the operator meant the
   // kubelet source, or left a flag behind when moving off it.
   for (const CLI::Option* o : kubelet_opts) {
-    if (st.ok() && o->count() > 0 && c.pod_source != "kubelet") {
+    if (st.ok() && o->count() > 0 && c.pod_source != PodSourceKind::kKubelet) {
       st = InvalidArgument(o->get_name() +
-                           " applies to --pod-source=kubelet only (the pod "
-                           "source is " +
-                           c.pod_source + ")");
+                           " applies to --pod-source=kubelet only (the pod source is " +
+                           std::string(ChoiceName(c.pod_source, kPodSourceChoices)) + ")");
     }
   }
   // --print-config shows the resolved driver under both names.
-  cgroup_type_opt->default_str(c.cgroup_type);
-  cgroup_driver_opt->default_str(c.cgroup_type);
+  const std::string driver_name(ChoiceName(c.cgroup_type, kCgroupDriverChoices));
+  cgroup_type_opt->default_str(driver_name);
+  cgroup_driver_opt->default_str(driver_name);
   for (int i = 0; i < 4 && st.ok(); ++i) {
     core::StringMap sel;
     st = ParsePairs(raw.selectors[i],
@@ -396,14 +434,11 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
 namespace {
 
 Status ValidatePodSourceFlags(const DaemonConfig& c) {
-  if (c.pod_source == "cri") {
+  if (c.pod_source == PodSourceKind::kCri) {
     // "auto" is looked up when enforcement starts: the runtime may come up after netqosd.
     if (c.cri_socket == "auto") return Status::Ok();
     auto endpoint = cri::ResolveCriEndpoint(c.cri_socket);
     return endpoint.ok() ? Status::Ok() : endpoint.status();
-  }
-  if (c.pod_source != "kubelet") {
-    return InvalidArgument("--pod-source must be cri or kubelet, got \"" + c.pod_source + "\"");
   }
   auto url = cgroup::ParseKubeletUrl(c.kubelet_pods_url);
   if (!url.ok()) return InvalidArgument("--kubelet-pods-url: " + url.status().message());
@@ -437,7 +472,6 @@ Status ValidateEnforcementFlags(const DaemonConfig& c) {
                            c.bpf_pin_dir + "\"");
   if (auto nics = ParseEnforceNics(c.enforce_nics); !nics.ok()) return nics.status();
   if (auto shaping = BuildShapingConfig(c); !shaping.ok()) return shaping.status();
-  if (auto mode = shaping::ParseShapingMode(c.shaping_mode); !mode.ok()) return mode.status();
   if (c.kubelet_registration_timeout_seconds <= 0) {
     return InvalidArgument("--kubelet-registration-timeout must be a number of seconds > 0, got " +
                            std::to_string(c.kubelet_registration_timeout_seconds));
@@ -451,10 +485,6 @@ Status ValidateEnforcementFlags(const DaemonConfig& c) {
 }  // namespace
 
 Status ValidateDaemonConfig(const DaemonConfig& c) {
-  if (c.policy_name != core::kPolicyName)
-    return InvalidArgument("invalid policy name " + c.policy_name +
-                           " for network resource plugin (--network-resource-plugin-policy; only "
-                           "\"static\" exists)");
   auto rate_ok = [](float r) { return std::isfinite(r) && r > 0.0f; };
   if (!rate_ok(c.policy.egress_capacity_rate))
     return InvalidArgument(
@@ -466,32 +496,8 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
         "--network-resource-plugin-ingress-capacity-rate must be a finite "
         "number > 0, got " +
         std::to_string(c.policy.ingress_capacity_rate));
-  if (c.enforcement != "none" && c.enforcement != "bpf")
-    return InvalidArgument("--enforcement must be bpf or none, got \"" + c.enforcement + "\"");
-  if (c.nic_selection != "random" && c.nic_selection != "first" && c.nic_selection != "last")
-    return InvalidArgument("--nic-selection must be random, first or last, got \"" +
-                           c.nic_selection + "\"");
-  if (c.cgroup_type != "cgroupfs" && c.cgroup_type != "systemd")
-    return InvalidArgument("--cgroup-driver/--cgroup-type must be cgroupfs or systemd, got \"" +
-                           c.cgroup_type + "\"");
-  static const char* const kLogLevels[] = {"trace", "debug",    "info", "warn",
-                                           "error", "critical", "off"};
-  bool level_ok = false;
-  for (const char* l : kLogLevels) level_ok = level_ok || c.log_level == l;
-  if (!level_ok)
-    return InvalidArgument(
-        "--log-level must be one of trace, debug, info, warn, error, "
-        "critical, off; got \"" +
-        c.log_level + "\"");
-  if (c.checkpoint_mode != "journal" && c.checkpoint_mode != "full-rewrite")
-    return InvalidArgument("--checkpoint-mode must be journal or full-rewrite, got \"" +
-                           c.checkpoint_mode + "\"");
-  if (auto layout = checkpoint::ParseKatalystLayout(c.katalyst_checkpoint_layout); !layout.ok())
-    return layout.status().Wrap("--katalyst-checkpoint-layout");
   if (c.checkpoint_snapshot_every == 0)
     return InvalidArgument("--checkpoint-snapshot-every must be at least 1");
-  if (c.log_format != "text" && c.log_format != "json")
-    return InvalidArgument("--log-format must be text or json, got \"" + c.log_format + "\"");
   if (!c.metrics_bind_address.empty()) {
     if (auto addr = metrics::ParseBindAddress(c.metrics_bind_address); !addr.ok())
       return addr.status();

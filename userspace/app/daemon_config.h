@@ -7,11 +7,30 @@
 #include <string>
 #include <vector>
 
+#include "app/logging.h"
 #include "bpf/pinned_maps.h"  // kDefaultPinDir
+#include "cgroup/cgroup_paths.h"
+#include "checkpoint/katalyst_checksum.h"
 #include "common/status.h"
 #include "core/config.h"
+#include "service/allocation_service.h"
+#include "shaping/htb_plan.h"
+#include "shaping/shaping_mode.h"
 
 namespace netqos::app {
+
+// The closed-choice settings netqosd owns. Their flag spellings are in app/flag_choices.h, read
+// once by ParseDaemonFlags; the settings whose concept a lower layer owns use that layer's enum.
+
+// --network-resource-plugin-policy: Katalyst's network plugin has only the static policy.
+enum class NetworkPolicy { kStatic };
+// --nic-selection: which of equally good NICs an allocation gets.
+enum class NicSelection { kRandom, kFirst, kLast };
+// --enforcement: bpf (classify with eBPF and shape) or none (allocation only).
+enum class Enforcement { kBpf, kNone };
+// --pod-source (cgroup/pod_source.h): the container runtime's CRI socket (no cluster credential)
+// or the kubelet's GET /pods (needs nodes/proxy; opt-in).
+enum class PodSourceKind { kCri, kKubelet };
 
 struct DaemonConfig {
   core::PolicyConfig policy;
@@ -22,13 +41,13 @@ struct DaemonConfig {
   std::string qrm_state_dir_in_memory = "/dev/shm/qrm/state";
   bool qrm_enable_in_memory_state = false;
   bool skip_network_state_corruption = false;
-  std::string policy_name = "static";
+  NetworkPolicy policy_name = NetworkPolicy::kStatic;
 
   // Machine-info flags.
   bool machine_net_multi_ns = false;
   std::string machine_net_ns_dir;  // Katalyst has no default; netqos falls back to /var/run/netns
   std::vector<std::string> machine_net_allocatable_ns{"*"};
-  std::string cgroup_type = "cgroupfs";
+  cgroup::CgroupDriver cgroup_type = cgroup::CgroupDriver::kCgroupfs;
   std::vector<std::string> addition_cgroup_paths;
   std::vector<std::string> net_attributes_keys;
   std::vector<std::string> nic_health_checkers{"*"};
@@ -45,29 +64,28 @@ struct DaemonConfig {
   // A kubelet GetInfo without a NotifyRegistrationStatus this long after is reported (one
   // warning, netqosctl status, netqos_kubelet_registration).
   int kubelet_registration_timeout_seconds = 60;
-  std::string nic_selection = "random";
-  std::string log_level = "info";
+  NicSelection nic_selection = NicSelection::kRandom;
+  LogLevel log_level = LogLevel::kInfo;
   bool print_config = false;
 
   // netqos operations: metrics and logs (docs/metrics.md).
   std::string metrics_bind_address;  // "" = no metrics listener; host:port, e.g. 127.0.0.1:9465
-  std::string log_format = "text";   // "text" or "json" (one JSON object per line)
-  // "journal" (one fsync'd record per change) or "full-rewrite" (Katalyst's whole-file rewrite
-  // per change; a benchmark baseline, see docs/benchmarks.md).
-  std::string checkpoint_mode = "journal";
+  LogFormat log_format = LogFormat::kText;  // text, or json (one JSON object per line)
+  // journal (one fsync'd record per change) or full-rewrite (Katalyst's whole-file rewrite per
+  // change; a benchmark baseline, see docs/benchmarks.md).
+  service::AllocationService::Durability checkpoint_mode =
+      service::AllocationService::Durability::kJournal;
   // A full snapshot folds the journal in after this many journaled changes.
   uint64_t checkpoint_snapshot_every = 4096;
   // Whose Go types the snapshot's Katalyst checksum is computed for (docs/compatibility.md,
-  // "Rolling back to Katalyst"): "v0.5.3" (Katalyst v0.4.0-v0.5.20) or "head" (v0.5.21 on).
-  std::string katalyst_checkpoint_layout = "v0.5.3";
+  // "Rolling back to Katalyst"): v0.5.3 (Katalyst v0.4.0-v0.5.20) or head (v0.5.21 on).
+  checkpoint::KatalystLayout katalyst_checkpoint_layout = checkpoint::KatalystLayout::kV053;
 
   // netqos enforcement flags (eBPF classification + HTB shaping on cgroup v2).
-  std::string enforcement = "bpf";  // "bpf" or "none" (allocation only)
-  std::string cgroup_root;          // "" = detect at startup (cgroup/mount_detect.h)
+  Enforcement enforcement = Enforcement::kBpf;
+  std::string cgroup_root;  // "" = detect at startup (cgroup/mount_detect.h)
   // (cgroup_type above is also set by --cgroup-driver.)
-  // Where the node's pods come from (cgroup/pod_source.h): "cri", the container runtime's socket
-  // (no cluster credential), or "kubelet", its GET /pods (needs nodes/proxy; opt-in).
-  std::string pod_source = "cri";
+  PodSourceKind pod_source = PodSourceKind::kCri;
   std::string cri_socket = "auto";  // auto (containerd's, else CRI-O's), unix:///path or /path
   // --pod-source=kubelet only:
   std::string kubelet_pods_url = "https://127.0.0.1:10250/pods";  // http://, https:// or file://
@@ -77,9 +95,9 @@ struct DaemonConfig {
   std::string bpf_pin_dir = bpf::kDefaultPinDir;
   std::vector<std::string> enforce_nics;  // [netns/]name items or "all"; see enforce_nics.h
   bool replace_root_qdisc = false;
-  std::string shaping_mode = "auto";           // auto, htb or edt; see shaping/shaping_mode.h
+  shaping::ShapingMode shaping_mode = shaping::ShapingMode::kAuto;  // shaping/shaping_mode.h
   std::vector<std::string> qos_level_shaping;  // level=rate:ceil:prio; see shaping_flags.h
-  std::string unclassified_qos_level = "shared_cores";
+  shaping::QosLevel unclassified_qos_level = shaping::QosLevel::kShared;
   bool low_priority_groups = false;               // see shaping_flags.h
   uint32_t low_priority_group_floor_percent = 5;  // Katalyst HEAD's constant
   int enforcement_resync_seconds = 30;
@@ -112,7 +130,8 @@ struct ParsedFlags {
 
 ParsedFlags ParseDaemonFlags(int argc, const char* const* argv);
 
-// Checks values the parser cannot (enumerations, selectors, rates) with messages naming the flag.
+// Checks values the parser cannot (paths, URLs, selectors, rates) with messages naming the flag.
+// The closed-choice settings need no check: their enums hold only accepted values.
 Status ValidateDaemonConfig(const DaemonConfig& config);
 
 }  // namespace netqos::app

@@ -7,6 +7,7 @@
 
 #include "app/allocation_state.h"
 #include "app/enforce_nics.h"
+#include "app/flag_choices.h"
 #include "app/shaping_flags.h"
 #include "bpf/bpffs.h"
 #include "cgroup/cgroup_paths.h"
@@ -36,7 +37,7 @@ Result<std::string> CgroupMount(const DaemonConfig& config) {
 }
 
 Result<std::unique_ptr<cgroup::PodSource>> MakePodSourceNow(const DaemonConfig& config) {
-  if (config.pod_source == "kubelet") {
+  if (config.pod_source == PodSourceKind::kKubelet) {
     cgroup::KubeletPodsClientOptions po;
     po.url = config.kubelet_pods_url;
     po.token_file = config.kubelet_token_file;
@@ -65,7 +66,8 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& con
                made.status().message());
   return std::unique_ptr<cgroup::PodSource>(std::make_unique<cgroup::DeferredPodSource>(
       [config] { return MakePodSourceNow(config); },
-      (config.pod_source == "kubelet" ? config.kubelet_pods_url : "cri:" + config.cri_socket) +
+      (config.pod_source == PodSourceKind::kKubelet ? config.kubelet_pods_url
+                                                    : "cri:" + config.cri_socket) +
           " (not available yet)"));
 }
 
@@ -79,8 +81,6 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   if (!nics.ok()) return nics.status();
   auto shaping = BuildShapingConfig(config);
   if (!shaping.ok()) return shaping.status();
-  auto driver = cgroup::ParseCgroupDriver(config.cgroup_type);
-  if (!driver.ok()) return driver.status().Wrap("--cgroup-driver");
   auto mount = CgroupMount(config);
   if (!mount.ok()) return mount.status();
 
@@ -119,11 +119,11 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   so.redirect_unclassified =
       enforce::DesiredOptionsFor(*shaping, true)
           .ingress_level_limited[static_cast<size_t>(shaping->default_level)];
-  so.mode = *shaping::ParseShapingMode(config.shaping_mode);  // validated with the flags
+  so.mode = config.shaping_mode;
   if (so.mode != shaping::ShapingMode::kHtb && !nics->empty()) {
     so.fq = shaping::ProbeQdiscKind("fq");
-    spdlog::info("shaping mode={} fq_available={} fq_probe=\"{}\"", config.shaping_mode,
-                 so.fq.available, so.fq.reason);
+    spdlog::info("shaping mode={} fq_available={} fq_probe=\"{}\"",
+                 shaping::ShapingModeName(config.shaping_mode), so.fq.available, so.fq.reason);
   }
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
   stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);
@@ -136,7 +136,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   eo.policy = config.policy;
   eo.pods_source = stack->pods->Describe();
   eo.cgroup_mount = *mount;
-  eo.layout.driver = *driver;
+  eo.layout.driver = config.cgroup_type;
   eo.layout.additional_roots = config.addition_cgroup_paths;
   if (!nics->empty()) {
     eo.is_enforced = [set = *nics](const core::Nic& nic) { return set.Contains(nic.id); };
@@ -164,7 +164,8 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   spdlog::info(
       "enforcement starting pin_dir={} cgroup_root={} driver={} pods={} "
       "enforce_nics={}",
-      config.bpf_pin_dir, *mount, config.cgroup_type, stack->pods->Describe(),
+      config.bpf_pin_dir, *mount, ChoiceName(config.cgroup_type, kCgroupDriverChoices),
+      stack->pods->Describe(),
       nics->empty() ? std::string("none (classify and count only)")
                     : (nics->all ? std::string("all")
                                  : fmt::format("{}", fmt::join(config.enforce_nics, ","))));

@@ -109,6 +109,26 @@ class JsonFormatter final : public spdlog::formatter {
   }
 };
 
+spdlog::level::level_enum SpdlogLevel(LogLevel level) {
+  switch (level) {
+    case LogLevel::kTrace:
+      return spdlog::level::trace;
+    case LogLevel::kDebug:
+      return spdlog::level::debug;
+    case LogLevel::kInfo:
+      return spdlog::level::info;
+    case LogLevel::kWarn:
+      return spdlog::level::warn;
+    case LogLevel::kError:
+      return spdlog::level::err;
+    case LogLevel::kCritical:
+      return spdlog::level::critical;
+    case LogLevel::kOff:
+      return spdlog::level::off;
+  }
+  return spdlog::level::info;
+}
+
 }  // namespace
 
 SplitMessage SplitKeyValues(std::string_view message) {
@@ -150,14 +170,14 @@ std::string FormatJsonLogLine(std::chrono::system_clock::time_point ts, std::str
   return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-void SetupLogging(const std::string& level, const std::string& format) {
+void SetupLogging(LogLevel level, LogFormat format) {
   auto logger = spdlog::stderr_logger_mt("netqosd");
-  if (format == "json") {
+  if (format == LogFormat::kJson) {
     logger->set_formatter(std::make_unique<JsonFormatter>());
   } else {
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z level=%l %v");
   }
-  logger->set_level(spdlog::level::from_str(level));
+  logger->set_level(SpdlogLevel(level));
   // Errors must reach the log even if the process is killed right after.
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);

@@ -11,8 +11,12 @@
 
 namespace netqos::app {
 
-// `format`: "text" or "json" (validated by the flag parser).
-void SetupLogging(const std::string& level, const std::string& format = "text");
+// --log-level: spdlog's levels (flag spellings in app/flag_choices.h).
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kCritical, kOff };
+// --log-format: key=value text, or one JSON object per line.
+enum class LogFormat { kText, kJson };
+
+void SetupLogging(LogLevel level, LogFormat format = LogFormat::kText);
 
 // A house-style message, "what happened k=v k2=\"a quoted value\"", split into its text ("what
 // happened") and its pairs, in order. Quoted values lose their quotes (\" and \\ unescaped); a

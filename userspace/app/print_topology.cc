@@ -22,7 +22,7 @@ int FailPrint(const Status& st) {
 }  // namespace
 
 int PrintTopology(const DaemonConfig& config) {
-  SetupLogging("warn");
+  SetupLogging(LogLevel::kWarn);
   auto choice = MakeTopologySource(config);
   if (!choice.ok()) return FailPrint(choice.status());
   std::optional<topology::DiscoveryReport> report;

@@ -59,11 +59,7 @@ Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config) {
     out.levels[idx] = lc;
   }
 
-  auto unclassified = shaping::ParseQosLevel(config.unclassified_qos_level);
-  if (!unclassified.ok())
-    return InvalidArgument("--unclassified-qos-level: " + unclassified.status().message() +
-                           " (system_cores, dedicated_cores, shared_cores or reclaimed_cores)");
-  out.default_level = *unclassified;
+  out.default_level = config.unclassified_qos_level;
 
   if (config.low_priority_group_floor_percent > 100) {
     return InvalidArgument("--low-priority-group-floor-percent must be 0..100, got " +

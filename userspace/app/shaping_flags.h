@@ -10,9 +10,9 @@ namespace netqos::app {
 // Starts from shaping::ShapingConfig's defaults and applies each --qos-level-shaping item
 // "<level>=<rate_permille>:<ceil_permille>:<prio>" (level: system_cores, dedicated_cores,
 // shared_cores, reclaimed_cores or their short forms system, dedicated, shared, reclaimed) and
-// --unclassified-qos-level. Rejects malformed items, a level given twice, values
-// shaping::ValidateConfig refuses and guaranteed rates adding up to more than 1000 permille;
-// every message names the flag and the item.
+// the level --unclassified-qos-level chose (parsed with the flags). Rejects malformed items, a
+// level given twice, values shaping::ValidateConfig refuses and guaranteed rates adding up to more
+// than 1000 permille; every message names the flag and the item.
 Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config);
 
 }  // namespace netqos::app

@@ -10,8 +10,13 @@
 #include "common/version.h"
 
 using netqos::app::DaemonConfig;
+using netqos::app::Enforcement;
+using netqos::app::NicSelection;
 using netqos::app::ParseDaemonFlags;
+using netqos::app::PodSourceKind;
 using netqos::app::ValidateDaemonConfig;
+using netqos::cgroup::CgroupDriver;
+using netqos::shaping::QosLevel;
 
 namespace {
 
@@ -68,8 +73,8 @@ TEST_CASE("defaults match Katalyst's flag defaults") {
   CHECK(c.policy.annotation_keys.ipv4 == "qrm.katalyst.kubewharf.io/inet_addr");
   CHECK(c.policy.annotation_keys.bandwidth == "qrm.katalyst.kubewharf.io/net_bandwidth");
   CHECK_FALSE(c.skip_network_state_corruption);
-  CHECK(c.enforcement == "bpf");
-  CHECK(c.nic_selection == "random");
+  CHECK(c.enforcement == Enforcement::kBpf);
+  CHECK(c.nic_selection == NicSelection::kRandom);
 }
 
 TEST_CASE("Katalyst DaemonSet arguments are accepted in Go flag syntax") {
@@ -99,7 +104,7 @@ TEST_CASE("Katalyst DaemonSet arguments are accepted in Go flag syntax") {
         netqos::core::StringMap{{"a", "b"}, {"c", "d"}});
   CHECK(c.policy.qos.enhancement_aliases.at("katalyst.kubewharf.io/network_enhancement") == "x/ne");
   CHECK(c.policy.qos.enhancement_defaults.at("namespace_type") == "host_ns_preferred");
-  CHECK(c.cgroup_type == "systemd");
+  CHECK(c.cgroup_type == CgroupDriver::kSystemd);
 }
 
 TEST_CASE("in-memory state moves the checkpoint directory") {
@@ -173,9 +178,9 @@ TEST_CASE("enforcement flags: defaults") {
   auto r = Parse({kTopo});
   REQUIRE(r.config);
   const DaemonConfig& c = *r.config;
-  CHECK(c.enforcement == "bpf");
+  CHECK(c.enforcement == Enforcement::kBpf);
   CHECK(c.cgroup_root.empty());
-  CHECK(c.cgroup_type == "cgroupfs");
+  CHECK(c.cgroup_type == CgroupDriver::kCgroupfs);
   CHECK(c.kubelet_pods_url == "https://127.0.0.1:10250/pods");
   CHECK(c.kubelet_token_file == "/var/run/secrets/kubernetes.io/serviceaccount/token");
   CHECK_FALSE(c.kubelet_insecure_skip_tls_verify);
@@ -184,9 +189,9 @@ TEST_CASE("enforcement flags: defaults") {
   CHECK(c.enforce_nics.empty());
   CHECK_FALSE(c.replace_root_qdisc);
   CHECK(c.qos_level_shaping.empty());
-  CHECK(c.unclassified_qos_level == "shared_cores");
+  CHECK(c.unclassified_qos_level == QosLevel::kShared);
   CHECK(c.enforcement_resync_seconds == 30);
-  CHECK(c.pod_source == "cri");  // no cluster credential needed (docs/security.md)
+  CHECK(c.pod_source == PodSourceKind::kCri);  // no cluster credential needed (docs/security.md)
   CHECK(c.cri_socket == "auto");
   CHECK_FALSE(c.uninstall);
   CHECK_FALSE(c.set_forward_priority_sysctl);  // opt-in: the NIC program classifies routed traffic
@@ -204,9 +209,9 @@ TEST_CASE("enforcement flags: valid values are taken") {
                   "--uninstall", "--keep-forwarded-priority=false"});
   REQUIRE(r.config);
   const DaemonConfig& c = *r.config;
-  CHECK(c.enforcement == "none");
+  CHECK(c.enforcement == Enforcement::kNone);
   CHECK(c.cgroup_root == "/sys/fs/cgroup/unified");
-  CHECK(c.cgroup_type == "systemd");
+  CHECK(c.cgroup_type == CgroupDriver::kSystemd);
   CHECK(c.kubelet_pods_url == "http://127.0.0.1:10255/pods");
   CHECK(c.kubelet_token_file == "/etc/netqos/token");
   CHECK(c.kubelet_insecure_skip_tls_verify);
@@ -215,7 +220,7 @@ TEST_CASE("enforcement flags: valid values are taken") {
   CHECK(c.replace_root_qdisc);
   CHECK(c.qos_level_shaping ==
         std::vector<std::string>{"reclaimed_cores=100:1000:3", "system=100:1000:0"});
-  CHECK(c.unclassified_qos_level == "reclaimed");
+  CHECK(c.unclassified_qos_level == QosLevel::kReclaimed);
   CHECK(c.enforcement_resync_seconds == 5);
   CHECK(c.uninstall);
   CHECK_FALSE(c.set_forward_priority_sysctl);
@@ -224,7 +229,7 @@ TEST_CASE("enforcement flags: valid values are taken") {
                     "--kubelet-pods-url=file:///var/lib/netqos/pods.json",
                     "--keep-forwarded-priority=true", "--kubelet-insecure-skip-tls-verify=false"});
   REQUIRE(bpf.config);
-  CHECK(bpf.config->enforcement == "bpf");
+  CHECK(bpf.config->enforcement == Enforcement::kBpf);
   CHECK(bpf.config->enforce_nics == std::vector<std::string>{"all"});
 
   // An entirely empty value means none (templated DaemonSets render empty lists that way).
@@ -252,16 +257,16 @@ TEST_CASE("kubelet CA file: taken for an https pod list URL") {
 TEST_CASE("cgroup driver: --cgroup-driver and Katalyst's --cgroup-type are one setting") {
   auto type = Parse({kTopo, "--cgroup-type=systemd"});
   REQUIRE(type.config);
-  CHECK(type.config->cgroup_type == "systemd");
+  CHECK(type.config->cgroup_type == CgroupDriver::kSystemd);
   auto driver = Parse({kTopo, "--cgroup-driver", "systemd"});
   REQUIRE(driver.config);
-  CHECK(driver.config->cgroup_type == "systemd");
+  CHECK(driver.config->cgroup_type == CgroupDriver::kSystemd);
   auto both = Parse({kTopo, "--cgroup-type=systemd", "--cgroup-driver=systemd"});
   REQUIRE(both.config);
-  CHECK(both.config->cgroup_type == "systemd");
+  CHECK(both.config->cgroup_type == CgroupDriver::kSystemd);
   auto cgroupfs = Parse({kTopo, "--cgroup-driver=cgroupfs"});
   REQUIRE(cgroupfs.config);
-  CHECK(cgroupfs.config->cgroup_type == "cgroupfs");
+  CHECK(cgroupfs.config->cgroup_type == CgroupDriver::kCgroupfs);
 
   auto conflict = ParseCapturing({kTopo, "--cgroup-type=systemd", "--cgroup-driver=cgroupfs"});
   CHECK_FALSE(conflict.parsed.config);
@@ -365,18 +370,15 @@ TEST_CASE("ValidateDaemonConfig checks the enforcement fields") {
   c.qos_level_shaping = {"system_cores"};
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--qos-level-shaping"));
   c = DaemonConfig{};
-  c.unclassified_qos_level = "";
-  CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--unclassified-qos-level"));
-  c = DaemonConfig{};
   c.cgroup_root = "cgroup";
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--cgroup-root"));
   c = DaemonConfig{};
-  c.pod_source = "kubelet";
+  c.pod_source = PodSourceKind::kKubelet;
   c.kubelet_pods_url = "gopher://x";
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--kubelet-pods-url"));
   // The token file only matters for https.
   c = DaemonConfig{};
-  c.pod_source = "kubelet";
+  c.pod_source = PodSourceKind::kKubelet;
   c.kubelet_token_file = "";
   CHECK_FALSE(ValidateDaemonConfig(c).ok());
   c.kubelet_pods_url = "http://127.0.0.1:10255/pods";

@@ -45,14 +45,14 @@ TEST_CASE("metrics are off and logs are text by default") {
   auto r = Parse({});
   REQUIRE(r.config);
   CHECK(r.config->metrics_bind_address.empty());
-  CHECK(r.config->log_format == "text");
+  CHECK(r.config->log_format == netqos::app::LogFormat::kText);
 }
 
 TEST_CASE("metrics bind address and log format flags are read and validated") {
   auto r = Parse({"--metrics-bind-address=127.0.0.1:9465", "--log-format=json"});
   REQUIRE(r.config);
   CHECK(r.config->metrics_bind_address == "127.0.0.1:9465");
-  CHECK(r.config->log_format == "json");
+  CHECK(r.config->log_format == netqos::app::LogFormat::kJson);
 
   std::string err;
   auto bad = Parse({"--metrics-bind-address=127.0.0.1"}, &err);
