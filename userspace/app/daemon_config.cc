@@ -267,7 +267,7 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   choices.Add(app, "--nic-selection", c.nic_selection, kNicSelectionChoices,
               "netqos: how to pick among equally good NICs: random, first or last");
   choices.Add(app, "--log-level", c.log_level, kLogLevelChoices,
-              "netqos: trace, debug, info, warn, error or critical");
+              "netqos: trace, debug, info, warn, error, critical or off");
   AddBoolFlag(app, "--print-config", c.print_config, "netqos: print the effective flags and exit");
   choices.Add(app, "--checkpoint-mode", c.checkpoint_mode, kCheckpointModeChoices,
               "netqos: journal (one fsync'd record per Allocate/RemovePod) or full-rewrite "

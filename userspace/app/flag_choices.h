@@ -2,10 +2,9 @@
 // A flag's text is parsed once, when the flags are read (ParseDaemonFlags), so no later code
 // compares strings; ChoiceName gives the spelling back for --print-config and the logs.
 //
-// The tables of enums that a lower layer owns and spells (shaping mode, cgroup driver, checkpoint
-// layout, QoS level) repeat that layer's spellings so that they can be constexpr;
-// tests/unit/app/flag_choices_test.cc checks that they agree with the layer's own parsers. The
-// checkpoint durability (service/) has no spelling below the app: --checkpoint-mode's are here.
+// The enums a lower layer owns and spells (shaping mode, cgroup driver, checkpoint layout, QoS
+// level) use that layer's table (common/named_enum.h). The checkpoint durability (service/) has
+// no spelling below the app: --checkpoint-mode's are here.
 #pragma once
 
 #include <array>
@@ -17,6 +16,7 @@
 #include "app/logging.h"
 #include "cgroup/cgroup_paths.h"
 #include "checkpoint/katalyst_checksum.h"
+#include "common/named_enum.h"
 #include "common/status.h"
 #include "core/constants.h"
 #include "service/allocation_service.h"
@@ -25,44 +25,13 @@
 
 namespace netqos::app {
 
-template <typename E>
-struct Choice {
-  std::string_view name;
-  E value;
-};
-
-template <typename E, size_t N>
-using Choices = std::array<Choice<E>, N>;
-
-// The accepted spellings, for messages: "a or b", "a, b or c".
-template <typename E, size_t N>
-std::string ChoiceList(const Choices<E, N>& choices) {
-  std::string out;
-  for (size_t i = 0; i < N; ++i) {
-    if (i > 0) out += i + 1 == N ? " or " : ", ";
-    out += choices[i].name;
-  }
-  return out;
-}
-
 // `text` as one of `choices`; anything else is InvalidArgument naming the flag, the accepted
 // spellings and the text: "--log-format must be text or json, got \"xml\"".
 template <typename E, size_t N>
 Result<E> ParseChoice(std::string_view flag, std::string_view text, const Choices<E, N>& choices) {
-  for (const auto& c : choices) {
-    if (c.name == text) return c.value;
-  }
+  if (auto value = FindChoice(text, choices)) return *value;
   return InvalidArgument(std::string(flag) + " must be " + ChoiceList(choices) + ", got \"" +
                          std::string(text) + "\"");
-}
-
-// The spelling of `value`: the first listed, so a value with aliases shows its long name.
-template <typename E, size_t N>
-std::string_view ChoiceName(E value, const Choices<E, N>& choices) {
-  for (const auto& c : choices) {
-    if (c.value == value) return c.name;
-  }
-  return "?";  // unreachable while every enumerator has a spelling (flag_choices_test)
 }
 
 // --network-resource-plugin-policy: Katalyst's network plugin has the static policy only.
@@ -71,10 +40,7 @@ inline constexpr Choices<NetworkPolicy, 1> kPolicyChoices{{
 }};
 
 // --cgroup-type and --cgroup-driver (Katalyst's spellings).
-inline constexpr Choices<cgroup::CgroupDriver, 2> kCgroupDriverChoices{{
-    {"cgroupfs", cgroup::CgroupDriver::kCgroupfs},
-    {"systemd", cgroup::CgroupDriver::kSystemd},
-}};
+inline constexpr const auto& kCgroupDriverChoices = cgroup::kCgroupDriverNames;
 
 inline constexpr Choices<NicSelection, 3> kNicSelectionChoices{{
     {"random", NicSelection::kRandom},
@@ -105,10 +71,7 @@ inline constexpr Choices<service::AllocationService::Durability, 2> kCheckpointM
 }};
 
 // --katalyst-checkpoint-layout (checkpoint::KatalystLayoutFlagValue's spellings).
-inline constexpr Choices<checkpoint::KatalystLayout, 2> kKatalystLayoutChoices{{
-    {"v0.5.3", checkpoint::KatalystLayout::kV053},
-    {"head", checkpoint::KatalystLayout::kHead},
-}};
+inline constexpr const auto& kKatalystLayoutChoices = checkpoint::kKatalystLayoutNames;
 
 inline constexpr Choices<Enforcement, 2> kEnforcementChoices{{
     {"bpf", Enforcement::kBpf},
@@ -121,23 +84,10 @@ inline constexpr Choices<PodSourceKind, 2> kPodSourceChoices{{
 }};
 
 // --shaping-mode (shaping::ShapingModeName's spellings).
-inline constexpr Choices<shaping::ShapingMode, 3> kShapingModeChoices{{
-    {"auto", shaping::ShapingMode::kAuto},
-    {"htb", shaping::ShapingMode::kHtb},
-    {"edt", shaping::ShapingMode::kEdt},
-}};
+inline constexpr const auto& kShapingModeChoices = shaping::kShapingModeNames;
 
 // --unclassified-qos-level: Katalyst's level names, and the short ones shaping::ParseQosLevel
 // also takes.
-inline constexpr Choices<shaping::QosLevel, 8> kQosLevelChoices{{
-    {core::kSystemCores, shaping::QosLevel::kSystem},
-    {core::kDedicatedCores, shaping::QosLevel::kDedicated},
-    {core::kSharedCores, shaping::QosLevel::kShared},
-    {core::kReclaimedCores, shaping::QosLevel::kReclaimed},
-    {"system", shaping::QosLevel::kSystem},
-    {"dedicated", shaping::QosLevel::kDedicated},
-    {"shared", shaping::QosLevel::kShared},
-    {"reclaimed", shaping::QosLevel::kReclaimed},
-}};
+inline constexpr const auto& kQosLevelChoices = shaping::kQosLevelSpellings;
 
 }  // namespace netqos::app

@@ -114,9 +114,9 @@ PodQosClass ParsePodQosClass(const std::string& qos_class) {
 }
 
 Result<CgroupDriver> ParseCgroupDriver(const std::string& name) {
-  if (name == "cgroupfs") return CgroupDriver::kCgroupfs;
-  if (name == "systemd") return CgroupDriver::kSystemd;
-  return InvalidArgument("unknown cgroup driver \"" + name + "\" (want cgroupfs or systemd)");
+  if (auto driver = FindChoice(name, kCgroupDriverNames)) return *driver;
+  return InvalidArgument("unknown cgroup driver \"" + name + "\" (want " +
+                         ChoiceList(kCgroupDriverNames) + ")");
 }
 
 std::vector<std::string> PodCgroupCandidates(const CgroupLayout& layout, PodQosClass qos,

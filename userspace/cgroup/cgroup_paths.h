@@ -6,11 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "common/named_enum.h"
 #include "common/status.h"
 
 namespace netqos::cgroup {
 
 enum class CgroupDriver { kCgroupfs, kSystemd };
+// Katalyst's spellings (--cgroup-type).
+inline constexpr Choices<CgroupDriver, 2> kCgroupDriverNames{{
+    {"cgroupfs", CgroupDriver::kCgroupfs},
+    {"systemd", CgroupDriver::kSystemd},
+}};
 
 enum class PodQosClass { kGuaranteed, kBurstable, kBestEffort, kUnknown };
 

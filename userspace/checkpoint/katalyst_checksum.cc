@@ -432,12 +432,11 @@ const char* KatalystLayoutName(KatalystLayout layout) {
 }
 
 const char* KatalystLayoutFlagValue(KatalystLayout layout) {
-  return layout == KatalystLayout::kV053 ? "v0.5.3" : "head";
+  return ChoiceName(layout, kKatalystLayoutNames).data();
 }
 
 Result<KatalystLayout> ParseKatalystLayout(std::string_view value) {
-  if (value == "v0.5.3") return KatalystLayout::kV053;
-  if (value == "head") return KatalystLayout::kHead;
+  if (auto layout = FindChoice(value, kKatalystLayoutNames)) return *layout;
   return InvalidArgument("unknown Katalyst checkpoint layout \"" + std::string(value) +
                          "\" (want v0.5.3, for Katalyst v0.4.0 to v0.5.20, or head, for v0.5.21 "
                          "and later)");

@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/named_enum.h"
 #include "common/status.h"
 
 namespace netqos::checkpoint {
@@ -39,6 +40,11 @@ enum class KatalystLayout {
   // identifier, ns_name, net_class_id. Every other hashed type is the same in all releases.
   kHead,
 };
+// --katalyst-checkpoint-layout's spellings.
+inline constexpr Choices<KatalystLayout, 2> kKatalystLayoutNames{{
+    {"v0.5.3", KatalystLayout::kV053},
+    {"head", KatalystLayout::kHead},
+}};
 
 // "v0.5.3" or "HEAD", for logs.
 const char* KatalystLayoutName(KatalystLayout layout);

@@ -33,10 +33,7 @@ const char* QosLevelName(QosLevel level) {
 }
 
 Result<QosLevel> ParseQosLevel(const std::string& name) {
-  for (QosLevel l : kLevels) {
-    const std::string base = QosLevelName(l);
-    if (name == base || name == base + "_cores") return l;
-  }
+  if (auto level = FindChoice(name, kQosLevelSpellings)) return *level;
   return InvalidArgument("unknown QoS level \"" + name + "\"");
 }
 

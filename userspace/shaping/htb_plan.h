@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/named_enum.h"
 #include "common/status.h"
 
 namespace netqos::shaping {
@@ -19,8 +20,20 @@ namespace netqos::shaping {
 // The four Katalyst QoS levels, in HTB-priority order.
 enum class QosLevel : int { kSystem = 0, kDedicated = 1, kShared = 2, kReclaimed = 3 };
 inline constexpr int kQosLevelCount = 4;
-const char* QosLevelName(QosLevel level);
-// "system_cores"/"system", "dedicated_cores"/"dedicated", ... → level.
+const char* QosLevelName(QosLevel level);  // the short name: "system", "shared", ...
+// Katalyst's level names, then the short ones: what --unclassified-qos-level and
+// --qos-level-shaping accept.
+inline constexpr Choices<QosLevel, 8> kQosLevelSpellings{{
+    {"system_cores", QosLevel::kSystem},
+    {"dedicated_cores", QosLevel::kDedicated},
+    {"shared_cores", QosLevel::kShared},
+    {"reclaimed_cores", QosLevel::kReclaimed},
+    {"system", QosLevel::kSystem},
+    {"dedicated", QosLevel::kDedicated},
+    {"shared", QosLevel::kShared},
+    {"reclaimed", QosLevel::kReclaimed},
+}};
+// One of kQosLevelSpellings → level.
 Result<QosLevel> ParseQosLevel(const std::string& name);
 
 inline constexpr uint32_t kQdiscMajor = 0x10;  // root qdisc handle 10:

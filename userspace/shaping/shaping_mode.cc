@@ -2,22 +2,10 @@
 
 namespace netqos::shaping {
 
-const char* ShapingModeName(ShapingMode mode) {
-  switch (mode) {
-    case ShapingMode::kAuto:
-      return "auto";
-    case ShapingMode::kHtb:
-      return "htb";
-    case ShapingMode::kEdt:
-      return "edt";
-  }
-  return "?";
-}
+const char* ShapingModeName(ShapingMode mode) { return ChoiceName(mode, kShapingModeNames).data(); }
 
 Result<ShapingMode> ParseShapingMode(std::string_view text) {
-  for (ShapingMode m : {ShapingMode::kAuto, ShapingMode::kHtb, ShapingMode::kEdt}) {
-    if (text == ShapingModeName(m)) return m;
-  }
+  if (auto mode = FindChoice(text, kShapingModeNames)) return *mode;
   return InvalidArgument("--shaping-mode: '" + std::string(text) +
                          "' is not one of auto, htb, edt");
 }

@@ -12,13 +12,20 @@
 #include <string>
 #include <string_view>
 
+#include "common/named_enum.h"
 #include "common/status.h"
 
 namespace netqos::shaping {
 
 enum class ShapingMode { kAuto, kHtb, kEdt };
 
-const char* ShapingModeName(ShapingMode mode);  // "auto", "htb", "edt"
+inline constexpr Choices<ShapingMode, 3> kShapingModeNames{{
+    {"auto", ShapingMode::kAuto},
+    {"htb", ShapingMode::kHtb},
+    {"edt", ShapingMode::kEdt},
+}};
+
+const char* ShapingModeName(ShapingMode mode);  // from kShapingModeNames
 // InvalidArgument naming the flag and the accepted values for anything else.
 Result<ShapingMode> ParseShapingMode(std::string_view text);
 

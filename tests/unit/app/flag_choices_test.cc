@@ -168,7 +168,7 @@ TEST_CASE("enum flag --unclassified-qos-level: the four levels, long or short") 
 
 TEST_CASE("enum flags: the defaults are Katalyst's and netqos's documented ones") {
   const DaemonConfig c;
-  using netqos::app::ChoiceName;
+  using netqos::ChoiceName;
   CHECK(ChoiceName(c.policy_name, netqos::app::kPolicyChoices) == "static");
   CHECK(ChoiceName(c.cgroup_type, netqos::app::kCgroupDriverChoices) == "cgroupfs");
   CHECK(ChoiceName(c.nic_selection, netqos::app::kNicSelectionChoices) == "random");
@@ -183,7 +183,9 @@ TEST_CASE("enum flags: the defaults are Katalyst's and netqos's documented ones"
 }
 
 // The tables of enums a lower layer owns repeat its spellings (to be constexpr); they must agree.
-TEST_CASE("enum flags: the tables agree with the lower layers' own parsers and names") {
+TEST_CASE("enum flags: the lower layers' parsers and names read the same tables") {
+  // One table per enum (common/named_enum.h): the flag reader and the layer's own parser accept
+  // the same spellings, and the layer prints the first one.
   for (const auto& c : netqos::app::kShapingModeChoices) {
     INFO(c.name);
     auto parsed = netqos::shaping::ParseShapingMode(c.name);
@@ -210,6 +212,15 @@ TEST_CASE("enum flags: the tables agree with the lower layers' own parsers and n
     REQUIRE(parsed.ok());
     CHECK(*parsed == c.value);
   }
+  // Every enumerator has a spelling.
+  for (int l = 0; l < netqos::shaping::kQosLevelCount; ++l) {
+    CHECK(netqos::ChoiceName(static_cast<netqos::shaping::QosLevel>(l),
+                             netqos::app::kQosLevelChoices) != "?");
+  }
+  CHECK(netqos::shaping::ParseShapingMode("fq").status().message() ==
+        "--shaping-mode: 'fq' is not one of auto, htb, edt");
+  CHECK(netqos::cgroup::ParseCgroupDriver("sytemd").status().message() ==
+        "unknown cgroup driver \"sytemd\" (want cgroupfs or systemd)");
 }
 
 TEST_CASE("enum flags: print-config shows spellings, given or default, never numbers") {
