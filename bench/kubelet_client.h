@@ -133,10 +133,11 @@ class Netqosd {
     flags.insert(flags.begin(), {NETQOSD_PATH, "--qrm-socket-dirs=" + sock_dir});
     const auto t0 = Clock::now();
     proc_ = std::make_unique<testing::DaemonProcess>(flags, log);
-    KubeletClient probe(socket_);
     while (true) {
       if (!proc_->Running()) throw std::runtime_error("netqosd exited at start:\n" + proc_->Log());
-      if (std::filesystem::exists(socket_) && probe.Serving()) break;
+      // A new channel per attempt: one that found the socket refusing (a previous daemon's file)
+      // could wait out gRPC's reconnect backoff and add it to the figure.
+      if (std::filesystem::exists(socket_) && KubeletClient(socket_).Serving()) break;
       if (Clock::now() - t0 > start_timeout) {
         throw std::runtime_error("netqosd did not serve within " +
                                  std::to_string(start_timeout.count()) + " s:\n" + proc_->Log());

@@ -42,6 +42,16 @@ double WaitLeafUs(const EnforcementEnv& env, const std::string& cgroup_dir, Cloc
   throw std::runtime_error("no class entry for " + cgroup_dir + " within the limit");
 }
 
+// Where netqosd's time to serve went, from its "netqosd serving" log line ("startup_ms=... "):
+// "-" when the line has no phases.
+std::string StartupPhasesOf(const std::string& log) {
+  const size_t serving = log.rfind("netqosd serving");  // the log holds every run's lines
+  const size_t at = log.find("startup_ms=", serving == std::string::npos ? 0 : serving);
+  if (serving == std::string::npos || at == std::string::npos) return "-";
+  const size_t end = log.find_first_of("\n\"", at);
+  return log.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
 // Seconds the kernel takes to create `n` HTB classes under one fresh qdisc, through `tc -batch`
 // (bench/htb_class_scaling.sh): what a cold start costs before netqos does anything of its own.
 double KernelClassSeconds(size_t n, const std::string& out_path) {
@@ -213,6 +223,7 @@ void Run(const Args& args) {
   const auto t_cold = Clock::now();
   env.StartDaemon(true, kSpeed);
   const double cold_serve_ms = env.daemon().start_ms();
+  const std::string cold_phases = StartupPhasesOf(env.daemon().Log());
   const double cold_classified_ms = all_classified(t_cold);
   // The class entries can be in the map before the last leaves are: wait until every container
   // has its leaf on the veth and the IFB's count holds still (each tree goes in as one apply).
@@ -239,6 +250,7 @@ void Run(const Args& args) {
   const auto t_warm = Clock::now();
   env.StartDaemon(true, kSpeed);
   const double warm_serve_ms = env.daemon().start_ms();
+  const std::string warm_phases = StartupPhasesOf(env.daemon().Log());
   const double warm_all_ms = all_classified(t_warm);
 
   // The kernel alone, for the same number of classes on each of the two devices.
@@ -272,6 +284,11 @@ void Run(const Args& args) {
                 Fmt(kernel_ms, 0) + " ms",
                 Thousands(static_cast<double>(leaves)) + " / " +
                     Thousands(static_cast<double>(ifb_leaves))});
+  rep.Line();
+  rep.Line(
+      "Where the time to serve went (netqosd's own \"serving\" log line: topology read, "
+      "state loaded, dataplane and watchers started, sockets served): cold `" +
+      cold_phases + "`; adopting `" + warm_phases + "`.");
   rep.Line();
   if (leaves < pods.size()) {
     throw std::runtime_error("only " + std::to_string(leaves) + " HTB leaves for " +

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <system_error>
 #include <vector>
@@ -28,6 +29,28 @@
 
 namespace netqos::app {
 namespace {
+
+// Where the time to serve goes, for the "serving" log line: the kubelet waits for all of it.
+class StartupPhases {
+ public:
+  // Ends the current phase as `name`.
+  void Mark(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    text_ += fmt::format(" {}_ms={}", name, Ms(now - last_));
+    last_ = now;
+  }
+  std::string Text() const {
+    return fmt::format("startup_ms={}{}", Ms(std::chrono::steady_clock::now() - start_), text_);
+  }
+
+ private:
+  static long long Ms(std::chrono::steady_clock::duration d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  }
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_ = start_;
+  std::string text_;
+};
 
 // Half the registration timeout (so an unconfirmed registration is reported at most half a
 // timeout late), at most 5 s.
@@ -59,11 +82,13 @@ int RunDaemon(const DaemonConfig& config) {
                ChoiceName(config.enforcement, kEnforcementChoices), config.EffectiveStateDir(),
                config.topology_file.empty() ? std::string("kernel") : config.topology_file);
 
+  StartupPhases phases;
   auto choice = MakeTopologySource(config);
   if (!choice.ok()) return Fail(choice.status());
   core::TopologySource* source = choice->source.get();
   auto topo = source->Read();
   if (!topo.ok()) return Fail(topo.status());
+  phases.Mark("topology");
   const std::vector<std::string> allocatable_ns = config.machine_net_allocatable_ns;
 
   auto policy = MakePolicy(config, std::move(*topo));
@@ -81,6 +106,7 @@ int RunDaemon(const DaemonConfig& config) {
 
   auto svc = OpenAllocationState(config, std::move(*policy));
   if (!svc.ok()) return Fail(svc.status());
+  phases.Mark("state");
 
   // Start the dataplane before serving: a restarted daemon adopts the pinned state first; the
   // first full pass runs beside serving (readiness says when it is done).
@@ -114,6 +140,7 @@ int RunDaemon(const DaemonConfig& config) {
           started.status().message());
     }
   }
+  phases.Mark("enforcement");
   StackEnforcementView enforcement_view(enforcement.get(), enforcement_mode, enforcement_error,
                                         config.bpf_pin_dir);
 
@@ -163,7 +190,9 @@ int RunDaemon(const DaemonConfig& config) {
     spdlog::warn("topology changes will not be followed: {}", st.message());
   }
 
-  spdlog::info("netqosd serving sockets={}", fmt::join((*server)->SocketPaths(), ","));
+  phases.Mark("serve");
+  spdlog::info("netqosd serving sockets={} {}", fmt::join((*server)->SocketPaths(), ","),
+               phases.Text());
   // Woken by a signal, or every poll interval to look at the kubelet's registration.
   const timespec poll = RegistrationPollInterval(config.kubelet_registration_timeout_seconds);
   for (;;) {
