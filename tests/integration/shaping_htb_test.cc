@@ -29,6 +29,8 @@
 namespace {
 
 using netqos::StatusCode;
+using netqos::shaping::MbitToBits;
+constexpr uint64_t Mbit(uint64_t mbps) { return MbitToBits(mbps); }
 using netqos::testing::NetnsFixture;
 using netqos::testing::Sh;
 using netqos::testing::TcClass;
@@ -100,13 +102,13 @@ void CheckTcMatchesPlan(const std::string& dev, const HtbPlan& plan) {
     REQUIRE(it != classes.end());
     CHECK(it->second.parent ==
           (want.parent == plan.qdisc_handle ? "root" : HandleText(want.parent)));
-    CHECK(it->second.rate_bits == want.rate_mbps * 1000000);
-    CHECK(it->second.ceil_bits == want.ceil_mbps * 1000000);
+    CHECK(it->second.rate_bits == want.rate_bps);
+    CHECK(it->second.ceil_bits == want.ceil_bps);
     CHECK(it->second.prio == want.prio);
     // Buckets of at least 1 ms at the rate (ceil): a one-packet bucket under-delivers at high
     // rates, see htb_installer.cc. tc prints sizes rounded to 1/1024.
-    CHECK(it->second.burst_bytes >= want.rate_mbps * 125 * 1023 / 1024);
-    CHECK(it->second.cburst_bytes >= want.ceil_mbps * 125 * 1023 / 1024);
+    CHECK(it->second.burst_bytes >= want.rate_bps / 8 * 1023 / 1024);
+    CHECK(it->second.cburst_bytes >= want.ceil_bps / 8 * 1023 / 1024);
   }
   CHECK(TcRoot(dev) == "htb 10:");
   CHECK(Capture("tc qdisc show dev " + dev).find("default 0x" + [&] {
@@ -162,9 +164,10 @@ TEST_CASE("shaping: install, reinstall, reconcile and remove the HTB tree on a v
   Sandbox sb("a");
   HtbInstaller inst = MustInstaller();
   HtbPlanner planner(sb.host);
-  HtbPlan plan = MustPlan(
-      planner, 1000,
-      {{1, QosLevel::kShared, 50}, {2, QosLevel::kDedicated, 200}, {3, QosLevel::kReclaimed, 10}});
+  HtbPlan plan = MustPlan(planner, 1000,
+                          {{1, QosLevel::kShared, Mbit(50)},
+                           {2, QosLevel::kDedicated, Mbit(200)},
+                           {3, QosLevel::kReclaimed, Mbit(10)}});
 
   auto r1 = inst.Apply(sb.ifindex, plan);
   INFO(r1.status().message());
@@ -178,9 +181,9 @@ TEST_CASE("shaping: install, reinstall, reconcile and remove the HTB tree on a v
   const auto before = TcClasses(sb.host);
   REQUIRE(before.at("10:31").sent_bytes > 0);
   auto r2 = inst.Apply(sb.ifindex, MustPlan(planner, 1000,
-                                            {{1, QosLevel::kShared, 50},
-                                             {2, QosLevel::kDedicated, 200},
-                                             {3, QosLevel::kReclaimed, 10}}));
+                                            {{1, QosLevel::kShared, Mbit(50)},
+                                             {2, QosLevel::kDedicated, Mbit(200)},
+                                             {3, QosLevel::kReclaimed, Mbit(10)}}));
   REQUIRE(r2.ok());
   CHECK(r2->Unchanged());
   const auto after = TcClasses(sb.host);
@@ -193,8 +196,8 @@ TEST_CASE("shaping: install, reinstall, reconcile and remove the HTB tree on a v
 
   // Container 2 leaves, 4 arrives (and reuses 2's minor), 1 changes its cap.
   const uint32_t minor2 = *planner.MinorFor(2);
-  HtbPlan plan3 =
-      MustPlan(planner, 1000, {{1, QosLevel::kShared, 80}, {3, QosLevel::kReclaimed, 10}});
+  HtbPlan plan3 = MustPlan(planner, 1000,
+                           {{1, QosLevel::kShared, Mbit(80)}, {3, QosLevel::kReclaimed, Mbit(10)}});
   auto r3 = inst.Apply(sb.ifindex, plan3);
   REQUIRE(r3.ok());
   CHECK_FALSE(r3->qdisc_created);
@@ -204,9 +207,10 @@ TEST_CASE("shaping: install, reinstall, reconcile and remove the HTB tree on a v
   CheckTcMatchesPlan(sb.host, plan3);
   CHECK(TcClasses(sb.host).at("10:31").sent_bytes >= before.at("10:31").sent_bytes);
 
-  HtbPlan plan4 = MustPlan(
-      planner, 1000,
-      {{1, QosLevel::kShared, 80}, {3, QosLevel::kReclaimed, 10}, {4, QosLevel::kSystem, 5}});
+  HtbPlan plan4 = MustPlan(planner, 1000,
+                           {{1, QosLevel::kShared, Mbit(80)},
+                            {3, QosLevel::kReclaimed, Mbit(10)},
+                            {4, QosLevel::kSystem, Mbit(5)}});
   CHECK(*planner.MinorFor(4) == minor2);
   auto r4 = inst.Apply(sb.ifindex, plan4);
   REQUIRE(r4.ok());
@@ -215,9 +219,10 @@ TEST_CASE("shaping: install, reinstall, reconcile and remove the HTB tree on a v
   CheckTcMatchesPlan(sb.host, plan4);
 
   // A container moving level keeps its minor; the leaf is re-created under the new parent.
-  HtbPlan plan5 = MustPlan(
-      planner, 1000,
-      {{1, QosLevel::kDedicated, 80}, {3, QosLevel::kReclaimed, 10}, {4, QosLevel::kSystem, 5}});
+  HtbPlan plan5 = MustPlan(planner, 1000,
+                           {{1, QosLevel::kDedicated, Mbit(80)},
+                            {3, QosLevel::kReclaimed, Mbit(10)},
+                            {4, QosLevel::kSystem, Mbit(5)}});
   auto r5 = inst.Apply(sb.ifindex, plan5);
   REQUIRE(r5.ok());
   CHECK(r5->classes_deleted == 1);
@@ -244,7 +249,7 @@ TEST_CASE("shaping: a foreign root qdisc is refused and left intact unless repla
   Sandbox sb("b");
   HtbInstaller inst = MustInstaller();
   HtbPlanner planner(sb.host);
-  HtbPlan plan = MustPlan(planner, 1000, {{1, QosLevel::kShared, 50}});
+  HtbPlan plan = MustPlan(planner, 1000, {{1, QosLevel::kShared, Mbit(50)}});
   Sh("tc qdisc add dev " + sb.host + " root tbf rate 1gbit burst 32k latency 50ms");
   const std::string foreign = TcRoot(sb.host);
   REQUIRE(foreign.rfind("tbf ", 0) == 0);
@@ -290,7 +295,7 @@ TEST_CASE("shaping: IFB devices are created idempotently and carry the same plan
         CHECK(veth.status().code() == StatusCode::kFailedPrecondition);
 
         HtbPlanner planner(ifb);
-        HtbPlan plan = MustPlan(planner, 1000, {{1, QosLevel::kShared, 50}});
+        HtbPlan plan = MustPlan(planner, 1000, {{1, QosLevel::kShared, Mbit(50)}});
         auto applied = inst.Apply(*first, plan);
         INFO(applied.status().message());
         REQUIRE(applied.ok());
@@ -418,8 +423,8 @@ TEST_CASE("shaping: a forced skb->priority is shaped to the leaf's cap, wire-exa
   Sandbox sb("d");
   HtbInstaller inst = MustInstaller();
   HtbPlanner planner(sb.host);
-  HtbPlan plan =
-      MustPlan(planner, 1000, {{1, QosLevel::kShared, 50}, {2, QosLevel::kDedicated, 200}});
+  HtbPlan plan = MustPlan(planner, 1000,
+                          {{1, QosLevel::kShared, Mbit(50)}, {2, QosLevel::kDedicated, Mbit(200)}});
   REQUIRE(inst.Apply(sb.ifindex, plan).ok());
   const uint16_t port = static_cast<uint16_t>(20000 + ::getpid() % 20000);
   Sink sink(sb.ns, sb.peer_ip, port);

@@ -347,6 +347,11 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "netqos: per-QoS-level HTB parent classes, "
                  "level=rate_permille:ceil_permille:prio,... e.g. reclaimed_cores=150:1000:3")
       ->delimiter(',');
+  choices.Add(app, "--container-ceil", c.container_ceil, kContainerCeilChoices,
+              "netqos: what an allocated container's HTB leaf may reach: allocation (a hard cap "
+              "at its allocation) or level (the allocation is guaranteed, and idle bandwidth is "
+              "borrowed up to its QoS level's ceiling); a pod's netqos.io/container-ceil "
+              "annotation overrides it");
   choices.Add(app, "--unclassified-qos-level", c.unclassified_qos_level, kQosLevelChoices,
               "netqos: QoS level whose class takes traffic of containers netqos did not "
               "classify");

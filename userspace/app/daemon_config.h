@@ -96,6 +96,7 @@ struct DaemonConfig {
   std::vector<std::string> enforce_nics;  // [netns/]name items or "all"; see enforce_nics.h
   bool replace_root_qdisc = false;
   shaping::ShapingMode shaping_mode = shaping::ShapingMode::kAuto;  // shaping/shaping_mode.h
+  shaping::ContainerCeil container_ceil = shaping::ContainerCeil::kAllocation;
   std::vector<std::string> qos_level_shaping;  // level=rate:ceil:prio; see shaping_flags.h
   shaping::QosLevel unclassified_qos_level = shaping::QosLevel::kShared;
   bool low_priority_groups = false;               // see shaping_flags.h

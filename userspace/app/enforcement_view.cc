@@ -56,7 +56,16 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     if (d.entry.priority != 0) c.htb_class = shaping::HandleText(d.entry.priority);
     c.capped = d.leaf_key.has_value();
     if (d.nic) c.nic = d.nic->Identifier();
-    c.allocated_mbps = d.egress_mbps;
+    c.allocated_mbps = d.allocated_mbps;
+    const auto cap = [&](const enforce::DirectionRates& dir) -> std::optional<service::LeafCap> {
+      if (!d.leaf_key || !dir.capped()) return std::nullopt;
+      const char* source = !dir.annotated          ? "allocation"
+                           : d.allocated_mbps == 0 ? "annotation"
+                                                   : "allocation+annotation";
+      return service::LeafCap{dir.rate_bps, dir.ceil_bps, dir.borrow, source};
+    };
+    c.egress_cap = cap(d.rates.egress);
+    c.ingress_cap = cap(d.rates.ingress);
     if (with_counters && stack_->dataplane) {
       if (auto counters = stack_->dataplane->ContainerCounters(id); counters.ok()) {
         c.counters = *counters;

@@ -85,6 +85,8 @@ inline constexpr Choices<PodSourceKind, 2> kPodSourceChoices{{
 
 // --shaping-mode (shaping::ShapingModeName's spellings).
 inline constexpr const auto& kShapingModeChoices = shaping::kShapingModeNames;
+// --container-ceil.
+inline constexpr const auto& kContainerCeilChoices = shaping::kContainerCeilNames;
 
 // --unclassified-qos-level: Katalyst's level names, and the short ones shaping::ParseQosLevel
 // also takes.

@@ -60,6 +60,7 @@ Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config) {
   }
 
   out.default_level = config.unclassified_qos_level;
+  out.container_ceil = config.container_ceil;
 
   if (config.low_priority_group_floor_percent > 100) {
     return InvalidArgument("--low-priority-group-floor-percent must be 0..100, got " +

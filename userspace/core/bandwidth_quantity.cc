@@ -149,7 +149,7 @@ Result<uint64_t> ParseBandwidthQuantity(std::string_view text) {
 
 AnnotatedBandwidth ReadBandwidthAnnotations(const StringMap& annotations) {
   AnnotatedBandwidth out;
-  const auto read = [&](const char* key, std::optional<uint64_t>& into) {
+  const auto read = [&](const char* key, std::optional<uint64_t>& into, bool& refused) {
     const auto it = annotations.find(key);
     if (it == annotations.end()) return;
     auto bps = ParseBandwidthQuantity(it->second);
@@ -157,14 +157,15 @@ AnnotatedBandwidth ReadBandwidthAnnotations(const StringMap& annotations) {
       into = *bps;
       return;
     }
+    refused = true;
     const std::string shown = it->second.size() > kMaxQuantityLength
                                   ? "(" + std::to_string(it->second.size()) + " characters)"
                                   : LogValue(it->second);
     out.errors.push_back(std::string("annotation ") + key + "=" + shown + ": " +
                          bps.status().message());
   };
-  read(kEgressBandwidthAnnotation, out.egress_bps);
-  read(kIngressBandwidthAnnotation, out.ingress_bps);
+  read(kEgressBandwidthAnnotation, out.egress_bps, out.egress_refused);
+  read(kIngressBandwidthAnnotation, out.ingress_bps, out.ingress_refused);
   return out;
 }
 

@@ -1,8 +1,8 @@
 // The standard pod bandwidth annotations, kubernetes.io/egress-bandwidth and
 // kubernetes.io/ingress-bandwidth, read as the CNI bandwidth plugin and the kubelet read them: a
 // Kubernetes quantity ("10M", "1G", "500Ki", "1.5e6") in bits per second, rounded up to a whole
-// bit, and refused below 1k or above 1P as the kubelet refuses it. See
-// docs/bandwidth-annotations.md.
+// bit, and refused below 1k or above 1P as the kubelet refuses it. What netqos does with them:
+// docs/enforcement.md, "The bandwidth model".
 #pragma once
 
 #include <cstdint>
@@ -38,6 +38,9 @@ Result<uint64_t> ParseBandwidthQuantity(std::string_view text);
 struct AnnotatedBandwidth {
   std::optional<uint64_t> egress_bps;
   std::optional<uint64_t> ingress_bps;
+  // Present on the pod but refused: the caller decides what the direction keeps meanwhile.
+  bool egress_refused = false;
+  bool ingress_refused = false;
   // One entry per refused annotation, naming it and its value (quoted for a log line).
   std::vector<std::string> errors;
 };

@@ -67,9 +67,13 @@ Explanation Explain(const CgroupFacts& f) {
     if (f.daemon) {
       add("netqosd knows it as " + DaemonName(*f.daemon));
       if (f.daemon->capped()) {
-        add("capped at " + std::to_string(f.daemon->allocated_mbps()) + " Mbit/s on " +
-            Or(f.daemon->nic(), "its NIC") + ": its own HTB leaf " + HandleText(c.priority) +
-            " (rate = ceil = the allocation)");
+        const auto& d = *f.daemon;
+        const std::string& source =
+            d.has_egress_cap() ? d.egress_cap().source() : d.ingress_cap().source();
+        add("capped by its HTB leaf " + HandleText(c.priority) + " on " +
+            (d.nic().empty() ? std::string("every shaped NIC") : d.nic()) + ", sent/received " +
+            CapText(d) + " bit/s, from its " + source +
+            " (docs/enforcement.md, \"The bandwidth model\")");
       } else if (c.priority != 0) {
         add("no allocation of its own: it shares its QoS level's default class " +
             HandleText(c.priority) + ", which may borrow up to the level's ceiling");
@@ -145,7 +149,9 @@ Json CgroupJson(const CgroupFacts& f, const Explanation& why) {
                            {"htb_class", d.htb_class()},
                            {"capped", d.capped()},
                            {"nic", d.nic()},
-                           {"allocated_mbps", d.allocated_mbps()}};
+                           {"allocated_mbps", d.allocated_mbps()},
+                           {"egress_cap", CapJson(d.has_egress_cap(), d.egress_cap())},
+                           {"ingress_cap", CapJson(d.has_ingress_cap(), d.ingress_cap())}};
   }
   return {{"path", f.path},
           {"cgroup_id", f.cgroup_id},
@@ -174,9 +180,10 @@ void PrintCgroup(const CgroupFacts& f, const Explanation& why, std::ostream& out
     const auto& d = *f.daemon;
     kv.emplace_back("pod", d.pod_namespace() + "/" + d.pod_name() + " (" + d.pod_uid() + ")");
     kv.emplace_back("container", Or(d.container(), "(pod-level)"));
-    kv.emplace_back(
-        "allocation",
-        d.capped() ? std::to_string(d.allocated_mbps()) + " Mbps on " + Or(d.nic(), "?") : "none");
+    kv.emplace_back("allocation", d.allocated_mbps() != 0 ? std::to_string(d.allocated_mbps()) +
+                                                                " Mbps on " + Or(d.nic(), "?")
+                                                          : "none");
+    kv.emplace_back("cap tx/rx", CapText(d));
   }
   if (f.counters) {
     const auto& c = *f.counters;

@@ -43,6 +43,38 @@ std::string HumanRate(double v) {
   return buf;
 }
 
+namespace {
+
+// 20000000 -> "20M", 1500000 -> "1.5M": HumanRate without a trailing ".0".
+std::string ShortRate(uint64_t bps) {
+  std::string text = HumanRate(static_cast<double>(bps));
+  if (auto dot = text.find(".0"); dot != std::string::npos) text.erase(dot, 2);
+  return text;
+}
+
+std::string OneCap(bool has, const admin::LeafCap& c) {
+  if (!has) return "-";
+  if (c.borrows()) return ShortRate(c.rate_bps()) + "+";
+  if (c.ceil_bps() > c.rate_bps()) return ShortRate(c.rate_bps()) + "-" + ShortRate(c.ceil_bps());
+  return ShortRate(c.rate_bps());
+}
+
+}  // namespace
+
+std::string CapText(const admin::ContainerClass& d) {
+  if (!d.has_egress_cap() && !d.has_ingress_cap()) return "-";
+  return OneCap(d.has_egress_cap(), d.egress_cap()) + "/" +
+         OneCap(d.has_ingress_cap(), d.ingress_cap());
+}
+
+nlohmann::json CapJson(bool has, const admin::LeafCap& cap) {
+  if (!has) return nullptr;
+  return {{"rate_bps", cap.rate_bps()},
+          {"ceil_bps", cap.ceil_bps()},
+          {"borrows", cap.borrows()},
+          {"source", cap.source()}};
+}
+
 std::string HumanCount(uint64_t v) {
   if (v < 1000) return std::to_string(v);
   return HumanRate(static_cast<double>(v));
@@ -212,6 +244,8 @@ Json ClassRowJson(const ClassRow& r) {
     j["capped"] = d.capped();
     j["nic"] = d.nic();
     j["allocated_mbps"] = d.allocated_mbps();
+    j["egress_cap"] = CapJson(d.has_egress_cap(), d.egress_cap());
+    j["ingress_cap"] = CapJson(d.has_ingress_cap(), d.ingress_cap());
     if (r.queues_read) {
       j["queues"] = {{"egress", LeafQueueJson(d.has_egress_queue(), d.egress_queue())},
                      {"ingress", LeafQueueJson(d.has_ingress_queue(), d.ingress_queue())}};
@@ -223,6 +257,8 @@ Json ClassRowJson(const ClassRow& r) {
     for (const char* k : {"pod_uid", "pod_namespace", "pod_name", "container", "nic"}) j[k] = "";
     j["capped"] = false;
     j["allocated_mbps"] = 0;
+    j["egress_cap"] = nullptr;
+    j["ingress_cap"] = nullptr;
   }
   if (!j.contains("queues")) j["queues"] = {{"egress", nullptr}, {"ingress", nullptr}};
   j["drops"] = DropsJson(r.Drops());
@@ -276,11 +312,11 @@ void PrintClasses(const ClassRows& rows, const ClassSources& sources, std::ostre
     }
     out << "\n";
   } else {
-    render::Table t({"CGROUP", "POD/CONTAINER", "QOS", "CLASSID", "HTB", "CAP", "NIC", "TX/RX",
-                     "DROPS TX/RX", "STATE"});
+    render::Table t({"CGROUP", "POD/CONTAINER", "QOS", "CLASSID", "HTB", "CAP TX/RX", "NIC",
+                     "TX/RX", "DROPS TX/RX", "STATE"});
     for (const auto& r : rows.containers) {
       std::string cap = "-";
-      if (r.daemon && r.daemon->capped()) cap = std::to_string(r.daemon->allocated_mbps()) + "M";
+      if (r.daemon) cap = CapText(*r.daemon);
       std::string state;
       if (r.pinned && r.daemon) {
         state = r.pinned->priority == r.daemon->priority() ? "ok" : "reconciling";

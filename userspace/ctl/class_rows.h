@@ -30,6 +30,13 @@ std::string HumanRate(double v);
 // Totals (bytes, packets) in the same SI style: 1536 -> "1.5k".
 std::string HumanCount(uint64_t v);
 
+// A container's leaf rates as "egress/ingress": "20M/40M" for hard caps, "100M+" for a guarantee
+// that borrows up to its QoS level's ceiling, "100M-200M" for a guarantee below an annotated
+// ceiling, "-" for a direction without a leaf; "-" alone when it has none.
+std::string CapText(const ::netqos::admin::v1::ContainerClass& d);
+// {rate_bps, ceil_bps, borrows, source}, or null without a leaf in that direction.
+nlohmann::json CapJson(bool has, const ::netqos::admin::v1::LeafCap& cap);
+
 // Every field, by its name in common/counters.h's list.
 nlohmann::json CountersJson(const TrafficCounters& c);
 nlohmann::json CountersJson(const QueueCounters& c);

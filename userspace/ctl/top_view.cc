@@ -183,16 +183,14 @@ void PrintTopFrame(const TopFrame& f, std::ostream& out) {
   if (f.containers.empty()) {
     out << "no containers in the class or counter maps\n";
   } else {
-    render::Table t({"CGROUP", "POD/CONTAINER", "HTB", "CAP", "TX bit/s", "TX pkt/s", "RX bit/s",
-                     "RX pkt/s", "DROP/s TX/RX", "DROPS TX/RX"});
+    render::Table t({"CGROUP", "POD/CONTAINER", "HTB", "CAP TX/RX", "TX bit/s", "TX pkt/s",
+                     "RX bit/s", "RX pkt/s", "DROP/s TX/RX", "DROPS TX/RX"});
     for (const auto& c : f.containers) {
       std::string name = "-", htb = "-", cap = "-";
       if (c.row) {
         if (!c.row->Name().empty()) name = c.row->Name();
         htb = HandleText(c.row->priority());
-        if (c.row->daemon && c.row->daemon->capped()) {
-          cap = std::to_string(c.row->daemon->allocated_mbps()) + "M";
-        }
+        if (c.row->daemon) cap = CapText(*c.row->daemon);
       }
       std::vector<std::string> cells = {std::to_string(c.cgroup_id), name, htb, cap};
       for (auto& cell : RateCells(c.rates, c.drops)) cells.push_back(std::move(cell));

@@ -24,12 +24,50 @@ std::string PodName(const ObservedContainer& c) {
 }
 
 struct Leaf {
-  core::NicId nic;
+  std::vector<core::NicId> nics;
   shaping::QosLevel level = shaping::QosLevel::kShared;
-  uint64_t egress_mbps = 0;
-  uint64_t ingress_mbps = 0;
+  LeafRates rates;
   std::vector<uint64_t> cgroups;  // containers whose traffic uses this leaf
 };
+
+// What a pod's annotations ask for, read once per pod per pass.
+struct PodCaps {
+  core::AnnotatedBandwidth annotated;
+  ContainerCeil ceil = ContainerCeil::kAllocation;
+  bool any() const { return annotated.egress_bps || annotated.ingress_bps; }
+};
+
+std::string PodLabel(const ObservedContainer& c) { return c.pod_namespace + "/" + c.pod_name; }
+
+std::string Joined(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const auto& n : notes) out += (out.empty() ? "" : "; ") + n;
+  return out;
+}
+
+// A refused annotation keeps the value the pod was enforced with before, if any.
+PodCaps ReadPodCaps(const ObservedContainer& c, const DesiredOptions& options,
+                    const AnnotatedByPod& previous, std::vector<std::string>& problems) {
+  PodCaps caps;
+  std::vector<std::string> notes;
+  caps.annotated = core::ReadBandwidthAnnotations(c.pod_annotations);
+  caps.ceil = ContainerCeilFor(c.pod_annotations, options.container_ceil, notes);
+  auto before = previous.find(c.pod_uid);
+  const core::AnnotatedBandwidth* old = before == previous.end() ? nullptr : &before->second;
+  const auto keep = [&](bool refused, std::optional<uint64_t>& now,
+                        const std::optional<uint64_t> core::AnnotatedBandwidth::*field) {
+    if (refused && old != nullptr) now = old->*field;
+  };
+  keep(caps.annotated.egress_refused, caps.annotated.egress_bps,
+       &core::AnnotatedBandwidth::egress_bps);
+  keep(caps.annotated.ingress_refused, caps.annotated.ingress_bps,
+       &core::AnnotatedBandwidth::ingress_bps);
+  for (const auto& e : caps.annotated.errors)
+    notes.push_back(e + " (the pod keeps the cap it had)");
+  // One problem per pod: the log keys problems by what precedes the first ':'.
+  if (!notes.empty()) problems.push_back(PodLabel(c) + ": " + Joined(notes));
+  return caps;
+}
 
 bool IsLeafPriority(uint32_t priority) {
   const uint32_t minor = shaping::HandleMinor(priority);
@@ -58,6 +96,7 @@ DesiredOptions DesiredOptionsFor(const shaping::ShapingConfig& shaping, bool sha
     o.ingress_level_limited[static_cast<size_t>(shaping::QosLevel::kReclaimed)] = true;
   }
   o.unclassified_level = shaping.default_level;
+  o.container_ceil = shaping.container_ceil;
   return o;
 }
 
@@ -79,8 +118,10 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
                                  const std::vector<ObservedContainer>& containers,
                                  const std::vector<EnforcedLink>& enforced,
                                  const std::map<uint64_t, uint32_t>& current,
-                                 const DesiredOptions& options, shaping::MinorAllocator& minors) {
+                                 const DesiredOptions& options, shaping::MinorAllocator& minors,
+                                 const AnnotatedByPod& previous_annotated) {
   DesiredState s;
+  std::map<std::string, PodCaps> pod_caps;
   std::map<core::NicId, uint64_t> link_mbps;
   for (const auto& l : enforced) {
     link_mbps[l.id] = l.link_mbps;
@@ -133,30 +174,54 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
                            " class id " + std::to_string(d.entry.net_class_id));
     }
 
+    auto pod = pod_caps.find(c.pod_uid);
+    if (pod == pod_caps.end()) {
+      pod = pod_caps.emplace(c.pod_uid, ReadPodCaps(c, options, previous_annotated, s.problems))
+                .first;
+      s.annotated[c.pod_uid] = pod->second.annotated;
+    }
+    const PodCaps& caps = pod->second;
+
+    // Where a leaf goes: the allocation's NIC; for a pod capped by annotations alone, every
+    // enforced NIC (the pod's traffic may leave by any of them), one leaf shared by the pod.
+    std::vector<core::NicId> nics;
+    uint64_t key = c.cgroup_id;
     if (alloc != nullptr) {
       d.nic = alloc->nic();
-      d.egress_mbps = alloc->egress;
-      auto link = link_mbps.find(alloc->nic());
-      if (alloc->egress > 0 && link != link_mbps.end()) {
-        const uint64_t key = pod_level ? c.pod_cgroup_id : c.cgroup_id;
-        if (key == 0) {
-          s.problems.push_back(PodName(c) + ": pod-level allocation but the pod cgroup was not " +
-                               "found; not capped");
-        } else {
-          Leaf& leaf = leaves[key];
-          leaf.nic = alloc->nic();
-          leaf.level = *level;
-          leaf.egress_mbps = std::min<uint64_t>(alloc->egress, link->second);
-          leaf.ingress_mbps = std::min<uint64_t>(alloc->ingress, link->second);
-          if (alloc->egress > link->second || alloc->ingress > link->second) {
-            s.problems.push_back(PodName(c) + ": allocation " +
-                                 std::to_string(std::max(alloc->egress, alloc->ingress)) +
-                                 " Mbps exceeds the link rate of " + alloc->nic().Identifier() +
-                                 "; capped at " + std::to_string(link->second) + " Mbps");
-          }
-          leaf.cgroups.push_back(c.cgroup_id);
-          d.leaf_key = key;
-        }
+      d.allocated_mbps = alloc->egress;
+      if (link_mbps.count(alloc->nic()) != 0) nics.push_back(alloc->nic());
+      if (pod_level) key = c.pod_cgroup_id;
+    } else if (caps.any()) {
+      for (const auto& [id, mbps] : link_mbps) nics.push_back(id);
+      key = c.pod_cgroup_id;
+    }
+    if (!nics.empty()) {
+      uint64_t link_bps = UINT64_MAX;
+      for (const auto& id : nics) link_bps = std::min(link_bps, shaping::MbitToBits(link_mbps[id]));
+      const std::string on = nics.size() == 1 ? " on " + nics[0].Identifier() : "";
+      // Katalyst's allocation reserves the request both ways; one without egress (an implicit
+      // request) reserves nothing.
+      const uint64_t egress_mbps = alloc != nullptr ? alloc->egress : 0;
+      const uint64_t ingress_mbps = egress_mbps != 0 ? alloc->ingress : 0;
+      std::vector<std::string> notes;
+      LeafRates rates;
+      rates.egress = ComputeDirectionRates(egress_mbps, caps.annotated.egress_bps, caps.ceil,
+                                           link_bps, "egress" + on, notes);
+      rates.ingress = ComputeDirectionRates(ingress_mbps, caps.annotated.ingress_bps, caps.ceil,
+                                            link_bps, "ingress" + on, notes);
+      if (!notes.empty()) s.problems.push_back(PodName(c) + ": " + Joined(notes));
+      if (rates.any() && key == 0) {
+        s.problems.push_back(PodName(c) + ": pod-level cap but the pod cgroup was not found; " +
+                             "not capped");
+      } else if (rates.any()) {
+        Leaf& leaf = leaves[key];
+        leaf.nics = nics;
+        leaf.level = *level;
+        leaf.rates = rates;
+        leaf.cgroups.push_back(c.cgroup_id);
+        d.leaf_key = key;
+        d.rates = rates;
+        d.leaf_nics = std::move(nics);
       }
     }
     s.by_cgroup[c.cgroup_id] = std::move(d);
@@ -196,14 +261,17 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
     if (d.leaf_key) minor = minors.Lookup(*d.leaf_key);
     d.entry.priority = shaping::MakeHandle(shaping::kQdiscMajor,
                                            minor ? *minor : shaping::LevelDefaultMinor(level));
-    const bool ingress_leaf = minor && leaves.at(*d.leaf_key).ingress_mbps > 0;
+    const bool ingress_leaf = minor && leaves.at(*d.leaf_key).rates.ingress.capped();
     d.entry.flags = ClassFlags(options, level, minor.has_value(), ingress_leaf);
   }
   for (const auto& [key, leaf] : leaves) {
     const uint32_t minor = *minors.Lookup(key);
-    s.egress[leaf.nic].push_back({key, leaf.level, leaf.egress_mbps, minor});
-    if (leaf.ingress_mbps > 0) {
-      s.ingress[leaf.nic].push_back({key, leaf.level, leaf.ingress_mbps, minor});
+    const auto put = [&](std::vector<shaping::ContainerAllocation>& into, const DirectionRates& r) {
+      if (r.capped()) into.push_back({key, leaf.level, r.rate_bps, r.ceil_bps, r.borrow, minor});
+    };
+    for (const auto& nic : leaf.nics) {
+      put(s.egress[nic], leaf.rates.egress);
+      put(s.ingress[nic], leaf.rates.ingress);
     }
   }
   return s;

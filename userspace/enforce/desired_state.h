@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "core/bandwidth_quantity.h"
 #include "core/config.h"
 #include "core/types.h"
+#include "enforce/leaf_rates.h"
 #include "shaping/htb_plan.h"
 
 namespace netqos::enforce {
@@ -49,10 +51,19 @@ struct DesiredContainer {
   std::string pod_namespace;
   std::string pod_name;
   std::string container_name;
-  std::optional<core::NicId> nic;    // the allocation's NIC; nullopt when not allocated
-  uint32_t egress_mbps = 0;          // the allocation (0 = none)
-  std::optional<uint64_t> leaf_key;  // set when the container's traffic goes to a capped leaf
+  std::optional<core::NicId> nic;  // the allocation's NIC; nullopt when not allocated
+  uint32_t allocated_mbps = 0;     // the allocation (0 = none)
+  // Set when the container's traffic goes to a leaf of its own (or its pod's): the leaf's key,
+  // its rates per direction and the NICs it is on (the allocation's; every enforced NIC for a
+  // pod capped by its annotations alone).
+  std::optional<uint64_t> leaf_key;
+  LeafRates rates;
+  std::vector<core::NicId> leaf_nics;
 };
+
+// Per pod uid: the bandwidth annotations a pod is enforced with. A refused value keeps the one
+// used before it, so a typo in an update does not lift a pod's cap.
+using AnnotatedByPod = std::map<std::string, core::AnnotatedBandwidth>;
 
 struct DesiredState {
   std::map<uint64_t, DesiredContainer> by_cgroup;
@@ -61,6 +72,7 @@ struct DesiredState {
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress;
   // Things an operator should fix; the affected container is still enforced as well as possible.
   std::vector<std::string> problems;
+  AnnotatedByPod annotated;  // for the next pass's `previous_annotated`
 };
 
 struct DesiredOptions {
@@ -73,6 +85,8 @@ struct DesiredOptions {
   // Where HTB puts a packet whose priority names no class of the IFB (a container capped on
   // egress only): the unclassified level's default class.
   shaping::QosLevel unclassified_level = shaping::QosLevel::kShared;
+  // --container-ceil: what an allocated container's leaf may reach; a pod may choose its own.
+  ContainerCeil container_ceil = ContainerCeil::kAllocation;
 };
 
 // The options for enforcing with `shaping` (on at least one NIC when `shaping_on`).
@@ -87,12 +101,14 @@ uint32_t ClassFlags(const DesiredOptions& options, shaping::QosLevel level, bool
 // `current` is what the class map holds now (cgroup id -> priority): a container keeps the leaf
 // minor it already has, so a restarted daemon adopts the running shaping without moving flows.
 // `minors` is the node-wide leaf allocator: keys no longer capped are released, new ones acquired.
+// `previous_annotated` is the last pass's DesiredState::annotated.
 DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
                                  const core::PodEntries& allocations,
                                  const std::vector<ObservedContainer>& containers,
                                  const std::vector<EnforcedLink>& enforced,
                                  const std::map<uint64_t, uint32_t>& current,
-                                 const DesiredOptions& options, shaping::MinorAllocator& minors);
+                                 const DesiredOptions& options, shaping::MinorAllocator& minors,
+                                 const AnnotatedByPod& previous_annotated = {});
 
 // Katalyst level name ("shared_cores") -> shaping level; unknown names give nullopt.
 std::optional<shaping::QosLevel> LevelOf(const std::string& katalyst_level);

@@ -9,7 +9,7 @@ std::map<uint64_t, uint64_t> PlanEdtRates(
   for (const auto& [nic, leaves] : egress_leaves) {
     if (edt_nics.count(nic) == 0) continue;
     for (const auto& leaf : leaves) {
-      if (leaf.mbps > 0) want[leaf.key] = EdtBytesPerSecond(leaf.mbps);
+      if (leaf.rate_bps > 0) want[leaf.key] = shaping::BitsToBytes(leaf.rate_bps);
     }
   }
   return want;

@@ -22,10 +22,9 @@ class EdtRateTable {
   virtual Status Clear(uint64_t cgroup_id) = 0;  // a missing entry is not an error
 };
 
-// Mbit/s (10^6 bit/s, as allocations and HTB rates are) in bytes per second.
-constexpr uint64_t EdtBytesPerSecond(uint64_t mbps) { return mbps * 1000 * 1000 / 8; }
-
-// The rates the map should hold: every container leaf of an EDT-mode NIC's egress plan.
+// The rates the map should hold (bytes/s): every container leaf of an EDT-mode NIC's egress plan,
+// paced at its rate. EDT has nothing to borrow from: a leaf that may borrow under HTB
+// (--container-ceil=level) is paced at its guarantee.
 std::map<uint64_t, uint64_t> PlanEdtRates(
     const std::map<core::NicId, std::vector<shaping::ContainerAllocation>>& egress_leaves,
     const std::set<core::NicId>& edt_nics);

@@ -292,7 +292,8 @@ void Enforcer::Pass(bool full) {
   const DesiredOptions dopts =
       DesiredOptionsFor(options_.shaping, static_cast<bool>(options_.is_enforced));
   DesiredState desired = ComputeDesiredState(options_.policy, snap.allocations, resolved.containers,
-                                             links, current_priority, dopts, minors_);
+                                             links, current_priority, dopts, minors_, annotated_);
+  annotated_ = std::move(desired.annotated);
   for (const auto& p : desired.problems)
     problems_.Report("container:" + p.substr(0, p.find(':')), p);
 

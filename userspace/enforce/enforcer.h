@@ -196,6 +196,7 @@ class Enforcer {
   std::map<core::NicId, core::Nic> nic_of_;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress_leaves_;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress_leaves_;
+  AnnotatedByPod annotated_;  // the bandwidth annotations each pod was last enforced with
   // Low-priority network groups of the last whole pass (shaping.low_priority_floor_percent set).
   std::map<core::NicId, core::LowPriorityGroup> groups_;
   std::map<core::NicId, Applied> applied_;

@@ -6,18 +6,20 @@ NewContainerPlan PlanNewContainer(const core::PolicyConfig& policy,
                                   const core::PodEntries& allocations,
                                   const ObservedContainer& container,
                                   const std::vector<EnforcedLink>& enforced,
-                                  const DesiredOptions& options, shaping::MinorAllocator& minors) {
+                                  const DesiredOptions& options, shaping::MinorAllocator& minors,
+                                  const AnnotatedByPod& previous_annotated) {
   // The rules themselves are ComputeDesiredState's, so both paths classify alike. It is given a
   // scratch allocator: the real one would release every leaf but this container's.
   shaping::MinorAllocator scratch;
-  DesiredState one =
-      ComputeDesiredState(policy, allocations, {container}, enforced, {}, options, scratch);
+  DesiredState one = ComputeDesiredState(policy, allocations, {container}, enforced, {}, options,
+                                         scratch, previous_annotated);
   NewContainerPlan plan;
   plan.problems = std::move(one.problems);
+  plan.annotated = std::move(one.annotated);
   auto it = one.by_cgroup.find(container.cgroup_id);
   if (it == one.by_cgroup.end()) return plan;
   DesiredContainer d = std::move(it->second);
-  if (d.leaf_key && d.nic) {
+  if (d.leaf_key) {
     const bool existed = minors.Lookup(*d.leaf_key).has_value();
     auto minor = minors.Acquire(*d.leaf_key);
     const auto level = static_cast<shaping::QosLevel>(d.entry.qos_level);
@@ -35,14 +37,19 @@ NewContainerPlan PlanNewContainer(const core::PolicyConfig& policy,
       if (options.set_priority)
         d.entry.priority = shaping::MakeHandle(shaping::kQdiscMajor, *minor);
       if (!existed) {
-        for (auto leaf : one.egress[*d.nic]) {
-          if (leaf.key == *d.leaf_key) plan.egress_leaf = leaf;
-        }
-        for (auto leaf : one.ingress[*d.nic]) {
-          if (leaf.key == *d.leaf_key) plan.ingress_leaf = leaf;
-        }
-        if (plan.egress_leaf) plan.egress_leaf->minor = *minor;
-        if (plan.ingress_leaf) plan.ingress_leaf->minor = *minor;
+        const auto take = [&](const auto& trees, auto& into) {
+          for (const auto& nic : d.leaf_nics) {
+            auto tree = trees.find(nic);
+            if (tree == trees.end()) continue;
+            for (auto leaf : tree->second) {
+              if (leaf.key != *d.leaf_key) continue;
+              leaf.minor = *minor;
+              into[nic] = leaf;
+            }
+          }
+        };
+        take(one.egress, plan.egress_leaves);
+        take(one.ingress, plan.ingress_leaves);
       }
     }
   }

@@ -3,6 +3,7 @@
 // taken from the node-wide allocator that the last whole pass left. Pure (no I/O).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,17 +17,20 @@ namespace netqos::enforce {
 
 struct NewContainerPlan {
   std::optional<DesiredContainer> desired;  // nullopt: not classified (see problems)
-  // The leaf to add to its NIC's trees; none when not capped or when the leaf is there already
-  // (a pod-level allocation whose pod has another container running).
-  std::optional<shaping::ContainerAllocation> egress_leaf;
-  std::optional<shaping::ContainerAllocation> ingress_leaf;
+  // The leaves to add to its NICs' trees; none when not capped or when the leaf is there already
+  // (a pod-level allocation or a pod capped by its annotations, whose pod has another container
+  // running).
+  std::map<core::NicId, shaping::ContainerAllocation> egress_leaves;
+  std::map<core::NicId, shaping::ContainerAllocation> ingress_leaves;
   std::vector<std::string> problems;
+  AnnotatedByPod annotated;  // the container's pod's, as ComputeDesiredState gives it
 };
 
 NewContainerPlan PlanNewContainer(const core::PolicyConfig& policy,
                                   const core::PodEntries& allocations,
                                   const ObservedContainer& container,
                                   const std::vector<EnforcedLink>& enforced,
-                                  const DesiredOptions& options, shaping::MinorAllocator& minors);
+                                  const DesiredOptions& options, shaping::MinorAllocator& minors,
+                                  const AnnotatedByPod& previous_annotated = {});
 
 }  // namespace netqos::enforce

@@ -43,7 +43,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   std::map<uint64_t, DesiredContainer> added;
   for (const auto& c : found) {
     NewContainerPlan plan =
-        PlanNewContainer(options_.policy, allocations_, c, links_, dopts, minors_);
+        PlanNewContainer(options_.policy, allocations_, c, links_, dopts, minors_, annotated_);
     for (const auto& p : plan.problems) {
       problems_.Report("container:" + p.substr(0, p.find(':')), p);
     }
@@ -58,13 +58,16 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
               .message());
       continue;
     }
-    if (plan.egress_leaf) {
-      egress_leaves_[*plan.desired->nic].push_back(*plan.egress_leaf);
-      changed_links.insert(*plan.desired->nic);
+    for (const auto& [nic, leaf] : plan.egress_leaves) {
+      egress_leaves_[nic].push_back(leaf);
+      changed_links.insert(nic);
     }
-    if (plan.ingress_leaf) {
-      ingress_leaves_[*plan.desired->nic].push_back(*plan.ingress_leaf);
-      changed_links.insert(*plan.desired->nic);
+    for (const auto& [nic, leaf] : plan.ingress_leaves) {
+      ingress_leaves_[nic].push_back(leaf);
+      changed_links.insert(nic);
+    }
+    if (auto pod = plan.annotated.find(c.pod_uid); pod != plan.annotated.end()) {
+      annotated_[c.pod_uid] = pod->second;
     }
     pod_of_cgroup_[c.cgroup_id] = c.pod_uid;
     added.emplace(c.cgroup_id, std::move(*plan.desired));

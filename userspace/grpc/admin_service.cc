@@ -207,6 +207,14 @@ void FillClasses(const service::EnforcementReport& report, admin::ListClassesRes
     cc->set_capped(c.capped);
     cc->set_nic(c.nic);
     cc->set_allocated_mbps(c.allocated_mbps);
+    const auto put_cap = [](const service::LeafCap& from, admin::LeafCap* to) {
+      to->set_rate_bps(from.rate_bps);
+      to->set_ceil_bps(from.ceil_bps);
+      to->set_borrows(from.borrows);
+      to->set_source(from.source);
+    };
+    if (c.egress_cap) put_cap(*c.egress_cap, cc->mutable_egress_cap());
+    if (c.ingress_cap) put_cap(*c.ingress_cap, cc->mutable_ingress_cap());
     render::CountersToProto(c.counters, cc->mutable_counters());
     if (c.egress_queue) FillLeaf(*c.egress_queue, cc->mutable_egress_queue());
     if (c.ingress_queue) FillLeaf(*c.ingress_queue, cc->mutable_ingress_queue());

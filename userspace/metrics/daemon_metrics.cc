@@ -253,6 +253,11 @@ void CollectEnforcement(const service::EnforcementReport& report,
       "netqos_container_allocated_bits_per_second",
       "A classified container's allocation, by direction (its pod's for a pod-level one).",
       MetricType::kGauge);
+  Family c_leaf = MakeFamily(
+      "netqos_container_leaf_bits_per_second",
+      "A container's leaf by direction: bound=rate is what it is guaranteed, bound=ceil the most "
+      "it gets (absent when it borrows up to its QoS level's ceiling).",
+      MetricType::kGauge);
   std::vector<Family> k_traffic = MakeFamilies(kClassTraffic);
   std::vector<Family> k_queue = MakeFamilies(kClassQueue);
 
@@ -276,6 +281,19 @@ void CollectEnforcement(const service::EnforcementReport& report,
       const QueueCounters q = *leaf ? (*leaf)->counters : QueueCounters{};
       AddQueueSamples(kContainerQueue, q, with_direction(direction), &c_queue);
     }
+    for (const auto& [direction, cap] :
+         {std::pair{"egress", &c.egress_cap}, std::pair{"ingress", &c.ingress_cap}}) {
+      if (!*cap) continue;
+      const auto with_bound = [&](const char* bound) {
+        Labels l = with_direction(direction);
+        l.insert(l.begin() + 1, {"bound", bound});
+        return l;
+      };
+      c_leaf.samples.push_back({with_bound("rate"), static_cast<double>((*cap)->rate_bps)});
+      if (!(*cap)->borrows) {
+        c_leaf.samples.push_back({with_bound("ceil"), static_cast<double>((*cap)->ceil_bps)});
+      }
+    }
     if (c.nic.empty()) continue;  // no allocation: the QoS level's default class
     c_alloc.samples.push_back({with_direction("egress"), Bits(c.allocated_mbps)});
     if (allocations != nullptr) {
@@ -296,7 +314,7 @@ void CollectEnforcement(const service::EnforcementReport& report,
     }
   }
   for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &pods_known, &shaped,
-                    &shaping_mode, &c_alloc}) {
+                    &shaping_mode, &c_alloc, &c_leaf}) {
     out->push_back(std::move(*f));
   }
   for (auto* families : {&c_traffic, &c_queue, &k_traffic, &k_queue}) {

@@ -21,6 +21,14 @@ struct LeafQueue {
   std::string error;  // why the counters could not be read ("" = read; else counters are zero)
 };
 
+// A container's leaf in one direction (docs/enforcement.md, "The bandwidth model").
+struct LeafCap {
+  uint64_t rate_bps = 0;  // guaranteed under contention
+  uint64_t ceil_bps = 0;  // the most it gets; 0 when it borrows up to its QoS level's ceiling
+  bool borrows = false;
+  std::string source;  // "allocation", "annotation" or "allocation+annotation"
+};
+
 struct ContainerEnforcement {
   uint64_t cgroup_id = 0;
   std::string pod_uid;
@@ -31,9 +39,12 @@ struct ContainerEnforcement {
   uint32_t net_class_id = 0;
   uint32_t priority = 0;  // skb->priority (HTB class handle), 0 = untouched
   std::string htb_class;  // "10:100" for a capped leaf, "10:31" for a level default, ""
-  bool capped = false;    // has a leaf of its own (rate = ceil = allocated_mbps)
+  bool capped = false;    // has a leaf of its own (its pod's, or its own)
   std::string nic;        // allocation's NIC identifier ("" when not allocated)
   uint32_t allocated_mbps = 0;
+  // Its leaf in each direction; unset: none in that direction.
+  std::optional<LeafCap> egress_cap;
+  std::optional<LeafCap> ingress_cap;
   TrafficCounters counters;  // since the entry was created; drops include its own leaves'
   // Its own leaves, read with the counters. Unset: no leaf of its own in that direction (its
   // traffic shares its QoS level's default leaf, whose drops cannot be told apart by container).

@@ -26,13 +26,12 @@ namespace {
 
 using os::NlStatus;
 
-constexpr uint64_t kBytesPerMbit = 1000 * 1000 / 8;
 const uint32_t kOurQdisc = MakeHandle(kQdiscMajor, 0);
 
 // The kernel derives quantum = rate / r2q and clamps it to 200000 bytes with a warning per class;
 // setting it explicitly keeps the log quiet and the DRR rounds the same.
-uint32_t Quantum(uint64_t rate_mbps) {
-  return static_cast<uint32_t>(std::clamp<uint64_t>(rate_mbps * kBytesPerMbit / 10, 1600, 200000));
+uint32_t Quantum(uint64_t rate_bps) {
+  return static_cast<uint32_t>(std::clamp<uint64_t>(BitsToBytes(rate_bps) / 10, 1600, 200000));
 }
 
 // Bucket size of a class: what the rate earns in 1 ms, plus one MTU-sized packet. tc and libnl
@@ -40,15 +39,14 @@ uint32_t Quantum(uint64_t rate_mbps) {
 // bucket is one packet: every late dequeue (timer slack, softirq delay) then loses tokens, and a
 // loaded 2-CPU VM measured a 1 Gbit/s leaf at 0.97 of its rate (0.995 with this bucket). A 1 ms
 // burst at the class rate is negligible against any measurement window.
-uint32_t Burst(uint64_t rate_mbps) {
-  return static_cast<uint32_t>(
-      std::min<uint64_t>(rate_mbps * kBytesPerMbit / 1000 + 1600, UINT32_MAX));
+uint32_t Burst(uint64_t rate_bps) {
+  return static_cast<uint32_t>(std::min<uint64_t>(BitsToBytes(rate_bps) / 1000 + 1600, UINT32_MAX));
 }
 
 struct ExistingClass {
   uint32_t parent = 0;
-  uint64_t rate_bps = 0;  // bytes per second, as the kernel reports it
-  uint64_t ceil_bps = 0;
+  uint64_t rate_bytes = 0;  // bytes per second, as the kernel reports it
+  uint64_t ceil_bytes = 0;
   uint32_t prio = 0;
   std::string kind;
 };
@@ -65,8 +63,8 @@ void CollectClass(nl_object* obj, void* arg) {
   if (e.parent == TC_H_ROOT) e.parent = kOurQdisc;  // the kernel reports 10:1's parent as root
   if (const char* kind = rtnl_tc_get_kind(TC_CAST(cls))) e.kind = kind;
   if (e.kind == "htb") {
-    if (rtnl_htb_get_rate64(cls, &e.rate_bps) < 0) e.rate_bps = rtnl_htb_get_rate(cls);
-    if (rtnl_htb_get_ceil64(cls, &e.ceil_bps) < 0) e.ceil_bps = rtnl_htb_get_ceil(cls);
+    if (rtnl_htb_get_rate64(cls, &e.rate_bytes) < 0) e.rate_bytes = rtnl_htb_get_rate(cls);
+    if (rtnl_htb_get_ceil64(cls, &e.ceil_bytes) < 0) e.ceil_bytes = rtnl_htb_get_ceil(cls);
     e.prio = rtnl_htb_get_prio(cls);
   }
   (*out)[handle] = e;
@@ -108,12 +106,12 @@ Status PutClass(nl_sock* sock, int ifindex, const PlannedClass& c, int flags,
   const std::string what = "class " + HandleText(c.handle) + " on " + nic;
   int err = rtnl_tc_set_kind(TC_CAST(cls.get()), "htb");
   if (err < 0) return NlStatus(err, "rtnl_tc_set_kind(htb) for " + what);
-  if ((err = rtnl_htb_set_rate64(cls.get(), c.rate_mbps * kBytesPerMbit)) < 0 ||
-      (err = rtnl_htb_set_ceil64(cls.get(), c.ceil_mbps * kBytesPerMbit)) < 0 ||
+  if ((err = rtnl_htb_set_rate64(cls.get(), BitsToBytes(c.rate_bps))) < 0 ||
+      (err = rtnl_htb_set_ceil64(cls.get(), BitsToBytes(c.ceil_bps))) < 0 ||
       (err = rtnl_htb_set_prio(cls.get(), c.prio)) < 0 ||
-      (err = rtnl_htb_set_quantum(cls.get(), Quantum(c.rate_mbps))) < 0 ||
-      (err = rtnl_htb_set_rbuffer(cls.get(), Burst(c.rate_mbps))) < 0 ||
-      (err = rtnl_htb_set_cbuffer(cls.get(), Burst(c.ceil_mbps))) < 0) {
+      (err = rtnl_htb_set_quantum(cls.get(), Quantum(c.rate_bps))) < 0 ||
+      (err = rtnl_htb_set_rbuffer(cls.get(), Burst(c.rate_bps))) < 0 ||
+      (err = rtnl_htb_set_cbuffer(cls.get(), Burst(c.ceil_bps))) < 0) {
     return NlStatus(err, "rtnl_htb_set_* for " + what);
   }
   err = rtnl_class_add(sock, cls.get(), flags);
@@ -132,8 +130,8 @@ Status DeleteClass(nl_sock* sock, int ifindex, uint32_t handle, uint32_t parent,
 }
 
 bool Matches(const PlannedClass& want, const ExistingClass& have) {
-  return have.kind == "htb" && have.rate_bps == want.rate_mbps * kBytesPerMbit &&
-         have.ceil_bps == want.ceil_mbps * kBytesPerMbit && have.prio == want.prio;
+  return have.kind == "htb" && have.rate_bytes == BitsToBytes(want.rate_bps) &&
+         have.ceil_bytes == BitsToBytes(want.ceil_bps) && have.prio == want.prio;
 }
 
 int Depth(uint32_t handle, const std::map<uint32_t, ExistingClass>& existing) {

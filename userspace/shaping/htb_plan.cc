@@ -14,7 +14,7 @@ constexpr std::array<QosLevel, kQosLevelCount> kLevels = {QosLevel::kSystem, Qos
 
 std::string NicPrefix(const std::string& nic) { return "nic " + nic + ": "; }
 
-uint64_t Permille(uint64_t link_mbps, uint32_t permille) { return link_mbps * permille / 1000; }
+uint64_t Permille(uint64_t link_bps, uint32_t permille) { return link_bps / 1000 * permille; }
 
 }  // namespace
 
@@ -38,6 +38,27 @@ Result<QosLevel> ParseQosLevel(const std::string& name) {
 }
 
 std::string HandleText(uint32_t handle) { return TcHandleText(handle); }
+
+std::string BitRateText(uint64_t bps) {
+  struct Unit {
+    uint64_t size;
+    const char* name;
+  };
+  for (Unit u :
+       {Unit{1'000'000'000, " Gbit/s"}, Unit{kBitsPerMbit, " Mbit/s"}, Unit{1000, " kbit/s"}}) {
+    if (bps < u.size) continue;
+    // Up to three decimals, trailing zeros dropped: 1.5 Mbit/s, 20 Mbit/s, 1.001 Gbit/s.
+    std::string text = std::to_string(bps / u.size);
+    uint64_t frac = (bps % u.size) * 1000 / u.size;
+    if (frac != 0) {
+      std::string digits = std::to_string(1000 + frac).substr(1);
+      while (digits.back() == '0') digits.pop_back();
+      text += "." + digits;
+    }
+    return text + u.name;
+  }
+  return std::to_string(bps) + " bit/s";
+}
 
 const PlannedClass* HtbPlan::Find(uint32_t handle) const {
   for (const auto& c : classes) {
@@ -149,10 +170,15 @@ Status ValidateContainers(const std::string& where, uint64_t link_mbps,
     const std::string who = where + "container " + std::to_string(c.key) + ": ";
     const int l = static_cast<int>(c.level);
     if (l < 0 || l >= kQosLevelCount) return InvalidArgument(who + "unknown QoS level");
-    if (c.mbps == 0) return InvalidArgument(who + "allocation is 0 Mbps");
-    if (c.mbps > link_mbps) {
-      return InvalidArgument(who + "allocation " + std::to_string(c.mbps) +
-                             " Mbps exceeds the link rate " + std::to_string(link_mbps) + " Mbps");
+    if (c.rate_bps == 0) return InvalidArgument(who + "rate is 0 bit/s");
+    const uint64_t link_bps = MbitToBits(link_mbps);
+    if (c.rate_bps > link_bps || c.ceil_bps > link_bps) {
+      return InvalidArgument(who + "rate " + BitRateText(std::max(c.rate_bps, c.ceil_bps)) +
+                             " exceeds the link rate " + BitRateText(link_bps));
+    }
+    if (c.ceil_bps != 0 && (c.ceil_bps < c.rate_bps || c.borrow)) {
+      return InvalidArgument(who + "ceiling " + BitRateText(c.ceil_bps) + " is below its rate " +
+                             BitRateText(c.rate_bps) + " or set with borrowing");
     }
     if (!keys.insert(c.key).second) return InvalidArgument(who + "listed more than once");
     if (!need_minor) continue;
@@ -182,8 +208,9 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
   plan.nic = nic;
   plan.link_mbps = link_mbps;
   plan.default_minor = LevelDefaultMinor(config.default_level);
+  const uint64_t link_bps = MbitToBits(link_mbps);
   const uint32_t top = MakeHandle(kQdiscMajor, kTopMinor);
-  plan.classes.push_back({top, MakeHandle(kQdiscMajor, 0), link_mbps, link_mbps, 0, {}});
+  plan.classes.push_back({top, MakeHandle(kQdiscMajor, 0), link_bps, link_bps, 0, {}});
 
   uint64_t guaranteed = 0;
   for (QosLevel l : kLevels) {
@@ -192,32 +219,32 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
     uint64_t containers_sum = 0;
     for (const auto& c : containers) {
       if (c.level != l) continue;
-      containers_sum += c.mbps;
+      containers_sum += c.rate_bps;
       leaves.push_back({MakeHandle(kQdiscMajor, c.minor), MakeHandle(kQdiscMajor, LevelMinor(l)),
-                        c.mbps, c.mbps, lc.prio, c.key});
+                        c.rate_bps, c.borrow ? 0 : std::max(c.rate_bps, c.ceil_bps), lc.prio,
+                        c.key});
     }
     std::sort(leaves.begin(), leaves.end(),
               [](const PlannedClass& a, const PlannedClass& b) { return a.handle < b.handle; });
 
-    const uint64_t configured = Permille(link_mbps, lc.rate_permille);
-    uint64_t ceil = std::max<uint64_t>(1, Permille(link_mbps, lc.ceil_permille));
+    const uint64_t configured = Permille(link_bps, lc.rate_permille);
+    uint64_t ceil = std::max<uint64_t>(kBitsPerMbit, Permille(link_bps, lc.ceil_permille));
     const uint64_t default_rate =
-        std::max(config.default_leaf_min_mbps,
+        std::max(MbitToBits(config.default_leaf_min_mbps),
                  configured > containers_sum ? configured - containers_sum : 0);
-    const uint64_t children = containers_sum + std::max<uint64_t>(1, default_rate);
+    const uint64_t children = containers_sum + std::max<uint64_t>(kBitsPerMbit, default_rate);
     uint64_t rate = std::max(configured, children);
-    if (rate > link_mbps) {
+    if (rate > link_bps) {
       plan.overcommit.push_back(where + "level " + QosLevelName(l) + " needs " +
-                                std::to_string(children) + " Mbps (containers " +
-                                std::to_string(containers_sum) +
-                                " + default leaf) but the link has " + std::to_string(link_mbps) +
-                                " Mbps; capped at the link rate");
-      rate = link_mbps;
+                                BitRateText(children) + " (containers " +
+                                BitRateText(containers_sum) + " + default leaf) but the link has " +
+                                BitRateText(link_bps) + "; capped at the link rate");
+      rate = link_bps;
     }
-    ceil = std::min(link_mbps, std::max(ceil, rate));
+    ceil = std::min(link_bps, std::max(ceil, rate));
     if (const auto& cap = ceilings[static_cast<size_t>(l)]; cap) {
       // HTB wants rate <= ceil: a level held below its guarantee gives the guarantee up too.
-      const uint64_t c = std::max<uint64_t>(1, *cap);
+      const uint64_t c = MbitToBits(std::max<uint64_t>(1, *cap));
       ceil = std::min(ceil, c);
       rate = std::min(rate, c);
     }
@@ -227,15 +254,22 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
     // HTB uses prio only on leaves (the kernel neither keeps nor reports it for inner classes),
     // so the level's prio goes to its leaves and the level class itself carries 0.
     plan.classes.push_back({parent, top, rate, ceil, 0, {}});
-    const uint64_t dflt = std::max<uint64_t>(1, std::min(default_rate, ceil));
-    plan.classes.push_back(
-        {MakeHandle(kQdiscMajor, LevelDefaultMinor(l)), parent, dflt, ceil, lc.prio, {}});
-    for (const auto& leaf : leaves) plan.classes.push_back(leaf);  // trivially copyable
+    const uint64_t dflt = std::max<uint64_t>(kBitsPerMbit, std::min(default_rate, ceil));
+    plan.classes.push_back({MakeHandle(kQdiscMajor, LevelDefaultMinor(l)),
+                            parent,
+                            std::min(dflt, ceil),
+                            ceil,
+                            lc.prio,
+                            {}});
+    for (auto leaf : leaves) {
+      // Borrowing leaves reach up to what their level may take; HTB wants rate <= ceil.
+      if (leaf.ceil_bps == 0) leaf.ceil_bps = std::max(leaf.rate_bps, ceil);
+      plan.classes.push_back(leaf);
+    }
   }
-  if (guaranteed > link_mbps) {
-    plan.overcommit.push_back(where + "QoS level guarantees sum to " + std::to_string(guaranteed) +
-                              " Mbps, more than the link rate " + std::to_string(link_mbps) +
-                              " Mbps");
+  if (guaranteed > link_bps) {
+    plan.overcommit.push_back(where + "QoS level guarantees sum to " + BitRateText(guaranteed) +
+                              ", more than the link rate " + BitRateText(link_bps));
   }
   return plan;
 }

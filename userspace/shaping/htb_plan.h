@@ -53,12 +53,32 @@ constexpr uint32_t LevelDefaultMinor(QosLevel l) { return LevelMinor(l) + 1u; }
 // "10:31"-style text, as tc prints it ("10:" for a qdisc handle, minor 0).
 std::string HandleText(uint32_t handle);
 
+// Leaf and class rates are in bit/s: a pod annotated "1500k" gets 1.5 Mbit/s, not 2. Link rates
+// and allocations (Katalyst's unit) are whole Mbit/s.
+inline constexpr uint64_t kBitsPerMbit = 1000 * 1000;
+constexpr uint64_t MbitToBits(uint64_t mbps) { return mbps * kBitsPerMbit; }
+// Bytes per second, what HTB's rate64 and the EDT map hold: rounded up, so a rate never ends
+// below its bit rate by the rounding (at most 7 bit/s above it).
+constexpr uint64_t BitsToBytes(uint64_t bps) { return bps / 8 + (bps % 8 != 0 ? 1 : 0); }
+// "20 Mbit/s", "1.5 Mbit/s", "800 kbit/s", "1500 bit/s": for messages.
+std::string BitRateText(uint64_t bps);
+
 // Rates are fractions of the link rate in permille so the config stays integral.
 struct LevelConfig {
   uint32_t rate_permille = 0;     // guaranteed share of the link
   uint32_t ceil_permille = 1000;  // 1000 = may borrow up to the whole link (work-conserving)
   uint32_t prio = 0;              // HTB prio 0..7 of the level's leaves (lower borrows first)
 };
+
+// What an allocated container's leaf may reach beyond its allocation (--container-ceil).
+enum class ContainerCeil {
+  kAllocation,  // a hard cap: the leaf's ceiling is its allocation (Katalyst's meaning)
+  kLevel,       // the allocation is a guarantee; idle bandwidth of its QoS level may be borrowed
+};
+inline constexpr Choices<ContainerCeil, 2> kContainerCeilNames{{
+    {"allocation", ContainerCeil::kAllocation},
+    {"level", ContainerCeil::kLevel},
+}};
 
 struct ShapingConfig {
   std::array<LevelConfig, kQosLevelCount> levels = {{
@@ -75,21 +95,25 @@ struct ShapingConfig {
   // NIC follows its group in both directions (the enforcer computes it from the allocations),
   // never below this percentage of the NIC's allocatable. nullopt: off.
   std::optional<uint32_t> low_priority_floor_percent;
+  ContainerCeil container_ceil = ContainerCeil::kAllocation;
 };
 
 struct ContainerAllocation {
   uint64_t key = 0;  // cgroup id
   QosLevel level = QosLevel::kShared;
-  uint64_t mbps = 0;  // hard cap: leaf rate = ceil = mbps
+  uint64_t rate_bps = 0;  // bit/s: the leaf's rate, what it is guaranteed under contention
+  uint64_t ceil_bps = 0;  // bit/s it may reach; 0 = rate_bps (a hard cap)
+  // The leaf may borrow up to its QoS level's ceiling (--container-ceil=level); ceil_bps unset.
+  bool borrow = false;
   // Leaf minor. BuildHtbPlan requires it; HtbPlanner::Plan ignores it and assigns its own.
   uint32_t minor = 0;
 };
 
 struct PlannedClass {
   uint32_t handle = 0;
-  uint32_t parent = 0;  // TC_H_ROOT-parented classes do not exist here: 10:1's parent is 10:0
-  uint64_t rate_mbps = 0;
-  uint64_t ceil_mbps = 0;
+  uint32_t parent = 0;    // TC_H_ROOT-parented classes do not exist here: 10:1's parent is 10:0
+  uint64_t rate_bps = 0;  // bit/s
+  uint64_t ceil_bps = 0;  // bit/s
   uint32_t prio = 0;
   std::optional<uint64_t> container_key;  // set for container leaves
 
@@ -157,7 +181,7 @@ class HtbPlanner {
   MinorAllocator minors_;
 };
 
-// Per QoS level, a ceiling in Mbps below the configured one (nullopt: none). The low-priority
+// Per QoS level, a ceiling in Mbit/s below the configured one (nullopt: none). The low-priority
 // network group sets the reclaimed level's; the level's rate is held to it as well.
 using LevelCeilings = std::array<std::optional<uint64_t>, kQosLevelCount>;
 

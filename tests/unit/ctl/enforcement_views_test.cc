@@ -36,6 +36,13 @@ admin::ContainerClass DaemonEntry(uint64_t id, const std::string& pod, const std
   c.set_capped(capped);
   c.set_nic(capped ? "eth0" : "");
   c.set_allocated_mbps(mbps);
+  if (capped) {
+    for (auto* cap : {c.mutable_egress_cap(), c.mutable_ingress_cap()}) {
+      cap->set_rate_bps(uint64_t{mbps} * 1000 * 1000);
+      cap->set_ceil_bps(uint64_t{mbps} * 1000 * 1000);
+      cap->set_source("allocation");
+    }
+  }
   c.mutable_counters()->set_tx_bytes(11);
   return c;
 }
@@ -128,7 +135,7 @@ TEST_CASE("classes: pinned entries joined with the daemon's names", "[ctl]") {
     CHECK_THAT(table.str(), Catch::Contains("ns/web/app"));
     CHECK_THAT(table.str(), Catch::Contains("missing in map"));
     CHECK_THAT(table.str(), Catch::Contains("not wanted by daemon"));
-    CHECK_THAT(table.str(), Catch::Contains("100M"));
+    CHECK_THAT(table.str(), Catch::Contains("100M/100M"));
   }
 
   SECTION("daemon down: ids and counters only, with a note") {
@@ -375,7 +382,9 @@ TEST_CASE("cgroup: what applies and why", "[ctl]") {
     CHECK(e.classified);
     CHECK_THAT(joined(e), Catch::Contains("shared_cores, net class id 7"));
     CHECK_THAT(joined(e), Catch::Contains("pod ns/web (uid uid-web), container app"));
-    CHECK_THAT(joined(e), Catch::Contains("capped at 100 Mbit/s on eth0: its own HTB leaf 10:100"));
+    CHECK_THAT(joined(e),
+               Catch::Contains("capped by its HTB leaf 10:100 on eth0, sent/received 100M/100M "
+                               "bit/s, from its allocation"));
     const auto j = CgroupJson(f, e);
     CHECK(j["classified"] == true);
     CHECK(j["class_entry"]["htb_class"] == "10:100");

@@ -80,10 +80,13 @@ struct World {
   }
 };
 
-using LeafTuple = std::tuple<uint64_t, int, uint64_t, uint32_t>;  // key, level, mbps, minor
+using LeafTuple = std::tuple<uint64_t, int, uint64_t, uint32_t>;  // key, level, Mbit/s, minor
 std::vector<LeafTuple> Leaves(const std::vector<ContainerAllocation>& v) {
   std::vector<LeafTuple> out;
-  for (const auto& a : v) out.emplace_back(a.key, static_cast<int>(a.level), a.mbps, a.minor);
+  for (const auto& a : v) {
+    out.emplace_back(a.key, static_cast<int>(a.level), a.rate_bps / netqos::shaping::kBitsPerMbit,
+                     a.minor);
+  }
   return out;
 }
 
@@ -138,7 +141,7 @@ TEST_CASE("allocated container on an enforced NIC gets a leaf on egress and ingr
   CHECK(d.entry.net_class_id == 0);
   CHECK(d.leaf_key == std::optional<uint64_t>(1001));
   CHECK(d.nic == std::optional<NicId>(kEth0));
-  CHECK(d.egress_mbps == 100);
+  CHECK(d.allocated_mbps == 100);
   CHECK(d.pod_uid == "u1");
   CHECK(d.pod_namespace == "ns");
   CHECK(d.pod_name == "pod-u1");
@@ -178,7 +181,7 @@ TEST_CASE("allocated on a NIC that is not enforced: level default priority, no l
     CHECK(d.entry.qos_level == static_cast<uint8_t>(row.level));
     CHECK_FALSE(d.leaf_key.has_value());
     CHECK(d.nic == std::optional<NicId>(kEth1));
-    CHECK(d.egress_mbps == 100);
+    CHECK(d.allocated_mbps == 100);
     CHECK(s.egress.at(kEth0).empty());
     CHECK(s.egress.count(kEth1) == 0);
     CHECK(w.minors.size() == 0);
@@ -207,7 +210,7 @@ TEST_CASE("unallocated container: QoS level from its annotations", "[enforce]") 
     CHECK(d.entry.qos_level == static_cast<uint8_t>(row.level));
     CHECK(d.entry.priority == H(row.default_minor));
     CHECK_FALSE(d.nic.has_value());
-    CHECK(d.egress_mbps == 0);
+    CHECK(d.allocated_mbps == 0);
     CHECK_FALSE(d.leaf_key.has_value());
   }
   // No annotation at all: shared_cores.
@@ -395,7 +398,7 @@ TEST_CASE("pod-level allocation: all containers share one leaf keyed by the pod 
     CHECK(d.leaf_key == std::optional<uint64_t>(10));
     CHECK(d.entry.priority == H(0x100));
     CHECK(d.entry.qos_level == static_cast<uint8_t>(QosLevel::kDedicated));
-    CHECK(d.egress_mbps == 200);
+    CHECK(d.allocated_mbps == 200);
     CHECK(d.nic == std::optional<NicId>(kEth0));
   }
   // The unallocated pod is shared_cores without a leaf.
@@ -428,7 +431,7 @@ TEST_CASE("pod-level allocation without a pod cgroup: no leaf, a problem", "[enf
   const DesiredContainer& d = At(s, 11);
   CHECK_FALSE(d.leaf_key.has_value());
   CHECK(d.entry.priority == H(0x31));
-  CHECK(d.egress_mbps == 200);
+  CHECK(d.allocated_mbps == 200);
   CHECK(s.egress.at(kEth0).empty());
   CHECK(w.minors.size() == 0);
   REQUIRE(s.problems.size() == 1);
@@ -442,14 +445,16 @@ TEST_CASE("an allocation above the link rate is capped at the link rate", "[enfo
   w.allocations["u1"]["c2"] = Alloc("shared_cores", kEth0, 1000, 1000);  // exactly the link
   w.containers = {Container("u1", "c1", 1), Container("u1", "c2", 2)};
   const DesiredState s = w.Compute();
-  CHECK(At(s, 1).egress_mbps == 5000);  // the allocation itself is reported as is
+  CHECK(At(s, 1).allocated_mbps == 5000);  // the allocation itself is reported as is
   CHECK(Leaves(s.egress.at(kEth0)) ==
         std::vector<LeafTuple>{{1, 2, 1000, 0x100}, {2, 2, 1000, 0x101}});
   CHECK(Leaves(s.ingress.at(kEth0)) ==
         std::vector<LeafTuple>{{1, 2, 1000, 0x100}, {2, 2, 1000, 0x101}});
   REQUIRE(s.problems.size() == 1);
-  CHECK_THAT(s.problems[0], Contains("ns/pod-u1 container c1") && Contains("5000") &&
-                                Contains("eth0") && Contains("1000 Mbps"));
+  // One problem for the container, naming both directions.
+  CHECK_THAT(s.problems[0], Contains("ns/pod-u1 container c1: egress on eth0 5 Gbit/s exceeds") &&
+                                Contains("ingress on eth0 3 Gbit/s exceeds") &&
+                                Contains("capped at 1 Gbit/s"));
 }
 
 TEST_CASE("containers whose cgroup is unknown are skipped", "[enforce]") {

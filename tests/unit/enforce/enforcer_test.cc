@@ -138,8 +138,10 @@ struct FakeShaper : LinkShaper {
     std::lock_guard<std::mutex> l(mu);
     ++applies[nic.id.name];
     const uint32_t reclaimed = MakeHandle(kQdiscMajor, LevelMinor(QosLevel::kReclaimed));
-    if (const auto* c = egress.Find(reclaimed)) reclaimed_ceil[nic.id.name].first = c->ceil_mbps;
-    if (const auto* c = ingress.Find(reclaimed)) reclaimed_ceil[nic.id.name].second = c->ceil_mbps;
+    if (const auto* c = egress.Find(reclaimed))
+      reclaimed_ceil[nic.id.name].first = c->ceil_bps / netqos::shaping::kBitsPerMbit;
+    if (const auto* c = ingress.Find(reclaimed))
+      reclaimed_ceil[nic.id.name].second = c->ceil_bps / netqos::shaping::kBitsPerMbit;
     if (failing.count(nic.id.name) != 0) return netqos::Internal("tc says no");
     std::vector<uint32_t> leaves;
     for (const auto& c : egress.classes) {

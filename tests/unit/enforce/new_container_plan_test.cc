@@ -51,6 +51,20 @@ ObservedContainer Container(const std::string& uid, const std::string& name, uin
   return c;
 }
 
+// The plan's leaf on eth0, the one enforced NIC, in each direction.
+std::optional<netqos::shaping::ContainerAllocation> LeafOn(
+    const std::map<NicId, netqos::shaping::ContainerAllocation>& leaves) {
+  auto it = leaves.find(kEth0);
+  if (it == leaves.end()) return std::nullopt;
+  return it->second;
+}
+std::optional<netqos::shaping::ContainerAllocation> EgressOn(const NewContainerPlan& p) {
+  return LeafOn(p.egress_leaves);
+}
+std::optional<netqos::shaping::ContainerAllocation> IngressOn(const NewContainerPlan& p) {
+  return LeafOn(p.ingress_leaves);
+}
+
 struct World {
   netqos::core::PolicyConfig policy;
   netqos::core::PodEntries allocations;
@@ -92,19 +106,19 @@ TEST_CASE("new container plan: same entry and leaf as recomputing everything", "
     CHECK(plan.desired->entry == expect.entry);
     CHECK(plan.desired->leaf_key == expect.leaf_key);
     CHECK(plan.desired->nic == expect.nic);
-    CHECK(plan.desired->egress_mbps == expect.egress_mbps);
+    CHECK(plan.desired->allocated_mbps == expect.allocated_mbps);
   }
   // b's leaf: egress only (no ingress allocation), at the minor the whole pass gave it.
   World again;
   again.allocations = incremental.allocations;
   again.Whole({a});
   const NewContainerPlan pb = again.Add(b);
-  REQUIRE(pb.egress_leaf.has_value());
-  CHECK(pb.egress_leaf->key == 12);
-  CHECK(pb.egress_leaf->mbps == 200);
-  CHECK(pb.egress_leaf->minor == 0x101);
-  CHECK(pb.egress_leaf->minor == *whole.minors.Lookup(12));
-  CHECK_FALSE(pb.ingress_leaf.has_value());
+  REQUIRE(EgressOn(pb).has_value());
+  CHECK(EgressOn(pb)->key == 12);
+  CHECK(EgressOn(pb)->rate_bps == 200 * netqos::shaping::kBitsPerMbit);
+  CHECK(EgressOn(pb)->minor == 0x101);
+  CHECK(EgressOn(pb)->minor == *whole.minors.Lookup(12));
+  CHECK_FALSE(IngressOn(pb).has_value());
   CHECK(pb.desired->entry.priority == MakeHandle(kQdiscMajor, 0x101));
   // The whole pass that follows keeps the minor: the leaf does not move.
   const DesiredState next = again.Whole({a, b});
@@ -122,17 +136,17 @@ TEST_CASE("new container plan: a pod-level leaf already in place is not added ag
   REQUIRE(plan.desired.has_value());
   CHECK(plan.desired->leaf_key == std::optional<uint64_t>(20));
   CHECK(plan.desired->entry.priority == MakeHandle(kQdiscMajor, *w.minors.Lookup(20)));
-  CHECK_FALSE(plan.egress_leaf.has_value());
-  CHECK_FALSE(plan.ingress_leaf.has_value());
+  CHECK_FALSE(EgressOn(plan).has_value());
+  CHECK_FALSE(IngressOn(plan).has_value());
 
   // The pod's first container on its own brings the leaf, both ways.
   World fresh;
   fresh.allocations = w.allocations;
   const NewContainerPlan p1 = fresh.Add(first);
-  REQUIRE(p1.egress_leaf.has_value());
-  REQUIRE(p1.ingress_leaf.has_value());
-  CHECK(p1.egress_leaf->key == 20);
-  CHECK(p1.ingress_leaf->minor == p1.egress_leaf->minor);
+  REQUIRE(EgressOn(p1).has_value());
+  REQUIRE(IngressOn(p1).has_value());
+  CHECK(EgressOn(p1)->key == 20);
+  CHECK(IngressOn(p1)->minor == EgressOn(p1)->minor);
 }
 
 TEST_CASE("new container plan: no free minor leaves the container on its level's default leaf",
@@ -149,8 +163,8 @@ TEST_CASE("new container plan: no free minor leaves the container on its level's
   CHECK_FALSE(plan.desired->leaf_key.has_value());
   CHECK(plan.desired->entry.priority == MakeHandle(kQdiscMajor, 0x31));
   CHECK(plan.desired->entry.flags == netqos::enforce::kClassIngressShaped);
-  CHECK_FALSE(plan.egress_leaf.has_value());
-  CHECK_FALSE(plan.ingress_leaf.has_value());
+  CHECK_FALSE(EgressOn(plan).has_value());
+  CHECK_FALSE(IngressOn(plan).has_value());
   REQUIRE(plan.problems.size() == 1);
   CHECK_THAT(plan.problems[0], Catch::Contains("no free HTB leaf minor"));
 }

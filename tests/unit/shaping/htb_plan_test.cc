@@ -12,6 +12,8 @@ using namespace netqos::shaping;
 namespace {
 
 constexpr uint32_t H(uint32_t minor) { return MakeHandle(kQdiscMajor, minor); }
+constexpr uint64_t kMbit = kBitsPerMbit;
+constexpr uint64_t Mbit(uint64_t mbps) { return MbitToBits(mbps); }
 
 HtbPlan MustPlan(HtbPlanner& p, uint64_t link, const std::vector<ContainerAllocation>& cs) {
   auto plan = p.Plan(link, cs);
@@ -38,21 +40,22 @@ TEST_CASE("no containers: top class, four levels and their default leaves", "[sh
   const PlannedClass* top = plan.Find(H(1));
   REQUIRE(top);
   CHECK(top->parent == H(0));
-  CHECK(top->rate_mbps == 10000);
-  CHECK(top->ceil_mbps == 10000);
+  CHECK(top->rate_bps / kMbit == 10000);
+  CHECK(top->ceil_bps / kMbit == 10000);
   const uint64_t rates[] = {500, 4000, 4000, 1500};
   for (uint32_t i = 0; i < 4; ++i) {
     const PlannedClass* lvl = plan.Find(H(0x10 * (i + 1)));
     REQUIRE(lvl);
     CHECK(lvl->parent == H(1));
-    CHECK(lvl->rate_mbps == rates[i]);
-    CHECK(lvl->ceil_mbps == 10000);
+    CHECK(lvl->rate_bps / kMbit == rates[i]);
+    CHECK(lvl->ceil_bps / kMbit == 10000);
     CHECK(lvl->prio == 0);  // HTB ignores prio on inner classes
     const PlannedClass* dflt = plan.Find(H(0x10 * (i + 1) + 1));
     REQUIRE(dflt);
     CHECK(dflt->parent == lvl->handle);
-    CHECK(dflt->rate_mbps == rates[i]);  // no containers: the default leaf takes the guarantee
-    CHECK(dflt->ceil_mbps == 10000);
+    CHECK(dflt->rate_bps / kMbit ==
+          rates[i]);  // no containers: the default leaf takes the guarantee
+    CHECK(dflt->ceil_bps / kMbit == 10000);
     CHECK(dflt->prio == i);
     CHECK_FALSE(dflt->container_key.has_value());
   }
@@ -62,24 +65,24 @@ TEST_CASE("no containers: top class, four levels and their default leaves", "[sh
 
 TEST_CASE("one and many containers get capped leaves under their level", "[shaping]") {
   HtbPlanner p("eth0");
-  HtbPlan one = MustPlan(p, 1000, {{7, QosLevel::kDedicated, 100}});
+  HtbPlan one = MustPlan(p, 1000, {{7, QosLevel::kDedicated, Mbit(100)}});
   const PlannedClass* leaf = one.Find(H(0x100));
   REQUIRE(leaf);
   CHECK(leaf->parent == H(0x20));
-  CHECK(leaf->rate_mbps == 100);
-  CHECK(leaf->ceil_mbps == 100);
+  CHECK(leaf->rate_bps / kMbit == 100);
+  CHECK(leaf->ceil_bps / kMbit == 100);
   CHECK(leaf->prio == 1);
   CHECK(leaf->container_key == std::optional<uint64_t>(7));
-  CHECK(one.Find(H(0x21))->rate_mbps == 300);  // 400 - 100
-  CHECK(one.Find(H(0x20))->rate_mbps == 400);
+  CHECK(one.Find(H(0x21))->rate_bps / kMbit == 300);  // 400 - 100
+  CHECK(one.Find(H(0x20))->rate_bps / kMbit == 400);
   CHECK(p.PriorityFor(7) == 0x100100u);
 
   HtbPlan many = MustPlan(p, 1000,
-                          {{7, QosLevel::kDedicated, 100},
-                           {8, QosLevel::kShared, 50},
-                           {9, QosLevel::kReclaimed, 20},
-                           {10, QosLevel::kSystem, 10},
-                           {11, QosLevel::kShared, 60}});
+                          {{7, QosLevel::kDedicated, Mbit(100)},
+                           {8, QosLevel::kShared, Mbit(50)},
+                           {9, QosLevel::kReclaimed, Mbit(20)},
+                           {10, QosLevel::kSystem, Mbit(10)},
+                           {11, QosLevel::kShared, Mbit(60)}});
   CHECK(many.classes.size() == 9 + 5);
   CHECK(p.PriorityFor(7) == H(0x100));  // kept
   for (uint64_t key : {8, 9, 10, 11}) {
@@ -93,7 +96,7 @@ TEST_CASE("one and many containers get capped leaves under their level", "[shapi
   CHECK(many.Find(p.PriorityFor(8))->parent == H(0x30));
   CHECK(many.Find(p.PriorityFor(9))->parent == H(0x40));
   CHECK(many.Find(p.PriorityFor(10))->parent == H(0x10));
-  CHECK(many.Find(H(0x31))->rate_mbps == 400 - 110);
+  CHECK(many.Find(H(0x31))->rate_bps / kMbit == 400 - 110);
   // Parents are listed before their children.
   for (size_t i = 0; i < many.classes.size(); ++i) {
     if (many.classes[i].parent == H(0)) continue;
@@ -106,29 +109,31 @@ TEST_CASE("one and many containers get capped leaves under their level", "[shapi
 
 TEST_CASE("minors are stable across replans and freed minors are reused", "[shaping]") {
   HtbPlanner p("eth0");
-  (void)MustPlan(
-      p, 1000,
-      {{1, QosLevel::kShared, 10}, {2, QosLevel::kShared, 10}, {3, QosLevel::kDedicated, 10}});
+  (void)MustPlan(p, 1000,
+                 {{1, QosLevel::kShared, Mbit(10)},
+                  {2, QosLevel::kShared, Mbit(10)},
+                  {3, QosLevel::kDedicated, Mbit(10)}});
   const uint32_t m1 = *p.MinorFor(1), m2 = *p.MinorFor(2), m3 = *p.MinorFor(3);
   CHECK(m1 == 0x100);
   CHECK(m2 == 0x101);
   CHECK(m3 == 0x102);
   // Remove 2, add 4: 4 reuses 2's minor; 1 and 3 keep theirs.
-  HtbPlan plan = MustPlan(
-      p, 1000,
-      {{3, QosLevel::kDedicated, 10}, {1, QosLevel::kShared, 20}, {4, QosLevel::kReclaimed, 5}});
+  HtbPlan plan = MustPlan(p, 1000,
+                          {{3, QosLevel::kDedicated, Mbit(10)},
+                           {1, QosLevel::kShared, Mbit(20)},
+                           {4, QosLevel::kReclaimed, Mbit(5)}});
   CHECK(*p.MinorFor(1) == m1);
   CHECK(*p.MinorFor(3) == m3);
   CHECK_FALSE(p.MinorFor(2).has_value());
   CHECK(*p.MinorFor(4) == m2);
   CHECK(p.PriorityFor(2) == H(0x31));  // gone: default leaf
-  CHECK(plan.Find(H(m1))->rate_mbps == 20);
+  CHECK(plan.Find(H(m1))->rate_bps / kMbit == 20);
   // A container that changes level keeps its minor (the installer re-creates the leaf).
-  (void)MustPlan(p, 1000, {{1, QosLevel::kReclaimed, 20}});
+  (void)MustPlan(p, 1000, {{1, QosLevel::kReclaimed, Mbit(20)}});
   CHECK(*p.MinorFor(1) == m1);
   // Replanning the same input gives the identical plan.
-  auto again1 = MustPlan(p, 1000, {{1, QosLevel::kReclaimed, 20}});
-  auto again2 = MustPlan(p, 1000, {{1, QosLevel::kReclaimed, 20}});
+  auto again1 = MustPlan(p, 1000, {{1, QosLevel::kReclaimed, Mbit(20)}});
+  auto again2 = MustPlan(p, 1000, {{1, QosLevel::kReclaimed, Mbit(20)}});
   CHECK(again1.classes == again2.classes);
 }
 
@@ -158,9 +163,10 @@ TEST_CASE("minor allocator: exhaustion, release and restore", "[shaping]") {
 TEST_CASE("planner reports minor exhaustion and leaves the previous state intact", "[shaping]") {
   HtbPlanner p("eth9");
   p.minors() = MinorAllocator(0x100, 0x101);
-  (void)MustPlan(p, 1000, {{1, QosLevel::kShared, 1}, {2, QosLevel::kShared, 1}});
-  auto plan = p.Plan(
-      1000, {{1, QosLevel::kShared, 1}, {2, QosLevel::kShared, 1}, {3, QosLevel::kShared, 1}});
+  (void)MustPlan(p, 1000, {{1, QosLevel::kShared, Mbit(1)}, {2, QosLevel::kShared, Mbit(1)}});
+  auto plan = p.Plan(1000, {{1, QosLevel::kShared, Mbit(1)},
+                            {2, QosLevel::kShared, Mbit(1)},
+                            {3, QosLevel::kShared, Mbit(1)}});
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.status().code() == StatusCode::kResourceExhausted);
   CHECK_THAT(plan.status().message(), Catch::Contains("eth9") && Catch::Contains("container 3"));
@@ -168,51 +174,53 @@ TEST_CASE("planner reports minor exhaustion and leaves the previous state intact
   CHECK(*p.MinorFor(2) == 0x101);
   CHECK_FALSE(p.MinorFor(3).has_value());
   // Replacing a container at full capacity works: the departed one frees its minor first.
-  (void)MustPlan(p, 1000, {{1, QosLevel::kShared, 1}, {3, QosLevel::kShared, 1}});
+  (void)MustPlan(p, 1000, {{1, QosLevel::kShared, Mbit(1)}, {3, QosLevel::kShared, Mbit(1)}});
   CHECK(*p.MinorFor(3) == 0x101);
 }
 
 TEST_CASE("parent rates are raised to the sum of their children", "[shaping]") {
   HtbPlanner p("eth0");
   // system guarantees 5% of 1000 = 50; containers ask 30 + 40 = 70.
-  HtbPlan plan = MustPlan(p, 1000, {{1, QosLevel::kSystem, 30}, {2, QosLevel::kSystem, 40}});
+  HtbPlan plan =
+      MustPlan(p, 1000, {{1, QosLevel::kSystem, Mbit(30)}, {2, QosLevel::kSystem, Mbit(40)}});
   const PlannedClass* sys = plan.Find(H(0x10));
   REQUIRE(sys);
-  CHECK(sys->rate_mbps == 70 + 1);  // + the default leaf's minimum
-  CHECK(plan.Find(H(0x11))->rate_mbps == 1);
-  CHECK(sys->ceil_mbps == 1000);
+  CHECK(sys->rate_bps / kMbit == 70 + 1);  // + the default leaf's minimum
+  CHECK(plan.Find(H(0x11))->rate_bps / kMbit == 1);
+  CHECK(sys->ceil_bps / kMbit == 1000);
   // The raised levels now guarantee more than the link: reported, not fatal.
   REQUIRE(plan.overcommit.size() == 1);
-  CHECK_THAT(plan.overcommit[0], Catch::Contains("eth0") && Catch::Contains("1021"));
+  CHECK_THAT(plan.overcommit[0], Catch::Contains("eth0") && Catch::Contains("1.021 Gbit/s"));
 }
 
 TEST_CASE("over-commit of one level is capped at the link rate and reported", "[shaping]") {
   HtbPlanner p("eth1");
-  HtbPlan plan = MustPlan(p, 100, {{1, QosLevel::kShared, 60}, {2, QosLevel::kShared, 50}});
+  HtbPlan plan =
+      MustPlan(p, 100, {{1, QosLevel::kShared, Mbit(60)}, {2, QosLevel::kShared, Mbit(50)}});
   const PlannedClass* shared = plan.Find(H(0x30));
   REQUIRE(shared);
-  CHECK(shared->rate_mbps == 100);
-  CHECK(shared->ceil_mbps == 100);
+  CHECK(shared->rate_bps / kMbit == 100);
+  CHECK(shared->ceil_bps / kMbit == 100);
   REQUIRE(plan.overcommit.size() >= 1);
   CHECK_THAT(plan.overcommit[0],
              Catch::Contains("eth1") && Catch::Contains("shared") && Catch::Contains("111"));
   // Leaves keep their caps.
-  CHECK(plan.Find(p.PriorityFor(1))->ceil_mbps == 60);
+  CHECK(plan.Find(p.PriorityFor(1))->ceil_bps / kMbit == 60);
 }
 
 TEST_CASE("validation errors name the NIC and the container", "[shaping]") {
   HtbPlanner p("eth3");
-  auto zero = p.Plan(1000, {{77, QosLevel::kShared, 0}});
+  auto zero = p.Plan(1000, {{77, QosLevel::kShared, Mbit(0)}});
   REQUIRE_FALSE(zero.ok());
   CHECK(zero.status().code() == StatusCode::kInvalidArgument);
   CHECK_THAT(zero.status().message(), Catch::Contains("eth3") && Catch::Contains("container 77"));
 
-  auto big = p.Plan(1000, {{78, QosLevel::kShared, 1001}});
+  auto big = p.Plan(1000, {{78, QosLevel::kShared, Mbit(1001)}});
   REQUIRE_FALSE(big.ok());
   CHECK_THAT(big.status().message(), Catch::Contains("eth3") && Catch::Contains("container 78") &&
                                          Catch::Contains("exceeds the link rate"));
 
-  auto dup = p.Plan(1000, {{79, QosLevel::kShared, 1}, {79, QosLevel::kSystem, 2}});
+  auto dup = p.Plan(1000, {{79, QosLevel::kShared, Mbit(1)}, {79, QosLevel::kSystem, Mbit(2)}});
   REQUIRE_FALSE(dup.ok());
   CHECK_THAT(dup.status().message(), Catch::Contains("container 79"));
 
@@ -257,10 +265,11 @@ HtbPlan MustBuild(uint64_t link, const std::vector<ContainerAllocation>& cs,
 }  // namespace
 
 TEST_CASE("BuildHtbPlan puts each container on the minor it carries", "[shaping]") {
-  HtbPlan plan = MustBuild(1000, {{1, QosLevel::kShared, 100, 0x200},
-                                  {2, QosLevel::kDedicated, 50, 0x150},
-                                  {3, QosLevel::kShared, 30, 0x100},
-                                  {4, QosLevel::kReclaimed, 20, kLastContainerMinor}});
+  HtbPlan plan =
+      MustBuild(1000, {{1, QosLevel::kShared, Mbit(100), 0, false, 0x200},
+                       {2, QosLevel::kDedicated, Mbit(50), 0, false, 0x150},
+                       {3, QosLevel::kShared, Mbit(30), 0, false, 0x100},
+                       {4, QosLevel::kReclaimed, Mbit(20), 0, false, kLastContainerMinor}});
   CHECK(plan.nic == "eth5");
   CHECK(plan.link_mbps == 1000);
   CHECK(plan.default_minor == 0x31u);
@@ -281,17 +290,17 @@ TEST_CASE("BuildHtbPlan puts each container on the minor it carries", "[shaping]
     REQUIRE(leaf);
     CHECK(leaf->container_key == std::optional<uint64_t>(want.key));
     CHECK(leaf->parent == H(want.parent_minor));
-    CHECK(leaf->rate_mbps == want.mbps);
-    CHECK(leaf->ceil_mbps == want.mbps);
+    CHECK(leaf->rate_bps / kMbit == want.mbps);
+    CHECK(leaf->ceil_bps / kMbit == want.mbps);
     CHECK(leaf->prio == want.prio);
   }
-  CHECK(plan.Find(H(0x31))->rate_mbps == 400 - 130);
+  CHECK(plan.Find(H(0x31))->rate_bps / kMbit == 400 - 130);
   CHECK(plan.overcommit.empty());
   // Same input, same plan: nothing is allocated behind the caller's back.
-  CHECK(MustBuild(1000, {{1, QosLevel::kShared, 100, 0x200},
-                         {2, QosLevel::kDedicated, 50, 0x150},
-                         {3, QosLevel::kShared, 30, 0x100},
-                         {4, QosLevel::kReclaimed, 20, kLastContainerMinor}})
+  CHECK(MustBuild(1000, {{1, QosLevel::kShared, Mbit(100), 0, false, 0x200},
+                         {2, QosLevel::kDedicated, Mbit(50), 0, false, 0x150},
+                         {3, QosLevel::kShared, Mbit(30), 0, false, 0x100},
+                         {4, QosLevel::kReclaimed, Mbit(20), 0, false, kLastContainerMinor}})
             .classes == plan.classes);
 }
 
@@ -303,25 +312,45 @@ TEST_CASE("BuildHtbPlan rejects bad minors, keys, rates and links", "[shaping]")
     std::vector<std::string> message;  // substrings
   };
   const std::vector<Row> rows = {
-      {"no minor", 1000, {{7, QosLevel::kShared, 10, 0}}, {"container 7", "outside"}},
-      {"level minor", 1000, {{7, QosLevel::kShared, 10, 0x31}}, {"container 7", "outside"}},
-      {"just below the range", 1000, {{7, QosLevel::kShared, 10, 0xff}}, {"outside"}},
-      {"just above the range", 1000, {{7, QosLevel::kShared, 10, 0xffff}}, {"outside"}},
-      {"beyond 16 bits", 1000, {{7, QosLevel::kShared, 10, 0x10100}}, {"outside"}},
+      {"no minor",
+       1000,
+       {{7, QosLevel::kShared, Mbit(10), 0, false, 0}},
+       {"container 7", "outside"}},
+      {"level minor",
+       1000,
+       {{7, QosLevel::kShared, Mbit(10), 0, false, 0x31}},
+       {"container 7", "outside"}},
+      {"just below the range",
+       1000,
+       {{7, QosLevel::kShared, Mbit(10), 0, false, 0xff}},
+       {"outside"}},
+      {"just above the range",
+       1000,
+       {{7, QosLevel::kShared, Mbit(10), 0, false, 0xffff}},
+       {"outside"}},
+      {"beyond 16 bits", 1000, {{7, QosLevel::kShared, Mbit(10), 0, false, 0x10100}}, {"outside"}},
       {"duplicate minor",
        1000,
-       {{7, QosLevel::kShared, 10, 0x100}, {8, QosLevel::kSystem, 10, 0x100}},
+       {{7, QosLevel::kShared, Mbit(10), 0, false, 0x100},
+        {8, QosLevel::kSystem, Mbit(10), 0, false, 0x100}},
        {"container 8", "10:100", "another container"}},
       {"duplicate key",
        1000,
-       {{7, QosLevel::kShared, 10, 0x100}, {7, QosLevel::kShared, 10, 0x101}},
+       {{7, QosLevel::kShared, Mbit(10), 0, false, 0x100},
+        {7, QosLevel::kShared, Mbit(10), 0, false, 0x101}},
        {"container 7", "more than once"}},
-      {"0 Mbps", 1000, {{7, QosLevel::kShared, 0, 0x100}}, {"container 7", "0 Mbps"}},
+      {"0 bit/s",
+       1000,
+       {{7, QosLevel::kShared, Mbit(0), 0, false, 0x100}},
+       {"container 7", "0 bit/s"}},
       {"above the link",
        1000,
-       {{7, QosLevel::kShared, 1001, 0x100}},
+       {{7, QosLevel::kShared, Mbit(1001), 0, false, 0x100}},
        {"container 7", "exceeds the link rate"}},
-      {"unknown level", 1000, {{7, static_cast<QosLevel>(4), 10, 0x100}}, {"container 7"}},
+      {"unknown level",
+       1000,
+       {{7, static_cast<QosLevel>(4), Mbit(10), 0, false, 0x100}},
+       {"container 7"}},
       {"no link rate", 0, {}, {"link rate is 0"}},
   };
   for (const auto& row : rows) {
@@ -333,8 +362,8 @@ TEST_CASE("BuildHtbPlan rejects bad minors, keys, rates and links", "[shaping]")
     for (const auto& part : row.message) CHECK_THAT(plan.status().message(), Catch::Contains(part));
   }
   // The bounds themselves are fine, as is a container at exactly the link rate.
-  (void)MustBuild(1000, {{7, QosLevel::kShared, 1000, kFirstContainerMinor},
-                         {8, QosLevel::kShared, 1, kLastContainerMinor}});
+  (void)MustBuild(1000, {{7, QosLevel::kShared, Mbit(1000), 0, false, kFirstContainerMinor},
+                         {8, QosLevel::kShared, Mbit(1), 0, false, kLastContainerMinor}});
 
   ShapingConfig bad;
   bad.levels[3].prio = 8;
@@ -360,22 +389,28 @@ TEST_CASE("BuildHtbPlan gives the same plan as HtbPlanner for the planner's mino
       {"mixed levels",
        {},
        1000,
-       {{9, QosLevel::kShared, 50},
-        {3, QosLevel::kDedicated, 100},
-        {5, QosLevel::kShared, 60},
-        {1, QosLevel::kSystem, 10},
-        {7, QosLevel::kReclaimed, 20}}},
-      {"over-committed", {}, 100, {{1, QosLevel::kShared, 60}, {2, QosLevel::kShared, 50}}},
+       {{9, QosLevel::kShared, Mbit(50)},
+        {3, QosLevel::kDedicated, Mbit(100)},
+        {5, QosLevel::kShared, Mbit(60)},
+        {1, QosLevel::kSystem, Mbit(10)},
+        {7, QosLevel::kReclaimed, Mbit(20)}}},
+      {"over-committed",
+       {},
+       100,
+       {{1, QosLevel::kShared, Mbit(60)}, {2, QosLevel::kShared, Mbit(50)}}},
       {"custom config",
        custom,
        2000,
-       {{4, QosLevel::kSystem, 300}, {6, QosLevel::kShared, 100}, {8, QosLevel::kReclaimed, 7}}},
+       {{4, QosLevel::kSystem, Mbit(300)},
+        {6, QosLevel::kShared, Mbit(100)},
+        {8, QosLevel::kReclaimed, Mbit(7)}}},
   };
   for (const auto& row : rows) {
     INFO(row.what);
     HtbPlanner planner("eth6", row.config);
     // A first plan with other containers, so that some minors come back from the free list.
-    (void)MustPlan(planner, row.link, {{100, QosLevel::kShared, 1}, {101, QosLevel::kShared, 1}});
+    (void)MustPlan(planner, row.link,
+                   {{100, QosLevel::kShared, Mbit(1)}, {101, QosLevel::kShared, Mbit(1)}});
     const HtbPlan want = MustPlan(planner, row.link, row.containers);
     std::vector<ContainerAllocation> with_minors = row.containers;
     for (auto& c : with_minors) c.minor = *planner.MinorFor(c.key);
@@ -395,18 +430,19 @@ TEST_CASE("a level ceiling holds the level's class and its default leaf below th
           "[shaping]") {
   LevelCeilings ceilings;
   ceilings[static_cast<size_t>(QosLevel::kReclaimed)] = 600;
-  const std::vector<ContainerAllocation> cs = {{7, QosLevel::kReclaimed, 100, 0x100}};
+  const std::vector<ContainerAllocation> cs = {
+      {7, QosLevel::kReclaimed, Mbit(100), 0, false, 0x100}};
   auto plan = BuildHtbPlan("eth0", ShapingConfig{}, 10000, cs, ceilings);
   REQUIRE(plan.ok());
   const PlannedClass* level = plan->Find(H(LevelMinor(QosLevel::kReclaimed)));
   REQUIRE(level != nullptr);
-  CHECK(level->ceil_mbps == 600);
-  CHECK(level->rate_mbps == 600);  // the configured 15 % (1500) would exceed the ceiling
+  CHECK(level->ceil_bps / kMbit == 600);
+  CHECK(level->rate_bps / kMbit == 600);  // the configured 15 % (1500) would exceed the ceiling
   const PlannedClass* dflt = plan->Find(H(LevelDefaultMinor(QosLevel::kReclaimed)));
   REQUIRE(dflt != nullptr);
-  CHECK(dflt->ceil_mbps == 600);
+  CHECK(dflt->ceil_bps / kMbit == 600);
   // The other levels keep borrowing up to the link.
-  CHECK(plan->Find(H(LevelMinor(QosLevel::kShared)))->ceil_mbps == 10000);
+  CHECK(plan->Find(H(LevelMinor(QosLevel::kShared)))->ceil_bps / kMbit == 10000);
   // A ceiling above the configured one changes nothing.
   ceilings[static_cast<size_t>(QosLevel::kReclaimed)] = 20000;
   auto wide = BuildHtbPlan("eth0", ShapingConfig{}, 10000, cs, ceilings);
