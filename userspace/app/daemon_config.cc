@@ -347,6 +347,12 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "netqos: per-QoS-level HTB parent classes, "
                  "level=rate_permille:ceil_permille:prio,... e.g. reclaimed_cores=150:1000:3")
       ->delimiter(',');
+  app.add_option("--qos-level-dscp", c.qos_level_dscp,
+                 "netqos: DSCP to mark each QoS level's packets with on the --enforce-nics NICs "
+                 "(the ECN bits kept), level=dscp,... with dscp 0..63 or a name (EF, CS0..CS7, "
+                 "AF11..AF43), e.g. system_cores=46,dedicated_cores=AF41; a pod's netqos.io/dscp "
+                 "annotation overrides it (default: none, the DS field is left alone)")
+      ->delimiter(',');
   choices.Add(app, "--unclassified-qos-level", c.unclassified_qos_level, kQosLevelChoices,
               "netqos: QoS level whose class takes traffic of containers netqos did not "
               "classify");

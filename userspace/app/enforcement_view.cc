@@ -57,6 +57,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     c.capped = d.leaf_key.has_value();
     if (d.nic) c.nic = d.nic->Identifier();
     c.allocated_mbps = d.egress_mbps;
+    c.dscp = d.entry.dscp;
     if (with_counters && stack_->dataplane) {
       if (auto counters = stack_->dataplane->ContainerCounters(id); counters.ok()) {
         c.counters = *counters;

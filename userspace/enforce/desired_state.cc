@@ -58,6 +58,7 @@ DesiredOptions DesiredOptionsFor(const shaping::ShapingConfig& shaping, bool sha
     o.ingress_level_limited[static_cast<size_t>(shaping::QosLevel::kReclaimed)] = true;
   }
   o.unclassified_level = shaping.default_level;
+  o.level_dscp = shaping.dscp;
   return o;
 }
 
@@ -132,6 +133,9 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       s.problems.push_back(PodName(c) + ": " + id.status().message() + "; using the " + level_name +
                            " class id " + std::to_string(d.entry.net_class_id));
     }
+    auto dscp = ResolveDscp(options.level_dscp, *level, c.pod_annotations, PodName(c));
+    d.entry.dscp = dscp.dscp;
+    if (!dscp.problem.empty()) s.problems.push_back(std::move(dscp.problem));
 
     if (alloc != nullptr) {
       d.nic = alloc->nic();

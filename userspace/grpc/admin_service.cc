@@ -207,6 +207,7 @@ void FillClasses(const service::EnforcementReport& report, admin::ListClassesRes
     cc->set_capped(c.capped);
     cc->set_nic(c.nic);
     cc->set_allocated_mbps(c.allocated_mbps);
+    if (c.dscp) cc->set_dscp(*c.dscp);
     render::CountersToProto(c.counters, cc->mutable_counters());
     if (c.egress_queue) FillLeaf(*c.egress_queue, cc->mutable_egress_queue());
     if (c.ingress_queue) FillLeaf(*c.ingress_queue, cc->mutable_ingress_queue());

@@ -34,7 +34,8 @@ struct ContainerEnforcement {
   bool capped = false;    // has a leaf of its own (rate = ceil = allocated_mbps)
   std::string nic;        // allocation's NIC identifier ("" when not allocated)
   uint32_t allocated_mbps = 0;
-  TrafficCounters counters;  // since the entry was created; drops include its own leaves'
+  std::optional<uint8_t> dscp;  // what the enforced NICs mark its packets with; nullopt: none
+  TrafficCounters counters;     // since the entry was created; drops include its own leaves'
   // Its own leaves, read with the counters. Unset: no leaf of its own in that direction (its
   // traffic shares its QoS level's default leaf, whose drops cannot be told apart by container).
   std::optional<LeafQueue> egress_queue;

@@ -75,6 +75,9 @@ struct ShapingConfig {
   // NIC follows its group in both directions (the enforcer computes it from the allocations),
   // never below this percentage of the NIC's allocatable. nullopt: off.
   std::optional<uint32_t> low_priority_floor_percent;
+  // The DSCP each level's packets are marked with on the enforced NICs (--qos-level-dscp);
+  // nullopt: left alone. Not HTB's: carried here with the other per-level settings of the flags.
+  std::array<std::optional<uint8_t>, kQosLevelCount> dscp{};
 };
 
 struct ContainerAllocation {
