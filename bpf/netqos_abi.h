@@ -51,8 +51,7 @@ struct netqos_class {
 	__u32 priority;	    /* skb->priority = HTB class handle major:minor; 0 = leave untouched */
 	__u32 net_class_id; /* Katalyst class id; keys NETQOS_MAP_CLASS_STATS */
 	__u8 qos_level;	    /* enum netqos_qos_level */
-	__u8 dscp; /* DS field codepoint (0..63) to mark sent packets with: NETQOS_CLASS_F_SET_DSCP
-		    */
+	__u8 dscp;	    /* DSCP 0..63 to mark with when NETQOS_CLASS_F_SET_DSCP */
 	__u8 pad[2];
 	__u32 flags; /* NETQOS_CLASS_F_* */
 };
@@ -64,9 +63,9 @@ struct netqos_class {
 #define NETQOS_CLASS_F_INGRESS_SHAPED 0x1u
 /* netqos_class.flags: netqos_nic_tx rewrites the DSCP of the class's packets (IPv4 and IPv6, the
  * ECN bits kept) to netqos_class.dscp on the enforced NICs. A flag and not dscp != 0, since DSCP 0
- * (CS0) is a mark too. The byte and the flag were padding before; entries written by an older
- * netqosd have both zero (not marked) and an older netqosd or program ignores them, which is why
- * the map kept its name (netqos_cls_v1).
+ * (CS0) is a mark too. The byte was padding and the bit unused before: entries an older netqosd
+ * wrote have both zero (not marked), and an older netqosd or program ignores them, so the layout
+ * is compatible both ways and the map kept its name (netqos_cls_v1).
  */
 #define NETQOS_CLASS_F_SET_DSCP 0x2u
 
