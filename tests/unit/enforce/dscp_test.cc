@@ -61,35 +61,37 @@ TEST_CASE("ParseDscp: standard names, any case") {
 }
 
 TEST_CASE("ParseDscp: rejects what is neither") {
-  for (const std::string& text : std::vector<std::string>{"",
-                                                          "64",
-                                                          "100",
-                                                          "255",
-                                                          "99999999999999999999",
-                                                          "-1",
-                                                          "+1",
-                                                          " 46",
-                                                          "46 ",
-                                                          "4 6",
-                                                          "0x2e",
-                                                          "46.0",
-                                                          "CS8",
-                                                          "CS",
-                                                          "CS01",
-                                                          "AF",
-                                                          "AF10",
-                                                          "AF14",
-                                                          "AF51",
-                                                          "AF01",
-                                                          "AF111",
-                                                          "EF1",
-                                                          "E",
-                                                          "BE",
-                                                          "default",
-                                                          std::string("4\0"
-                                                                      "6",
-                                                                      3),
-                                                          "\xef\xbc\x94\xef\xbc\x96"}) {
+  std::vector<std::string> bad = {"",
+                                  "64",
+                                  "100",
+                                  "255",
+                                  "99999999999999999999",
+                                  "-1",
+                                  "+1",
+                                  " 46",
+                                  "46 ",
+                                  "4 6",
+                                  "0x2e",
+                                  "46.0",
+                                  "CS8",
+                                  "CS",
+                                  "CS01",
+                                  "AF",
+                                  "AF10",
+                                  "AF14",
+                                  "AF51",
+                                  "AF01",
+                                  "AF111",
+                                  "EF1",
+                                  "E",
+                                  "BE",
+                                  "default",
+                                  "\xef\xbc\x94\xef\xbc\x96"};
+  bad.push_back(
+      std::string("4\0"
+                  "6",
+                  3));  // an embedded NUL
+  for (const std::string& text : bad) {
     INFO(text);
     auto r = ParseDscp(text);
     REQUIRE_FALSE(r.ok());
