@@ -51,7 +51,8 @@ struct netqos_class {
 	__u32 priority;	    /* skb->priority = HTB class handle major:minor; 0 = leave untouched */
 	__u32 net_class_id; /* Katalyst class id; keys NETQOS_MAP_CLASS_STATS */
 	__u8 qos_level;	    /* enum netqos_qos_level */
-	__u8 pad[3];
+	__u8 dscp;	    /* DSCP 0..63 to mark with when NETQOS_CLASS_F_SET_DSCP */
+	__u8 pad[2];
 	__u32 flags; /* NETQOS_CLASS_F_* */
 };
 
@@ -60,6 +61,13 @@ struct netqos_class {
  * it they skip the IFB: an uncapped container's ingress pays the classifier only.
  */
 #define NETQOS_CLASS_F_INGRESS_SHAPED 0x1u
+/* netqos_class.flags: netqos_nic_tx rewrites the DSCP of the class's packets (IPv4 and IPv6, the
+ * ECN bits kept) to netqos_class.dscp on the enforced NICs. A flag and not dscp != 0, since DSCP 0
+ * (CS0) is a mark too. The byte was padding and the bit unused before: entries an older netqosd
+ * wrote have both zero (not marked), and an older netqosd or program ignores them, so the layout
+ * is compatible both ways and the map kept its name (netqos_cls_v1).
+ */
+#define NETQOS_CLASS_F_SET_DSCP 0x2u
 
 /* Value of both counter maps (per CPU; userspace sums). */
 struct netqos_counters {

@@ -6,7 +6,8 @@
  * sending socket's container (any socket family, AF_PACKET included, and processes in cgroups below
  * a container's), else of the pod whose address is the packet's source (a pod behind a CNI:
  * crossing its veth cleared the priority and the socket), else 0, the HTB default class. It counts
- * the packets the cgroup programs never see (sockets that are neither AF_INET nor AF_INET6).
+ * the packets the cgroup programs never see (sockets that are neither AF_INET nor AF_INET6), and
+ * marks the DSCP of classes that ask for it (NETQOS_CLASS_F_SET_DSCP, see netqos_set_dscp).
  *
  * netqos_ingress finds whose a received packet is: the pod whose address is its destination, or
  * the local socket it is for (tagged with its container by the cgroup programs); sets
@@ -353,6 +354,50 @@ static __always_inline void netqos_count_drop(__u64 cgroup_id)
 		c->drops += 1;
 }
 
+/* Rewrites the packet's DS field to dscp, keeping its 2 ECN bits (the class entry has
+ * NETQOS_CLASS_F_SET_DSCP). IPv4: the TOS byte, and the header checksum by the difference (the
+ * header's sum is unchanged, so skb->csum of a CHECKSUM_COMPLETE skb stays right). IPv6: the
+ * traffic class, across the first two bytes; no header checksum, and the DS field is not in the
+ * transport pseudo-header. Ethernet only, where netqos_parse looks (skb->protocol is the inner
+ * protocol of an offloaded VLAN tag; a frame with the tag in its data is left alone). Only
+ * bpf_skb_load_bytes/store_bytes, so no packet pointer outlives a helper that may move the data.
+ * A GSO packet's segments copy the rewritten header, and their IPv4 checksums are recomputed.
+ */
+static __always_inline void netqos_set_dscp(struct __sk_buff *skb, __u8 dscp)
+{
+	__u8 hdr[2];
+
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		/* hdr[0]: version and IHL, hdr[1]: TOS (DSCP << 2 | ECN) */
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, hdr, sizeof(hdr)) || (hdr[0] >> 4) != 4)
+			return;
+		__u8 tos = (__u8)((dscp << 2) | (hdr[1] & 0x3));
+
+		if (tos == hdr[1])
+			return;
+		/* The TOS byte is the low byte of the header's first 16-bit word. */
+		if (bpf_l3_csum_replace(skb, ETH_HLEN + __builtin_offsetof(struct iphdr, check),
+					bpf_htons(hdr[1]), bpf_htons(tos), sizeof(__u16)))
+			return;
+		bpf_skb_store_bytes(skb, ETH_HLEN + __builtin_offsetof(struct iphdr, tos), &tos,
+				    sizeof(tos), 0);
+		return;
+	}
+	if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		/* version (4 bits), traffic class (8), then the flow label's first 4 bits */
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, hdr, sizeof(hdr)) || (hdr[0] >> 4) != 6)
+			return;
+		__u8 tclass = (__u8)((hdr[0] << 4) | (hdr[1] >> 4));
+		__u8 want = (__u8)((dscp << 2) | (tclass & 0x3));
+
+		if (want == tclass)
+			return;
+		hdr[0] = (__u8)((hdr[0] & 0xf0) | (want >> 4));
+		hdr[1] = (__u8)((hdr[1] & 0x0f) | (want << 4));
+		bpf_skb_store_bytes(skb, ETH_HLEN, hdr, sizeof(hdr), BPF_F_RECOMPUTE_CSUM);
+	}
+}
+
 SEC("tc")
 int netqos_nic_tx(struct __sk_buff *skb)
 {
@@ -374,6 +419,9 @@ int netqos_nic_tx(struct __sk_buff *skb)
 		if (cgroup_id)
 			cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
 	}
+	/* One test of a flag for the packets of classes that are not marked. */
+	if (cls && (cls->flags & NETQOS_CLASS_F_SET_DSCP))
+		netqos_set_dscp(skb, cls->dscp);
 	/* Never the sender's own value: SO_PRIORITY could otherwise pick any leaf, or HTB's direct
 	 * queue (the root's handle), which no cap holds; in EDT mode, fq's first band.
 	 */

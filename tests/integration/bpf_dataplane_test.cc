@@ -8,6 +8,7 @@
 #include <linux/if_packet.h>
 #include <linux/magic.h>
 #include <linux/pkt_cls.h>
+#include <linux/udp.h>
 #include <netinet/in.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -841,6 +843,157 @@ TEST_CASE(
   auto cleared = (*dp)->ListEdtRates();
   REQUIRE(cleared.ok());
   CHECK(cleared->empty());
+}
+
+namespace {
+
+// The IPv4 header's checksum: 0 when `ip` (ihl 5) is consistent.
+uint16_t Ipv4HeaderSum(const uint8_t* ip) {
+  uint32_t sum = 0;
+  for (int i = 0; i < 20; i += 2) sum += static_cast<uint32_t>(ip[i] << 8 | ip[i + 1]);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum & 0xffff);
+}
+
+// Ethernet + IPv4 (TOS `tos`, a valid header checksum) + UDP from `saddr`.
+std::vector<uint8_t> Ipv4WithTos(uint32_t saddr, uint8_t tos) {
+  auto pkt = Ipv4Packet(IPPROTO_UDP, saddr, 4000, 0x0a000001, 53);
+  uint8_t* ip = pkt.data() + sizeof(ethhdr);
+  ip[1] = tos;
+  ip[10] = ip[11] = 0;
+  const uint16_t check = Ipv4HeaderSum(ip);
+  ip[10] = static_cast<uint8_t>(check >> 8);
+  ip[11] = static_cast<uint8_t>(check & 0xff);
+  REQUIRE(Ipv4HeaderSum(ip) == 0);
+  return pkt;
+}
+
+// Ethernet + IPv6 (traffic class `tclass`, flow label 0xabcde) + UDP from `saddr`.
+std::vector<uint8_t> Ipv6WithTclass(const netqos_addr& saddr, uint8_t tclass) {
+  std::vector<uint8_t> pkt(sizeof(ethhdr) + 40 + sizeof(udphdr), 0);
+  ethhdr eth{};
+  eth.h_proto = htons(ETH_P_IPV6);
+  std::memcpy(pkt.data(), &eth, sizeof(eth));
+  uint8_t* ip = pkt.data() + sizeof(ethhdr);
+  const uint32_t first = 6u << 28 | static_cast<uint32_t>(tclass) << 20 | 0xabcdeu;
+  const uint32_t first_be = htonl(first);
+  std::memcpy(ip, &first_be, 4);
+  const uint16_t plen = htons(sizeof(udphdr));
+  std::memcpy(ip + 4, &plen, 2);
+  ip[6] = IPPROTO_UDP;
+  ip[7] = 64;
+  std::memcpy(ip + 8, saddr.addr, 16);
+  ip[24 + 15] = 1;  // daddr ::1
+  udphdr udp{};
+  udp.source = htons(4000);
+  udp.dest = htons(53);
+  udp.len = htons(sizeof(udphdr));
+  std::memcpy(ip + 40, &udp, sizeof(udp));
+  return pkt;
+}
+
+uint32_t Ipv6First(const std::vector<uint8_t>& pkt) {
+  uint32_t be = 0;
+  std::memcpy(&be, pkt.data() + sizeof(ethhdr), 4);
+  return ntohl(be);
+}
+
+}  // namespace
+
+TEST_CASE("the NIC egress program marks the DSCP of classes that ask for it, ECN bits kept",
+          "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto id_a = CgroupIdOf(fx.cg_a());
+  auto id_b = CgroupIdOf(fx.cg_b());
+  REQUIRE(id_a.ok());
+  REQUIRE(id_b.ok());
+  // a: marked EF (46); b: a DSCP byte but no flag (an entry that is not marked).
+  netqos_class marked = Class(0x10060, 71);
+  marked.dscp = 46;
+  marked.flags = NETQOS_CLASS_F_SET_DSCP;
+  netqos_class unmarked = Class(0x10061, 72);
+  unmarked.dscp = 46;
+  REQUIRE((*dp)->SetClass(*id_a, marked).ok());
+  REQUIRE((*dp)->SetClass(*id_b, unmarked).ok());
+  constexpr uint32_t kPodA = 0x0a090b01;
+  constexpr uint32_t kPodB = 0x0a090b02;
+  constexpr uint32_t kNobody = 0x0a090b09;
+  REQUIRE((*dp)->SetPodAddress(V4Key(kPodA), *id_a).ok());
+  REQUIRE((*dp)->SetPodAddress(V4Key(kPodB), *id_b).ok());
+  netqos_addr v6a{};
+  v6a.addr[0] = htonl(0xfd000000);
+  v6a.addr[3] = htonl(0xa);
+  netqos_addr v6b = v6a;
+  v6b.addr[3] = htonl(0xb);
+  REQUIRE((*dp)->SetPodAddress(v6a, *id_a).ok());
+  REQUIRE((*dp)->SetPodAddress(v6b, *id_b).ok());
+
+  for (const bool edt : {false, true}) {
+    INFO((edt ? "edt" : "htb"));
+    auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir(), .edt = edt});
+    REQUIRE(nic.ok());
+    const int tx = (*nic)->EgressFd();
+
+    // IPv4: every ECN codepoint kept, whatever DS field the sender chose; the checksum valid.
+    for (const uint8_t tos : {0x00, 0x01, 0x02, 0x03, 0xb8, 0xfd, 0x28, 0x53}) {
+      INFO("tos " << static_cast<int>(tos));
+      const auto in = Ipv4WithTos(kPodA, tos);
+      auto r = netqos::testing::RunSkbProgram(tx, in, 0);
+      REQUIRE(r.err == 0);
+      CHECK(r.retval == static_cast<uint32_t>(TC_ACT_OK));
+      REQUIRE(r.data.size() == in.size());
+      const uint8_t* ip = r.data.data() + sizeof(ethhdr);
+      CHECK(ip[1] >> 2 == 46);
+      CHECK((ip[1] & 0x3) == (tos & 0x3));
+      CHECK(Ipv4HeaderSum(ip) == 0);
+      // Nothing else moved: the bytes other than TOS and checksum are the sender's.
+      std::vector<uint8_t> expect = in;
+      expect[sizeof(ethhdr) + 1] = ip[1];
+      expect[sizeof(ethhdr) + 10] = ip[10];
+      expect[sizeof(ethhdr) + 11] = ip[11];
+      CHECK(r.data == expect);
+
+      // No flag (the byte alone means nothing), or no class: the packet is left as it was.
+      auto b = netqos::testing::RunSkbProgram(tx, Ipv4WithTos(kPodB, tos), 0);
+      REQUIRE(b.err == 0);
+      CHECK(b.data == Ipv4WithTos(kPodB, tos));
+      auto nobody = netqos::testing::RunSkbProgram(tx, Ipv4WithTos(kNobody, tos), 0);
+      REQUIRE(nobody.err == 0);
+      CHECK(nobody.data == Ipv4WithTos(kNobody, tos));
+    }
+
+    // IPv6: the traffic class across bytes 0 and 1, version and flow label kept.
+    for (const uint8_t tclass : {0x00, 0x03, 0xfe, 0x29}) {
+      INFO("tclass " << static_cast<int>(tclass));
+      const auto in = Ipv6WithTclass(v6a, tclass);
+      auto r = netqos::testing::RunSkbProgram(tx, in, 0);
+      REQUIRE(r.err == 0);
+      REQUIRE(r.data.size() == in.size());
+      const uint32_t first = Ipv6First(r.data);
+      CHECK(first >> 28 == 6u);
+      CHECK((first >> 20 & 0xff) == (46u << 2 | (tclass & 0x3u)));
+      CHECK((first & 0xfffff) == 0xabcdeu);
+      CHECK(std::equal(r.data.begin() + sizeof(ethhdr) + 4, r.data.end(),
+                       in.begin() + sizeof(ethhdr) + 4));
+
+      auto b = netqos::testing::RunSkbProgram(tx, Ipv6WithTclass(v6b, tclass), 0);
+      REQUIRE(b.err == 0);
+      CHECK(b.data == Ipv6WithTclass(v6b, tclass));
+    }
+  }
+
+  // DSCP 0 is a mark too: the flag, not the value, says whether to rewrite.
+  marked.dscp = 0;
+  REQUIRE((*dp)->SetClass(*id_a, marked).ok());
+  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
+  REQUIRE(nic.ok());
+  auto zero = netqos::testing::RunSkbProgram((*nic)->EgressFd(), Ipv4WithTos(kPodA, 0xb9), 0);
+  REQUIRE(zero.err == 0);
+  const uint8_t* ip = zero.data.data() + sizeof(ethhdr);
+  CHECK(ip[1] == 0x01);
+  CHECK(Ipv4HeaderSum(ip) == 0);
 }
 
 TEST_CASE("the ingress program classifies by pod address, fragments included", "[bpf]") {

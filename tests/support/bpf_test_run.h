@@ -55,11 +55,12 @@ inline std::vector<uint8_t> Ipv4Packet(uint8_t proto, uint32_t saddr, uint16_t s
 }
 
 struct SkbRunResult {
-  int err = 0;               // bpf_prog_test_run_opts' return (0 = ran)
-  uint32_t retval = 0;       // the program's verdict
-  uint32_t priority = 0;     // skb->priority after the program
-  uint64_t tstamp = 0;       // skb->tstamp after the program (a departure time, in EDT mode)
-  uint32_t duration_ns = 0;  // kernel-timed average of one run (the kernel divides by repeat)
+  int err = 0;                // bpf_prog_test_run_opts' return (0 = ran)
+  uint32_t retval = 0;        // the program's verdict
+  uint32_t priority = 0;      // skb->priority after the program
+  uint64_t tstamp = 0;        // skb->tstamp after the program (a departure time, in EDT mode)
+  uint32_t duration_ns = 0;   // kernel-timed average of one run (the kernel divides by repeat)
+  std::vector<uint8_t> data;  // the packet as the program left it (the last run's)
 };
 
 // Runs the program `repeat` times on pkt (the verdict and priority are those of the last run).
@@ -79,7 +80,11 @@ inline SkbRunResult RunSkbProgram(int prog_fd, std::vector<uint8_t> pkt, uint32_
   opts.ctx_size_out = sizeof(ctx_out);
   opts.repeat = repeat;
   SkbRunResult r;
+  r.data.resize(pkt.size() + 256);  // room for a program that grows the packet
+  opts.data_out = r.data.data();
+  opts.data_size_out = static_cast<uint32_t>(r.data.size());
   r.err = bpf_prog_test_run_opts(prog_fd, &opts);
+  r.data.resize(r.err == 0 ? opts.data_size_out : 0);
   r.retval = opts.retval;
   r.priority = ctx_out.priority;
   r.tstamp = ctx_out.tstamp;

@@ -352,6 +352,12 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
               "at its allocation) or level (the allocation is guaranteed, and idle bandwidth is "
               "borrowed up to its QoS level's ceiling); a pod's netqos.io/container-ceil "
               "annotation overrides it");
+  app.add_option("--qos-level-dscp", c.qos_level_dscp,
+                 "netqos: DSCP to mark each QoS level's packets with on the --enforce-nics NICs "
+                 "(the ECN bits kept), level=dscp,... with dscp 0..63 or a name (EF, CS0..CS7, "
+                 "AF11..AF43), e.g. system_cores=46,dedicated_cores=AF41; a pod's netqos.io/dscp "
+                 "annotation overrides it (default: none, the DS field is left alone)")
+      ->delimiter(',');
   choices.Add(app, "--unclassified-qos-level", c.unclassified_qos_level, kQosLevelChoices,
               "netqos: QoS level whose class takes traffic of containers netqos did not "
               "classify");

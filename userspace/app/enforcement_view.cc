@@ -66,6 +66,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     };
     c.egress_cap = cap(d.rates.egress);
     c.ingress_cap = cap(d.rates.ingress);
+    c.dscp = d.entry.dscp;
     if (with_counters && stack_->dataplane) {
       if (auto counters = stack_->dataplane->ContainerCounters(id); counters.ok()) {
         c.counters = *counters;

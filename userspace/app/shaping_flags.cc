@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "enforce/dscp.h"
+
 namespace netqos::app {
 namespace {
 
@@ -61,6 +63,8 @@ Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config) {
 
   out.default_level = config.unclassified_qos_level;
   out.container_ceil = config.container_ceil;
+  NETQOS_RETURN_IF_ERROR(
+      enforce::ParseLevelDscpItems(config.qos_level_dscp, "--qos-level-dscp", &out.dscp));
 
   if (config.low_priority_group_floor_percent > 100) {
     return InvalidArgument("--low-priority-group-floor-percent must be 0..100, got " +

@@ -19,7 +19,8 @@
 namespace netqos::bpf {
 
 static_assert(sizeof(netqos_class) == 16, "netqos_class layout is ABI (bpf/netqos_abi.h)");
-static_assert(offsetof(netqos_class, qos_level) == 8 && offsetof(netqos_class, flags) == 12);
+static_assert(offsetof(netqos_class, qos_level) == 8 && offsetof(netqos_class, dscp) == 9 &&
+              offsetof(netqos_class, flags) == 12);
 static_assert(sizeof(netqos_counters) == 40, "netqos_counters layout is ABI");
 static_assert(sizeof(netqos_sock_tag) == 8, "netqos_sock_tag layout is ABI");
 static_assert(sizeof(netqos_addr) == 16, "netqos_addr layout is ABI");

@@ -64,6 +64,10 @@ Explanation Explain(const CgroupFacts& f) {
                   : "; received packets skip the IFB (nothing there would hold them back)";
     }
     add(what);
+    if (auto dscp = EntryDscp(c)) {
+      add("its packets leave the shaped NICs with DSCP " + std::to_string(*dscp) +
+          " (the ECN bits kept)");
+    }
     if (f.daemon) {
       add("netqosd knows it as " + DaemonName(*f.daemon));
       if (f.daemon->capped()) {
@@ -131,6 +135,8 @@ Json CgroupJson(const CgroupFacts& f, const Explanation& why) {
              {"htb_class", f.entry->priority ? HandleText(f.entry->priority) : ""},
              {"net_class_id", f.entry->net_class_id},
              {"qos_level", QosLevelText(f.entry->qos_level)}};
+    auto dscp = EntryDscp(*f.entry);
+    entry["dscp"] = dscp ? Json(*dscp) : Json(nullptr);
   }
   Json daemon = {{"reachable", f.daemon_reached},
                  {"error", f.daemon_error},
@@ -174,7 +180,8 @@ void PrintCgroup(const CgroupFacts& f, const Explanation& why, std::ostream& out
   if (f.entry) {
     kv.emplace_back("class entry", QosLevelText(f.entry->qos_level) + ", class id " +
                                        std::to_string(f.entry->net_class_id) + ", priority " +
-                                       HandleText(f.entry->priority));
+                                       HandleText(f.entry->priority) + ", DSCP " +
+                                       DscpText(EntryDscp(*f.entry)));
   }
   if (f.daemon) {
     const auto& d = *f.daemon;

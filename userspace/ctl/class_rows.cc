@@ -31,6 +31,15 @@ std::string QosLevelText(uint8_t level) {
 
 std::string HandleText(uint32_t priority) { return priority == 0 ? "-" : TcHandleText(priority); }
 
+std::optional<uint8_t> EntryDscp(const netqos_class& entry) {
+  if ((entry.flags & NETQOS_CLASS_F_SET_DSCP) == 0) return std::nullopt;
+  return entry.dscp;
+}
+
+std::string DscpText(std::optional<uint8_t> dscp) {
+  return dscp ? std::to_string(*dscp) : std::string("-");
+}
+
 std::string HumanRate(double v) {
   static const char* const kUnits[] = {"", "k", "M", "G", "T"};
   size_t unit = 0;
@@ -160,6 +169,12 @@ std::string ClassRow::qos_level() const {
   return daemon ? daemon->qos_level() : "";
 }
 
+std::optional<uint8_t> ClassRow::dscp() const {
+  if (pinned) return EntryDscp(*pinned);
+  if (daemon && daemon->has_dscp()) return static_cast<uint8_t>(daemon->dscp());
+  return std::nullopt;
+}
+
 LeafDrops ClassRow::Drops() const {
   if (!daemon || !queues_read) return {};
   return {LeafQueueDrops(daemon->has_egress_queue(), daemon->egress_queue()),
@@ -234,7 +249,8 @@ Json ClassRowJson(const ClassRow& r) {
             {"priority", r.priority()},
             {"htb_class", r.priority() == 0 ? "" : HandleText(r.priority())},
             {"net_class_id", r.net_class_id()},
-            {"qos_level", r.qos_level()}};
+            {"qos_level", r.qos_level()},
+            {"dscp", r.dscp() ? Json(*r.dscp()) : Json(nullptr)}};
   if (r.daemon) {
     const auto& d = *r.daemon;
     j["pod_uid"] = d.pod_uid();
@@ -312,7 +328,7 @@ void PrintClasses(const ClassRows& rows, const ClassSources& sources, std::ostre
     }
     out << "\n";
   } else {
-    render::Table t({"CGROUP", "POD/CONTAINER", "QOS", "CLASSID", "HTB", "CAP TX/RX", "NIC",
+    render::Table t({"CGROUP", "POD/CONTAINER", "QOS", "CLASSID", "HTB", "DSCP", "CAP TX/RX", "NIC",
                      "TX/RX", "DROPS TX/RX", "STATE"});
     for (const auto& r : rows.containers) {
       std::string cap = "-";
@@ -327,9 +343,9 @@ void PrintClasses(const ClassRows& rows, const ClassSources& sources, std::ostre
       }
       t.AddRow({std::to_string(r.cgroup_id),
                 Or(r.Name(), sources.daemon_reached ? "?" : "(names need the daemon)"),
-                Or(r.qos_level()), std::to_string(r.net_class_id()), HandleText(r.priority()), cap,
-                r.daemon ? Or(r.daemon->nic()) : "-", TxRx(r.counters), DropsText(r.Drops()),
-                state});
+                Or(r.qos_level()), std::to_string(r.net_class_id()), HandleText(r.priority()),
+                DscpText(r.dscp()), cap, r.daemon ? Or(r.daemon->nic()) : "-", TxRx(r.counters),
+                DropsText(r.Drops()), state});
     }
     t.Print(out);
   }

@@ -25,6 +25,10 @@ using bpf::kDefaultPinDir;
 std::string QosLevelText(uint8_t level);
 // An HTB class handle as tc prints it: 0x100100 -> "10:100"; 0 -> "-".
 std::string HandleText(uint32_t priority);
+// The DSCP a class entry marks its packets with (NETQOS_CLASS_F_SET_DSCP), nullopt when none.
+std::optional<uint8_t> EntryDscp(const netqos_class& entry);
+// A DSCP as netqosctl prints it: "46", "-" when not marked.
+std::string DscpText(std::optional<uint8_t> dscp);
 // 123456789 -> "123.5M" (SI, for bit/s and packets/s); values below 1000 keep one decimal.
 std::string HumanRate(double v);
 // Totals (bytes, packets) in the same SI style: 1536 -> "1.5k".
@@ -76,6 +80,8 @@ struct ClassRow {
   uint32_t priority() const;
   uint32_t net_class_id() const;
   std::string qos_level() const;
+  // The pinned entry's DSCP, else the daemon's; nullopt: not marked.
+  std::optional<uint8_t> dscp() const;
   // "ns/pod/container" when the daemon knows it, else "".
   std::string Name() const;
   // Its own leaves' drops: from the daemon when it read the queues; 0 in a direction where the

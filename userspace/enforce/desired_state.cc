@@ -97,6 +97,7 @@ DesiredOptions DesiredOptionsFor(const shaping::ShapingConfig& shaping, bool sha
   }
   o.unclassified_level = shaping.default_level;
   o.container_ceil = shaping.container_ceil;
+  o.level_dscp = shaping.dscp;
   return o;
 }
 
@@ -173,6 +174,9 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       s.problems.push_back(PodName(c) + ": " + id.status().message() + "; using the " + level_name +
                            " class id " + std::to_string(d.entry.net_class_id));
     }
+    auto dscp = ResolveDscp(options.level_dscp, *level, c.pod_annotations, PodName(c));
+    d.entry.dscp = dscp.dscp;
+    if (!dscp.problem.empty()) s.problems.push_back(std::move(dscp.problem));
 
     auto pod = pod_caps.find(c.pod_uid);
     if (pod == pod_caps.end()) {

@@ -12,6 +12,7 @@
 #include "core/bandwidth_quantity.h"
 #include "core/config.h"
 #include "core/types.h"
+#include "enforce/dscp.h"
 #include "enforce/leaf_rates.h"
 #include "shaping/htb_plan.h"
 
@@ -40,6 +41,9 @@ struct ClassEntry {
   uint32_t net_class_id = 0;  // Katalyst class id; keys the per-class counters
   uint8_t qos_level = 0;      // shaping::QosLevel numbering (== enum netqos_qos_level)
   uint32_t flags = 0;         // kClassIngressShaped
+  // The DSCP the NIC egress program marks the container's packets with (0..63); nullopt: the DS
+  // field is left alone. In the BPF value: netqos_class.dscp + NETQOS_CLASS_F_SET_DSCP.
+  std::optional<uint8_t> dscp = std::nullopt;
   bool operator==(const ClassEntry&) const = default;
 };
 // == NETQOS_CLASS_F_INGRESS_SHAPED: the ingress program redirects the class's packets to the IFB.
@@ -87,6 +91,9 @@ struct DesiredOptions {
   shaping::QosLevel unclassified_level = shaping::QosLevel::kShared;
   // --container-ceil: what an allocated container's leaf may reach; a pod may choose its own.
   ContainerCeil container_ceil = ContainerCeil::kAllocation;
+  // Per QoS level: the DSCP its containers' packets are marked with (--qos-level-dscp); a pod's
+  // netqos.io/dscp annotation overrides it (enforce/dscp.h).
+  LevelDscp level_dscp{};
 };
 
 // The options for enforcing with `shaping` (on at least one NIC when `shaping_on`).

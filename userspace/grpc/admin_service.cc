@@ -215,6 +215,7 @@ void FillClasses(const service::EnforcementReport& report, admin::ListClassesRes
     };
     if (c.egress_cap) put_cap(*c.egress_cap, cc->mutable_egress_cap());
     if (c.ingress_cap) put_cap(*c.ingress_cap, cc->mutable_ingress_cap());
+    if (c.dscp) cc->set_dscp(*c.dscp);
     render::CountersToProto(c.counters, cc->mutable_counters());
     if (c.egress_queue) FillLeaf(*c.egress_queue, cc->mutable_egress_queue());
     if (c.ingress_queue) FillLeaf(*c.ingress_queue, cc->mutable_ingress_queue());

@@ -45,7 +45,8 @@ struct ContainerEnforcement {
   // Its leaf in each direction; unset: none in that direction.
   std::optional<LeafCap> egress_cap;
   std::optional<LeafCap> ingress_cap;
-  TrafficCounters counters;  // since the entry was created; drops include its own leaves'
+  std::optional<uint8_t> dscp;  // what the enforced NICs mark its packets with; nullopt: none
+  TrafficCounters counters;     // since the entry was created; drops include its own leaves'
   // Its own leaves, read with the counters. Unset: no leaf of its own in that direction (its
   // traffic shares its QoS level's default leaf, whose drops cannot be told apart by container).
   std::optional<LeafQueue> egress_queue;

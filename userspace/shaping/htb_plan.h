@@ -96,6 +96,9 @@ struct ShapingConfig {
   // never below this percentage of the NIC's allocatable. nullopt: off.
   std::optional<uint32_t> low_priority_floor_percent;
   ContainerCeil container_ceil = ContainerCeil::kAllocation;
+  // The DSCP each level's packets are marked with on the enforced NICs (--qos-level-dscp);
+  // nullopt: left alone. Not HTB's: carried here with the other per-level settings of the flags.
+  std::array<std::optional<uint8_t>, kQosLevelCount> dscp{};
 };
 
 struct ContainerAllocation {

@@ -2,8 +2,11 @@
 #include "app/shaping_flags.h"
 
 #include <catch2/catch.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "enforce/desired_state.h"
 
 namespace {
 
@@ -121,3 +124,26 @@ TEST_CASE("BuildShapingConfig: low-priority groups are off unless asked for, wit
 }
 
 }  // namespace
+
+TEST_CASE("BuildShapingConfig: --qos-level-dscp gives each level its DSCP, none by default") {
+  DaemonConfig none;
+  auto d = BuildShapingConfig(none);
+  REQUIRE(d.ok());
+  for (const auto& v : d->dscp) CHECK_FALSE(v.has_value());
+
+  DaemonConfig c;
+  c.qos_level_dscp = {"system_cores=46", "dedicated=AF41"};
+  auto r = BuildShapingConfig(c);
+  REQUIRE(r.ok());
+  CHECK(r->dscp[static_cast<size_t>(QosLevel::kSystem)] == std::optional<uint8_t>(46));
+  CHECK(r->dscp[static_cast<size_t>(QosLevel::kDedicated)] == std::optional<uint8_t>(34));
+  CHECK_FALSE(r->dscp[static_cast<size_t>(QosLevel::kShared)].has_value());
+  // The reconciler takes the table as it is.
+  auto options = netqos::enforce::DesiredOptionsFor(*r, true);
+  CHECK(options.level_dscp == r->dscp);
+
+  c.qos_level_dscp = {"shared=64"};
+  auto bad = BuildShapingConfig(c);
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::StartsWith("--qos-level-dscp: \"shared=64\": "));
+}

@@ -1,0 +1,232 @@
+// DSCP marking: the value grammar (numbers, names), --qos-level-dscp items, and the choice between
+// a pod's netqos.io/dscp annotation and its QoS level's value, through ComputeDesiredState too.
+#include "enforce/dscp.h"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "enforce/desired_state.h"
+
+namespace {
+
+using Catch::Contains;
+using netqos::StatusCode;
+using netqos::core::StringMap;
+using netqos::enforce::DscpText;
+using netqos::enforce::kDscpAnnotation;
+using netqos::enforce::LevelDscp;
+using netqos::enforce::ParseDscp;
+using netqos::enforce::ParseLevelDscpItems;
+using netqos::enforce::ResolveDscp;
+using netqos::shaping::QosLevel;
+
+std::optional<uint8_t> At(const LevelDscp& t, QosLevel l) { return t[static_cast<size_t>(l)]; }
+
+}  // namespace
+
+TEST_CASE("ParseDscp: numbers 0..63") {
+  for (const auto& [text, want] : std::vector<std::pair<std::string, uint8_t>>{
+           {"0", 0}, {"1", 1}, {"46", 46}, {"63", 63}, {"063", 63}, {"0000000000046", 46}}) {
+    INFO(text);
+    auto r = ParseDscp(text);
+    REQUIRE(r.ok());
+    CHECK(*r == want);
+  }
+}
+
+TEST_CASE("ParseDscp: standard names, any case") {
+  for (const auto& [text, want] : std::vector<std::pair<std::string, uint8_t>>{{"EF", 46},
+                                                                               {"ef", 46},
+                                                                               {"Ef", 46},
+                                                                               {"CS0", 0},
+                                                                               {"cs1", 8},
+                                                                               {"CS5", 40},
+                                                                               {"CS7", 56},
+                                                                               {"AF11", 10},
+                                                                               {"af12", 12},
+                                                                               {"AF13", 14},
+                                                                               {"AF21", 18},
+                                                                               {"AF31", 26},
+                                                                               {"AF41", 34},
+                                                                               {"Af42", 36},
+                                                                               {"AF43", 38}}) {
+    INFO(text);
+    auto r = ParseDscp(text);
+    REQUIRE(r.ok());
+    CHECK(*r == want);
+  }
+}
+
+TEST_CASE("ParseDscp: rejects what is neither") {
+  std::vector<std::string> bad = {"",
+                                  "64",
+                                  "100",
+                                  "255",
+                                  "99999999999999999999",
+                                  "-1",
+                                  "+1",
+                                  " 46",
+                                  "46 ",
+                                  "4 6",
+                                  "0x2e",
+                                  "46.0",
+                                  "CS8",
+                                  "CS",
+                                  "CS01",
+                                  "AF",
+                                  "AF10",
+                                  "AF14",
+                                  "AF51",
+                                  "AF01",
+                                  "AF111",
+                                  "EF1",
+                                  "E",
+                                  "BE",
+                                  "default",
+                                  "\xef\xbc\x94\xef\xbc\x96"};
+  bad.push_back(
+      std::string("4\0"
+                  "6",
+                  3));  // an embedded NUL
+  for (const std::string& text : bad) {
+    INFO(text);
+    auto r = ParseDscp(text);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kInvalidArgument);
+  }
+  CHECK_THAT(ParseDscp("64").status().message(), Contains("0..63"));
+  CHECK_THAT(ParseDscp("gold").status().message(), Contains("EF, CS0..CS7, AF11..AF43"));
+}
+
+TEST_CASE("DscpText names the standard codepoints") {
+  CHECK(DscpText(46) == "46 (EF)");
+  CHECK(DscpText(0) == "0 (CS0)");
+  CHECK(DscpText(56) == "56 (CS7)");
+  CHECK(DscpText(34) == "34 (AF41)");
+  CHECK(DscpText(5) == "5");
+  CHECK(DscpText(42) == "42");  // 8 x 5 + 2: not an AF class
+}
+
+TEST_CASE("ParseLevelDscpItems: levels by either spelling, the rest unmarked") {
+  LevelDscp t{};
+  REQUIRE(ParseLevelDscpItems({"system_cores=46", "dedicated=af41", "reclaimed_cores=CS1"},
+                              "--qos-level-dscp", &t)
+              .ok());
+  CHECK(At(t, QosLevel::kSystem) == std::optional<uint8_t>(46));
+  CHECK(At(t, QosLevel::kDedicated) == std::optional<uint8_t>(34));
+  CHECK(At(t, QosLevel::kShared) == std::nullopt);
+  CHECK(At(t, QosLevel::kReclaimed) == std::optional<uint8_t>(8));
+
+  LevelDscp none{};
+  REQUIRE(ParseLevelDscpItems({}, "--qos-level-dscp", &none).ok());
+  for (const auto& v : none) CHECK_FALSE(v.has_value());
+}
+
+TEST_CASE("ParseLevelDscpItems: rejections name the flag and the item") {
+  for (const auto& [item, why] :
+       std::vector<std::pair<std::string, std::string>>{{"shared", "expected <level>=<dscp>"},
+                                                        {"=46", "unknown QoS level"},
+                                                        {"gold=46", "unknown QoS level"},
+                                                        {"shared=", "empty DSCP"},
+                                                        {"shared=64", "0..63"},
+                                                        {"shared=AF44", "AF11..AF43"},
+                                                        {"shared=46=46", "0..63 or a name"}}) {
+    INFO(item);
+    LevelDscp t{};
+    auto st = ParseLevelDscpItems({item}, "--qos-level-dscp", &t);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(st.message(), Catch::StartsWith("--qos-level-dscp: \"" + item + "\": "));
+    CHECK_THAT(st.message(), Contains(why));
+  }
+  LevelDscp t{};
+  auto twice = ParseLevelDscpItems({"shared=1", "shared_cores=2"}, "--qos-level-dscp", &t);
+  REQUIRE_FALSE(twice.ok());
+  CHECK_THAT(twice.message(), Contains("\"shared_cores=2\"") && Contains("\"shared=1\""));
+}
+
+TEST_CASE("ResolveDscp: annotation over level over none") {
+  LevelDscp levels{};
+  levels[static_cast<size_t>(QosLevel::kDedicated)] = 34;
+  const std::string who = "ns/pod container c";
+
+  auto level_only = ResolveDscp(levels, QosLevel::kDedicated, {}, who);
+  CHECK(level_only.dscp == std::optional<uint8_t>(34));
+  CHECK(level_only.problem.empty());
+
+  auto none = ResolveDscp(levels, QosLevel::kShared, {{"other", "46"}}, who);
+  CHECK(none.dscp == std::nullopt);
+  CHECK(none.problem.empty());
+
+  auto over_level = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "ef"}}, who);
+  CHECK(over_level.dscp == std::optional<uint8_t>(46));
+  CHECK(over_level.problem.empty());
+
+  // DSCP 0 is a mark too, not "none".
+  auto zero = ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "0"}}, who);
+  CHECK(zero.dscp == std::optional<uint8_t>(0));
+  auto zero_over = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "CS0"}}, who);
+  CHECK(zero_over.dscp == std::optional<uint8_t>(0));
+}
+
+TEST_CASE("ResolveDscp: a bad annotation keeps the level's value and names pod, key and value") {
+  LevelDscp levels{};
+  levels[static_cast<size_t>(QosLevel::kDedicated)] = 34;
+  const std::string who = "ns/pod container c";
+
+  auto kept = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "64"}}, who);
+  CHECK(kept.dscp == std::optional<uint8_t>(34));
+  CHECK_THAT(kept.problem, Catch::StartsWith(who + ": annotation netqos.io/dscp=64: "));
+  CHECK_THAT(kept.problem, Contains("0..63") && Contains("using the dedicated level's DSCP 34"));
+
+  auto unmarked = ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "gold"}}, who);
+  CHECK(unmarked.dscp == std::nullopt);
+  CHECK_THAT(unmarked.problem, Contains("netqos.io/dscp=gold") && Contains("; not marked"));
+
+  // A hostile value cannot end the field or start a log line: quoted and escaped.
+  auto hostile =
+      ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "46\" pod=x/y\nfake"}}, who);
+  CHECK(hostile.dscp == std::nullopt);
+  CHECK_THAT(hostile.problem, Contains("netqos.io/dscp=\"46\\\" pod=x/y\\nfake\""));
+  CHECK(hostile.problem.find('\n') == std::string::npos);
+}
+
+TEST_CASE("ComputeDesiredState: each container's class entry carries its DSCP") {
+  using netqos::enforce::ComputeDesiredState;
+  using netqos::enforce::DesiredOptions;
+  using netqos::enforce::ObservedContainer;
+  auto container = [](const std::string& uid, uint64_t cgroup_id, StringMap annotations) {
+    ObservedContainer c;
+    c.pod_uid = uid;
+    c.pod_namespace = "ns";
+    c.pod_name = "pod-" + uid;
+    c.container_name = "c";
+    c.pod_annotations = std::move(annotations);
+    c.cgroup_id = cgroup_id;
+    return c;
+  };
+  const char kQos[] = "katalyst.kubewharf.io/qos_level";
+  DesiredOptions options{true};
+  options.level_dscp[static_cast<size_t>(QosLevel::kDedicated)] = 34;
+  netqos::shaping::MinorAllocator minors;
+  const auto s = ComputeDesiredState(
+      netqos::core::PolicyConfig{}, {},
+      {container("u1", 41, {{kQos, "dedicated_cores"}}),
+       container("u2", 42, {{kQos, "dedicated_cores"}, {kDscpAnnotation, "EF"}}),
+       container("u3", 43, {{kQos, "shared_cores"}}),
+       container("u4", 44, {{kQos, "shared_cores"}, {kDscpAnnotation, "0"}}),
+       container("u5", 45, {{kQos, "dedicated_cores"}, {kDscpAnnotation, "AF5"}})},
+      {}, {}, options, minors);
+  REQUIRE(s.by_cgroup.size() == 5);
+  CHECK(s.by_cgroup.at(41).entry.dscp == std::optional<uint8_t>(34));
+  CHECK(s.by_cgroup.at(42).entry.dscp == std::optional<uint8_t>(46));
+  CHECK(s.by_cgroup.at(43).entry.dscp == std::nullopt);
+  CHECK(s.by_cgroup.at(44).entry.dscp == std::optional<uint8_t>(0));
+  CHECK(s.by_cgroup.at(45).entry.dscp == std::optional<uint8_t>(34));
+  REQUIRE(s.problems.size() == 1);
+  CHECK_THAT(s.problems[0],
+             Catch::StartsWith("ns/pod-u5 container c: annotation netqos.io/dscp=AF5"));
+}

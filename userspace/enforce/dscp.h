@@ -1,0 +1,47 @@
+// DSCP marking: which DS field codepoint a container's packets leave the enforced NICs with. Its
+// QoS level's value (--qos-level-dscp), overridden by its pod's netqos.io/dscp annotation; none
+// of either: the DS field is left alone. Pure (no I/O).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "core/types.h"
+#include "shaping/htb_plan.h"
+
+namespace netqos::enforce {
+
+// The pod annotation whose value overrides the QoS level's DSCP for the pod's containers.
+inline constexpr char kDscpAnnotation[] = "netqos.io/dscp";
+
+// DSCP of each QoS level (shaping::QosLevel order); nullopt = not marked.
+using LevelDscp = std::array<std::optional<uint8_t>, shaping::kQosLevelCount>;
+
+// A DSCP value: a decimal number 0..63 (digits only), or a standard name, case-insensitive: EF
+// (46), CS0..CS7 (8 x n), AF11..AF43 (AFxy = 8 x x + 2 x y, x 1..4, y 1..3).
+Result<uint8_t> ParseDscp(std::string_view text);
+
+// "46 (EF)", "0 (CS0)", "5": for logs and netqosctl.
+std::string DscpText(uint8_t dscp);
+
+// Applies --qos-level-dscp items "<level>=<dscp>" (level: one of shaping::kQosLevelSpellings) to
+// *out. Errors name the flag (`flag`) and the item; a level given twice is an error.
+Status ParseLevelDscpItems(const std::vector<std::string>& items, const char* flag, LevelDscp* out);
+
+struct DscpChoice {
+  std::optional<uint8_t> dscp;  // what the container's packets are marked with; nullopt: none
+  std::string problem;          // non-empty: the annotation was refused (dscp is the level's)
+};
+
+// The DSCP of a container of `level` in a pod with `annotations`: the annotation's when present
+// and valid, else the level's. A bad annotation gives a problem naming `who` (the pod and
+// container), the annotation and its value (LogValue), and keeps the level's value.
+DscpChoice ResolveDscp(const LevelDscp& levels, shaping::QosLevel level,
+                       const core::StringMap& annotations, const std::string& who);
+
+}  // namespace netqos::enforce
