@@ -80,17 +80,29 @@ trap 'exit 130' INT TERM
 
 ctl() { "$NETQOSCTL" --socket "$SOCK" "$@"; }
 
-# Four containers of three QoS levels. The kubelet's pod list (file:// stands in for its API)
-# tells netqosd which cgroup belongs to which container.
-C_LABEL=(web/app db/db batch/worker cache/app)
-C_POD=(web db batch cache)
-C_CONTAINER=(app db worker app)
-C_UID=(web-1 db-1 batch-1 cache-1)
-C_CID=(c0ffee0a c0ffee0b c0ffee0c c0ffee0d)
-C_QOS=(shared_cores dedicated_cores reclaimed_cores shared_cores)
-C_POD_QOS=(Burstable Guaranteed BestEffort Burstable)
-C_MBPS=(100 200 50 150)
-C_PORT=(15401 15402 15403 15404)
+# Four containers of three QoS levels allocated through the plugin, and a fifth with no
+# allocation capped by the standard bandwidth annotations alone. The kubelet's pod list (file://
+# stands in for its API) tells netqosd which cgroup belongs to which container, and carries the
+# pods' annotations: web asks for DSCP EF on its packets, cache may borrow beyond its allocation
+# up to its QoS level's ceiling (docs/enforcement.md, "The bandwidth model").
+C_LABEL=(web/app db/db batch/worker cache/app video/app)
+C_POD=(web db batch cache video)
+C_CONTAINER=(app db worker app app)
+C_UID=(web-1 db-1 batch-1 cache-1 video-1)
+C_CID=(c0ffee0a c0ffee0b c0ffee0c c0ffee0d c0ffee0e)
+C_QOS=(shared_cores dedicated_cores reclaimed_cores shared_cores shared_cores)
+C_POD_QOS=(Burstable Guaranteed BestEffort Burstable Burstable)
+C_MBPS=(100 200 50 150 0)  # 0: not allocated
+C_PORT=(15401 15402 15403 15404 15405)
+C_ANN=(', "netqos.io/dscp": "EF"' '' '' ', "netqos.io/container-ceil": "level"'
+  ', "kubernetes.io/egress-bandwidth": "20M", "kubernetes.io/ingress-bandwidth": "40M"')
+# What each container's leaf holds it to when it sends: its allocation, at least its allocation
+# (it borrows), or its annotated cap.
+C_EXPECT=(100 200 50 150 20)
+C_BORROWS=(0 0 0 1 0)
+C_CAP=("100 (alloc)" "200 (alloc)" "50 (alloc)" ">=150 (borrows)" "20 (annotation)")
+# The DS field each sends with: web's annotation, then --qos-level-dscp's per-level marks.
+C_WANT_DSCP=(46 34 8 - -)
 # network_enhancement: host_ns pins a container to host NICs (NIC A), anti_host_ns to the NICs of
 # other namespaces (NIC B); topology_affinity_restricted keeps db on its NUMA hint.
 ENH=katalyst.kubewharf.io/network_enhancement
@@ -106,9 +118,9 @@ write_pod_list() {
     echo '{"kind": "PodList", "items": ['
     for i in "${!C_LABEL[@]}"; do
       printf '%s{"metadata": {"uid": "%s", "namespace": "demo", "name": "%s", "annotations":
-        {"katalyst.kubewharf.io/qos_level": "%s"}}, "status": {"qosClass": "%s",
+        {"katalyst.kubewharf.io/qos_level": "%s"%s}}, "status": {"qosClass": "%s",
         "containerStatuses": [{"name": "%s", "containerID": "containerd://%s"}]}}\n' \
-        "$sep" "${C_UID[$i]}" "${C_POD[$i]}" "${C_QOS[$i]}" "${C_POD_QOS[$i]}" \
+        "$sep" "${C_UID[$i]}" "${C_POD[$i]}" "${C_QOS[$i]}" "${C_ANN[$i]}" "${C_POD_QOS[$i]}" \
         "${C_CONTAINER[$i]}" "${C_CID[$i]}"
       sep=,
     done
@@ -142,6 +154,7 @@ start_daemon() {
     --network-resource-plugin-class-id-reclaimed-cores=10 \
     --network-resource-plugin-class-id-dedicated-cores=30 \
     --enforce-nics="$NIC_A,$NS_B/$NIC_B" --shaping-mode="$SHAPING_MODE" \
+    --qos-level-dscp=dedicated_cores=AF41,reclaimed_cores=CS1 \
     --pod-source=kubelet \
     --kubelet-pods-url="file://$WORK/pods.json" --addition-cgroup-paths="/$CG_ROOT_NAME" \
     --bpf-pin-dir="$PIN_DIR" --qrm-socket-dirs="$SOCK_DIR" --qrm-state-dir="$STATE_DIR" \
@@ -173,6 +186,7 @@ cat <<EOF
 \$ netqosd --machine-net-multi-ns --machine-net-ns-dir=$NS_DIR \\
     --nic-allow=$NIC_A,$NIC_B --nic-speed-override=$NIC_A=1000 --nic-speed-override=$NIC_B=500 \\
     --enforce-nics=$NIC_A,$NS_B/$NIC_B --shaping-mode=$SHAPING_MODE \\
+    --qos-level-dscp=dedicated_cores=AF41,reclaimed_cores=CS1 \\
     --network-resource-plugin-reserved-bandwidth=100 \\
     --network-resource-plugin-class-id-{shared,reclaimed,dedicated}-cores=20,10,30 \\
     --pod-source=kubelet --kubelet-pods-url=file://$WORK/pods.json ...   (socket, state and bpffs in $WORK)
@@ -228,22 +242,26 @@ allocate() {
 }
 
 bold "hints and allocations: shared, dedicated and reclaimed containers on both NICs"
-for i in "${!C_LABEL[@]}"; do allocate "$i"; done
+for i in "${!C_LABEL[@]}"; do ((C_MBPS[i] > 0)) && allocate "$i"; done
+# video has no allocation: its annotations cap it on every enforced NIC; it sends over NIC A.
+C_NIC[4]=$NIC_A C_NETNS[4]='' C_NETNS_PATH[4]='' C_REMOTE[4]=$REMOTE_A
 [[ ${C_NIC[0]} == "$NIC_A" && ${C_NIC[1]} == "$NIC_A" && -z ${C_NETNS[0]}${C_NETNS[1]} ]] ||
   fail "host_ns containers were not given NIC A: ${C_NIC[*]}"
 [[ ${C_NIC[2]} == "$NIC_B" && ${C_NIC[3]} == "$NIC_B" && ${C_NETNS[2]} == "$NS_B" &&
   ${C_NETNS[3]} == "$NS_B" ]] ||
   fail "anti_host_ns containers were not given NIC B in $NS_B: ${C_NIC[*]} ${C_NETNS[*]}"
 
-# Every container still holds its allocation: four entries, each with its pod uid.
+# Every allocated container still holds its allocation: one entry each, with its pod uid.
 check_allocations() {
-  local json n i
+  local json n i want=0
   json=$(ctl --json allocations)
   n=$(grep -c '"pod_uid"' <<<"$json" || true)
-  ((n == ${#C_LABEL[@]})) || fail "$1: $n allocations held, expected ${#C_LABEL[@]}"
   for i in "${!C_LABEL[@]}"; do
+    ((C_MBPS[i] > 0)) || continue
+    ((++want))
     [[ $json == *"\"${C_UID[$i]}\""* ]] || fail "$1: ${C_LABEL[$i]} lost its allocation"
   done
+  ((n == want)) || fail "$1: $n allocations held, expected $want"
 }
 
 bold "a request for more than NIC B has left is refused, and nothing already allocated is lost"
@@ -284,6 +302,11 @@ flows_start 60
 sleep 1.5
 check_rates ""
 print_table
+for i in "${!C_LABEL[@]}"; do
+  [[ ${C_DSCP[$i]} == "${C_WANT_DSCP[$i]}" ]] ||
+    fail "${C_LABEL[$i]} is marked DSCP ${C_DSCP[$i]}, expected ${C_WANT_DSCP[$i]}"
+done
+echo "ok   caps from allocations and annotations, cache borrowing above its allocation, DSCP marks as asked"
 
 bold "netqosctl top: the same, live from the pinned counters (IP bytes, ~4 % under the wire)"
 run ctl top --iterations 1 --interval 1 --no-clear --bpf-pin-dir "$PIN_DIR"
@@ -309,7 +332,7 @@ done
 check_allocations "after the restart"
 echo "ok   every container kept its leaf; all four allocations restored from the checkpoint"
 check_rates " (restarted)"
-echo "ok   every rate still within ${TOLERANCE_MBPS} Mbit/s of its allocation"
+echo "ok   every rate still within ${TOLERANCE_MBPS} Mbit/s of its cap"
 flows_stop
 
 bold "the kubelet removes pod batch: its class entry and its leaf on NIC B go away"
