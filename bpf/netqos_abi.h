@@ -27,7 +27,7 @@ enum netqos_qos_level {
 #define NETQOS_MAP_SOCK_TAG netqos_sktag_v1   /* sk storage: socket -> netqos_sock_tag */
 #define NETQOS_MAP_POD_ADDR netqos_podip_v1   /* hash: netqos_addr -> __u64 cgroup id */
 #define NETQOS_MAP_FRAG netqos_frag_v1	      /* lru hash: netqos_frag_key -> __u64 cgroup id */
-#define NETQOS_MAP_EDT netqos_edt_v1	      /* hash: __u64 cgroup id -> netqos_edt */
+#define NETQOS_MAP_EDT netqos_edt_v1	      /* hash: __u64 leaf class handle -> netqos_edt */
 
 #define NETQOS_STR_INNER(x) #x
 #define NETQOS_STR(x) NETQOS_STR_INNER(x)
@@ -101,9 +101,12 @@ struct netqos_sock_tag {
 	__u64 cgroup_id;
 };
 
-/* Value of NETQOS_MAP_EDT, keyed like NETQOS_MAP_CLASS: a container's pacing on NICs in EDT
- * mode. Userspace writes rate (and zeroes t_last when the rate changes); the NIC egress program
- * moves t_last under lock, since every CPU that sends for the container updates the same entry.
+/* Value of NETQOS_MAP_EDT: a leaf's pacing on NICs in EDT mode, keyed by the leaf's class handle
+ * (netqos_class.priority, 0x10MMMM as a __u64), so the containers sharing a pod's leaf share its
+ * budget. (netqosd before the bandwidth model keyed it by cgroup id; the first pass of either
+ * clears the other's entries.) Userspace writes rate (and zeroes t_last when the rate changes);
+ * the NIC egress program moves t_last under lock, since every CPU that sends for the leaf
+ * updates the same entry.
  */
 struct netqos_edt {
 	__u64 rate;   /* bytes per second on the wire; 0 = not paced */

@@ -310,9 +310,13 @@ static __always_inline __u32 netqos_edt_priority(const struct netqos_class *cls)
  * share of the rate. Returns TC_ACT_SHOT beyond the horizon. wire_len counts every segment of a
  * GSO packet with its headers, as they leave the NIC.
  */
-static __always_inline int netqos_edt_pace(struct __sk_buff *skb, __u64 cgroup_id)
+static __always_inline int netqos_edt_pace(struct __sk_buff *skb, const struct netqos_class *cls)
 {
-	struct netqos_edt *e = bpf_map_lookup_elem(&NETQOS_MAP_EDT, &cgroup_id);
+	/* Keyed by the leaf, not the container: the containers of a pod-level leaf (a pod-level
+	 * allocation, a pod capped by its annotations) share one budget.
+	 */
+	__u64 leaf = cls->priority;
+	struct netqos_edt *e = bpf_map_lookup_elem(&NETQOS_MAP_EDT, &leaf);
 	__u64 rate, now, t, delay, next;
 
 	if (!e)
@@ -427,7 +431,7 @@ int netqos_nic_tx(struct __sk_buff *skb)
 	 */
 	if (cfg_edt) {
 		skb->priority = netqos_edt_priority(cls);
-		if (cls && netqos_edt_pace(skb, cgroup_id) == TC_ACT_SHOT) {
+		if (cls && netqos_edt_pace(skb, cls) == TC_ACT_SHOT) {
 			netqos_count_drop(cgroup_id);
 			return TC_ACT_SHOT;
 		}

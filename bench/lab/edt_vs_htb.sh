@@ -197,19 +197,30 @@ wait_caps() {
   local n=$1 cap=$2 mode=$3 ids=() i
   for ((i = 0; i < n; i++)); do ids+=("$(stat -c %i "$(cg_of "$i")")"); done
   for _ in $(seq 120); do
+    # edt: the map is keyed by each container's leaf handle (its class entry's priority).
     if [[ $mode == edt ]]; then
-      bpftool -j map dump pinned "$PIN_DIR/netqos_edt_v1" 2>/dev/null
+      { bpftool -j map dump pinned "$PIN_DIR/netqos_cls_v1" 2>/dev/null || echo '[]'
+        bpftool -j map dump pinned "$PIN_DIR/netqos_edt_v1" 2>/dev/null || echo '[]'; }
     else
       bpftool -j map dump pinned "$PIN_DIR/netqos_cls_v1" 2>/dev/null
     fi | python3 -c '
 import json, sys
 mode, rate, want = sys.argv[1], int(sys.argv[2]) * 125000, set(int(x) for x in sys.argv[3:])
+dec, text, docs = json.JSONDecoder(), sys.stdin.read().strip(), []
+while text:
+    doc, end = dec.raw_decode(text)
+    docs.append(doc)
+    text = text[end:].strip()
 got = set()
-for e in json.load(sys.stdin):
+if mode == "edt":
+    prio = {int(e.get("formatted", e)["key"]): int(e.get("formatted", e)["value"]["priority"])
+            for e in docs[0]}
+    paced = {int(e.get("formatted", e)["key"]) for e in docs[1]
+             if e.get("formatted", e)["value"].get("rate") == rate}
+    got = {cg for cg, p in prio.items() if p in paced}
+for e in (docs[0] if mode == "htb" else []):
     f = e.get("formatted", e)
     v = f["value"]
-    if mode == "edt" and v.get("rate") == rate:
-        got.add(int(f["key"]))
     if mode == "htb" and (v.get("priority", 0) >> 16) == 0x10 and 0x100 <= (v.get("priority", 0) & 0xffff) < 0xffff:
         got.add(int(f["key"]))
 sys.exit(0 if want <= got else 1)' "$mode" "$cap" "${ids[@]}" && return 0

@@ -754,12 +754,14 @@ TEST_CASE(
   constexpr uint32_t kPodB = 0x0a090a02;
   REQUIRE((*dp)->SetPodAddress(V4Key(kPodA), *id_a).ok());
   REQUIRE((*dp)->SetPodAddress(V4Key(kPodB), *id_b).ok());
-  // b may send 1000 bytes/s: each packet's share is its length in milliseconds.
+  // b's leaf may send 1000 bytes/s: each packet's share is its length in milliseconds. The map
+  // is keyed by the leaf (b's class handle), not by b's cgroup.
+  constexpr uint64_t kLeafB = 0x10091;
   constexpr uint64_t kRate = 1000;
-  REQUIRE((*dp)->SetEdtRate(*id_b, kRate).ok());
+  REQUIRE((*dp)->SetEdtRate(kLeafB, kRate).ok());
   auto rates = (*dp)->ListEdtRates();
   REQUIRE(rates.ok());
-  CHECK(*rates == std::vector<std::pair<uint64_t, uint64_t>>{{*id_b, kRate}});
+  CHECK(*rates == std::vector<std::pair<uint64_t, uint64_t>>{{kLeafB, kRate}});
   constexpr uint64_t kHorizonNs = 1'000'000'000;
   auto nic =
       NicPrograms::Load({.pin_dir = fx.pin_dir(), .edt = true, .edt_horizon_ns = kHorizonNs});
@@ -796,7 +798,7 @@ TEST_CASE(
   CHECK(cb->drops == 1);
 
   // A sender's own later departure time (TCP pacing slower than the cap) is kept.
-  REQUIRE((*dp)->SetEdtRate(*id_b, kRate).ok());  // a rate written anew restarts the clock
+  REQUIRE((*dp)->SetEdtRate(kLeafB, kRate).ok());  // a rate written anew restarts the clock
   struct timespec ts {};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   const uint64_t later = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull +
@@ -812,7 +814,7 @@ TEST_CASE(
   // rate where each packet's share is a quarter of that, the first packet and four more leave
   // at once, the rest are paced.
   const uint64_t quarter_rate = from_b.size() * 1'000'000'000ull * 4 / NETQOS_EDT_CREDIT_NS;
-  REQUIRE((*dp)->SetEdtRate(*id_b, quarter_rate).ok());
+  REQUIRE((*dp)->SetEdtRate(kLeafB, quarter_rate).ok());
   int unpaced = 0;
   for (int i = 0; i < 20; i++) {
     if (netqos::testing::RunSkbProgram(tx, from_b, 0).tstamp == 0) ++unpaced;
@@ -831,6 +833,18 @@ TEST_CASE(
   CHECK(other.tstamp == 0);
   CHECK(other.priority == NETQOS_EDT_PRIO_BESTEFFORT);
 
+  // Two containers of one leaf (a pod's) share its budget: a, moved to b's leaf, sends between
+  // two of b's packets and each leaves a share after the one before, whoever sent it.
+  REQUIRE((*dp)->SetClass(*id_a, Class(0x10091, 93)).ok());
+  REQUIRE((*dp)->SetEdtRate(kLeafB, kRate).ok());
+  const auto from_a = Ipv4Packet(IPPROTO_UDP, kPodA, 4000, 0x0a000001, 53);
+  REQUIRE(from_a.size() == from_b.size());
+  (void)netqos::testing::RunSkbProgram(tx, from_b, 0);
+  auto a1 = netqos::testing::RunSkbProgram(tx, from_a, 0);
+  auto b2 = netqos::testing::RunSkbProgram(tx, from_b, 0);
+  REQUIRE(a1.tstamp != 0);
+  CHECK(b2.tstamp - a1.tstamp == share_ns);
+
   // The same container on a NIC in HTB mode: its leaf, no departure time.
   auto htb = NicPrograms::Load({.pin_dir = fx.pin_dir()});
   REQUIRE(htb.ok());
@@ -838,8 +852,8 @@ TEST_CASE(
   CHECK(h.tstamp == 0);
   CHECK(h.priority == 0x10091u);
 
-  REQUIRE((*dp)->ClearEdtRate(*id_b).ok());
-  REQUIRE((*dp)->ClearEdtRate(*id_b).ok());  // a missing entry is fine
+  REQUIRE((*dp)->ClearEdtRate(kLeafB).ok());
+  REQUIRE((*dp)->ClearEdtRate(kLeafB).ok());  // a missing entry is fine
   auto cleared = (*dp)->ListEdtRates();
   REQUIRE(cleared.ok());
   CHECK(cleared->empty());

@@ -144,15 +144,19 @@ check_wire() {
   fail "$what: $r Mbit/s (+-$e %) not shown within $CAP Mbit/s $range in $windows windows"
 }
 
-# The rate netqos_edt_v1 holds for cgroup $1 (bytes/s), "" when none.
-edt_rate_of() {
-  bpftool map dump pinned "$PIN_DIR/netqos_edt_v1" 2>/dev/null |
-    grep -A3 "\"key\": $(stat -c %i "$1")," | sed -n 's/.*"rate": \([0-9]*\).*/\1/p'
-}
 # skb->priority of the class map's entry for cgroup $1 (its HTB leaf on the IFB), "" when none.
 priority_of() {
   bpftool map dump pinned "$PIN_DIR/netqos_cls_v1" 2>/dev/null |
     grep -A3 "\"key\": $(stat -c %i "$1")," | sed -n 's/.*"priority": \([0-9]*\).*/\1/p'
+}
+# The rate netqos_edt_v1 holds for cgroup $1's leaf (bytes/s; the map is keyed by the leaf's
+# class handle, which is the class entry's priority), "" when none.
+edt_rate_of() {
+  local leaf
+  leaf=$(priority_of "$1")
+  [[ -n $leaf ]] || return 0
+  bpftool map dump pinned "$PIN_DIR/netqos_edt_v1" 2>/dev/null |
+    grep -A3 "\"key\": $leaf," | sed -n 's/.*"rate": \([0-9]*\).*/\1/p'
 }
 
 # An iperf3 server in netns $1 on $2:$3 (SERVER), back once it listens (at most 15 s).
@@ -207,8 +211,8 @@ for _ in $(seq 100); do
   [[ -n $RATE ]] && break
   sleep 0.1
 done
-[[ $RATE == $((CAP * 125000)) ]] || { log_tail; fail "netqos_edt_v1[$ID] is '$RATE', want $((CAP * 125000)) bytes/s"; }
-echo "  cgroup id $ID -> netqos_edt_v1 rate $RATE bytes/s"
+[[ $RATE == $((CAP * 125000)) ]] || { log_tail; fail "netqos_edt_v1 for the leaf of cgroup $ID is '$RATE', want $((CAP * 125000)) bytes/s"; }
+echo "  cgroup id $ID's leaf -> netqos_edt_v1 rate $RATE bytes/s"
 status=$(ctl status) || fail "netqosctl status"
 grep -E "^ *$NIC .*edt \(auto: 4 TX queues and fq\)" <<<"$status" >/dev/null ||
   { echo "$status" >&2; fail "netqosctl status does not show $NIC in edt mode with its reason"; }

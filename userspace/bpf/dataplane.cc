@@ -15,6 +15,7 @@
 
 #include "common/errno_status.h"
 #include "common/fd.h"
+#include "common/tc_handle.h"
 #include "netqos_cgroup.skel.h"
 
 namespace netqos::bpf {
@@ -64,6 +65,9 @@ Status DropEntry(const bpf_map* map, const char* map_name, const K& key, const s
 }
 
 std::string CgroupText(uint64_t cgroup_id) { return ", cgroup " + std::to_string(cgroup_id); }
+std::string LeafText(uint64_t handle) {
+  return ", leaf " + TcHandleText(static_cast<uint32_t>(handle));
+}
 
 std::string Join(const std::string& dir, const char* name) { return dir + "/" + name; }
 
@@ -320,15 +324,16 @@ Result<std::vector<std::pair<netqos_addr, uint64_t>>> Dataplane::ListPodAddresse
                                             kPodAddrMapName);
 }
 
-Status Dataplane::SetEdtRate(uint64_t cgroup_id, uint64_t bytes_per_second) {
+Status Dataplane::SetEdtRate(uint64_t leaf_handle, uint64_t bytes_per_second) {
   // t_last starts at 0: the first packet at the new rate leaves when its sender wants.
   netqos_edt value{};
   value.rate = bytes_per_second;
-  return PutEntry(skel_->maps.NETQOS_MAP_EDT, kEdtMapName, cgroup_id, value, CgroupText(cgroup_id));
+  return PutEntry(skel_->maps.NETQOS_MAP_EDT, kEdtMapName, leaf_handle, value,
+                  LeafText(leaf_handle));
 }
 
-Status Dataplane::ClearEdtRate(uint64_t cgroup_id) {
-  return DropEntry(skel_->maps.NETQOS_MAP_EDT, kEdtMapName, cgroup_id, CgroupText(cgroup_id));
+Status Dataplane::ClearEdtRate(uint64_t leaf_handle) {
+  return DropEntry(skel_->maps.NETQOS_MAP_EDT, kEdtMapName, leaf_handle, LeafText(leaf_handle));
 }
 
 Result<std::vector<std::pair<uint64_t, uint64_t>>> Dataplane::ListEdtRates() const {

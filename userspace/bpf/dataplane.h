@@ -63,9 +63,10 @@ class Dataplane {
 
   // The EDT pacing map (NETQOS_MAP_EDT): a capped container's rate on NICs in EDT mode, in bytes
   // per second on the wire. Setting a rate restarts the container's pacing clock.
-  Status SetEdtRate(uint64_t cgroup_id, uint64_t bytes_per_second);
-  Status ClearEdtRate(uint64_t cgroup_id);                                  // a missing entry is OK
-  Result<std::vector<std::pair<uint64_t, uint64_t>>> ListEdtRates() const;  // id -> bytes/s
+  // EDT pacing, keyed by a leaf's class handle (netqos_class.priority): see bpf/netqos_abi.h.
+  Status SetEdtRate(uint64_t leaf_handle, uint64_t bytes_per_second);
+  Status ClearEdtRate(uint64_t leaf_handle);                                // a missing entry is OK
+  Result<std::vector<std::pair<uint64_t, uint64_t>>> ListEdtRates() const;  // leaf -> bytes/s
 
   // Counters since the entry was first created; an id never seen yields all zeros.
   Result<TrafficCounters> ContainerCounters(uint64_t cgroup_id) const;

@@ -1,5 +1,7 @@
 #include "enforce/edt_rates.h"
 
+#include <algorithm>
+
 namespace netqos::enforce {
 
 std::map<uint64_t, uint64_t> PlanEdtRates(
@@ -9,7 +11,11 @@ std::map<uint64_t, uint64_t> PlanEdtRates(
   for (const auto& [nic, leaves] : egress_leaves) {
     if (edt_nics.count(nic) == 0) continue;
     for (const auto& leaf : leaves) {
-      if (leaf.rate_bps > 0) want[leaf.key] = shaping::BitsToBytes(leaf.rate_bps);
+      // Paced at the leaf's ceiling when it has one of its own (a cap), else at its guarantee.
+      const uint64_t bps = leaf.borrow ? leaf.rate_bps : std::max(leaf.rate_bps, leaf.ceil_bps);
+      if (bps > 0) {
+        want[shaping::MakeHandle(shaping::kQdiscMajor, leaf.minor)] = shaping::BitsToBytes(bps);
+      }
     }
   }
   return want;

@@ -17,13 +17,15 @@ namespace netqos::enforce {
 class EdtRateTable {
  public:
   virtual ~EdtRateTable() = default;
-  virtual Result<std::map<uint64_t, uint64_t>> List() const = 0;  // cgroup id -> bytes/s
-  virtual Status Set(uint64_t cgroup_id, uint64_t bytes_per_second) = 0;
-  virtual Status Clear(uint64_t cgroup_id) = 0;  // a missing entry is not an error
+  // Keyed by the leaf's class handle (10:minor), which every container of the leaf carries.
+  virtual Result<std::map<uint64_t, uint64_t>> List() const = 0;  // leaf handle -> bytes/s
+  virtual Status Set(uint64_t leaf_handle, uint64_t bytes_per_second) = 0;
+  virtual Status Clear(uint64_t leaf_handle) = 0;  // a missing entry is not an error
 };
 
-// The rates the map should hold (bytes/s): every container leaf of an EDT-mode NIC's egress plan,
-// paced at its rate. EDT has nothing to borrow from: a leaf that may borrow under HTB
+// The rates the map should hold (leaf handle -> bytes/s): every container leaf of an EDT-mode
+// NIC's egress plan, paced at its ceiling when it has one of its own, else at its rate. EDT has
+// nothing to borrow from: a leaf that may borrow under HTB
 // (--container-ceil=level) is paced at its guarantee.
 std::map<uint64_t, uint64_t> PlanEdtRates(
     const std::map<core::NicId, std::vector<shaping::ContainerAllocation>>& egress_leaves,

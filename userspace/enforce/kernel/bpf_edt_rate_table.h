@@ -10,10 +10,10 @@ class BpfEdtRateTable : public EdtRateTable {
  public:
   explicit BpfEdtRateTable(bpf::Dataplane& dataplane) : dataplane_(dataplane) {}
   Result<std::map<uint64_t, uint64_t>> List() const override;
-  Status Set(uint64_t cgroup_id, uint64_t bytes_per_second) override {
-    return dataplane_.SetEdtRate(cgroup_id, bytes_per_second);
+  Status Set(uint64_t leaf_handle, uint64_t bytes_per_second) override {
+    return dataplane_.SetEdtRate(leaf_handle, bytes_per_second);
   }
-  Status Clear(uint64_t cgroup_id) override { return dataplane_.ClearEdtRate(cgroup_id); }
+  Status Clear(uint64_t leaf_handle) override { return dataplane_.ClearEdtRate(leaf_handle); }
 
  private:
   bpf::Dataplane& dataplane_;
