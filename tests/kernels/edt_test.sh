@@ -63,6 +63,10 @@ CG=$CGROOT/$ROOT_NAME/pod$UID_/$CID
 # A second container, capped at half the first's: the SO_PRIORITY attacker runs below it.
 UID_A=edt-2 CID_A=c0ffee0f CAP_A=$((CAP / 2))
 CG_A=$CGROOT/$ROOT_NAME/pod$UID_A/$CID_A
+# A pod with no allocation, capped by its kubernetes.io/egress-bandwidth annotation alone: one
+# leaf for the pod, paced at the annotation.
+UID_V=edt-3 CID_V=c0ffee10 CAP_V=$((CAP / 2))
+CG_V=$CGROOT/$ROOT_NAME/pod$UID_V/$CID_V
 DAEMON="" SERVER="" CLIENT="" FLOODS=""
 export MQ_NIC_LEAF=fq_codel
 
@@ -196,7 +200,13 @@ cat >"$WORK/pods.json" <<JSON
   "annotations": {"katalyst.kubewharf.io/qos_level": "shared_cores"}},
   "spec": {"hostNetwork": true},
   "status": {"qosClass": "Burstable", "phase": "Running",
-    "containerStatuses": [{"name": "app", "containerID": "containerd://$CID_A"}]}}]}
+    "containerStatuses": [{"name": "app", "containerID": "containerd://$CID_A"}]}},
+  {"metadata": {"uid": "$UID_V", "namespace": "lab", "name": "video",
+  "annotations": {"katalyst.kubewharf.io/qos_level": "shared_cores",
+    "kubernetes.io/egress-bandwidth": "${CAP_V}M"}},
+  "spec": {"hostNetwork": true},
+  "status": {"qosClass": "Burstable", "phase": "Running",
+    "containerStatuses": [{"name": "app", "containerID": "containerd://$CID_V"}]}}]}
 JSON
 
 echo "== netqosd (--shaping-mode default: auto) enforcing $NIC; Allocate $CAP Mbit/s"
@@ -278,6 +288,17 @@ nsenter --net="/run/netns/$NS" iperf3 -c "$POD_IP" -p "$PORT_POD" -t 120 >/dev/n
 CLIENT=$!
 sleep 2
 check_wire "CNI pod, received" htb "$IFB" "class $LEAF" 5
+stop_traffic
+
+echo "== a pod capped by kubernetes.io/egress-bandwidth alone (${CAP_V}M, no allocation)"
+mkdir -p "$CG_V" || fail "mkdir $CG_V"
+RATE_V=
+for _ in $(seq 100); do RATE_V=$(edt_rate_of "$CG_V"); [[ -n $RATE_V ]] && break; sleep 0.1; done
+[[ $RATE_V == $((CAP_V * 125000)) ]] ||
+  { log_tail; fail "netqos_edt_v1 for the annotated pod's leaf is '$RATE_V', want $((CAP_V * 125000))"; }
+echo "  pod leaf $(printf '10:%x' $(($(priority_of "$CG_V") & 0xffff))) -> netqos_edt_v1 rate $RATE_V bytes/s"
+start_tcp "$CG_V"
+CAP=$CAP_V check_rate "annotated pod"
 stop_traffic
 
 echo "== SO_PRIORITY forged from below another capped container ($CAP_A Mbit/s)"
