@@ -75,8 +75,13 @@ struct World {
   DesiredOptions options{true};
   MinorAllocator minors;
 
+  netqos::enforce::AnnotatedByPod annotated;  // carried from pass to pass, as the enforcer does
+
   DesiredState Compute() {
-    return ComputeDesiredState(policy, allocations, containers, enforced, current, options, minors);
+    DesiredState s = ComputeDesiredState(policy, allocations, containers, enforced, current,
+                                         options, minors, annotated);
+    annotated = s.annotated;
+    return s;
   }
 };
 
@@ -628,4 +633,144 @@ TEST_CASE("the desired leaves plan as an HTB tree whose leaves match the priorit
   REQUIRE(ingress.ok());
   CHECK(ingress->Find(At(s, 1).entry.priority) != nullptr);
   CHECK(ingress->Find(At(s, 3).entry.priority) == nullptr);  // no ingress allocation
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bandwidth model: allocations, kubernetes.io/{egress,ingress}-bandwidth and --container-ceil
+// (docs/enforcement.md, "The bandwidth model").
+
+namespace {
+
+const char kEgressKey[] = "kubernetes.io/egress-bandwidth";
+const char kIngressKey[] = "kubernetes.io/ingress-bandwidth";
+constexpr uint64_t kMbit = 1000 * 1000;
+
+// The leaf of `key` in `leaves`, or nullptr.
+const ContainerAllocation* LeafOf(const std::vector<ContainerAllocation>& leaves, uint64_t key) {
+  for (const auto& l : leaves) {
+    if (l.key == key) return &l;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("a pod annotated without an allocation gets one pod leaf per direction on every NIC",
+          "[enforce]") {
+  World w;
+  w.enforced = {{kEth0, 1000}, {kEth1, 500}};
+  const StringMap ann = {{kEgressKey, "20M"}, {kIngressKey, "1500k"}};
+  w.containers = {Container("u1", "a", 11, ann, /*pod_cgroup_id=*/10),
+                  Container("u1", "b", 12, ann, 10)};
+  const DesiredState s = w.Compute();
+  CHECK(s.problems.empty());
+  for (const NicId& nic : {kEth0, kEth1}) {
+    INFO(nic.name);
+    const ContainerAllocation* e = LeafOf(s.egress.at(nic), 10);
+    const ContainerAllocation* i = LeafOf(s.ingress.at(nic), 10);
+    REQUIRE(e != nullptr);
+    REQUIRE(i != nullptr);
+    CHECK(e->ceil_bps == 20 * kMbit);
+    CHECK(e->rate_bps == netqos::enforce::kUnreservedLeafRateBps);  // a cap, not a reservation
+    CHECK(i->ceil_bps == 1'500'000);                                // bit/s, not rounded to Mbit/s
+    CHECK(i->rate_bps == 1'000'000);
+    CHECK_FALSE(e->borrow);
+    CHECK(s.egress.at(nic).size() == 1);  // one leaf for the pod, both containers in it
+  }
+  CHECK(At(s, 11).leaf_key == std::optional<uint64_t>(10));
+  CHECK(At(s, 12).entry.priority == At(s, 11).entry.priority);
+  CHECK(At(s, 11).allocated_mbps == 0);
+  CHECK(At(s, 11).rates.egress.annotated);
+  CHECK(At(s, 11).leaf_nics == std::vector<NicId>{kEth0, kEth1});
+  CHECK((At(s, 11).entry.flags & netqos::enforce::kClassIngressShaped) != 0);
+}
+
+TEST_CASE("one annotated direction: a leaf in that direction only", "[enforce]") {
+  World w;
+  w.containers = {Container("u1", "a", 11, {{kIngressKey, "40M"}}, 10)};
+  const DesiredState s = w.Compute();
+  CHECK(s.egress.at(kEth0).empty());
+  REQUIRE(s.ingress.at(kEth0).size() == 1);
+  CHECK(s.ingress.at(kEth0)[0].ceil_bps == 40 * kMbit);
+  CHECK_FALSE(At(s, 11).rates.egress.capped());
+}
+
+TEST_CASE("an annotation lowers an allocation's cap in its direction, and above it is reported",
+          "[enforce]") {
+  World w;
+  w.allocations["u1"]["a"] = Alloc("shared_cores", kEth0, 100, 100);
+  w.allocations["u2"]["b"] = Alloc("shared_cores", kEth0, 100, 100);
+  w.containers = {Container("u1", "a", 11, {{kEgressKey, "30M"}}),
+                  Container("u2", "b", 21, {{kEgressKey, "2G"}, {kIngressKey, "500M"}})};
+  const DesiredState s = w.Compute();
+  const ContainerAllocation* a = LeafOf(s.egress.at(kEth0), 11);
+  REQUIRE(a != nullptr);
+  CHECK(a->rate_bps == 30 * kMbit);
+  CHECK(a->ceil_bps == 30 * kMbit);
+  CHECK(LeafOf(s.ingress.at(kEth0), 11)->ceil_bps == 100 * kMbit);  // not annotated: allocation
+  CHECK(LeafOf(s.egress.at(kEth0), 21)->ceil_bps == 100 * kMbit);   // held to the allocation
+  CHECK(LeafOf(s.ingress.at(kEth0), 21)->ceil_bps == 100 * kMbit);
+  // One problem for the container, naming both directions (problems are keyed per container).
+  REQUIRE(s.problems.size() == 1);
+  CHECK_THAT(s.problems[0], Contains("ns/pod-u2 container b: egress on eth0 annotation 2 Gbit/s "
+                                     "exceeds the allocation of 100 Mbit/s") &&
+                                Contains("ingress on eth0 annotation 500 Mbit/s exceeds"));
+}
+
+TEST_CASE("container-ceil level: the allocation is the guarantee, the level's ceiling the limit",
+          "[enforce]") {
+  World w;
+  w.options.container_ceil = netqos::shaping::ContainerCeil::kLevel;
+  w.allocations["u1"]["a"] = Alloc("shared_cores", kEth0, 100, 100);
+  w.allocations["u2"]["b"] = Alloc("shared_cores", kEth0, 100, 100);
+  w.allocations["u3"]["c"] = Alloc("shared_cores", kEth0, 100, 100);
+  w.containers = {Container("u1", "a", 11), Container("u2", "b", 21, {{kEgressKey, "300M"}}),
+                  Container("u3", "c", 31, {{"netqos.io/container-ceil", "allocation"}})};
+  const DesiredState s = w.Compute();
+  const ContainerAllocation* a = LeafOf(s.egress.at(kEth0), 11);
+  REQUIRE(a != nullptr);
+  CHECK(a->rate_bps == 100 * kMbit);
+  CHECK(a->borrow);
+  const ContainerAllocation* b = LeafOf(s.egress.at(kEth0), 21);
+  CHECK(b->rate_bps == 100 * kMbit);  // guaranteed its allocation, may reach its annotation
+  CHECK(b->ceil_bps == 300 * kMbit);
+  CHECK_FALSE(b->borrow);
+  const ContainerAllocation* c = LeafOf(s.egress.at(kEth0), 31);  // the pod chose a hard cap
+  CHECK(c->ceil_bps == 100 * kMbit);
+  CHECK_FALSE(c->borrow);
+  CHECK(s.problems.empty());
+  // The plan gives a borrowing leaf its level's ceiling.
+  auto plan = BuildHtbPlan("eth0", {}, 1000, s.egress.at(kEth0));
+  REQUIRE(plan.ok());
+  const auto* leaf = plan->Find(At(s, 11).entry.priority);
+  REQUIRE(leaf != nullptr);
+  CHECK(leaf->rate_bps == 100 * kMbit);
+  CHECK(leaf->ceil_bps == 1000 * kMbit);
+}
+
+TEST_CASE("a refused bandwidth annotation keeps the pod's previous cap and names pod and key",
+          "[enforce]") {
+  World w;
+  w.containers = {Container("u1", "a", 11, {{kEgressKey, "20M"}}, 10)};
+  DesiredState s = w.Compute();
+  REQUIRE(LeafOf(s.egress.at(kEth0), 10) != nullptr);
+  // An update the kubelet would refuse: the cap stays 20M, one problem for the pod.
+  w.containers[0].pod_annotations[kEgressKey] = "20 Mbit";
+  w.containers[0].pod_annotations["netqos.io/container-ceil"] = "sometimes";
+  s = w.Compute();
+  const ContainerAllocation* e = LeafOf(s.egress.at(kEth0), 10);
+  REQUIRE(e != nullptr);
+  CHECK(e->ceil_bps == 20 * kMbit);
+  REQUIRE(s.problems.size() == 1);
+  CHECK_THAT(s.problems[0],
+             Contains("ns/pod-u1: ") &&
+                 Contains("annotation kubernetes.io/egress-bandwidth=\"20 Mbit\"") &&
+                 Contains("keeps the cap it had") &&
+                 Contains("netqos.io/container-ceil=sometimes is not allocation or level"));
+  // A pod first seen with a bad value has no cap to keep.
+  World fresh;
+  fresh.containers = {Container("u2", "a", 21, {{kEgressKey, "-5M"}}, 20)};
+  s = fresh.Compute();
+  CHECK(s.egress.at(kEth0).empty());
+  CHECK(s.problems.size() == 1);
 }

@@ -492,8 +492,10 @@ TEST_CASE(
   node.Allocate(a.uid, "eth0", 100);  // EDT NIC: 12.5 MB/s in the map
   node.Allocate(b.uid, "eth1", 200);  // HTB NIC: its leaf only
   node.Start();
-  const uint64_t id_a = node.IdOf(a);
-  CHECK(node.edt.Rates() == std::map<uint64_t, uint64_t>{{id_a, 12'500'000}});
+  // The map is keyed by a's leaf (the class handle its entry carries), not by its cgroup.
+  REQUIRE(IsLeaf(node.table.Get(node.IdOf(a))));
+  const uint64_t leaf_a = node.table.Get(node.IdOf(a))->priority;
+  CHECK(node.edt.Rates() == std::map<uint64_t, uint64_t>{{leaf_a, 12'500'000}});
   const auto modes = node.enforcer->Status().shaping_modes;
   REQUIRE(modes.size() == 2);
   CHECK(modes.at("eth0").mode == ShapingMode::kEdt);
@@ -507,7 +509,7 @@ TEST_CASE(
   node.enforcer->OnTopologyChanged();
   REQUIRE(node.Eventually([&] { return node.edt.Rates().count(999999) == 0; }));
   CHECK(node.edt.writes == writes);
-  CHECK(node.edt.Rates().at(id_a) == 12'500'000);
+  CHECK(node.edt.Rates().at(leaf_a) == 12'500'000);
 
   // The NIC fails to apply: its program still paces, so the rates stay.
   {
@@ -517,14 +519,14 @@ TEST_CASE(
   node.Allocate(a.uid, "eth0", 50);
   node.enforcer->OnAllocated(a.uid);
   REQUIRE(node.Eventually([&] { return node.HasProblem("nic:eth0"); }));
-  CHECK(node.edt.Rates().count(id_a) == 1);
+  CHECK(node.edt.Rates().count(leaf_a) == 1);
   {
     std::lock_guard<std::mutex> l(node.shaper.mu);
     node.shaper.failing.clear();
   }
   node.enforcer->OnTopologyChanged();
   REQUIRE(node.Eventually([&] {
-    return node.edt.Rates() == std::map<uint64_t, uint64_t>{{id_a, 6'250'000}};
+    return node.edt.Rates() == std::map<uint64_t, uint64_t>{{leaf_a, 6'250'000}};
   }));
 
   node.enforcer->OnPodRemoved(a.uid);
