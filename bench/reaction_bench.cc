@@ -316,7 +316,8 @@ void Run(const Args& args) {
   rep.Line();
   rep.Line(
       "Where the time to serve went (netqosd's own \"serving\" log line: topology read, "
-      "state loaded, dataplane and watchers started, sockets served): cold `" +
+      "state loaded, dataplane opened and class map adopted, sockets served; the start-up "
+      "snapshot, the cgroup watchers and the first pass follow, beside serving): cold `" +
       cold_phases + "`; adopting `" + warm_phases + "`.");
   rep.Line();
   if (leaves < pods.size()) {

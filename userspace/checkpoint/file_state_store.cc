@@ -353,15 +353,11 @@ Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string&
   const std::string malformed = "checkpoint " + path + " is malformed and was left in place: ";
   if (JsonTooDeep(contents)) return DataLoss(malformed + JsonTooDeepText());
   if (auto own = MatchOwnSnapshot(contents)) {
-    const json entries_json = json::parse(own->pod_entries, nullptr, false);
-    auto entries = entries_json.is_discarded() ? Result<core::PodEntries>(InvalidArgument(""))
-                                               : PodEntriesFromJson(entries_json);
-    // Not expected of bytes netqos wrote; if it happens, the whole check below says what is wrong.
-    if (entries.ok()) {
-      ParsedSnapshot out;
-      out.pod_entries = std::move(entries).value();
+    ParsedSnapshot out;
+    // False is not expected of bytes netqos wrote; if it happens, the whole check below says what
+    // is wrong.
+    if (PodEntriesFromOwnText(own->pod_entries, &out.pod_entries, &out.without_netns)) {
       out.seq = own->seq;
-      FindEntriesWithoutNetns(entries_json, &out);
       NETQOS_RETURN_IF_ERROR(CheckPolicy(path, own->policy, skip));
       return out;
     }
@@ -838,7 +834,11 @@ Result<uint64_t> FileStateStore::BeginSnapshot() {
   if (!loaded_) {
     return FailedPrecondition("checkpoint store " + options_.dir + ": BeginSnapshot before Load");
   }
-  if (segment_fd_) {
+  // A segment that holds no record (its first write failed, e.g. on a full disk) stays open:
+  // its name is still the next record's seq, and sealing it would leave a file of that name
+  // behind (until a snapshot that succeeds removes it), so that the next segment could not be
+  // created and every later change would fail.
+  if (segment_fd_ && current_.last_seq != 0) {
     // Written records may still wait for their group flush: flush them here (a leader in flight
     // holds its own descriptor), so a sealed segment is durable whole and Sync need not reopen it.
     const bool flushed = ::fdatasync(segment_fd_.get()) == 0;
