@@ -216,7 +216,7 @@ class EnforcementEnv {
       error = e.what();
     }
     daemon_.reset();
-    std::vector<std::string> argv = {NETQOSD_PATH, "--uninstall", "--bpf-pin-dir=" + PinDir(),
+    std::vector<std::string> argv = {NetqosdPath(), "--uninstall", "--bpf-pin-dir=" + PinDir(),
                                      "--qrm-state-dir=" + StateDir()};
     if (enforced_) argv.push_back("--enforce-nics=" + host_);
     auto un = testing::RunCommand(argv, dir_->file("uninstall.out"), std::chrono::seconds(120));

@@ -123,6 +123,13 @@ inline void Check(const grpc::Status& st, const std::string& what) {
   if (!st.ok()) throw std::runtime_error(what + ": " + st.error_message());
 }
 
+// The netqosd binary the benches run: the one built beside them, or NETQOS_BENCH_NETQOSD (another
+// build's, to compare two daemons back to back on the same machine state).
+inline std::string NetqosdPath() {
+  const char* p = std::getenv("NETQOS_BENCH_NETQOSD");
+  return p != nullptr && *p != '\0' ? p : NETQOSD_PATH;
+}
+
 // The real netqosd: started by the constructor (which returns once the plugin socket answers
 // GetInfo), SIGTERMed by Stop() (final snapshot) and SIGKILLed on scope exit if still running.
 class Netqosd {
@@ -130,7 +137,7 @@ class Netqosd {
   Netqosd(std::vector<std::string> flags, const std::string& sock_dir, const std::string& log,
           std::chrono::seconds start_timeout = std::chrono::seconds(60))
       : socket_(PluginSocket(sock_dir)), log_(log) {
-    flags.insert(flags.begin(), {NETQOSD_PATH, "--qrm-socket-dirs=" + sock_dir});
+    flags.insert(flags.begin(), {NetqosdPath(), "--qrm-socket-dirs=" + sock_dir});
     const auto t0 = Clock::now();
     proc_ = std::make_unique<testing::DaemonProcess>(flags, log);
     while (true) {

@@ -52,6 +52,33 @@ std::string StartupPhasesOf(const std::string& log) {
   return log.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
+size_t ServingLines(const std::string& log) {
+  size_t n = 0;
+  for (size_t at = log.find("netqosd serving"); at != std::string::npos;
+       at = log.find("netqosd serving", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// "netqosd serving" lines in the daemon log so far (the log holds every run's lines).
+size_t ServingLinesSoFar(const EnforcementEnv& env) {
+  const std::string path = env.dir() + "/netqosd.log";
+  return std::filesystem::exists(path) ? ServingLines(testing::ReadFile(path)) : 0;
+}
+
+// The phases of the run just started, which had logged `before` serving lines before it: the
+// line is written just after the sockets are served, so it can come a moment after the bench
+// saw them served (reading the log at once could return the previous run's line).
+std::string NewStartupPhases(EnforcementEnv& env, size_t before) {
+  for (int i = 0; i < 500; ++i) {
+    const std::string log = env.daemon().Log();
+    if (ServingLines(log) > before) return StartupPhasesOf(log);
+    SleepFor(10ms);
+  }
+  return "-";
+}
+
 // Seconds the kernel takes to create `n` HTB classes under one fresh qdisc, through `tc -batch`
 // (bench/htb_class_scaling.sh): what a cold start costs before netqos does anything of its own.
 double KernelClassSeconds(size_t n, const std::string& out_path) {
@@ -220,10 +247,11 @@ void Run(const Args& args) {
     }
     return Seconds(Clock::now() - t0) * 1000;
   };
+  const size_t cold_before = ServingLinesSoFar(env);
   const auto t_cold = Clock::now();
   env.StartDaemon(true, kSpeed);
   const double cold_serve_ms = env.daemon().start_ms();
-  const std::string cold_phases = StartupPhasesOf(env.daemon().Log());
+  const std::string cold_phases = NewStartupPhases(env, cold_before);
   const double cold_classified_ms = all_classified(t_cold);
   // The class entries can be in the map before the last leaves are: wait until every container
   // has its leaf on the veth and the IFB's count holds still (each tree goes in as one apply).
@@ -247,10 +275,11 @@ void Run(const Args& args) {
   const Footprint full = MeasureIdle(env.daemon().pid(), idle_window);
   // A restart that adopts what is pinned (SIGTERM, no uninstall in between).
   env.StopKeepingPins();
+  const size_t warm_before = ServingLinesSoFar(env);
   const auto t_warm = Clock::now();
   env.StartDaemon(true, kSpeed);
   const double warm_serve_ms = env.daemon().start_ms();
-  const std::string warm_phases = StartupPhasesOf(env.daemon().Log());
+  const std::string warm_phases = NewStartupPhases(env, warm_before);
   const double warm_all_ms = all_classified(t_warm);
 
   // The kernel alone, for the same number of classes on each of the two devices.
@@ -287,7 +316,8 @@ void Run(const Args& args) {
   rep.Line();
   rep.Line(
       "Where the time to serve went (netqosd's own \"serving\" log line: topology read, "
-      "state loaded, dataplane and watchers started, sockets served): cold `" +
+      "state loaded, dataplane opened and class map adopted, sockets served; the start-up "
+      "snapshot, the cgroup watchers and the first pass follow, beside serving): cold `" +
       cold_phases + "`; adopting `" + warm_phases + "`.");
   rep.Line();
   if (leaves < pods.size()) {
@@ -324,12 +354,92 @@ void Run(const Args& args) {
   env.StopDaemon();
 }
 
+// --resync-only=N: only the time to serve of 2., for N cold starts each followed by an adopting
+// restart (about 15 s a round instead of the whole bench's 5 min), printed run by run with the
+// daemon's phases and then as medians: start-up work is compared between builds with this, run
+// back to back (NETQOS_BENCH_NETQOSD names the other build's netqosd). No report is written.
+void RunResyncOnly(const Args& args, int rounds) {
+  const int resync_n = args.quick ? 300 : 10000;
+  EnforcementEnv env(args, "r", 3);
+  env.StartDaemon(true, kSpeed);
+  std::printf("[resync] no containers: serving after %.0f ms (%s)\n", env.daemon().start_ms(),
+              StartupPhasesOf(env.daemon().Log()).c_str());
+  env.StopDaemon();
+  std::vector<BenchPod> pods;
+  for (int i = 0; i < resync_n; ++i) pods.push_back(MakeBenchPod(2, i));
+  FillState(args, env, pods);
+  env.pods = pods;
+  env.WritePods();
+  for (const auto& p : pods) {
+    MakeDir(env.PodCgroup(p));
+    MakeDir(env.ContainerCgroup(p));
+  }
+  auto wait_classified = [&](Clock::time_point t0) {
+    while (env.CountLeafEntries() < pods.size()) {
+      if (Clock::now() - t0 > 600s) throw std::runtime_error("resync did not classify everyone");
+      SleepFor(20ms);
+    }
+    return Seconds(Clock::now() - t0) * 1000;
+  };
+  std::vector<double> cold_ms, warm_ms;
+  for (int round = 0; round < rounds; ++round) {
+    CheckInterrupted();
+    size_t before = ServingLinesSoFar(env);
+    auto t0 = Clock::now();
+    env.StartDaemon(true, kSpeed);
+    cold_ms.push_back(env.daemon().start_ms());
+    const std::string cold_phases = NewStartupPhases(env, before);
+    const double cold_all = wait_classified(t0);
+    // Every leaf in place (on both devices), so that the restart adopts a whole node.
+    while (CountHtbLeaves(env.host_if()) < pods.size() || CountHtbLeaves(env.Ifb()) < pods.size()) {
+      if (Clock::now() - t0 > 600s) throw std::runtime_error("the cold start's leaves never came");
+      SleepFor(200ms);
+    }
+    env.StopKeepingPins();
+    before = ServingLinesSoFar(env);
+    t0 = Clock::now();
+    env.StartDaemon(true, kSpeed);
+    warm_ms.push_back(env.daemon().start_ms());
+    const std::string warm_phases = NewStartupPhases(env, before);
+    const double warm_all = wait_classified(t0);
+    std::printf(
+        "[resync] round %d: cold serving after %.0f ms (%s), classified after %.0f ms; adopting "
+        "serving after %.0f ms (%s), classified after %.0f ms\n",
+        round + 1, cold_ms.back(), cold_phases.c_str(), cold_all, warm_ms.back(),
+        warm_phases.c_str(), warm_all);
+    env.StopDaemon();  // uninstalls: the next round starts cold again
+  }
+  std::printf(
+      "[resync] %d containers, median of %d: cold serving after %.0f ms, adopting %.0f ms\n",
+      resync_n, rounds, Median(cold_ms), Median(warm_ms));
+}
+
 }  // namespace
 }  // namespace netqos::bench
 
 int main(int argc, char** argv) {
+  // --resync-only=N is this bench's own flag; the rest are every bench's.
+  int resync_rounds = 0;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    std::string value;
+    if (i > 0 && netqos::bench::FlagValue(argv[i], "--resync-only", &value)) {
+      resync_rounds = std::max(1, std::atoi(value.c_str()));
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
   const auto args = netqos::bench::ParseArgs(
-      argc, argv, "Reaction time, full resync and footprint of the enforcing netqosd (root).");
+      static_cast<int>(rest.size()), rest.data(),
+      "Reaction time, full resync and footprint of the enforcing netqosd (root).\n"
+      "--resync-only=N: only the time to serve with 10,000 containers, N cold starts each "
+      "followed by an adopting restart (medians printed, no report).");
   if (int code = netqos::bench::CheckRoot("reaction_bench"); code >= 0) return code;
-  return netqos::bench::RunMain("reaction_bench", [&] { netqos::bench::Run(args); });
+  return netqos::bench::RunMain("reaction_bench", [&] {
+    if (resync_rounds > 0) {
+      netqos::bench::RunResyncOnly(args, resync_rounds);
+    } else {
+      netqos::bench::Run(args);
+    }
+  });
 }

@@ -16,8 +16,9 @@ namespace netqos::app {
 Result<core::StaticPolicy> MakePolicy(const DaemonConfig& config, core::Topology topology);
 
 // Settles the checkpoint directory (--qrm-enable-in-memory-state), opens the store and loads
-// the checkpoint into `policy`. Creating the service writes a fresh snapshot, which folds the
-// journal in. Errors say whether the files are damaged or just unreadable.
+// the checkpoint into `policy`. Creating the service has a fresh snapshot written, which folds the
+// journal in (in the background, unless the load needs it first: LoadedState). Errors say whether
+// the files are damaged or just unreadable.
 Result<std::unique_ptr<service::AllocationService>> OpenAllocationState(const DaemonConfig& config,
                                                                         core::StaticPolicy policy);
 

@@ -162,6 +162,244 @@ Result<core::PodEntries> PodEntriesFromJson(const json& j, const std::string& wh
   return entries;
 }
 
+namespace {
+
+// The SAX events of a pod_entries member, straight into PodEntries: {uid: {container: {field:
+// value, "labels": {..}, "annotations": {..}}}}. Follows AllocationFromJson and
+// PodEntriesFromJson (null is absent, a null pod or entry is dropped, an empty pod too, unknown
+// scalar members are ignored); gives up (false) wherever they would report an error and on
+// anything they would accept that AllocationToJson never writes (an unknown object or array).
+class OwnPodEntriesReader {
+ public:
+  OwnPodEntriesReader(core::PodEntries* entries,
+                      std::vector<std::pair<std::string, std::string>>* without_netns)
+      : entries_(entries), without_netns_(without_netns) {}
+
+  bool null() {
+    if (depth_ == 1) return true;  // a null pod: dropped
+    if (depth_ == 2) {             // a null entry: dropped, and it names no namespace
+      without_netns_->emplace_back(uid_, name_);
+      return true;
+    }
+    return depth_ == 3;  // a null field is absent
+  }
+  bool boolean(bool) { return depth_ == 3 && field_ == Field::kUnknown; }
+  bool number_integer(json::number_integer_t) {
+    // Only negative numbers come here: no unsigned field takes them.
+    return depth_ == 3 && field_ == Field::kUnknown;
+  }
+  bool number_unsigned(json::number_unsigned_t v) {
+    if (depth_ != 3) return false;
+    switch (field_) {
+      case Field::kContainerIndex:
+        info_.container_index = v;
+        return true;
+      case Field::kEgress:
+        return Narrow(v, &info_.egress);
+      case Field::kIngress:
+        return Narrow(v, &info_.ingress);
+      case Field::kUnknown:
+        return true;
+      default:
+        return false;
+    }
+  }
+  bool number_float(json::number_float_t, const json::string_t&) {
+    return depth_ == 3 && field_ == Field::kUnknown;
+  }
+  bool string(json::string_t& v) {
+    if (depth_ == 4) {
+      (*map_)[label_] = std::move(v);
+      return true;
+    }
+    if (depth_ != 3) return false;
+    std::string* out = StringField();
+    if (out != nullptr) *out = std::move(v);
+    return out != nullptr || field_ == Field::kUnknown;
+  }
+  bool binary(json::binary_t&) { return false; }
+  bool start_object(std::size_t) {
+    switch (depth_) {
+      case 0:
+        break;
+      case 1:
+        pod_ = &(*entries_)[uid_];
+        break;
+      case 2:
+        info_ = core::AllocationInfo{};
+        numa_.clear();
+        has_netns_ = false;
+        break;
+      case 3:
+        if (field_ == Field::kLabels) {
+          map_ = &info_.labels;
+        } else if (field_ == Field::kAnnotations) {
+          map_ = &info_.annotations;
+        } else {
+          return false;
+        }
+        break;
+      default:
+        return false;
+    }
+    ++depth_;
+    return true;
+  }
+  bool key(json::string_t& k) {
+    switch (depth_) {
+      case 1:
+        uid_ = std::move(k);
+        return true;
+      case 2:
+        name_ = std::move(k);
+        return true;
+      case 3:
+        field_ = FieldOf(k);
+        has_netns_ = has_netns_ || field_ == Field::kNsName;
+        return true;
+      case 4:
+        label_ = std::move(k);
+        return true;
+      default:
+        return false;
+    }
+  }
+  bool end_object() {
+    --depth_;
+    if (depth_ == 1 && pod_->empty()) entries_->erase(uid_);
+    if (depth_ == 3) field_ = Field::kUnknown;  // the map is done; the next key says what follows
+    if (depth_ == 2) return FinishEntry();
+    return true;
+  }
+  bool start_array(std::size_t) { return false; }
+  bool end_array() { return false; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
+
+ private:
+  enum class Field {
+    kUnknown,
+    kPodUid,
+    kPodNamespace,
+    kPodName,
+    kContainerName,
+    kContainerType,
+    kContainerIndex,
+    kPodRole,
+    kPodType,
+    kEgress,
+    kIngress,
+    kIfName,
+    kNsName,
+    kNumaNode,
+    kLabels,
+    kAnnotations,
+    kQosLevel,
+    kNetClassId,
+  };
+
+  static Field FieldOf(std::string_view k) {
+    static const std::pair<std::string_view, Field> kFields[] = {
+        {"pod_uid", Field::kPodUid},
+        {"pod_namespace", Field::kPodNamespace},
+        {"pod_name", Field::kPodName},
+        {"container_name", Field::kContainerName},
+        {"container_type", Field::kContainerType},
+        {"container_index", Field::kContainerIndex},
+        {"pod_role", Field::kPodRole},
+        {"pod_type", Field::kPodType},
+        {"egress", Field::kEgress},
+        {"ingress", Field::kIngress},
+        {"if_name", Field::kIfName},
+        {"ns_name", Field::kNsName},
+        {"numa_node", Field::kNumaNode},
+        {"labels", Field::kLabels},
+        {"annotations", Field::kAnnotations},
+        {"qosLevel", Field::kQosLevel},
+        {"net_class_id", Field::kNetClassId},
+    };
+    for (const auto& [name, field] : kFields) {
+      if (k == name) return field;
+    }
+    return Field::kUnknown;
+  }
+
+  std::string* StringField() {
+    switch (field_) {
+      case Field::kPodUid:
+        return &info_.pod_uid;
+      case Field::kPodNamespace:
+        return &info_.pod_namespace;
+      case Field::kPodName:
+        return &info_.pod_name;
+      case Field::kContainerName:
+        return &info_.container_name;
+      case Field::kContainerType:
+        return &info_.container_type;
+      case Field::kPodRole:
+        return &info_.pod_role;
+      case Field::kPodType:
+        return &info_.pod_type;
+      case Field::kIfName:
+        return &info_.if_name;
+      case Field::kNsName:
+        return &info_.ns_name;
+      case Field::kNumaNode:
+        return &numa_;
+      case Field::kQosLevel:
+        return &info_.qos_level;
+      case Field::kNetClassId:
+        return &info_.net_class_id;
+      default:
+        return nullptr;
+    }
+  }
+
+  static bool Narrow(uint64_t v, uint32_t* out) {
+    if (v > std::numeric_limits<uint32_t>::max()) return false;
+    *out = static_cast<uint32_t>(v);
+    return true;
+  }
+
+  // As AllocationFromJson finishes an entry.
+  bool FinishEntry() {
+    auto numa = ParseNumaField(numa_, "numa_node");
+    if (!numa.ok()) return false;
+    info_.numa_nodes = std::move(numa).value();
+    if (info_.qos_level.empty()) {
+      auto level = info_.annotations.find(core::kQosLevelKey);
+      if (level != info_.annotations.end()) info_.qos_level = level->second;
+    }
+    if (!has_netns_) without_netns_->emplace_back(uid_, name_);
+    (*pod_)[name_] = std::move(info_);
+    return true;
+  }
+
+  core::PodEntries* entries_;
+  std::vector<std::pair<std::string, std::string>>* without_netns_;
+  int depth_ = 0;  // objects open: 1 in pod_entries, 2 in a pod, 3 in an entry, 4 in its map
+  std::string uid_;
+  std::string name_;
+  std::string label_;
+  Field field_ = Field::kUnknown;
+  core::ContainerEntries* pod_ = nullptr;
+  core::AllocationInfo info_;
+  std::string numa_;
+  bool has_netns_ = false;
+  core::StringMap* map_ = nullptr;
+};
+
+}  // namespace
+
+bool PodEntriesFromOwnText(std::string_view text, core::PodEntries* entries,
+                           std::vector<std::pair<std::string, std::string>>* without_netns) {
+  entries->clear();
+  without_netns->clear();
+  OwnPodEntriesReader reader(entries, without_netns);
+  return json::sax_parse(text.data(), text.data() + text.size(), &reader);
+}
+
 json BandwidthToJson(const core::BandwidthInfo& info) {
   return json{{"Capacity", info.capacity},       {"SysReservation", info.sys_reservation},
               {"Reservation", info.reservation}, {"Allocatable", info.allocatable},

@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 #include "core/types.h"
@@ -25,6 +28,16 @@ Result<core::AllocationInfo> AllocationFromJson(const nlohmann::json& j,
 nlohmann::json PodEntriesToJson(const core::PodEntries& entries);
 Result<core::PodEntries> PodEntriesFromJson(const nlohmann::json& j,
                                             const std::string& where = "pod_entries");
+
+// pod_entries read from its text as AllocationToJson and PodEntriesToJson write it, without
+// building a document first: with 10,000 containers that document (every entry's members in
+// std::maps, then copied out) is most of the time a snapshot takes to load. Also lists the
+// entries without a "ns_name" member (as (uid, container)). Returns false, with `entries` and
+// `without_netns` unspecified, for anything else (a field of another type, an unknown object or
+// array member, malformed JSON): the caller then reads the text the general way, which says
+// what is wrong. Meant for snapshots netqos wrote, checked as such on their bytes.
+bool PodEntriesFromOwnText(std::string_view text, core::PodEntries* entries,
+                           std::vector<std::pair<std::string, std::string>>* without_netns);
 
 // Keys are the Go field names: Capacity, SysReservation, Reservation, Allocatable, Allocated, Free.
 nlohmann::json BandwidthToJson(const core::BandwidthInfo& info);

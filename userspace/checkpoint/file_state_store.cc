@@ -13,6 +13,7 @@
 #include <ctime>
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -47,8 +48,10 @@ Status IoError(const char* call, const std::string& path, int err) {
   return Internal(SysError(call, path, err));
 }
 
-uint64_t Fnv1a64(std::string_view data) {
-  uint64_t h = 14695981039346656037ULL;
+constexpr uint64_t kFnvOffset = 14695981039346656037ULL;
+
+// FNV-1a 64 of `data`, or of what was hashed into `h` followed by `data`.
+uint64_t Fnv1a64(std::string_view data, uint64_t h = kFnvOffset) {
   for (unsigned char c : data) {
     h ^= c;
     h *= 1099511628211ULL;
@@ -236,11 +239,129 @@ std::string VerifyKatalystChecksum(const std::string& path, const json& doc, uin
          "match (stored " + std::to_string(stored) + tried + ")";
 }
 
+// Decimal digits at *pos (at least one), *pos moved past them.
+bool ReadDigits(std::string_view text, size_t* pos, uint64_t* value) {
+  uint64_t v = 0;
+  const size_t start = *pos;
+  for (; *pos < text.size() && text[*pos] >= '0' && text[*pos] <= '9'; ++*pos) {
+    const uint64_t digit = static_cast<uint64_t>(text[*pos] - '0');
+    if (v > (UINT64_MAX - digit) / 10) return false;
+    v = v * 10 + digit;
+  }
+  *value = v;
+  return *pos > start;
+}
+
+// The members of a format-2 snapshot found in its text.
+struct OwnSnapshotText {
+  std::string_view pod_entries;  // the member's value
+  uint64_t seq = 0;
+  std::string policy;
+};
+
+// A format-2 snapshot exactly as FinishSnapshot wrote it, checked on its bytes. Dump() sorts keys,
+// so such a file is {"checksum":K,"machineState":..,"netqos":{"checksum":C,"format":2,
+// "katalyst_layout":"..","seq":S},"pod_entries":..,"policyName":".."}, and C is the FNV-1a of
+// these very bytes without `"checksum":K,` and `"checksum":C,` (the dump C was computed on). When
+// that holds, the file is byte for byte one netqos wrote (up to FNV collisions, as for the check
+// on the parsed document), so where each member lies is known: the load parses pod_entries and
+// neither the machine state (a copy of pod_entries by NIC, rendered by netqos, so well-formed)
+// nor a re-dump of the document to hash it, which at 10,000 containers is most of the time a
+// start takes before it can serve. Anything else (Katalyst's files, format 1, a file rewritten
+// by a tool, damage): nullopt, and the document is parsed and checked whole.
+std::optional<OwnSnapshotText> MatchOwnSnapshot(std::string_view text) {
+  constexpr std::string_view kHead = "{\"checksum\":";
+  constexpr std::string_view kNetqos = ",\"netqos\":{\"checksum\":";
+  constexpr std::string_view kPodEntries = ",\"pod_entries\":";
+  constexpr std::string_view kPolicy = ",\"policyName\":";
+  if (text.substr(0, kHead.size()) != kHead) return std::nullopt;
+  size_t pos = kHead.size();
+  uint64_t value = 0;
+  if (!ReadDigits(text, &pos, &value) || pos >= text.size() || text[pos] != ',') {
+    return std::nullopt;
+  }
+  const size_t body = pos + 1;  // what follows "checksum":K,
+  // Only the top-level member can match: elsewhere a "netqos" key holds a pod's containers or is
+  // a label, never an object whose first member is a number.
+  const size_t netqos = text.find(kNetqos, body);
+  if (netqos == std::string_view::npos) return std::nullopt;
+  const size_t own_at = netqos + kNetqos.size() - std::string_view("\"checksum\":").size();
+  pos = netqos + kNetqos.size();
+  uint64_t own = 0;
+  if (!ReadDigits(text, &pos, &own) || pos >= text.size() || text[pos] != ',') {
+    return std::nullopt;
+  }
+  const size_t after_own = pos + 1;
+  uint64_t h = Fnv1a64("{");
+  h = Fnv1a64(text.substr(body, own_at - body), h);
+  h = Fnv1a64(text.substr(after_own), h);
+  if (h != own) return std::nullopt;
+
+  // The rest of the netqos member is flat: numbers and the layout's flag value.
+  const size_t close = text.find('}', after_own);
+  if (close == std::string_view::npos) return std::nullopt;
+  const json meta =
+      json::parse("{" + std::string(text.substr(after_own, close + 1 - after_own)), nullptr, false);
+  if (!meta.is_object()) return std::nullopt;
+  auto format = meta.find("format");
+  auto seq = meta.find("seq");
+  if (format == meta.end() || !format->is_number_unsigned() ||
+      format->get<uint64_t>() != kSnapshotFormat || seq == meta.end() ||
+      !seq->is_number_unsigned()) {
+    return std::nullopt;
+  }
+  if (text.substr(close + 1, kPodEntries.size()) != kPodEntries) return std::nullopt;
+  const size_t entries_at = close + 1 + kPodEntries.size();
+  const size_t policy_at = text.rfind(kPolicy);
+  if (policy_at == std::string_view::npos || policy_at < entries_at) return std::nullopt;
+  const json policy = json::parse("{" + std::string(text.substr(policy_at + 1)), nullptr, false);
+  if (!policy.is_object() || policy.size() != 1 || !policy.begin()->is_string()) {
+    return std::nullopt;
+  }
+  OwnSnapshotText out;
+  out.pod_entries = text.substr(entries_at, policy_at - entries_at);
+  out.seq = seq->get<uint64_t>();
+  out.policy = policy.begin()->get<std::string>();
+  return out;
+}
+
+// Another policy's checkpoint is refused, or loaded with skip (its entries as they are).
+Status CheckPolicy(const std::string& path, const std::string& policy, bool skip) {
+  if (policy == core::kPolicyName) return Status::Ok();
+  if (!skip) {
+    return FailedPrecondition("checkpoint " + path + " was written by policy \"" + policy +
+                              "\" but the configured policy is \"" + core::kPolicyName + "\"");
+  }
+  spdlog::warn("checkpoint: ignoring policy mismatch path={} checkpoint_policy=\"{}\" policy={}",
+               path, policy, core::kPolicyName);
+  return Status::Ok();
+}
+
+// Fills out.without_netns from a parsed pod_entries member.
+void FindEntriesWithoutNetns(const json& pod_entries, ParsedSnapshot* out) {
+  if (!pod_entries.is_object()) return;
+  for (const auto& [uid, containers] : pod_entries.items()) {
+    for (const auto& [name, entry] : containers.items()) {
+      if (!entry.contains("ns_name")) out->without_netns.emplace_back(uid, name);
+    }
+  }
+}
+
 Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string& contents,
                                      bool skip) {
   // Malformed JSON is never skippable: the file is left untouched for inspection.
   const std::string malformed = "checkpoint " + path + " is malformed and was left in place: ";
   if (JsonTooDeep(contents)) return DataLoss(malformed + JsonTooDeepText());
+  if (auto own = MatchOwnSnapshot(contents)) {
+    ParsedSnapshot out;
+    // False is not expected of bytes netqos wrote; if it happens, the whole check below says what
+    // is wrong.
+    if (PodEntriesFromOwnText(own->pod_entries, &out.pod_entries, &out.without_netns)) {
+      out.seq = own->seq;
+      NETQOS_RETURN_IF_ERROR(CheckPolicy(path, own->policy, skip));
+      return out;
+    }
+  }
   json doc;
   try {
     doc = json::parse(contents);
@@ -267,13 +388,7 @@ Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string&
   auto entries = PodEntriesFromJson(doc.contains("pod_entries") ? doc["pod_entries"] : json());
   if (!entries.ok()) return DataLoss(malformed + entries.status().message());
   out.pod_entries = std::move(entries).value();
-  if (auto it = doc.find("pod_entries"); it != doc.end() && it->is_object()) {
-    for (const auto& [uid, containers] : it->items()) {
-      for (const auto& [name, entry] : containers.items()) {
-        if (!entry.contains("ns_name")) out.without_netns.emplace_back(uid, name);
-      }
-    }
-  }
+  if (auto it = doc.find("pod_entries"); it != doc.end()) FindEntriesWithoutNetns(*it, &out);
   if (auto it = doc.find("machineState"); it != doc.end()) {
     Status st = ValidateMachineStateJson(*it);
     if (!st.ok()) return DataLoss(malformed + st.message());
@@ -332,14 +447,7 @@ Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string&
                  mismatch);
     out.corruption_skipped = true;
   }
-  if (policy != core::kPolicyName) {
-    if (!skip) {
-      return FailedPrecondition("checkpoint " + path + " was written by policy \"" + policy +
-                                "\" but the configured policy is \"" + core::kPolicyName + "\"");
-    }
-    spdlog::warn("checkpoint: ignoring policy mismatch path={} checkpoint_policy=\"{}\" policy={}",
-                 path, policy, core::kPolicyName);
-  }
+  NETQOS_RETURN_IF_ERROR(CheckPolicy(path, policy, skip));
   return out;
 }
 
@@ -456,6 +564,7 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
 
   core::LoadedState out;
   uint64_t snapshot_seq = 0;
+  bool katalyst_snapshot = false;
 
   // 2. The snapshot.
   struct stat st {};
@@ -469,6 +578,7 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
     out.corruption_skipped = parsed.corruption_skipped;
     out.without_netns = std::move(parsed.without_netns);
     snapshot_seq = parsed.seq;
+    katalyst_snapshot = parsed.katalyst;
     if (parsed.katalyst && !segments.empty()) {
       // Katalyst wrote the snapshot after netqos last ran here (a rollback, then a swap back):
       // the journal of that earlier run predates it and would bring back pods Katalyst removed.
@@ -575,6 +685,7 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
     }
   }
 
+  out.snapshot_before_changes = out.corruption_skipped || katalyst_snapshot;
   next_seq_ = std::max({snapshot_seq, prev, high}) + 1;
   written_snapshot_seq_ = snapshot_seq;
   // The journal not yet folded into the snapshot counts towards the next one.
@@ -723,7 +834,11 @@ Result<uint64_t> FileStateStore::BeginSnapshot() {
   if (!loaded_) {
     return FailedPrecondition("checkpoint store " + options_.dir + ": BeginSnapshot before Load");
   }
-  if (segment_fd_) {
+  // A segment that holds no record (its first write failed, e.g. on a full disk) stays open:
+  // its name is still the next record's seq, and sealing it would leave a file of that name
+  // behind (until a snapshot that succeeds removes it), so that the next segment could not be
+  // created and every later change would fail.
+  if (segment_fd_ && current_.last_seq != 0) {
     // Written records may still wait for their group flush: flush them here (a leader in flight
     // holds its own descriptor), so a sealed segment is durable whole and Sync need not reopen it.
     const bool flushed = ::fdatasync(segment_fd_.get()) == 0;

@@ -20,6 +20,12 @@ struct LoadedState {
   // Entries whose file named no NIC namespace at all (Katalyst v0.5.3 has no ns_name), as
   // (pod uid, container name): their NIC is found by name (core/imported_netns.h).
   std::vector<std::pair<std::string, std::string>> without_netns;
+  // A later load would not read back what this one did plus changes journaled after it until a
+  // snapshot is written: the snapshot was Katalyst's (the next load sets an older journal
+  // aside) or a corruption was skipped (the next load stops at it again and gives up every
+  // record after it). The service then writes its start-up snapshot before taking changes;
+  // otherwise it may write it in the background, the journal keeping every change meanwhile.
+  bool snapshot_before_changes = false;
 };
 
 // What a snapshot file records. nics gives each machine-state key its resource identifier.

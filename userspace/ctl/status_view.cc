@@ -229,8 +229,13 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
        std::to_string(s.nics_healthy()) + " of " + std::to_string(s.nics_total()) + " healthy"}};
   std::string mode = e.mode();
   if (e.mode() == "bpf") {
-    mode += " (cgroup root " + Or(e.cgroup_root(), "?") + ", " + std::to_string(e.passes()) +
-            " passes, pod list " + (e.pods_known() ? "read" : "NOT READ yet") + ")";
+    // Until the first pass has run (started beside serving), only what an earlier run pinned is
+    // enforced: a container allocated since waits for it, which /readyz reports as not ready.
+    const std::string passes =
+        e.passes() == 0 ? std::string("first pass STILL RUNNING (what was pinned keeps enforcing)")
+                        : std::to_string(e.passes()) + " passes";
+    mode += " (cgroup root " + Or(e.cgroup_root(), "?") + ", " + passes + ", pod list " +
+            (e.pods_known() ? "read" : "NOT READ yet") + ")";
   } else if (e.mode() == "disabled") {
     mode += ": " + e.error();
   } else if (e.mode() == "none") {

@@ -60,11 +60,20 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
   // readiness (Status().passes == 0) says the pass is not done.
   e->next_full_ = Clock::now() + e->options_.resync;
   e->next_pods_ = Clock::now() + e->options_.pods_refresh;
+  Enforcer* self = e.get();
+  e->worker_ = std::thread([self] { self->Loop(); });
+  return e;
+}
 
+void Enforcer::StartWatchers() {
   // Watch the kubelet's cgroup roots only (not the whole host tree): fewer inotify watches, and
   // no wake-ups for system services.
-  Enforcer* self = e.get();
-  for (const auto& root : WatchRoots(e->options_)) {
+  Enforcer* self = this;
+  for (const auto& root : WatchRoots(options_)) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+    }
     cgroup::CgroupWatcherCallbacks cb;
     cb.on_created = [self](const std::string& path) { self->OnCgroupCreated(path); };
     cb.on_removed = [self](const std::string&) { self->Wake(false); };
@@ -79,22 +88,22 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
                    root, watcher.status().message());
       continue;
     }
-    e->watchers_.push_back(std::move(*watcher));
+    watchers_.push_back(std::move(*watcher));
   }
-  e->worker_ = std::thread([self] { self->Loop(); });
-  return e;
 }
 
 Enforcer::~Enforcer() { Stop(); }
 
 void Enforcer::Stop() {
-  for (auto& w : watchers_) w->Stop();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
+  // The worker starts the watchers: once it is gone, they are no longer added to. Their
+  // callbacks only flag work for a worker that no longer runs.
   if (worker_.joinable()) worker_.join();
+  for (auto& w : watchers_) w->Stop();
 }
 
 void Enforcer::Wake(bool refresh_pods) {
@@ -162,6 +171,10 @@ void Enforcer::RunPass(bool full) {
 }
 
 void Enforcer::Loop() {
+  // Walking the cgroup roots to watch them takes a few hundred milliseconds at 10,000
+  // containers, so it is done here rather than before serving; still before the first pass
+  // lists the cgroups, so that none created in between goes unseen.
+  StartWatchers();
   RunPass(true);
   std::unique_lock<std::mutex> lock(mu_);
   next_full_ = Clock::now() + options_.resync;

@@ -106,9 +106,9 @@ struct EnforcerStatus {
 
 class Enforcer {
  public:
-  // Adopts what the class map holds, starts the cgroup watcher and the worker, and returns: the
-  // worker runs the first full pass (Status().passes stays 0 until it is done), so the daemon
-  // serves the kubelet without waiting for a node's worth of classes and qdiscs.
+  // Adopts what the class map holds, starts the worker and returns: the worker starts the cgroup
+  // watchers, then runs the first full pass (Status().passes stays 0 until it is done), so the
+  // daemon serves the kubelet without waiting for a node's worth of cgroups, classes and qdiscs.
   static Result<std::unique_ptr<Enforcer>> Start(EnforcerOptions options, EnforcerPorts ports);
   ~Enforcer();
   void Stop();
@@ -140,6 +140,8 @@ class Enforcer {
 
   Enforcer(EnforcerOptions options, EnforcerPorts ports);
   void Wake(bool refresh_pods);
+  // On the worker, before its first pass: one inotify watcher per kubelet cgroup root.
+  void StartWatchers();
   // One Work(full), its failure logged (the loop goes on).
   void RunPass(bool full);
   void Loop();
@@ -178,7 +180,7 @@ class Enforcer {
   ClassSync sync_;
   ProblemLog problems_;
   shaping::MinorAllocator minors_;
-  std::vector<std::unique_ptr<cgroup::CgroupWatcher>> watchers_;
+  std::vector<std::unique_ptr<cgroup::CgroupWatcher>> watchers_;  // the worker's, until joined
 
   // Worker state (touched by the worker thread only, and by Start before it runs).
   std::vector<cgroup::PodInfo> pods_;

@@ -12,6 +12,16 @@
 #include "core/imported_netns.h"
 
 namespace netqos::service {
+namespace {
+
+void LogStartupSnapshotFailed(const Status& st) {
+  spdlog::error(
+      "start-up snapshot not written, serving the state loaded from the checkpoint "
+      "files, which still hold it; free space or fix the disk: {}",
+      st.message());
+}
+
+}  // namespace
 
 Result<std::unique_ptr<AllocationService>> AllocationService::Create(
     core::StaticPolicy policy, std::unique_ptr<core::StateStore> store,
@@ -32,16 +42,23 @@ Result<std::unique_ptr<AllocationService>> AllocationService::Create(
   spdlog::info("state restored found={} corruption_skipped={} pods={} containers={}", loaded->found,
                loaded->corruption_skipped, svc->policy_.pod_entries().size(), containers);
   // A fresh snapshot on every start folds the journal in and rewrites the checksum (also after a
-  // skipped corruption), so the next start reads one small file. If it cannot be written (a full
-  // or failing disk), the state just loaded is still in the files it came from: serve it rather
-  // than refuse to start, which would steer an operator towards deleting good files. Changes are
-  // persisted, or refused with the write's error, one by one as always; the next snapshot (after
-  // the next batch of changes, or at a graceful stop) folds the journal in.
-  if (Status st = svc->WriteSnapshotNow(); !st.ok()) {
-    spdlog::error(
-        "start-up snapshot not written, serving the state loaded from the checkpoint "
-        "files, which still hold it; free space or fix the disk: {}",
-        st.message());
+  // skipped corruption), so the next start reads one small file. At 10,000 containers it takes
+  // hundreds of milliseconds (rendering, two checksums, fsync), so it is written by the
+  // snapshot thread while the state is served: until it is on disk the files loaded from plus
+  // the journal hold every change, as between any two snapshots. Only when a later load could
+  // not read those back (LoadedState::snapshot_before_changes), or when every change rewrites
+  // the whole file anyway, is it written before the service takes a change.
+  // If it cannot be written (a full or failing disk), the state just loaded is still in the
+  // files it came from: serve it rather than refuse to start, which would steer an operator
+  // towards deleting good files. Changes are persisted, or refused with the write's error, one
+  // by one as always; the next snapshot (after the next batch of changes, or at a graceful
+  // stop) folds the journal in.
+  if (loaded->snapshot_before_changes || !loaded->without_netns.empty() ||
+      durability == Durability::kFullRewrite) {
+    if (Status st = svc->WriteSnapshotNow(); !st.ok()) LogStartupSnapshotFailed(st);
+  } else {
+    svc->snap_requested_ = true;
+    svc->startup_snapshot_pending_ = true;
   }
   svc->snap_thread_ = std::thread([s = svc.get()] { s->SnapshotLoop(); });
   return svc;
@@ -261,15 +278,22 @@ void AllocationService::MaybeScheduleSnapshotLocked() {
 
 void AllocationService::SnapshotLoop() {
   for (;;) {
+    bool startup = false;
     {
       std::unique_lock lk(snap_mu_);
       snap_cv_.wait(lk, [this] { return snap_requested_ || stopping_; });
       if (stopping_) return;
       snap_requested_ = false;
+      startup = startup_snapshot_pending_;
+      startup_snapshot_pending_ = false;
     }
     try {
       Status st = WriteSnapshotNow();
-      if (!st.ok()) spdlog::error("checkpoint snapshot failed (journal kept): {}", st.message());
+      if (!st.ok() && startup) {
+        LogStartupSnapshotFailed(st);
+      } else if (!st.ok()) {
+        spdlog::error("checkpoint snapshot failed (journal kept): {}", st.message());
+      }
     } catch (const std::exception& e) {
       spdlog::error("checkpoint snapshot threw: {}", e.what());
     }

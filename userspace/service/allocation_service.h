@@ -29,8 +29,9 @@ class AllocationService {
                    // (--checkpoint-mode=full-rewrite: the baseline of bench/control_plane_bench)
   };
 
-  // Restores the state from the store (Load), recomputes the machine state, writes a fresh
-  // snapshot and starts the background snapshot writer.
+  // Restores the state from the store (Load), recomputes the machine state and starts the
+  // background snapshot writer, which first writes a fresh snapshot folding the journal in
+  // (written here, before returning, when the load needs it: LoadedState::snapshot_before_changes).
   static Result<std::unique_ptr<AllocationService>> Create(
       core::StaticPolicy policy, std::unique_ptr<core::StateStore> store,
       std::unique_ptr<core::NicChooser> chooser, Durability durability = Durability::kJournal);
@@ -108,6 +109,7 @@ class AllocationService {
   std::mutex snap_mu_;
   std::condition_variable snap_cv_;
   bool snap_requested_ = false;
+  bool startup_snapshot_pending_ = false;  // the requested snapshot is the start-up one
   bool stopping_ = false;
   std::thread snap_thread_;
 };

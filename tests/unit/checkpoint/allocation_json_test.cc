@@ -171,6 +171,68 @@ TEST_CASE("pod entries and bandwidth round trip", "[allocation_json]") {
   CHECK(bad.status().message().rfind("machineState.eth0.egress_state.Free:", 0) == 0);
 }
 
+TEST_CASE("pod entries read from their text agree with the document reader", "[allocation_json]") {
+  // What the snapshot load reads without building a document (PodEntriesFromOwnText) must be
+  // what PodEntriesFromJson reads, entries without a namespace included.
+  auto check_same = [](const std::string& text) {
+    INFO(text);
+    core::PodEntries fast;
+    std::vector<std::pair<std::string, std::string>> fast_without;
+    REQUIRE(PodEntriesFromOwnText(text, &fast, &fast_without));
+    const json doc = json::parse(text);
+    auto slow = PodEntriesFromJson(doc);
+    REQUIRE(slow.ok());
+    CHECK(fast == *slow);
+    std::vector<std::pair<std::string, std::string>> slow_without;
+    for (const auto& [uid, containers] : doc.items()) {
+      for (const auto& [name, entry] : containers.items()) {
+        if (!entry.contains("ns_name")) slow_without.emplace_back(uid, name);
+      }
+    }
+    CHECK(fast_without == slow_without);
+  };
+  core::PodEntries entries;
+  core::AllocationInfo pod_level = FullInfo();
+  pod_level.container_name = "";
+  pod_level.container_type = "POD";
+  entries["uid-1"]["main"] = FullInfo();
+  entries["uid-1"][""] = pod_level;
+  core::AllocationInfo bare;
+  bare.pod_uid = "uid-2";
+  entries["uid-2"]["c"] = bare;
+  check_same(PodEntriesToJson(entries).dump());
+  check_same("{}");
+  // Katalyst's forms: null pods and entries dropped, no ns_name, the level in the annotations,
+  // unknown members and null fields ignored.
+  check_same(R"({"a":null,"b":{"x":null},"c":{"m":{"pod_uid":"c","egress":7,"ramp_up":false,)"
+             R"("owner_pool_name":"shared","identifier":"eth0","numa_node":"nil","labels":null,)"
+             R"("annotations":{"katalyst.kubewharf.io/qos_level":"shared_cores"}}},"d":{}})");
+  check_same(R"({"a":{"m":{"ns_name":null,"if_name":"eth0","numa_node":"0-1","x":-1,"y":1.5}}})");
+}
+
+TEST_CASE("pod entries read from their text give up where the document reader errs",
+          "[allocation_json]") {
+  for (const std::string text : {
+           R"({"a":{"m":{"egress":"5000"}}})",
+           R"({"a":{"m":{"ingress":-1}}})",
+           R"({"a":{"m":{"egress":5000.5}}})",
+           R"({"a":{"m":{"egress":5000000000}}})",
+           R"({"a":{"m":{"pod_uid":1}}})",
+           R"({"a":{"m":{"labels":[]}}})",
+           R"({"a":{"m":{"annotations":{"k":1}}}})",
+           R"({"a":{"m":{"numa_node":"x"}}})",
+           R"({"a":{"m":[]}})",
+           R"({"a":"b"})",
+           R"({"a":{"m":{}})",
+           R"([])",
+       }) {
+    INFO(text);
+    core::PodEntries entries;
+    std::vector<std::pair<std::string, std::string>> without;
+    CHECK_FALSE(PodEntriesFromOwnText(text, &entries, &without));
+  }
+}
+
 TEST_CASE("machine state lists each NIC's own entries", "[allocation_json]") {
   core::PodEntries entries;
   core::AllocationInfo a = FullInfo();  // ns2/eth0

@@ -490,6 +490,37 @@ TEST_CASE("a flipped byte in the snapshot fails its checksum", "[file_state_stor
   CHECK(loaded.pod_entries["a"]["c"].labels["note"] == "aaab");
 }
 
+TEST_CASE("a snapshot loads the same whether its bytes are as written or only its document",
+          "[file_state_store]") {
+  // Load checks a snapshot as netqos wrote it on its bytes and reads only pod_entries; any other
+  // rendering of the same document (another tool's whitespace) is checked and read whole. Both
+  // give the same state, also with member names and values that look like the members the byte
+  // check looks for.
+  TempDir tmp;
+  core::PodEntries entries;
+  {
+    auto store = Open(tmp.path());
+    core::AllocationInfo info = Info("a", "c", 1);
+    info.labels["x"] = R"(,"netqos":{"checksum":1,"format":2},"pod_entries":{},"policyName":"y"})";
+    MustAppend(*store, Set(info), &entries);
+    MustAppend(*store, Set(Info("netqos", "checksum", 2)), &entries);
+    MustAppend(*store, Set(Info("policyName", "c", 3)), &entries);
+    MustSnapshot(*store, entries);
+  }
+  const std::string path = tmp.file(kSnapshotName);
+  const std::string written = ReadFile(path);
+  core::LoadedState as_written;
+  Open(tmp.path(), &as_written);
+  CHECK(as_written.pod_entries == entries);
+  CHECK_FALSE(as_written.corruption_skipped);
+
+  WriteFile(path, json::parse(written).dump(2));
+  core::LoadedState reformatted;
+  Open(tmp.path(), &reformatted);
+  CHECK(reformatted.pod_entries == entries);
+  CHECK_FALSE(reformatted.corruption_skipped);
+}
+
 TEST_CASE("a malformed snapshot is fatal, named, and left untouched", "[file_state_store]") {
   TempDir tmp;
   {
@@ -766,6 +797,36 @@ TEST_CASE("a failed journal write is cut off and does not poison later records",
   CHECK(st.message() == "write(" + seg + "): File too large (errno 27)");
   CHECK(st.code() == StatusCode::kInternal);  // I/O, not a statement about the contents
   CHECK(ReadFile(seg) == before);
+  MustAppend(*store, Set(Info("c", "c", 3)), &expected);
+  store.reset();
+  core::LoadedState loaded;
+  Open(tmp.path(), &loaded);
+  CHECK(loaded.pod_entries == expected);
+}
+
+TEST_CASE("a snapshot begun after a new segment's first write failed does not block the next",
+          "[file_state_store]") {
+  // On a full disk the start-up snapshot (written beside serving) can begin right after a change
+  // failed to be journalled into a segment just created: the next change must still find a
+  // segment to go to, not a file of its name in the way.
+  TempDir tmp;
+  core::PodEntries expected;
+  auto store = Open(tmp.path());
+  struct rlimit old_limit {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old_limit;
+  small.rlim_cur = 10;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  Status st = store->Append(Set(Info("a", "c", 1)));
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  ::signal(SIGXFSZ, old_handler);
+  REQUIRE_FALSE(st.ok());
+
+  auto seq = store->BeginSnapshot();
+  REQUIRE(seq.ok());
+  MustAppend(*store, Set(Info("b", "c", 2)), &expected);
+  REQUIRE(store->FinishSnapshot(*seq, MakeSnapshot({})).ok());
   MustAppend(*store, Set(Info("c", "c", 3)), &expected);
   store.reset();
   core::LoadedState loaded;

@@ -521,6 +521,14 @@ TEST_CASE("status: the daemon's report and the pinned state", "[ctl]") {
     PrintStatus(in, text);
     CHECK_THAT(text.str(), Catch::Contains("running (netqosd 0.1.0, pid 123, up 1m15s)"));
     CHECK_THAT(text.str(), Catch::Contains("bpf (cgroup root /sys/fs/cgroup"));
+    // No pass yet: the first one runs beside serving, and status says so until it is done.
+    CHECK_THAT(text.str(), Catch::Contains("first pass STILL RUNNING"));
+    e->set_passes(1);
+    in.daemon = s;
+    std::ostringstream after;
+    PrintStatus(in, after);
+    CHECK_THAT(after.str(), Catch::Contains("/sys/fs/cgroup, 1 passes, pod list read"));
+    CHECK_THAT(after.str(), !Catch::Contains("STILL RUNNING"));
     CHECK_THAT(text.str(), Catch::Contains("nic eth9"));
     CHECK_THAT(text.str(), Catch::Contains("netqos_cls_v1"));
     CHECK_THAT(text.str(), Catch::Contains("egress link: pinned"));
