@@ -75,6 +75,52 @@ bool IsLeafPriority(uint32_t priority) {
          minor >= shaping::kFirstContainerMinor && minor <= shaping::kLastContainerMinor;
 }
 
+// Where a container's traffic is capped, and at what: its key (the container's cgroup, or its
+// pod's for a pod-level leaf), the NICs and the rates per direction.
+struct LeafPlacement {
+  uint64_t key = 0;
+  std::vector<core::NicId> nics;
+  LeafRates rates;
+};
+
+// The allocation's NIC; for a pod capped by annotations alone, every enforced NIC (its traffic
+// may leave by any of them), with one leaf shared by the pod. nullopt: no leaf (`notes` says
+// why when it is something to fix).
+std::optional<LeafPlacement> PlaceLeaf(const ObservedContainer& c,
+                                       const core::AllocationInfo* alloc, bool pod_level,
+                                       const PodCaps& caps,
+                                       const std::map<core::NicId, uint64_t>& link_mbps,
+                                       std::vector<std::string>& notes) {
+  LeafPlacement p;
+  p.key = c.cgroup_id;
+  if (alloc != nullptr) {
+    if (link_mbps.count(alloc->nic()) != 0) p.nics.push_back(alloc->nic());
+    if (pod_level) p.key = c.pod_cgroup_id;
+  } else if (caps.any()) {
+    for (const auto& [id, mbps] : link_mbps) p.nics.push_back(id);
+    p.key = c.pod_cgroup_id;
+  }
+  if (p.nics.empty()) return std::nullopt;
+  uint64_t link_bps = UINT64_MAX;
+  for (const auto& id : p.nics)
+    link_bps = std::min(link_bps, shaping::MbitToBits(link_mbps.at(id)));
+  const std::string on = p.nics.size() == 1 ? " on " + p.nics[0].Identifier() : "";
+  // Katalyst's allocation reserves the request both ways; one without egress (an implicit
+  // request) reserves nothing.
+  const uint64_t egress_mbps = alloc != nullptr ? alloc->egress : 0;
+  const uint64_t ingress_mbps = egress_mbps != 0 ? alloc->ingress : 0;
+  p.rates.egress = ComputeDirectionRates(egress_mbps, caps.annotated.egress_bps, caps.ceil,
+                                         link_bps, "egress" + on, notes);
+  p.rates.ingress = ComputeDirectionRates(ingress_mbps, caps.annotated.ingress_bps, caps.ceil,
+                                          link_bps, "ingress" + on, notes);
+  if (!p.rates.any()) return std::nullopt;
+  if (p.key == 0) {
+    notes.push_back("pod-level cap but the pod cgroup was not found; not capped");
+    return std::nullopt;
+  }
+  return p;
+}
+
 }  // namespace
 
 std::optional<shaping::QosLevel> LevelOf(const std::string& katalyst_level) {
@@ -123,6 +169,7 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
                                  const AnnotatedByPod& previous_annotated) {
   DesiredState s;
   std::map<std::string, PodCaps> pod_caps;
+  std::map<uint64_t, std::vector<std::string>> notes_by_cgroup;
   std::map<core::NicId, uint64_t> link_mbps;
   for (const auto& l : enforced) {
     link_mbps[l.id] = l.link_mbps;
@@ -159,6 +206,9 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       continue;
     }
 
+    // Everything about the container an operator should fix, in one problem: the problem log
+    // keys problems by what precedes the first ':', and two under one key would flap.
+    std::vector<std::string>& notes = notes_by_cgroup[c.cgroup_id];
     DesiredContainer d;
     d.pod_uid = c.pod_uid;
     d.pod_namespace = c.pod_namespace;
@@ -171,12 +221,12 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       // The cap matters more than the tag: keep enforcing with the level's configured id.
       auto dflt = policy.qos_class_ids.find(level_name);
       d.entry.net_class_id = dflt == policy.qos_class_ids.end() ? 0 : dflt->second;
-      s.problems.push_back(PodName(c) + ": " + id.status().message() + "; using the " + level_name +
-                           " class id " + std::to_string(d.entry.net_class_id));
+      notes.push_back(id.status().message() + "; using the " + level_name + " class id " +
+                      std::to_string(d.entry.net_class_id));
     }
-    auto dscp = ResolveDscp(options.level_dscp, *level, c.pod_annotations, PodName(c));
+    auto dscp = ResolveDscp(options.level_dscp, *level, c.pod_annotations);
     d.entry.dscp = dscp.dscp;
-    if (!dscp.problem.empty()) s.problems.push_back(std::move(dscp.problem));
+    if (!dscp.problem.empty()) notes.push_back(std::move(dscp.problem));
 
     auto pod = pod_caps.find(c.pod_uid);
     if (pod == pod_caps.end()) {
@@ -184,49 +234,19 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
                 .first;
       s.annotated[c.pod_uid] = pod->second.annotated;
     }
-    const PodCaps& caps = pod->second;
-
-    // Where a leaf goes: the allocation's NIC; for a pod capped by annotations alone, every
-    // enforced NIC (the pod's traffic may leave by any of them), one leaf shared by the pod.
-    std::vector<core::NicId> nics;
-    uint64_t key = c.cgroup_id;
     if (alloc != nullptr) {
       d.nic = alloc->nic();
       d.allocated_mbps = alloc->egress;
-      if (link_mbps.count(alloc->nic()) != 0) nics.push_back(alloc->nic());
-      if (pod_level) key = c.pod_cgroup_id;
-    } else if (caps.any()) {
-      for (const auto& [id, mbps] : link_mbps) nics.push_back(id);
-      key = c.pod_cgroup_id;
     }
-    if (!nics.empty()) {
-      uint64_t link_bps = UINT64_MAX;
-      for (const auto& id : nics) link_bps = std::min(link_bps, shaping::MbitToBits(link_mbps[id]));
-      const std::string on = nics.size() == 1 ? " on " + nics[0].Identifier() : "";
-      // Katalyst's allocation reserves the request both ways; one without egress (an implicit
-      // request) reserves nothing.
-      const uint64_t egress_mbps = alloc != nullptr ? alloc->egress : 0;
-      const uint64_t ingress_mbps = egress_mbps != 0 ? alloc->ingress : 0;
-      std::vector<std::string> notes;
-      LeafRates rates;
-      rates.egress = ComputeDirectionRates(egress_mbps, caps.annotated.egress_bps, caps.ceil,
-                                           link_bps, "egress" + on, notes);
-      rates.ingress = ComputeDirectionRates(ingress_mbps, caps.annotated.ingress_bps, caps.ceil,
-                                            link_bps, "ingress" + on, notes);
-      if (!notes.empty()) s.problems.push_back(PodName(c) + ": " + Joined(notes));
-      if (rates.any() && key == 0) {
-        s.problems.push_back(PodName(c) + ": pod-level cap but the pod cgroup was not found; " +
-                             "not capped");
-      } else if (rates.any()) {
-        Leaf& leaf = leaves[key];
-        leaf.nics = nics;
-        leaf.level = *level;
-        leaf.rates = rates;
-        leaf.cgroups.push_back(c.cgroup_id);
-        d.leaf_key = key;
-        d.rates = rates;
-        d.leaf_nics = std::move(nics);
-      }
+    if (auto placed = PlaceLeaf(c, alloc, pod_level, pod->second, link_mbps, notes)) {
+      Leaf& leaf = leaves[placed->key];
+      leaf.nics = placed->nics;
+      leaf.level = *level;
+      leaf.rates = placed->rates;
+      leaf.cgroups.push_back(c.cgroup_id);
+      d.leaf_key = placed->key;
+      d.rates = placed->rates;
+      d.leaf_nics = std::move(placed->nics);
     }
     s.by_cgroup[c.cgroup_id] = std::move(d);
   }
@@ -250,12 +270,17 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       continue;
     }
     for (uint64_t cg : it->second.cgroups) {
-      DesiredContainer& d = s.by_cgroup[cg];
-      d.leaf_key.reset();
-      s.problems.push_back(d.pod_namespace + "/" + d.pod_name + " container " + d.container_name +
-                           ": no free HTB leaf minor; shaped by its QoS level only");
+      s.by_cgroup[cg].leaf_key.reset();
+      notes_by_cgroup[cg].push_back("no free HTB leaf minor; shaped by its QoS level only");
     }
     it = leaves.erase(it);
+  }
+
+  for (const auto& [cg, notes] : notes_by_cgroup) {
+    if (notes.empty()) continue;
+    const DesiredContainer& d = s.by_cgroup.at(cg);
+    s.problems.push_back(d.pod_namespace + "/" + d.pod_name + " container " + d.container_name +
+                         ": " + Joined(notes));
   }
 
   for (auto& [cg, d] : s.by_cgroup) {

@@ -83,7 +83,7 @@ Status ParseLevelDscpItems(const std::vector<std::string>& items, const char* fl
 }
 
 DscpChoice ResolveDscp(const LevelDscp& levels, shaping::QosLevel level,
-                       const core::StringMap& annotations, const std::string& who) {
+                       const core::StringMap& annotations) {
   DscpChoice out;
   out.dscp = levels[static_cast<size_t>(level)];
   auto it = annotations.find(kDscpAnnotation);
@@ -93,7 +93,8 @@ DscpChoice ResolveDscp(const LevelDscp& levels, shaping::QosLevel level,
     out.dscp = *dscp;
     return out;
   }
-  out.problem = who + ": annotation " + kDscpAnnotation + "=" + LogValue(it->second) + ": " +
+  out.problem = std::string("annotation ") + kDscpAnnotation + "=" +
+                LogValue(std::string_view(it->second).substr(0, 64)) + ": " +
                 dscp.status().message() + "; " +
                 (out.dscp ? "using the " + std::string(shaping::QosLevelName(level)) +
                                 " level's DSCP " + DscpText(*out.dscp)

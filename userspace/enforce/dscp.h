@@ -39,9 +39,10 @@ struct DscpChoice {
 };
 
 // The DSCP of a container of `level` in a pod with `annotations`: the annotation's when present
-// and valid, else the level's. A bad annotation gives a problem naming `who` (the pod and
-// container), the annotation and its value (LogValue), and keeps the level's value.
+// and valid, else the level's. A bad annotation gives a problem naming the annotation and its
+// value (LogValue, at most 64 characters of it; the caller names the container), and keeps the
+// level's value.
 DscpChoice ResolveDscp(const LevelDscp& levels, shaping::QosLevel level,
-                       const core::StringMap& annotations, const std::string& who);
+                       const core::StringMap& annotations);
 
 }  // namespace netqos::enforce

@@ -151,44 +151,39 @@ TEST_CASE("ParseLevelDscpItems: rejections name the flag and the item") {
 TEST_CASE("ResolveDscp: annotation over level over none") {
   LevelDscp levels{};
   levels[static_cast<size_t>(QosLevel::kDedicated)] = 34;
-  const std::string who = "ns/pod container c";
-
-  auto level_only = ResolveDscp(levels, QosLevel::kDedicated, {}, who);
+  auto level_only = ResolveDscp(levels, QosLevel::kDedicated, {});
   CHECK(level_only.dscp == std::optional<uint8_t>(34));
   CHECK(level_only.problem.empty());
 
-  auto none = ResolveDscp(levels, QosLevel::kShared, {{"other", "46"}}, who);
+  auto none = ResolveDscp(levels, QosLevel::kShared, {{"other", "46"}});
   CHECK(none.dscp == std::nullopt);
   CHECK(none.problem.empty());
 
-  auto over_level = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "ef"}}, who);
+  auto over_level = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "ef"}});
   CHECK(over_level.dscp == std::optional<uint8_t>(46));
   CHECK(over_level.problem.empty());
 
   // DSCP 0 is a mark too, not "none".
-  auto zero = ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "0"}}, who);
+  auto zero = ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "0"}});
   CHECK(zero.dscp == std::optional<uint8_t>(0));
-  auto zero_over = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "CS0"}}, who);
+  auto zero_over = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "CS0"}});
   CHECK(zero_over.dscp == std::optional<uint8_t>(0));
 }
 
 TEST_CASE("ResolveDscp: a bad annotation keeps the level's value and names pod, key and value") {
   LevelDscp levels{};
   levels[static_cast<size_t>(QosLevel::kDedicated)] = 34;
-  const std::string who = "ns/pod container c";
-
-  auto kept = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "64"}}, who);
+  auto kept = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "64"}});
   CHECK(kept.dscp == std::optional<uint8_t>(34));
-  CHECK_THAT(kept.problem, Catch::StartsWith(who + ": annotation netqos.io/dscp=64: "));
+  CHECK_THAT(kept.problem, Catch::StartsWith("annotation netqos.io/dscp=64: "));
   CHECK_THAT(kept.problem, Contains("0..63") && Contains("using the dedicated level's DSCP 34"));
 
-  auto unmarked = ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "gold"}}, who);
+  auto unmarked = ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "gold"}});
   CHECK(unmarked.dscp == std::nullopt);
   CHECK_THAT(unmarked.problem, Contains("netqos.io/dscp=gold") && Contains("; not marked"));
 
   // A hostile value cannot end the field or start a log line: quoted and escaped.
-  auto hostile =
-      ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "46\" pod=x/y\nfake"}}, who);
+  auto hostile = ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "46\" pod=x/y\nfake"}});
   CHECK(hostile.dscp == std::nullopt);
   CHECK_THAT(hostile.problem, Contains("netqos.io/dscp=\"46\\\" pod=x/y\\nfake\""));
   CHECK(hostile.problem.find('\n') == std::string::npos);
