@@ -170,7 +170,7 @@ TEST_CASE("ResolveDscp: annotation over level over none") {
   CHECK(zero_over.dscp == std::optional<uint8_t>(0));
 }
 
-TEST_CASE("ResolveDscp: a bad annotation keeps the level's value and names pod, key and value") {
+TEST_CASE("ResolveDscp: a bad annotation keeps the level's value and names the key and value") {
   LevelDscp levels{};
   levels[static_cast<size_t>(QosLevel::kDedicated)] = 34;
   auto kept = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "64"}});
