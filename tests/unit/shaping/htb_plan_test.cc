@@ -451,3 +451,38 @@ TEST_CASE("a level ceiling holds the level's class and its default leaf below th
   REQUIRE(none.ok());
   CHECK(wide->classes == none->classes);
 }
+
+TEST_CASE("BitRateText and BitsToBytes: rates for messages and for the kernel", "[shaping]") {
+  CHECK(BitRateText(20'000'000) == "20 Mbit/s");
+  CHECK(BitRateText(1'500'000) == "1.5 Mbit/s");
+  CHECK(BitRateText(1'021'000'000) == "1.021 Gbit/s");
+  CHECK(BitRateText(1'000'000'000) == "1 Gbit/s");
+  CHECK(BitRateText(800'000) == "800 kbit/s");
+  CHECK(BitRateText(1'234) == "1.234 kbit/s");
+  CHECK(BitRateText(999) == "999 bit/s");
+  CHECK(BitRateText(0) == "0 bit/s");
+  CHECK(BitsToBytes(8) == 1);
+  CHECK(BitsToBytes(9) == 2);  // rounded up: a rate never ends below its bit rate
+  CHECK(BitsToBytes(MbitToBits(100)) == 12'500'000);
+}
+
+TEST_CASE("a leaf with a ceiling above its rate, and a borrowing one, in the plan", "[shaping]") {
+  const std::vector<ContainerAllocation> leaves = {
+      {1, QosLevel::kShared, 1'500'000, 20'000'000, false, 0x100},  // an annotated pod: 1.5M..20M
+      {2, QosLevel::kShared, Mbit(50), 0, true, 0x101},             // borrows to the level
+  };
+  ShapingConfig config;
+  config.levels[static_cast<size_t>(QosLevel::kShared)] = {100, 300, 2};
+  auto plan = BuildHtbPlan("eth0", config, 1000, leaves);
+  REQUIRE(plan.ok());
+  CHECK(plan->Find(H(0x100))->rate_bps == 1'500'000);
+  CHECK(plan->Find(H(0x100))->ceil_bps == 20'000'000);
+  CHECK(plan->Find(H(0x101))->rate_bps == Mbit(50));
+  CHECK(plan->Find(H(0x101))->ceil_bps == Mbit(300));  // the shared level's ceiling
+  // A ceiling below the rate, or one given with borrowing, is refused.
+  auto bad = BuildHtbPlan("eth0", config, 1000,
+                          {{3, QosLevel::kShared, Mbit(50), Mbit(40), false, 0x102}});
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(),
+             Catch::Contains("ceiling 40 Mbit/s is below its rate 50 Mbit/s"));
+}
