@@ -223,9 +223,10 @@ TEST_CASE("traffic: egress leaves of 50, 200 and 1000 Mbit/s hold their caps sid
 
   std::unique_ptr<Dataplane> dp = MustOpen(env.DataplaneOptions());
   HtbPlanner planner(env.host);
-  auto plan = planner.Plan(kLinkMbps, {{cs[0].cg->Id(), QosLevel::kShared, cs[0].mbps},
-                                       {cs[1].cg->Id(), QosLevel::kShared, cs[1].mbps},
-                                       {cs[2].cg->Id(), QosLevel::kDedicated, cs[2].mbps}});
+  auto plan = planner.Plan(
+      kLinkMbps, {{cs[0].cg->Id(), QosLevel::kShared, netqos::shaping::MbitToBits(cs[0].mbps)},
+                  {cs[1].cg->Id(), QosLevel::kShared, netqos::shaping::MbitToBits(cs[1].mbps)},
+                  {cs[2].cg->Id(), QosLevel::kDedicated, netqos::shaping::MbitToBits(cs[2].mbps)}});
   INFO(plan.status().message());
   REQUIRE(plan.ok());
   HtbInstaller inst = MustInstaller();
@@ -372,9 +373,10 @@ TEST_CASE("traffic: ingress through tc, socket lookup and an IFB holds 50, 200 a
   const int ifb_index = MustEnsureIfb(inst, ifb.name);
 
   HtbPlanner planner(ifb.name);
-  auto plan = planner.Plan(kLinkMbps, {{cs[0].cg->Id(), QosLevel::kShared, cs[0].mbps},
-                                       {cs[1].cg->Id(), QosLevel::kShared, cs[1].mbps},
-                                       {cs[2].cg->Id(), QosLevel::kDedicated, cs[2].mbps}});
+  auto plan = planner.Plan(
+      kLinkMbps, {{cs[0].cg->Id(), QosLevel::kShared, netqos::shaping::MbitToBits(cs[0].mbps)},
+                  {cs[1].cg->Id(), QosLevel::kShared, netqos::shaping::MbitToBits(cs[1].mbps)},
+                  {cs[2].cg->Id(), QosLevel::kDedicated, netqos::shaping::MbitToBits(cs[2].mbps)}});
   REQUIRE(plan.ok());
   RequireOk(inst.Apply(ifb_index, *plan).status());
   for (size_t i = 0; i < cs.size(); ++i) {
@@ -467,7 +469,8 @@ TEST_CASE("traffic: a UDP socket that only receives is held to its ingress cap",
   IfbGuard ifb{UniquePrefix() + "ibu"};
   const int ifb_index = MustEnsureIfb(inst, ifb.name);
   HtbPlanner planner(ifb.name);
-  auto plan = planner.Plan(kLinkMbps, {{sink_cg.Id(), QosLevel::kShared, kCapMbps}});
+  auto plan = planner.Plan(
+      kLinkMbps, {{sink_cg.Id(), QosLevel::kShared, netqos::shaping::MbitToBits(kCapMbps)}});
   REQUIRE(plan.ok());
   RequireOk(inst.Apply(ifb_index, *plan).status());
   const uint32_t prio = planner.PriorityFor(sink_cg.Id());
@@ -599,8 +602,9 @@ TEST_CASE("traffic: caps hold after the loading process has exited", "[traffic]"
   // the veth (its egress) and on the IFB (its ingress): its ACKs land in its own leaves.
   constexpr uint64_t kCap = 200;
   HtbPlanner planner(env.host);
-  auto plan = planner.Plan(kLinkMbps, {{sender.Id(), QosLevel::kShared, kCap},
-                                       {receiver.Id(), QosLevel::kShared, kCap}});
+  auto plan = planner.Plan(kLinkMbps,
+                           {{sender.Id(), QosLevel::kShared, netqos::shaping::MbitToBits(kCap)},
+                            {receiver.Id(), QosLevel::kShared, netqos::shaping::MbitToBits(kCap)}});
   REQUIRE(plan.ok());
   RequireOk(inst.Apply(env.host_ifindex, *plan).status());
   RequireOk(inst.Apply(ifb_index, *plan).status());

@@ -107,8 +107,8 @@ void CheckTcMatchesPlan(const std::string& dev, const HtbPlan& plan) {
     CHECK(it->second.prio == want.prio);
     // Buckets of at least 1 ms at the rate (ceil): a one-packet bucket under-delivers at high
     // rates, see htb_installer.cc. tc prints sizes rounded to 1/1024.
-    CHECK(it->second.burst_bytes >= want.rate_bps / 8 * 1023 / 1024);
-    CHECK(it->second.cburst_bytes >= want.ceil_bps / 8 * 1023 / 1024);
+    CHECK(it->second.burst_bytes >= want.rate_bps / 8000 * 1023 / 1024);
+    CHECK(it->second.cburst_bytes >= want.ceil_bps / 8000 * 1023 / 1024);
   }
   CHECK(TcRoot(dev) == "htb 10:");
   CHECK(Capture("tc qdisc show dev " + dev).find("default 0x" + [&] {
