@@ -62,7 +62,8 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
       const char* source = !dir.annotated          ? "allocation"
                            : d.allocated_mbps == 0 ? "annotation"
                                                    : "allocation+annotation";
-      return service::LeafCap{dir.rate_bps, dir.ceil_bps, dir.borrow, source};
+      return service::LeafCap{dir.rate_bps, dir.ceil_bps, dir.borrow, source,
+                              shaping::BucketBytes(dir.rate_bps, d.burst_bytes)};
     };
     c.egress_cap = cap(d.rates.egress);
     c.ingress_cap = cap(d.rates.ingress);

@@ -74,6 +74,22 @@ void Enforcer::SyncEdt() {
       edt_nics.insert(link.id);
     }
   }
+  // A burst sizes an HTB bucket; EDT pacing has no bucket to size (it carries over at most
+  // NETQOS_EDT_CREDIT_NS, 2 ms, of a container's idle time, whatever its rate), so a burst set for
+  // a leaf paced in EDT mode is not applied there. Logged when the count changes, not every pass.
+  size_t unapplied = 0;
+  for (const auto& nic : edt_nics) {
+    auto leaves = egress_leaves_.find(nic);
+    if (leaves == egress_leaves_.end()) continue;
+    for (const auto& leaf : leaves->second) unapplied += leaf.burst_bytes != 0 ? 1 : 0;
+  }
+  if (unapplied != edt_bursts_unapplied_ && unapplied != 0) {
+    spdlog::info(
+        "burst not applied to EDT egress pacing leaves={} (EDT carries at most 2 ms of idle time "
+        "over at the leaf's rate; the ingress leaves on the IFB have the burst)",
+        unapplied);
+  }
+  edt_bursts_unapplied_ = unapplied;
   auto current = ports_.edt->List();
   if (!current.ok()) {
     problems_.Report("edt-map", current.status().message());
