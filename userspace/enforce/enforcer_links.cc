@@ -74,15 +74,8 @@ void Enforcer::SyncEdt() {
       edt_nics.insert(link.id);
     }
   }
-  // A burst sizes an HTB bucket; EDT pacing has no bucket to size (it carries over at most
-  // NETQOS_EDT_CREDIT_NS, 2 ms, of a container's idle time, whatever its rate), so a burst set for
-  // a leaf paced in EDT mode is not applied there. Logged when the count changes, not every pass.
-  size_t unapplied = 0;
-  for (const auto& nic : edt_nics) {
-    auto leaves = egress_leaves_.find(nic);
-    if (leaves == egress_leaves_.end()) continue;
-    for (const auto& leaf : leaves->second) unapplied += leaf.burst_bytes != 0 ? 1 : 0;
-  }
+  // Logged when the count changes, not on every pass.
+  const size_t unapplied = BurstsNotApplied(egress_leaves_, edt_nics);
   if (unapplied != edt_bursts_unapplied_ && unapplied != 0) {
     spdlog::info(
         "burst not applied to EDT egress pacing leaves={} (EDT carries at most 2 ms of idle time "

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "enforce/desired_state.h"
+#include "enforce/edt_rates.h"
 
 namespace {
 
@@ -196,4 +197,19 @@ TEST_CASE("BucketBytes: the default bucket, a set burst, and the longest bucket 
   // 8 kbit/s = 1000 bytes/s: at most 100 s of it.
   CHECK(BucketBytes(8000, 1u << 30) == 100'000);
   CHECK(DefaultBucketBytes(8000) == 1601);
+}
+
+TEST_CASE("BurstsNotApplied counts the leaves with a burst on EDT NICs' egress") {
+  using netqos::shaping::ContainerAllocation;
+  const netqos::core::NicId eth0{"", "eth0"}, eth1{"", "eth1"};
+  ContainerAllocation with{1, QosLevel::kShared, 100'000'000};
+  with.burst_bytes = 65536;
+  ContainerAllocation without{2, QosLevel::kShared, 100'000'000};
+  ContainerAllocation other = with;
+  other.key = 3;
+  const std::map<netqos::core::NicId, std::vector<ContainerAllocation>> egress = {
+      {eth0, {with, without}}, {eth1, {other}}};
+  CHECK(netqos::enforce::BurstsNotApplied(egress, {}) == 0);  // all HTB: every burst applies
+  CHECK(netqos::enforce::BurstsNotApplied(egress, {eth0}) == 1);
+  CHECK(netqos::enforce::BurstsNotApplied(egress, {eth0, eth1}) == 2);
 }
