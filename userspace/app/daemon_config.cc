@@ -358,6 +358,12 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "AF11..AF43), e.g. system_cores=46,dedicated_cores=AF41; a pod's netqos.io/dscp "
                  "annotation overrides it (default: none, the DS field is left alone)")
       ->delimiter(',');
+  app.add_option("--qos-level-burst", c.qos_level_burst,
+                 "netqos: burst (HTB bucket) of each QoS level's container leaves and default "
+                 "leaf, level=bytes,... with bytes a quantity from 1600 (one packet) to 1Gi, e.g. "
+                 "64Ki or 1M, or auto: what the rate earns in 1 ms + 1600 bytes (the default); a "
+                 "pod's netqos.io/burst annotation overrides it; not applied to EDT egress pacing")
+      ->delimiter(',');
   choices.Add(app, "--unclassified-qos-level", c.unclassified_qos_level, kQosLevelChoices,
               "netqos: QoS level whose class takes traffic of containers netqos did not "
               "classify");

@@ -99,6 +99,7 @@ struct DaemonConfig {
   shaping::ContainerCeil container_ceil = shaping::ContainerCeil::kAllocation;
   std::vector<std::string> qos_level_shaping;  // level=rate:ceil:prio; see shaping_flags.h
   std::vector<std::string> qos_level_dscp;     // level=dscp; see shaping_flags.h
+  std::vector<std::string> qos_level_burst;    // level=bytes|auto; see shaping_flags.h
   shaping::QosLevel unclassified_qos_level = shaping::QosLevel::kShared;
   bool low_priority_groups = false;               // see shaping_flags.h
   uint32_t low_priority_group_floor_percent = 5;  // Katalyst HEAD's constant

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "shaping/htb_plan.h"
+#include "shaping/shaping_mode.h"
 
 namespace netqos::app {
 namespace {
@@ -57,15 +58,24 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     c.capped = d.leaf_key.has_value();
     if (d.nic) c.nic = d.nic->Identifier();
     c.allocated_mbps = d.allocated_mbps;
-    const auto cap = [&](const enforce::DirectionRates& dir) -> std::optional<service::LeafCap> {
+    // EDT pacing has no bucket: a leaf whose NICs all pace its egress shows none there.
+    bool edt_egress = !d.leaf_nics.empty();
+    for (const auto& nic : d.leaf_nics) {
+      auto m = st.shaping_modes.find(nic.Identifier());
+      edt_egress =
+          edt_egress && m != st.shaping_modes.end() && m->second.mode == shaping::ShapingMode::kEdt;
+    }
+    const auto cap = [&](const enforce::DirectionRates& dir,
+                         bool bucket) -> std::optional<service::LeafCap> {
       if (!d.leaf_key || !dir.capped()) return std::nullopt;
       const char* source = !dir.annotated          ? "allocation"
                            : d.allocated_mbps == 0 ? "annotation"
                                                    : "allocation+annotation";
-      return service::LeafCap{dir.rate_bps, dir.ceil_bps, dir.borrow, source};
+      return service::LeafCap{dir.rate_bps, dir.ceil_bps, dir.borrow, source,
+                              bucket ? shaping::BucketBytes(dir.rate_bps, d.burst_bytes) : 0};
     };
-    c.egress_cap = cap(d.rates.egress);
-    c.ingress_cap = cap(d.rates.ingress);
+    c.egress_cap = cap(d.rates.egress, !edt_egress);
+    c.ingress_cap = cap(d.rates.ingress, true);
     c.dscp = d.entry.dscp;
     if (with_counters && stack_->dataplane) {
       if (auto counters = stack_->dataplane->ContainerCounters(id); counters.ok()) {

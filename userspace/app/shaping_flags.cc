@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "enforce/burst.h"
 #include "enforce/dscp.h"
 
 namespace netqos::app {
@@ -65,6 +66,8 @@ Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config) {
   out.container_ceil = config.container_ceil;
   NETQOS_RETURN_IF_ERROR(
       enforce::ParseLevelDscpItems(config.qos_level_dscp, "--qos-level-dscp", &out.dscp));
+  NETQOS_RETURN_IF_ERROR(
+      enforce::ParseLevelBurstItems(config.qos_level_burst, "--qos-level-burst", &out.burst_bytes));
 
   if (config.low_priority_group_floor_percent > 100) {
     return InvalidArgument("--low-priority-group-floor-percent must be 0..100, got " +

@@ -13,7 +13,8 @@ namespace netqos::app {
 // the level --unclassified-qos-level chose (parsed with the flags). Rejects malformed items, a
 // level given twice, values shaping::ValidateConfig refuses and guaranteed rates adding up to more
 // than 1000 permille; every message names the flag and the item. Each --qos-level-dscp item
-// "<level>=<dscp>" sets the level's DSCP (enforce/dscp.h; errors name that flag and the item).
+// "<level>=<dscp>" sets the level's DSCP (enforce/dscp.h; errors name that flag and the item),
+// each --qos-level-burst item "<level>=<bytes|auto>" the level's burst (enforce/burst.h, alike).
 Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config);
 
 }  // namespace netqos::app

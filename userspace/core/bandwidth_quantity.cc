@@ -79,14 +79,18 @@ void MultiplySmall(std::string& digits, unsigned m) {
   }
 }
 
+// What a quantity may be, and what is said when it is not.
+struct Bounds {
+  uint64_t min = 0;
+  uint64_t max = 0;
+  const char* below = "";  // "below the kubelet's minimum of 1k (1000) bit/s"
+  const char* above = "";
+};
+
 // ceil(digits * 10^exp10) checked against the bounds; digits has no leading zero and is not "0".
-Result<uint64_t> CeilInBounds(const std::string& digits, int exp10) {
-  const auto too_large = [] {
-    return InvalidArgument("above the kubelet's maximum of 1P (10^15) bit/s");
-  };
-  const auto too_small = [] {
-    return InvalidArgument("below the kubelet's minimum of 1k (1000) bit/s");
-  };
+Result<uint64_t> CeilInBounds(const std::string& digits, int exp10, const Bounds& bounds) {
+  const auto too_large = [&] { return InvalidArgument(bounds.above); };
+  const auto too_small = [&] { return InvalidArgument(bounds.below); };
   if (exp10 > kExp10TooLarge) return too_large();
   if (exp10 < kExp10TooSmall) return too_small();  // 0 < value < 1: rounds up to 1
   std::string integer = digits;
@@ -105,14 +109,12 @@ Result<uint64_t> CeilInBounds(const std::string& digits, int exp10) {
   uint64_t value = 0;
   std::from_chars(integer.data(), integer.data() + integer.size(), value);
   if (fraction) ++value;
-  if (value > kMaxAnnotatedBitsPerSecond) return too_large();
-  if (value < kMinAnnotatedBitsPerSecond) return too_small();
+  if (value > bounds.max) return too_large();
+  if (value < bounds.min) return too_small();
   return value;
 }
 
-}  // namespace
-
-Result<uint64_t> ParseBandwidthQuantity(std::string_view text) {
+Result<uint64_t> ParseQuantity(std::string_view text, const Bounds& bounds) {
   if (text.empty()) return InvalidArgument("empty");
   if (text.size() > kMaxQuantityLength) {
     return InvalidArgument("longer than " + std::to_string(kMaxQuantityLength) + " characters");
@@ -140,11 +142,26 @@ Result<uint64_t> ParseBandwidthQuantity(std::string_view text) {
   if (!suffix) return NotAQuantity();
 
   const size_t first = digits.find_first_not_of('0');
-  if (first == std::string::npos) return CeilInBounds("0", 0);  // zero: too small
+  if (first == std::string::npos) return CeilInBounds("0", 0, bounds);  // zero: too small
   if (negative) return InvalidArgument("negative");
   digits.erase(0, first);
   for (int i = 0; i < suffix->pow1024; ++i) MultiplySmall(digits, 1024);
-  return CeilInBounds(digits, suffix->exp10 - static_cast<int>(frac_len));
+  return CeilInBounds(digits, suffix->exp10 - static_cast<int>(frac_len), bounds);
+}
+
+}  // namespace
+
+Result<uint64_t> ParseBandwidthQuantity(std::string_view text) {
+  static constexpr Bounds kBandwidth{kMinAnnotatedBitsPerSecond, kMaxAnnotatedBitsPerSecond,
+                                     "below the kubelet's minimum of 1k (1000) bit/s",
+                                     "above the kubelet's maximum of 1P (10^15) bit/s"};
+  return ParseQuantity(text, kBandwidth);
+}
+
+Result<uint64_t> ParseByteQuantity(std::string_view text, uint64_t min_bytes, uint64_t max_bytes) {
+  const std::string below = "below the minimum of " + std::to_string(min_bytes) + " bytes";
+  const std::string above = "above the maximum of " + std::to_string(max_bytes) + " bytes";
+  return ParseQuantity(text, Bounds{min_bytes, max_bytes, below.c_str(), above.c_str()});
 }
 
 AnnotatedBandwidth ReadBandwidthAnnotations(const StringMap& annotations) {

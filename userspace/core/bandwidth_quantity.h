@@ -34,6 +34,10 @@ inline constexpr size_t kMaxQuantityLength = 64;
 // kMaxAnnotatedBitsPerSecond]; the message does not repeat the text.
 Result<uint64_t> ParseBandwidthQuantity(std::string_view text);
 
+// A size in bytes in the same grammar ("1600", "64Ki", "1.5M", "1Mi"), rounded up to a whole byte
+// and refused outside [min_bytes, max_bytes] (the message names the bound, not the text).
+Result<uint64_t> ParseByteQuantity(std::string_view text, uint64_t min_bytes, uint64_t max_bytes);
+
 // A pod's annotated caps per direction, in bit/s; unset when not annotated or refused.
 struct AnnotatedBandwidth {
   std::optional<uint64_t> egress_bps;

@@ -81,7 +81,8 @@ nlohmann::json CapJson(bool has, const admin::LeafCap& cap) {
   return {{"rate_bps", cap.rate_bps()},
           {"ceil_bps", cap.ceil_bps()},
           {"borrows", cap.borrows()},
-          {"source", cap.source()}};
+          {"source", cap.source()},
+          {"burst_bytes", cap.burst_bytes()}};
 }
 
 std::string HumanCount(uint64_t v) {

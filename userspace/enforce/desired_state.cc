@@ -27,6 +27,7 @@ struct Leaf {
   std::vector<core::NicId> nics;
   shaping::QosLevel level = shaping::QosLevel::kShared;
   LeafRates rates;
+  uint32_t burst_bytes = 0;
   std::vector<uint64_t> cgroups;  // containers whose traffic uses this leaf
 };
 
@@ -34,6 +35,7 @@ struct Leaf {
 struct PodCaps {
   core::AnnotatedBandwidth annotated;
   ContainerCeil ceil = ContainerCeil::kAllocation;
+  PodBurst burst;
   bool any() const { return annotated.egress_bps || annotated.ingress_bps; }
 };
 
@@ -46,12 +48,16 @@ std::string Joined(const std::vector<std::string>& notes) {
 }
 
 // A refused annotation keeps the value the pod was enforced with before, if any.
-PodCaps ReadPodCaps(const ObservedContainer& c, const DesiredOptions& options,
-                    const AnnotatedByPod& previous, std::vector<std::string>& problems) {
+// `level` is the first container's: a refused burst names the level whose burst is used instead.
+PodCaps ReadPodCaps(const ObservedContainer& c, shaping::QosLevel level,
+                    const DesiredOptions& options, const AnnotatedByPod& previous,
+                    std::vector<std::string>& problems) {
   PodCaps caps;
   std::vector<std::string> notes;
   caps.annotated = core::ReadBandwidthAnnotations(c.pod_annotations);
   caps.ceil = ContainerCeilFor(c.pod_annotations, options.container_ceil, notes);
+  caps.burst = ReadPodBurst(c.pod_annotations, options.level_burst, level);
+  if (!caps.burst.note.empty()) notes.push_back(caps.burst.note);
   auto before = previous.find(c.pod_uid);
   const core::AnnotatedBandwidth* old = before == previous.end() ? nullptr : &before->second;
   const auto keep = [&](bool refused, std::optional<uint64_t>& now,
@@ -144,6 +150,7 @@ DesiredOptions DesiredOptionsFor(const shaping::ShapingConfig& shaping, bool sha
   o.unclassified_level = shaping.default_level;
   o.container_ceil = shaping.container_ceil;
   o.level_dscp = shaping.dscp;
+  o.level_burst = shaping.burst_bytes;
   return o;
 }
 
@@ -230,7 +237,8 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
 
     auto pod = pod_caps.find(c.pod_uid);
     if (pod == pod_caps.end()) {
-      pod = pod_caps.emplace(c.pod_uid, ReadPodCaps(c, options, previous_annotated, s.problems))
+      pod = pod_caps
+                .emplace(c.pod_uid, ReadPodCaps(c, *level, options, previous_annotated, s.problems))
                 .first;
       s.annotated[c.pod_uid] = pod->second.annotated;
     }
@@ -243,9 +251,11 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       leaf.nics = placed->nics;
       leaf.level = *level;
       leaf.rates = placed->rates;
+      leaf.burst_bytes = ResolveBurst(options.level_burst, *level, pod->second.burst);
       leaf.cgroups.push_back(c.cgroup_id);
       d.leaf_key = placed->key;
       d.rates = placed->rates;
+      d.burst_bytes = leaf.burst_bytes;
       d.leaf_nics = std::move(placed->nics);
     }
     s.by_cgroup[c.cgroup_id] = std::move(d);
@@ -296,7 +306,10 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
   for (const auto& [key, leaf] : leaves) {
     const uint32_t minor = *minors.Lookup(key);
     const auto put = [&](std::vector<shaping::ContainerAllocation>& into, const DirectionRates& r) {
-      if (r.capped()) into.push_back({key, leaf.level, r.rate_bps, r.ceil_bps, r.borrow, minor});
+      if (r.capped()) {
+        into.push_back(
+            {key, leaf.level, r.rate_bps, r.ceil_bps, r.borrow, minor, leaf.burst_bytes});
+      }
     };
     for (const auto& nic : leaf.nics) {
       put(s.egress[nic], leaf.rates.egress);

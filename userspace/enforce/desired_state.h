@@ -12,6 +12,7 @@
 #include "core/bandwidth_quantity.h"
 #include "core/config.h"
 #include "core/types.h"
+#include "enforce/burst.h"
 #include "enforce/dscp.h"
 #include "enforce/leaf_rates.h"
 #include "shaping/htb_plan.h"
@@ -63,6 +64,8 @@ struct DesiredContainer {
   std::optional<uint64_t> leaf_key;
   LeafRates rates;
   std::vector<core::NicId> leaf_nics;
+  // The leaf's burst (both directions, rate and ceiling buckets), bytes; 0 = the default bucket.
+  uint32_t burst_bytes = 0;
 };
 
 // Per pod uid: the bandwidth annotations a pod is enforced with. A refused value keeps the one
@@ -94,6 +97,9 @@ struct DesiredOptions {
   // Per QoS level: the DSCP its containers' packets are marked with (--qos-level-dscp); a pod's
   // netqos.io/dscp annotation overrides it (enforce/dscp.h).
   LevelDscp level_dscp{};
+  // Per QoS level: the burst of its leaves (--qos-level-burst), 0 = the default bucket; a pod's
+  // netqos.io/burst annotation overrides it (enforce/burst.h).
+  LevelBurst level_burst{};
 };
 
 // The options for enforcing with `shaping` (on at least one NIC when `shaping_on`).

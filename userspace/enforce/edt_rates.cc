@@ -21,6 +21,17 @@ std::map<uint64_t, uint64_t> PlanEdtRates(
   return want;
 }
 
+size_t BurstsNotApplied(
+    const std::map<core::NicId, std::vector<shaping::ContainerAllocation>>& egress_leaves,
+    const std::set<core::NicId>& edt_nics) {
+  size_t n = 0;
+  for (const auto& [nic, leaves] : egress_leaves) {
+    if (edt_nics.count(nic) == 0) continue;
+    for (const auto& leaf : leaves) n += leaf.burst_bytes != 0 ? 1 : 0;
+  }
+  return n;
+}
+
 EdtSyncReport SyncEdtRates(EdtRateTable& table, const std::map<uint64_t, uint64_t>& current,
                            const std::map<uint64_t, uint64_t>& want) {
   EdtSyncReport r;

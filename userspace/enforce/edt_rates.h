@@ -31,6 +31,13 @@ std::map<uint64_t, uint64_t> PlanEdtRates(
     const std::map<core::NicId, std::vector<shaping::ContainerAllocation>>& egress_leaves,
     const std::set<core::NicId>& edt_nics);
 
+// How many container leaves of EDT-mode NICs' egress have a burst set: EDT pacing has no bucket
+// to size (it carries at most NETQOS_EDT_CREDIT_NS, 2 ms, of a container's idle time over,
+// whatever its rate), so those bursts are not applied there.
+size_t BurstsNotApplied(
+    const std::map<core::NicId, std::vector<shaping::ContainerAllocation>>& egress_leaves,
+    const std::set<core::NicId>& edt_nics);
+
 struct EdtSyncReport {
   int set = 0;
   int cleared = 0;

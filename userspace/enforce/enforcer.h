@@ -202,6 +202,7 @@ class Enforcer {
   // Low-priority network groups of the last whole pass (shaping.low_priority_floor_percent set).
   std::map<core::NicId, core::LowPriorityGroup> groups_;
   std::map<core::NicId, Applied> applied_;
+  size_t edt_bursts_unapplied_ = 0;  // egress leaves of EDT NICs with a burst set, last logged
   std::map<uint64_t, std::string> pod_of_cgroup_;
   Clock::time_point next_full_;
   Clock::time_point next_pods_;

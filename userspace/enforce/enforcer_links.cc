@@ -74,6 +74,15 @@ void Enforcer::SyncEdt() {
       edt_nics.insert(link.id);
     }
   }
+  // Logged when the count changes, not on every pass.
+  const size_t unapplied = BurstsNotApplied(egress_leaves_, edt_nics);
+  if (unapplied != edt_bursts_unapplied_ && unapplied != 0) {
+    spdlog::info(
+        "burst not applied to EDT egress pacing leaves={} (EDT carries at most 2 ms of idle time "
+        "over at the leaf's rate; the ingress leaves on the IFB have the burst)",
+        unapplied);
+  }
+  edt_bursts_unapplied_ = unapplied;
   auto current = ports_.edt->List();
   if (!current.ok()) {
     problems_.Report("edt-map", current.status().message());

@@ -212,6 +212,7 @@ void FillClasses(const service::EnforcementReport& report, admin::ListClassesRes
       to->set_ceil_bps(from.ceil_bps);
       to->set_borrows(from.borrows);
       to->set_source(from.source);
+      to->set_burst_bytes(from.burst_bytes);
     };
     if (c.egress_cap) put_cap(*c.egress_cap, cc->mutable_egress_cap());
     if (c.ingress_cap) put_cap(*c.ingress_cap, cc->mutable_ingress_cap());

@@ -27,6 +27,10 @@ struct LeafCap {
   uint64_t ceil_bps = 0;  // the most it gets; 0 when it borrows up to its QoS level's ceiling
   bool borrows = false;
   std::string source;  // "allocation", "annotation" or "allocation+annotation"
+  // The bucket of the leaf's rate in bytes (HTB rbuffer): its burst (--qos-level-burst or the
+  // pod's netqos.io/burst), else the default, what the rate earns in 1 ms + 1600 bytes. 0 for
+  // egress paced in EDT mode, which has no bucket.
+  uint32_t burst_bytes = 0;
 };
 
 struct ContainerEnforcement {

@@ -34,20 +34,13 @@ uint32_t Quantum(uint64_t rate_bps) {
   return static_cast<uint32_t>(std::clamp<uint64_t>(BitsToBytes(rate_bps) / 10, 1600, 200000));
 }
 
-// Bucket size of a class: what the rate earns in 1 ms, plus one MTU-sized packet. tc and libnl
-// default to rate / psched_hz + mtu, and psched_hz is 1e9 with high-resolution timers, so the
-// bucket is one packet: every late dequeue (timer slack, softirq delay) then loses tokens, and a
-// loaded 2-CPU VM measured a 1 Gbit/s leaf at 0.97 of its rate (0.995 with this bucket). A 1 ms
-// burst at the class rate is negligible against any measurement window.
-uint32_t Burst(uint64_t rate_bps) {
-  return static_cast<uint32_t>(std::min<uint64_t>(BitsToBytes(rate_bps) / 1000 + 1600, UINT32_MAX));
-}
-
 struct ExistingClass {
   uint32_t parent = 0;
   uint64_t rate_bytes = 0;  // bytes per second, as the kernel reports it
   uint64_t ceil_bytes = 0;
   uint32_t prio = 0;
+  uint32_t rbuffer = 0;  // bytes, as libnl converts the kernel's ticks back (see Matches)
+  uint32_t cbuffer = 0;
   std::string kind;
 };
 
@@ -66,6 +59,8 @@ void CollectClass(nl_object* obj, void* arg) {
     if (rtnl_htb_get_rate64(cls, &e.rate_bytes) < 0) e.rate_bytes = rtnl_htb_get_rate(cls);
     if (rtnl_htb_get_ceil64(cls, &e.ceil_bytes) < 0) e.ceil_bytes = rtnl_htb_get_ceil(cls);
     e.prio = rtnl_htb_get_prio(cls);
+    e.rbuffer = rtnl_htb_get_rbuffer(cls);
+    e.cbuffer = rtnl_htb_get_cbuffer(cls);
   }
   (*out)[handle] = e;
 }
@@ -110,8 +105,8 @@ Status PutClass(nl_sock* sock, int ifindex, const PlannedClass& c, int flags,
       (err = rtnl_htb_set_ceil64(cls.get(), BitsToBytes(c.ceil_bps))) < 0 ||
       (err = rtnl_htb_set_prio(cls.get(), c.prio)) < 0 ||
       (err = rtnl_htb_set_quantum(cls.get(), Quantum(c.rate_bps))) < 0 ||
-      (err = rtnl_htb_set_rbuffer(cls.get(), Burst(c.rate_bps))) < 0 ||
-      (err = rtnl_htb_set_cbuffer(cls.get(), Burst(c.ceil_bps))) < 0) {
+      (err = rtnl_htb_set_rbuffer(cls.get(), BucketBytes(c.rate_bps, c.burst_bytes))) < 0 ||
+      (err = rtnl_htb_set_cbuffer(cls.get(), BucketBytes(c.ceil_bps, c.burst_bytes))) < 0) {
     return NlStatus(err, "rtnl_htb_set_* for " + what);
   }
   err = rtnl_class_add(sock, cls.get(), flags);
@@ -129,9 +124,22 @@ Status DeleteClass(nl_sock* sock, int ifindex, uint32_t handle, uint32_t parent,
   return NlStatus(err, "rtnl_class_delete(class " + HandleText(handle) + " on " + nic + ")");
 }
 
+// The kernel keeps a bucket as a time (64 ns ticks); libnl sends it as whole microseconds at the
+// class's rate and converts the ticks it reads back through whole microseconds again, so a bucket
+// comes back up to ~2 us of its rate (and a byte of rounding) smaller than it was set. Closer
+// than 3 us of the rate counts as the same bucket: a burst that differs by less is no change
+// anyone could measure, and an unchanged class must not be rewritten every pass.
+bool SameBucket(uint32_t have, uint32_t want, uint64_t rate_bps) {
+  const uint64_t slack = BitsToBytes(rate_bps) * 3 / 1000000 + 2;
+  const uint64_t diff = have > want ? have - want : want - have;
+  return diff <= slack;
+}
+
 bool Matches(const PlannedClass& want, const ExistingClass& have) {
   return have.kind == "htb" && have.rate_bytes == BitsToBytes(want.rate_bps) &&
-         have.ceil_bytes == BitsToBytes(want.ceil_bps) && have.prio == want.prio;
+         have.ceil_bytes == BitsToBytes(want.ceil_bps) && have.prio == want.prio &&
+         SameBucket(have.rbuffer, BucketBytes(want.rate_bps, want.burst_bytes), want.rate_bps) &&
+         SameBucket(have.cbuffer, BucketBytes(want.ceil_bps, want.burst_bytes), want.ceil_bps);
 }
 
 int Depth(uint32_t handle, const std::map<uint32_t, ExistingClass>& existing) {

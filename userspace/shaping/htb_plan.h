@@ -63,6 +63,19 @@ constexpr uint64_t BitsToBytes(uint64_t bps) { return bps / 8 + (bps % 8 != 0 ? 
 // "20 Mbit/s", "1.5 Mbit/s", "800 kbit/s", "1500 bit/s": for messages.
 std::string BitRateText(uint64_t bps);
 
+// A class's token buckets (HTB rbuffer for its rate, cbuffer for its ceiling), in bytes. 0 asks
+// for the default: what the rate earns in 1 ms plus one 1600-byte packet (DefaultBucketBytes).
+// A burst set per level or pod (--qos-level-burst, netqos.io/burst) is used for both buckets.
+inline constexpr uint32_t kMinBurstBytes = 1600;      // one packet: HTB sends no less anyway
+inline constexpr uint32_t kMaxBurstBytes = 1u << 30;  // 1 GiB
+// The kernel keeps a bucket as the time its rate takes to fill it, in 32-bit 64 ns ticks (275 s),
+// and libnl passes it through whole microseconds: a bucket is held to this many seconds at its
+// rate, far beyond any useful burst, so a large burst on a slow leaf cannot wrap around.
+inline constexpr uint64_t kMaxBucketSeconds = 100;
+uint32_t DefaultBucketBytes(uint64_t rate_bps);
+// The bucket a class at `rate_bps` gets for `burst_bytes` (0: the default).
+uint32_t BucketBytes(uint64_t rate_bps, uint32_t burst_bytes);
+
 // Rates are fractions of the link rate in permille so the config stays integral.
 struct LevelConfig {
   uint32_t rate_permille = 0;     // guaranteed share of the link
@@ -99,6 +112,9 @@ struct ShapingConfig {
   // The DSCP each level's packets are marked with on the enforced NICs (--qos-level-dscp);
   // nullopt: left alone. Not HTB's: carried here with the other per-level settings of the flags.
   std::array<std::optional<uint8_t>, kQosLevelCount> dscp{};
+  // Each level's burst in bytes (--qos-level-burst), for its container leaves and its default
+  // leaf; 0: the default bucket. A pod's netqos.io/burst overrides it for the pod's leaves.
+  std::array<uint32_t, kQosLevelCount> burst_bytes{};
 };
 
 struct ContainerAllocation {
@@ -110,6 +126,8 @@ struct ContainerAllocation {
   bool borrow = false;
   // Leaf minor. BuildHtbPlan requires it; HtbPlanner::Plan ignores it and assigns its own.
   uint32_t minor = 0;
+  // The leaf's burst (its rate and ceiling buckets), bytes; 0 = the default bucket.
+  uint32_t burst_bytes = 0;
 };
 
 struct PlannedClass {
@@ -119,6 +137,7 @@ struct PlannedClass {
   uint64_t ceil_bps = 0;  // bit/s
   uint32_t prio = 0;
   std::optional<uint64_t> container_key;  // set for container leaves
+  uint32_t burst_bytes = 0;               // both buckets, bytes; 0 = the default (BucketBytes)
 
   bool operator==(const PlannedClass&) const = default;
 };

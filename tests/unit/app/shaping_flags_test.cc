@@ -147,3 +147,33 @@ TEST_CASE("BuildShapingConfig: --qos-level-dscp gives each level its DSCP, none 
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.status().message(), Catch::StartsWith("--qos-level-dscp: \"shared=64\": "));
 }
+
+TEST_CASE("BuildShapingConfig: --qos-level-burst gives each level its burst, auto by default") {
+  DaemonConfig none;
+  auto d = BuildShapingConfig(none);
+  REQUIRE(d.ok());
+  for (uint32_t v : d->burst_bytes) CHECK(v == 0);
+
+  DaemonConfig c;
+  c.qos_level_burst = {"system_cores=1600", "dedicated=64Ki", "shared=1M", "reclaimed=auto"};
+  auto r = BuildShapingConfig(c);
+  REQUIRE(r.ok());
+  CHECK(r->burst_bytes[static_cast<size_t>(QosLevel::kSystem)] == 1600);
+  CHECK(r->burst_bytes[static_cast<size_t>(QosLevel::kDedicated)] == 65536);
+  CHECK(r->burst_bytes[static_cast<size_t>(QosLevel::kShared)] == 1000000);
+  CHECK(r->burst_bytes[static_cast<size_t>(QosLevel::kReclaimed)] == 0);
+  auto options = netqos::enforce::DesiredOptionsFor(*r, true);
+  CHECK(options.level_burst == r->burst_bytes);
+
+  for (const std::string item :
+       {"shared=1599", "shared=1Gi1", "shared=-1", "shared", "gold=1M", "shared=1.5Gi"}) {
+    c.qos_level_burst = {item};
+    auto bad = BuildShapingConfig(c);
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(bad.status().message(), Catch::StartsWith("--qos-level-burst: \"" + item + "\": "));
+  }
+  c.qos_level_burst = {"shared=1Gi", "shared_cores=auto"};
+  auto twice = BuildShapingConfig(c);
+  REQUIRE_FALSE(twice.ok());
+  CHECK_THAT(twice.status().message(), Catch::Contains("already set by \"shared=1Gi\""));
+}

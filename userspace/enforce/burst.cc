@@ -1,0 +1,68 @@
+#include "enforce/burst.h"
+
+#include "common/log_value.h"
+#include "core/bandwidth_quantity.h"
+
+namespace netqos::enforce {
+
+Result<uint32_t> ParseBurst(std::string_view text) {
+  if (text == "auto") return 0u;
+  auto bytes = core::ParseByteQuantity(text, shaping::kMinBurstBytes, shaping::kMaxBurstBytes);
+  if (!bytes.ok()) {
+    return InvalidArgument("burst must be auto or a size in bytes (e.g. 1600, 64Ki, 1M) from " +
+                           std::to_string(shaping::kMinBurstBytes) +
+                           " (one packet) to 1Gi: " + bytes.status().message());
+  }
+  return static_cast<uint32_t>(*bytes);
+}
+
+std::string BurstText(uint32_t burst_bytes) {
+  if (burst_bytes == 0) return "auto (1 ms at the rate + 1600 bytes)";
+  return std::to_string(burst_bytes) + " bytes";
+}
+
+Status ParseLevelBurstItems(const std::vector<std::string>& items, const char* flag,
+                            LevelBurst* out) {
+  std::array<std::string, shaping::kQosLevelCount> given_by;
+  for (const auto& item : items) {
+    auto bad = [&](const std::string& why) {
+      return InvalidArgument(std::string(flag) + ": \"" + item + "\": " + why);
+    };
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) return bad("expected <level>=<bytes> or <level>=auto");
+    auto level = shaping::ParseQosLevel(item.substr(0, eq));
+    if (!level.ok()) {
+      return bad(level.status().message() +
+                 " (system_cores, dedicated_cores, shared_cores or reclaimed_cores)");
+    }
+    const auto idx = static_cast<size_t>(*level);
+    if (!given_by[idx].empty()) return bad("level already set by \"" + given_by[idx] + "\"");
+    given_by[idx] = item;
+    auto burst = ParseBurst(std::string_view(item).substr(eq + 1));
+    if (!burst.ok()) return bad(burst.status().message());
+    (*out)[idx] = *burst;
+  }
+  return Status::Ok();
+}
+
+PodBurst ReadPodBurst(const core::StringMap& annotations, const LevelBurst& levels,
+                      shaping::QosLevel level) {
+  PodBurst out;
+  auto it = annotations.find(kBurstAnnotation);
+  if (it == annotations.end()) return out;
+  auto burst = ParseBurst(it->second);
+  if (burst.ok()) {
+    out.bytes = *burst;
+    return out;
+  }
+  out.note = std::string("annotation ") + kBurstAnnotation + "=" + LogValue(it->second) + ": " +
+             burst.status().message() + "; using the " + shaping::QosLevelName(level) +
+             " level's burst, " + BurstText(levels[static_cast<size_t>(level)]);
+  return out;
+}
+
+uint32_t ResolveBurst(const LevelBurst& levels, shaping::QosLevel level, const PodBurst& pod) {
+  return pod.bytes ? *pod.bytes : levels[static_cast<size_t>(level)];
+}
+
+}  // namespace netqos::enforce
