@@ -2,6 +2,7 @@
 
 #include "common/log_value.h"
 #include "core/bandwidth_quantity.h"
+#include "shaping/level_items.h"
 
 namespace netqos::enforce {
 
@@ -23,26 +24,7 @@ std::string BurstText(uint32_t burst_bytes) {
 
 Status ParseLevelBurstItems(const std::vector<std::string>& items, const char* flag,
                             LevelBurst* out) {
-  std::array<std::string, shaping::kQosLevelCount> given_by;
-  for (const auto& item : items) {
-    auto bad = [&](const std::string& why) {
-      return InvalidArgument(std::string(flag) + ": \"" + item + "\": " + why);
-    };
-    const auto eq = item.find('=');
-    if (eq == std::string::npos) return bad("expected <level>=<bytes> or <level>=auto");
-    auto level = shaping::ParseQosLevel(item.substr(0, eq));
-    if (!level.ok()) {
-      return bad(level.status().message() +
-                 " (system_cores, dedicated_cores, shared_cores or reclaimed_cores)");
-    }
-    const auto idx = static_cast<size_t>(*level);
-    if (!given_by[idx].empty()) return bad("level already set by \"" + given_by[idx] + "\"");
-    given_by[idx] = item;
-    auto burst = ParseBurst(std::string_view(item).substr(eq + 1));
-    if (!burst.ok()) return bad(burst.status().message());
-    (*out)[idx] = *burst;
-  }
-  return Status::Ok();
+  return shaping::ParseLevelItems(items, flag, "<bytes> or <level>=auto", ParseBurst, out);
 }
 
 PodBurst ReadPodBurst(const core::StringMap& annotations, const LevelBurst& levels,

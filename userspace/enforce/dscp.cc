@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "common/log_value.h"
+#include "shaping/level_items.h"
 
 namespace netqos::enforce {
 namespace {
@@ -60,26 +61,7 @@ std::string DscpText(uint8_t dscp) {
 
 Status ParseLevelDscpItems(const std::vector<std::string>& items, const char* flag,
                            LevelDscp* out) {
-  std::array<std::string, shaping::kQosLevelCount> given_by;
-  for (const auto& item : items) {
-    auto bad = [&](const std::string& why) {
-      return InvalidArgument(std::string(flag) + ": \"" + item + "\": " + why);
-    };
-    const auto eq = item.find('=');
-    if (eq == std::string::npos) return bad("expected <level>=<dscp>");
-    auto level = shaping::ParseQosLevel(item.substr(0, eq));
-    if (!level.ok()) {
-      return bad(level.status().message() +
-                 " (system_cores, dedicated_cores, shared_cores or reclaimed_cores)");
-    }
-    const auto idx = static_cast<size_t>(*level);
-    if (!given_by[idx].empty()) return bad("level already set by \"" + given_by[idx] + "\"");
-    given_by[idx] = item;
-    auto dscp = ParseDscp(std::string_view(item).substr(eq + 1));
-    if (!dscp.ok()) return bad(dscp.status().message());
-    (*out)[idx] = *dscp;
-  }
-  return Status::Ok();
+  return shaping::ParseLevelItems(items, flag, "<dscp>", ParseDscp, out);
 }
 
 DscpChoice ResolveDscp(const LevelDscp& levels, shaping::QosLevel level,
