@@ -3,10 +3,12 @@
 # two "NICs" from veth pairs (NIC A in the host namespace, NIC B in a namespace of its own, found
 # through Katalyst's multi-namespace mode), netqosctl playing the kubelet (plugin-watcher
 # registration, hints, Allocate for shared, dedicated and reclaimed containers spread over both
-# NICs, one request refused), bulk TCP from each container's cgroup measured on the wire against
-# its allocation, `netqosctl top`, kill -9 under traffic, a restart that adopts the pinned state,
-# RemovePod and --uninstall. Exits non-zero when a check fails (a rate outside its allocation
-# +-2 Mbit/s, the oversized request granted, anything left behind); removes everything it created
+# NICs, one request refused; a fifth pod capped by kubernetes.io/{egress,ingress}-bandwidth alone),
+# bulk TCP from each container's cgroup measured on the wire against its cap (one borrowing beyond
+# its allocation, netqos.io/container-ceil=level), DSCP marks per level and by annotation,
+# `netqosctl top`, kill -9 under traffic, a restart that adopts the pinned state, RemovePod and
+# --uninstall. Exits non-zero when a check fails (a rate outside its cap +-2 Mbit/s, a DSCP not
+# as asked, the oversized request granted, anything left behind); removes everything it created
 # on exit, also on failure and Ctrl-C.
 #
 # Usage: scripts/demo-run.sh [BUILD_DIR]   (root; scripts/demo.sh installs and builds first)

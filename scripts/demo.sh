@@ -2,10 +2,11 @@
 # The netqos demo, one command on a fresh Debian 12 machine, as root: installs what is missing
 # (scripts/install-deps.sh), builds netqosd and netqosctl (into build/, or $BUILD_DIR), then runs
 # scripts/demo-run.sh: two NICs (one in its own network namespace), four containers of three QoS
-# levels allocated through the plugin's gRPC socket (one oversized request refused), real traffic
-# from each container's cgroup held to its allocation on the wire, netqosctl top, kill -9 and a
-# restart under traffic, RemovePod, --uninstall. Everything it creates is removed on exit, also on
-# Ctrl-C. Usage: [BUILD_DIR=build] scripts/demo.sh
+# levels allocated through the plugin's gRPC socket (one oversized request refused) and a fifth
+# capped by the kubernetes.io bandwidth annotations alone, real traffic from each container's
+# cgroup held to its cap on the wire (one borrowing beyond its allocation), DSCP marks,
+# netqosctl top, kill -9 and a restart under traffic, RemovePod, --uninstall. Everything it
+# creates is removed on exit, also on Ctrl-C. Usage: [BUILD_DIR=build] scripts/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
