@@ -231,7 +231,9 @@ TEST_CASE("netqosctl: status, classes, top and cgroup on a live enforcing netqos
     CHECK(cg.at("class_entry").at("qos_level") == "shared_cores");
     CHECK(cg.at("daemon").at("container").at("pod_name") == "pod-a");
     CHECK(cg.at("daemon").at("container").at("capped") == true);
-    CHECK_THAT(cg.at("reasons").dump(), Catch::Contains("capped at 100 Mbit/s on " + env.host()));
+    CHECK_THAT(cg.at("reasons").dump(),
+               Catch::Contains("on " + env.host() +
+                               ", sent/received 100M/100M bit/s, from its allocation"));
     cg = CtlJson(env, {"cgroup", std::to_string(id_b)});
     CHECK(cg.at("path") == cg_b);
     CHECK(cg.at("daemon").at("container").at("pod_name") == "pod-b");
