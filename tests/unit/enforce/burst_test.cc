@@ -10,6 +10,7 @@
 
 #include "enforce/desired_state.h"
 #include "enforce/edt_rates.h"
+#include "support/observed_container.h"
 
 namespace {
 
@@ -120,15 +121,8 @@ TEST_CASE("ComputeDesiredState: each leaf carries its burst, one problem per pod
   using netqos::enforce::EnforcedLink;
   using netqos::enforce::ObservedContainer;
   auto container = [](const std::string& uid, uint64_t cgroup_id, StringMap annotations) {
-    ObservedContainer c;
-    c.pod_uid = uid;
-    c.pod_namespace = "ns";
-    c.pod_name = "pod-" + uid;
-    c.container_name = "c";
-    c.pod_annotations = std::move(annotations);
-    c.cgroup_id = cgroup_id;
-    c.pod_cgroup_id = cgroup_id + 1000;
-    return c;
+    return netqos::testing::ObservedIn(uid, "c", cgroup_id, std::move(annotations),
+                                       cgroup_id + 1000);
   };
   const char kQos[] = "katalyst.kubewharf.io/qos_level";
   const char kEgress[] = "kubernetes.io/egress-bandwidth";

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/constants.h"
+#include "support/observed_container.h"
 
 namespace {
 
@@ -52,18 +53,7 @@ AllocationInfo Alloc(const std::string& level, const NicId& nic, uint32_t egress
   return a;
 }
 
-ObservedContainer Container(const std::string& uid, const std::string& name, uint64_t cgroup_id,
-                            StringMap annotations = {}, uint64_t pod_cgroup_id = 0) {
-  ObservedContainer c;
-  c.pod_uid = uid;
-  c.pod_namespace = "ns";
-  c.pod_name = "pod-" + uid;
-  c.container_name = name;
-  c.pod_annotations = std::move(annotations);
-  c.cgroup_id = cgroup_id;
-  c.pod_cgroup_id = pod_cgroup_id;
-  return c;
-}
+using netqos::testing::ObservedIn;
 
 // Everything ComputeDesiredState reads, with one enforced 1000 Mbps NIC (eth0).
 struct World {
@@ -135,7 +125,7 @@ TEST_CASE("LevelOf maps the Katalyst level names", "[enforce]") {
 TEST_CASE("allocated container on an enforced NIC gets a leaf on egress and ingress", "[enforce]") {
   World w;
   w.allocations["u1"]["c1"] = Alloc("shared_cores", kEth0, 100, 50);
-  w.containers = {Container("u1", "c1", 1001)};
+  w.containers = {ObservedIn("u1", "c1", 1001)};
   const DesiredState s = w.Compute();
 
   CHECK(s.problems.empty());
@@ -161,7 +151,7 @@ TEST_CASE("capped leaves carry the container's level and a minor in the leaf ran
     INFO(row.name);
     World w;
     w.allocations["u1"]["c1"] = Alloc(row.name, kEth0, 10, 0);
-    w.containers = {Container("u1", "c1", 7)};
+    w.containers = {ObservedIn("u1", "c1", 7)};
     const DesiredState s = w.Compute();
     const DesiredContainer& d = At(s, 7);
     CHECK(d.entry.qos_level == static_cast<uint8_t>(row.level));
@@ -178,7 +168,7 @@ TEST_CASE("allocated on a NIC that is not enforced: level default priority, no l
     INFO(row.name);
     World w;
     w.allocations["u1"]["c1"] = Alloc(row.name, kEth1, 100, 100);
-    w.containers = {Container("u1", "c1", 1001)};
+    w.containers = {ObservedIn("u1", "c1", 1001)};
     const DesiredState s = w.Compute();
     CHECK(s.problems.empty());
     const DesiredContainer& d = At(s, 1001);
@@ -196,7 +186,7 @@ TEST_CASE("allocated on a NIC that is not enforced: level default priority, no l
 TEST_CASE("allocated on an enforced NIC with 0 Mbps egress gets no leaf", "[enforce]") {
   World w;
   w.allocations["u1"]["c1"] = Alloc("dedicated_cores", kEth0, 0, 100);
-  w.containers = {Container("u1", "c1", 5)};
+  w.containers = {ObservedIn("u1", "c1", 5)};
   const DesiredState s = w.Compute();
   CHECK(At(s, 5).entry.priority == H(0x21));
   CHECK_FALSE(At(s, 5).leaf_key.has_value());
@@ -208,7 +198,7 @@ TEST_CASE("unallocated container: QoS level from its annotations", "[enforce]") 
   for (const auto& row : kLevelRows) {
     INFO(row.name);
     World w;
-    w.containers = {Container("u1", "c1", 42, {{kQosKey, row.name}})};
+    w.containers = {ObservedIn("u1", "c1", 42, {{kQosKey, row.name}})};
     const DesiredState s = w.Compute();
     CHECK(s.problems.empty());
     const DesiredContainer& d = At(s, 42);
@@ -220,7 +210,7 @@ TEST_CASE("unallocated container: QoS level from its annotations", "[enforce]") 
   }
   // No annotation at all: shared_cores.
   World w;
-  w.containers = {Container("u1", "c1", 42)};
+  w.containers = {ObservedIn("u1", "c1", 42)};
   const DesiredState s = w.Compute();
   CHECK(At(s, 42).entry.qos_level == static_cast<uint8_t>(QosLevel::kShared));
   CHECK(At(s, 42).entry.priority == H(0x31));
@@ -229,7 +219,7 @@ TEST_CASE("unallocated container: QoS level from its annotations", "[enforce]") 
 TEST_CASE("the allocation's QoS level wins over the pod annotations", "[enforce]") {
   World w;
   w.allocations["u1"]["c1"] = Alloc("reclaimed_cores", kEth1, 10, 10);
-  w.containers = {Container("u1", "c1", 9, {{kQosKey, "dedicated_cores"}})};
+  w.containers = {ObservedIn("u1", "c1", 9, {{kQosKey, "dedicated_cores"}})};
   const DesiredState s = w.Compute();
   CHECK(At(s, 9).entry.qos_level == static_cast<uint8_t>(QosLevel::kReclaimed));
   CHECK(At(s, 9).entry.priority == H(0x41));
@@ -240,8 +230,8 @@ TEST_CASE("set_priority false leaves every priority at 0", "[enforce]") {
   w.options.set_priority = false;
   w.allocations["u1"]["capped"] = Alloc("dedicated_cores", kEth0, 100, 100);
   w.allocations["u1"]["elsewhere"] = Alloc("system_cores", kEth1, 100, 100);
-  w.containers = {Container("u1", "capped", 1), Container("u1", "elsewhere", 2),
-                  Container("u2", "free", 3, {{kQosKey, "reclaimed_cores"}})};
+  w.containers = {ObservedIn("u1", "capped", 1), ObservedIn("u1", "elsewhere", 2),
+                  ObservedIn("u2", "free", 3, {{kQosKey, "reclaimed_cores"}})};
   const DesiredState s = w.Compute();
   REQUIRE(s.by_cgroup.size() == 3);
   for (const auto& [cg, d] : s.by_cgroup) {
@@ -263,8 +253,8 @@ TEST_CASE("received packets go through the IFB only when a class there can hold 
   w.options = DesiredOptionsFor(shaping, true);
   w.allocations["u1"]["both"] = Alloc("shared_cores", kEth0, 100, 50);
   w.allocations["u1"]["egress-only"] = Alloc("dedicated_cores", kEth0, 100, 0);
-  w.containers = {Container("u1", "both", 1), Container("u1", "egress-only", 2),
-                  Container("u2", "free", 3, {{kQosKey, "reclaimed_cores"}})};
+  w.containers = {ObservedIn("u1", "both", 1), ObservedIn("u1", "egress-only", 2),
+                  ObservedIn("u2", "free", 3, {{kQosKey, "reclaimed_cores"}})};
   DesiredState s = w.Compute();
   CHECK(At(s, 1).entry.flags == kClassIngressShaped);  // its own ingress leaf
   CHECK(At(s, 2).entry.flags == 0);  // no ingress leaf: lands in the unclassified level's class
@@ -323,7 +313,7 @@ TEST_CASE("net class id from the pod annotation or the level's configured id", "
     w.policy.pod_net_class_annotation_key = row.annotation_key;
     w.policy.qos_class_ids[netqos::core::kDedicatedCores] = 3;
     w.policy.qos_class_ids[netqos::core::kSharedCores] = 7;
-    w.containers = {Container("u1", "c1", 11, row.annotations)};
+    w.containers = {ObservedIn("u1", "c1", 11, row.annotations)};
     const DesiredState s = w.Compute();
     CHECK(At(s, 11).entry.net_class_id == row.want);
     if (row.problem == nullptr) {
@@ -340,7 +330,7 @@ TEST_CASE("a bad class id annotation does not stop the cap", "[enforce]") {
   World w;
   w.policy.qos_class_ids[netqos::core::kReclaimedCores] = 4;
   w.allocations["u1"]["c1"] = Alloc("reclaimed_cores", kEth0, 100, 0);
-  w.containers = {Container("u1", "c1", 11, {{kClassKey, "0x10"}})};
+  w.containers = {ObservedIn("u1", "c1", 11, {{kClassKey, "0x10"}})};
   const DesiredState s = w.Compute();
   CHECK(At(s, 11).entry.net_class_id == 4);
   CHECK(At(s, 11).leaf_key == std::optional<uint64_t>(11));
@@ -365,8 +355,8 @@ TEST_CASE("QoS annotations that cannot be resolved leave the container unclassif
     INFO(row.what);
     World w;
     w.policy.qos.extra_selectors[netqos::core::kDedicatedCores] = {{"example.com/tier", "gold"}};
-    w.containers = {Container("u1", "bad", 21, row.annotations),
-                    Container("u2", "good", 22, {{kQosKey, "system_cores"}})};
+    w.containers = {ObservedIn("u1", "bad", 21, row.annotations),
+                    ObservedIn("u2", "good", 22, {{kQosKey, "system_cores"}})};
     const DesiredState s = w.Compute();
     CHECK(s.by_cgroup.count(21) == 0);
     CHECK(At(s, 22).entry.priority == H(0x11));  // the others are unaffected
@@ -380,7 +370,7 @@ TEST_CASE("an allocation with an unknown QoS level leaves the container unclassi
           "[enforce]") {
   World w;
   w.allocations["u1"]["c1"] = Alloc("gold_cores", kEth0, 100, 100);
-  w.containers = {Container("u1", "c1", 31)};
+  w.containers = {ObservedIn("u1", "c1", 31)};
   const DesiredState s = w.Compute();
   CHECK(s.by_cgroup.empty());
   CHECK(s.egress.at(kEth0).empty());
@@ -393,8 +383,8 @@ TEST_CASE("pod-level allocation: all containers share one leaf keyed by the pod 
   World w;
   w.allocations["u1"][netqos::core::kPodLevelContainerName] =
       Alloc("dedicated_cores", kEth0, 200, 80);
-  w.containers = {Container("u1", "app", 11, {}, 10), Container("u1", "sidecar", 12, {}, 10),
-                  Container("u2", "other", 13, {}, 20)};
+  w.containers = {ObservedIn("u1", "app", 11, {}, 10), ObservedIn("u1", "sidecar", 12, {}, 10),
+                  ObservedIn("u2", "other", 13, {}, 20)};
   const DesiredState s = w.Compute();
   CHECK(s.problems.empty());
   for (uint64_t cg : {11u, 12u}) {
@@ -418,7 +408,7 @@ TEST_CASE("a container's own allocation wins over the pod-level one", "[enforce]
   w.allocations["u1"][netqos::core::kPodLevelContainerName] =
       Alloc("dedicated_cores", kEth0, 200, 0);
   w.allocations["u1"]["own"] = Alloc("dedicated_cores", kEth0, 30, 0);
-  w.containers = {Container("u1", "own", 11, {}, 10), Container("u1", "rest", 12, {}, 10)};
+  w.containers = {ObservedIn("u1", "own", 11, {}, 10), ObservedIn("u1", "rest", 12, {}, 10)};
   const DesiredState s = w.Compute();
   CHECK(At(s, 11).leaf_key == std::optional<uint64_t>(11));
   CHECK(At(s, 12).leaf_key == std::optional<uint64_t>(10));
@@ -431,7 +421,7 @@ TEST_CASE("pod-level allocation without a pod cgroup: no leaf, a problem", "[enf
   World w;
   w.allocations["u1"][netqos::core::kPodLevelContainerName] =
       Alloc("shared_cores", kEth0, 200, 200);
-  w.containers = {Container("u1", "app", 11, {}, 0)};
+  w.containers = {ObservedIn("u1", "app", 11, {}, 0)};
   const DesiredState s = w.Compute();
   const DesiredContainer& d = At(s, 11);
   CHECK_FALSE(d.leaf_key.has_value());
@@ -448,7 +438,7 @@ TEST_CASE("an allocation above the link rate is capped at the link rate", "[enfo
   World w;
   w.allocations["u1"]["c1"] = Alloc("shared_cores", kEth0, 5000, 3000);
   w.allocations["u1"]["c2"] = Alloc("shared_cores", kEth0, 1000, 1000);  // exactly the link
-  w.containers = {Container("u1", "c1", 1), Container("u1", "c2", 2)};
+  w.containers = {ObservedIn("u1", "c1", 1), ObservedIn("u1", "c2", 2)};
   const DesiredState s = w.Compute();
   CHECK(At(s, 1).allocated_mbps == 5000);  // the allocation itself is reported as is
   CHECK(Leaves(s.egress.at(kEth0)) ==
@@ -465,7 +455,7 @@ TEST_CASE("an allocation above the link rate is capped at the link rate", "[enfo
 TEST_CASE("containers whose cgroup is unknown are skipped", "[enforce]") {
   World w;
   w.allocations["u1"]["c1"] = Alloc("shared_cores", kEth0, 100, 100);
-  w.containers = {Container("u1", "c1", 0), Container("u2", "c2", 0, {{kQosKey, "bogus"}})};
+  w.containers = {ObservedIn("u1", "c1", 0), ObservedIn("u2", "c2", 0, {{kQosKey, "bogus"}})};
   const DesiredState s = w.Compute();
   CHECK(s.by_cgroup.empty());
   CHECK(s.problems.empty());  // not even the bad annotation is looked at
@@ -478,7 +468,7 @@ TEST_CASE("every enforced link has a tree, leaves or not", "[enforce]") {
   const NicId in_ns{"ns1", "eth0"};
   w.enforced = {{kEth0, 1000}, {in_ns, 25000}};
   w.allocations["u1"]["c1"] = Alloc("shared_cores", in_ns, 100, 0);
-  w.containers = {Container("u1", "c1", 1)};
+  w.containers = {ObservedIn("u1", "c1", 1)};
   const DesiredState s = w.Compute();
   REQUIRE(s.egress.size() == 2);
   REQUIRE(s.ingress.size() == 2);
@@ -489,7 +479,7 @@ TEST_CASE("every enforced link has a tree, leaves or not", "[enforce]") {
 
   World none;
   none.enforced.clear();
-  none.containers = {Container("u1", "c1", 1)};
+  none.containers = {ObservedIn("u1", "c1", 1)};
   const DesiredState empty = none.Compute();
   CHECK(empty.egress.empty());
   CHECK(empty.ingress.empty());
@@ -500,7 +490,7 @@ TEST_CASE("leaf minors are stable across calls, released and reused", "[enforce]
   w.allocations["a"]["c"] = Alloc("shared_cores", kEth0, 10, 0);
   w.allocations["b"]["c"] = Alloc("shared_cores", kEth0, 20, 0);
   w.allocations["c"]["c"] = Alloc("reclaimed_cores", kEth0, 30, 0);
-  w.containers = {Container("a", "c", 1), Container("b", "c", 2)};
+  w.containers = {ObservedIn("a", "c", 1), ObservedIn("b", "c", 2)};
   DesiredState s1 = w.Compute();
   CHECK(At(s1, 1).entry.priority == H(0x100));
   CHECK(At(s1, 2).entry.priority == H(0x101));
@@ -512,7 +502,7 @@ TEST_CASE("leaf minors are stable across calls, released and reused", "[enforce]
   CHECK(Leaves(s2.egress.at(kEth0)) == Leaves(s1.egress.at(kEth0)));
 
   // Container 1 leaves, 3 arrives (in front of 2 in the input): 2 keeps its minor, 3 reuses 1's.
-  w.containers = {Container("c", "c", 3), Container("b", "c", 2)};
+  w.containers = {ObservedIn("c", "c", 3), ObservedIn("b", "c", 2)};
   DesiredState s3 = w.Compute();
   CHECK_FALSE(w.minors.Lookup(1).has_value());
   CHECK(At(s3, 2).entry.priority == H(0x101));
@@ -536,8 +526,8 @@ TEST_CASE("a restarted daemon adopts the minors the class map already holds", "[
   w.allocations["c"]["c"] = Alloc("shared_cores", kEth0, 30, 0);
   w.allocations["d"]["c"] = Alloc("shared_cores", kEth0, 40, 0);
   w.allocations["e"]["c"] = Alloc("shared_cores", kEth0, 50, 0);
-  w.containers = {Container("a", "c", 1), Container("b", "c", 2), Container("c", "c", 3),
-                  Container("d", "c", 4), Container("e", "c", 5)};
+  w.containers = {ObservedIn("a", "c", 1), ObservedIn("b", "c", 2), ObservedIn("c", "c", 3),
+                  ObservedIn("d", "c", 4), ObservedIn("e", "c", 5)};
   w.current = {
       {1, H(0x123)},                 // adopted
       {2, H(0x31)},                  // a level default leaf, not a container minor
@@ -569,7 +559,7 @@ TEST_CASE("a restarted daemon adopts the minors the class map already holds", "[
 TEST_CASE("adoption applies to pod-level leaves through any of the pod's containers", "[enforce]") {
   World w;
   w.allocations["u1"][netqos::core::kPodLevelContainerName] = Alloc("shared_cores", kEth0, 100, 0);
-  w.containers = {Container("u1", "a", 11, {}, 10), Container("u1", "b", 12, {}, 10)};
+  w.containers = {ObservedIn("u1", "a", 11, {}, 10), ObservedIn("u1", "b", 12, {}, 10)};
   w.current = {{12, H(0x200)}};
   const DesiredState s = w.Compute();
   CHECK(At(s, 11).entry.priority == H(0x200));
@@ -584,8 +574,8 @@ TEST_CASE("minor exhaustion falls back to the level default and names the contai
   for (const char* uid : {"p1", "p2", "p3", "p4"}) {
     w.allocations[uid]["c"] = Alloc("dedicated_cores", kEth0, 10, 10);
   }
-  w.containers = {Container("p1", "c", 1), Container("p2", "c", 2), Container("p3", "c", 3),
-                  Container("p4", "c", 4)};
+  w.containers = {ObservedIn("p1", "c", 1), ObservedIn("p2", "c", 2), ObservedIn("p3", "c", 3),
+                  ObservedIn("p4", "c", 4)};
   const DesiredState s = w.Compute();
   CHECK(At(s, 1).entry.priority == H(0x100));
   CHECK(At(s, 2).entry.priority == H(0x101));
@@ -604,7 +594,7 @@ TEST_CASE("minor exhaustion falls back to the level default and names the contai
   CHECK_THAT(all, !Contains("pod-p1") && !Contains("pod-p2"));
 
   // One leaves: the first waiting container gets its minor.
-  w.containers = {Container("p2", "c", 2), Container("p3", "c", 3), Container("p4", "c", 4)};
+  w.containers = {ObservedIn("p2", "c", 2), ObservedIn("p3", "c", 3), ObservedIn("p4", "c", 4)};
   const DesiredState after = w.Compute();
   CHECK(At(after, 3).entry.priority == H(0x100));
   CHECK(At(after, 4).entry.priority == H(0x21));
@@ -617,8 +607,8 @@ TEST_CASE("the desired leaves plan as an HTB tree whose leaves match the priorit
   w.allocations["a"]["c"] = Alloc("system_cores", kEth0, 10, 10);
   w.allocations["b"]["c"] = Alloc("reclaimed_cores", kEth0, 20, 20);
   w.allocations["c"][netqos::core::kPodLevelContainerName] = Alloc("shared_cores", kEth0, 30, 0);
-  w.containers = {Container("a", "c", 1), Container("b", "c", 2), Container("c", "x", 3, {}, 30),
-                  Container("c", "y", 4, {}, 30)};
+  w.containers = {ObservedIn("a", "c", 1), ObservedIn("b", "c", 2), ObservedIn("c", "x", 3, {}, 30),
+                  ObservedIn("c", "y", 4, {}, 30)};
   const DesiredState s = w.Compute();
   auto plan = BuildHtbPlan("eth0", {}, 1000, s.egress.at(kEth0));
   INFO(plan.status().message());
@@ -660,8 +650,8 @@ TEST_CASE("a pod annotated without an allocation gets one pod leaf per direction
   World w;
   w.enforced = {{kEth0, 1000}, {kEth1, 500}};
   const StringMap ann = {{kEgressKey, "20M"}, {kIngressKey, "1500k"}};
-  w.containers = {Container("u1", "a", 11, ann, /*pod_cgroup_id=*/10),
-                  Container("u1", "b", 12, ann, 10)};
+  w.containers = {ObservedIn("u1", "a", 11, ann, /*pod_cgroup_id=*/10),
+                  ObservedIn("u1", "b", 12, ann, 10)};
   const DesiredState s = w.Compute();
   CHECK(s.problems.empty());
   for (const NicId& nic : {kEth0, kEth1}) {
@@ -687,7 +677,7 @@ TEST_CASE("a pod annotated without an allocation gets one pod leaf per direction
 
 TEST_CASE("one annotated direction: a leaf in that direction only", "[enforce]") {
   World w;
-  w.containers = {Container("u1", "a", 11, {{kIngressKey, "40M"}}, 10)};
+  w.containers = {ObservedIn("u1", "a", 11, {{kIngressKey, "40M"}}, 10)};
   const DesiredState s = w.Compute();
   CHECK(s.egress.at(kEth0).empty());
   REQUIRE(s.ingress.at(kEth0).size() == 1);
@@ -700,8 +690,8 @@ TEST_CASE("an annotation lowers an allocation's cap in its direction, and above 
   World w;
   w.allocations["u1"]["a"] = Alloc("shared_cores", kEth0, 100, 100);
   w.allocations["u2"]["b"] = Alloc("shared_cores", kEth0, 100, 100);
-  w.containers = {Container("u1", "a", 11, {{kEgressKey, "30M"}}),
-                  Container("u2", "b", 21, {{kEgressKey, "2G"}, {kIngressKey, "500M"}})};
+  w.containers = {ObservedIn("u1", "a", 11, {{kEgressKey, "30M"}}),
+                  ObservedIn("u2", "b", 21, {{kEgressKey, "2G"}, {kIngressKey, "500M"}})};
   const DesiredState s = w.Compute();
   const ContainerAllocation* a = LeafOf(s.egress.at(kEth0), 11);
   REQUIRE(a != nullptr);
@@ -724,8 +714,8 @@ TEST_CASE("container-ceil level: the allocation is the guarantee, the level's ce
   w.allocations["u1"]["a"] = Alloc("shared_cores", kEth0, 100, 100);
   w.allocations["u2"]["b"] = Alloc("shared_cores", kEth0, 100, 100);
   w.allocations["u3"]["c"] = Alloc("shared_cores", kEth0, 100, 100);
-  w.containers = {Container("u1", "a", 11), Container("u2", "b", 21, {{kEgressKey, "300M"}}),
-                  Container("u3", "c", 31, {{"netqos.io/container-ceil", "allocation"}})};
+  w.containers = {ObservedIn("u1", "a", 11), ObservedIn("u2", "b", 21, {{kEgressKey, "300M"}}),
+                  ObservedIn("u3", "c", 31, {{"netqos.io/container-ceil", "allocation"}})};
   const DesiredState s = w.Compute();
   const ContainerAllocation* a = LeafOf(s.egress.at(kEth0), 11);
   REQUIRE(a != nullptr);
@@ -751,7 +741,7 @@ TEST_CASE("container-ceil level: the allocation is the guarantee, the level's ce
 TEST_CASE("a refused bandwidth annotation keeps the pod's previous cap and names pod and key",
           "[enforce]") {
   World w;
-  w.containers = {Container("u1", "a", 11, {{kEgressKey, "20M"}}, 10)};
+  w.containers = {ObservedIn("u1", "a", 11, {{kEgressKey, "20M"}}, 10)};
   DesiredState s = w.Compute();
   REQUIRE(LeafOf(s.egress.at(kEth0), 10) != nullptr);
   // An update the kubelet would refuse: the cap stays 20M, one problem for the pod.
@@ -769,7 +759,7 @@ TEST_CASE("a refused bandwidth annotation keeps the pod's previous cap and names
                  Contains("netqos.io/container-ceil=sometimes is not allocation or level"));
   // A pod first seen with a bad value has no cap to keep.
   World fresh;
-  fresh.containers = {Container("u2", "a", 21, {{kEgressKey, "-5M"}}, 20)};
+  fresh.containers = {ObservedIn("u2", "a", 21, {{kEgressKey, "-5M"}}, 20)};
   s = fresh.Compute();
   CHECK(s.egress.at(kEth0).empty());
   CHECK(s.problems.size() == 1);

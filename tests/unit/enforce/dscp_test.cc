@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "enforce/desired_state.h"
+#include "support/observed_container.h"
 
 namespace {
 
@@ -194,14 +195,7 @@ TEST_CASE("ComputeDesiredState: each container's class entry carries its DSCP") 
   using netqos::enforce::DesiredOptions;
   using netqos::enforce::ObservedContainer;
   auto container = [](const std::string& uid, uint64_t cgroup_id, StringMap annotations) {
-    ObservedContainer c;
-    c.pod_uid = uid;
-    c.pod_namespace = "ns";
-    c.pod_name = "pod-" + uid;
-    c.container_name = "c";
-    c.pod_annotations = std::move(annotations);
-    c.cgroup_id = cgroup_id;
-    return c;
+    return netqos::testing::ObservedIn(uid, "c", cgroup_id, std::move(annotations));
   };
   const char kQos[] = "katalyst.kubewharf.io/qos_level";
   DesiredOptions options{true};
