@@ -179,3 +179,35 @@ TEST_CASE("new container plan: an unknown QoS level is not classified, with its 
   CHECK_THAT(plan.problems[0], Catch::Contains("unknown QoS level"));
   CHECK(w.minors.size() == 0);
 }
+
+TEST_CASE("new container plan: a pod capped by its annotations alone gets its leaf on every NIC",
+          "[enforce]") {
+  World w;
+  const NicId eth2{"", "eth2"};
+  w.enforced = {{kEth0, 1000}, {eth2, 500}};
+  auto c = Container("u1", "a", 51, /*pod_cgroup_id=*/50);
+  c.pod_annotations = {{"kubernetes.io/egress-bandwidth", "20M"}};
+  const NewContainerPlan plan = w.Add(c);
+  REQUIRE(plan.desired.has_value());
+  CHECK(plan.desired->leaf_key == std::optional<uint64_t>(50));
+  REQUIRE(plan.egress_leaves.size() == 2);
+  for (const auto& [nic, leaf] : plan.egress_leaves) {
+    INFO(nic.name);
+    CHECK(leaf.key == 50);
+    CHECK(leaf.ceil_bps == 20'000'000);
+    CHECK(leaf.minor == *w.minors.Lookup(50));
+  }
+  CHECK(plan.ingress_leaves.empty());
+  CHECK(plan.annotated.at("u1").egress_bps == std::optional<uint64_t>(20'000'000));
+
+  // A refused value in the fast path keeps what the last pass enforced.
+  World again;
+  again.enforced = w.enforced;
+  c.pod_annotations["kubernetes.io/egress-bandwidth"] = "lots";
+  const NewContainerPlan kept = PlanNewContainer(again.policy, again.allocations, c, again.enforced,
+                                                 again.options, again.minors, plan.annotated);
+  REQUIRE(kept.egress_leaves.size() == 2);
+  CHECK(kept.egress_leaves.begin()->second.ceil_bps == 20'000'000);
+  REQUIRE(kept.problems.size() == 1);
+  CHECK_THAT(kept.problems[0], Catch::Contains("kubernetes.io/egress-bandwidth=lots"));
+}
