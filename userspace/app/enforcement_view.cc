@@ -65,14 +65,17 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
       edt_egress =
           edt_egress && m != st.shaping_modes.end() && m->second.mode == shaping::ShapingMode::kEdt;
     }
-    const auto cap = [&](const enforce::DirectionRates& dir,
-                         bool bucket) -> std::optional<service::LeafCap> {
-      if (!d.leaf_key || !dir.capped()) return std::nullopt;
-      const char* source = !dir.annotated          ? "allocation"
-                           : d.allocated_mbps == 0 ? "annotation"
-                                                   : "allocation+annotation";
+    // `dc`, not the structured binding `d`: lambdas may not capture those before C++20's
+    // P1091 (clang-tidy's clang refuses it).
+    const enforce::DesiredContainer& dc = d;
+    const auto cap = [&dc](const enforce::DirectionRates& dir,
+                           bool bucket) -> std::optional<service::LeafCap> {
+      if (!dc.leaf_key || !dir.capped()) return std::nullopt;
+      const char* source = !dir.annotated           ? "allocation"
+                           : dc.allocated_mbps == 0 ? "annotation"
+                                                    : "allocation+annotation";
       return service::LeafCap{dir.rate_bps, dir.ceil_bps, dir.borrow, source,
-                              bucket ? shaping::BucketBytes(dir.rate_bps, d.burst_bytes) : 0};
+                              bucket ? shaping::BucketBytes(dir.rate_bps, dc.burst_bytes) : 0};
     };
     c.egress_cap = cap(d.rates.egress, !edt_egress);
     c.ingress_cap = cap(d.rates.ingress, true);

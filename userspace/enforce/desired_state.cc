@@ -305,15 +305,13 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
   }
   for (const auto& [key, leaf] : leaves) {
     const uint32_t minor = *minors.Lookup(key);
-    const auto put = [&](std::vector<shaping::ContainerAllocation>& into, const DirectionRates& r) {
-      if (r.capped()) {
-        into.push_back(
-            {key, leaf.level, r.rate_bps, r.ceil_bps, r.borrow, minor, leaf.burst_bytes});
-      }
-    };
     for (const auto& nic : leaf.nics) {
-      put(s.egress[nic], leaf.rates.egress);
-      put(s.ingress[nic], leaf.rates.ingress);
+      for (auto [into, r] : {std::pair{&s.egress[nic], &leaf.rates.egress},
+                             std::pair{&s.ingress[nic], &leaf.rates.ingress}}) {
+        if (!r->capped()) continue;
+        into->push_back(
+            {key, leaf.level, r->rate_bps, r->ceil_bps, r->borrow, minor, leaf.burst_bytes});
+      }
     }
   }
   return s;

@@ -284,8 +284,8 @@ void CollectEnforcement(const service::EnforcementReport& report,
     for (const auto& [direction, cap] :
          {std::pair{"egress", &c.egress_cap}, std::pair{"ingress", &c.ingress_cap}}) {
       if (!*cap) continue;
-      const auto with_bound = [&](const char* bound) {
-        Labels l = with_direction(direction);
+      const auto with_bound = [&, dir = direction](const char* bound) {
+        Labels l = with_direction(dir);
         l.insert(l.begin() + 1, {"bound", bound});
         return l;
       };
