@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -22,7 +23,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_support.h"
@@ -197,12 +200,47 @@ class EnforcementEnv {
     if (enforce) flags.push_back("--enforce-nics=" + host_);
     flags.insert(flags.end(), extra.begin(), extra.end());
     enforced_ = enforce;
+    // The log holds every run's lines: this run's come after the serving lines already there.
+    const std::string log_path = dir_->file("netqosd.log");
+    const size_t serving_before =
+        std::filesystem::exists(log_path) ? Occurrences(testing::ReadFile(log_path), kServing) : 0;
     daemon_ = std::make_unique<Netqosd>(flags, dir_->file("sock"), dir_->file("netqosd.log"),
                                         std::chrono::seconds(300));
     kubelet_ = std::make_unique<KubeletClient>(daemon_->socket());
+    WaitEnforcementStarted(serving_before);
     if (map_fd_ >= 0) ::close(map_fd_);
     map_fd_ = bpf_obj_get((PinDir() + "/" NETQOS_STR(NETQOS_MAP_CLASS)).c_str());
     if (map_fd_ < 0) throw std::runtime_error("no pinned class map in " + PinDir());
+  }
+
+  // netqosd serves before its enforcement starts (the dataplane opened, the class map pinned and
+  // adopted): the benches measure from a started daemon, as before. A daemon that started
+  // enforcement before serving says so by an enforcement_ms phase in its serving line.
+  void WaitEnforcementStarted(size_t serving_before) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const std::string log = daemon_->Log();
+      if (Occurrences(log, kServing) > serving_before) {
+        const size_t serving = log.rfind(kServing);
+        const size_t line_end = log.find('\n', serving);
+        if (log.substr(serving, line_end - serving).find("enforcement_ms=") != std::string::npos)
+          return;
+        if (log.find("enforcement started", serving) != std::string::npos) return;
+        if (log.find("enforcement disabled", serving) != std::string::npos)
+          throw std::runtime_error("netqosd enforcement disabled:\n" + log);
+      }
+      // Not more often: the log holds every allocation the bench made, and this shares the CPU.
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    throw std::runtime_error("netqosd enforcement did not start within 60 s");
+  }
+
+  static constexpr char kServing[] = "netqosd serving";
+  static size_t Occurrences(const std::string& text, const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+      ++n;
+    return n;
   }
 
   // SIGTERM, then `netqosd --uninstall`: nothing of netqos is left attached.

@@ -52,6 +52,17 @@ std::string StartupPhasesOf(const std::string& log) {
   return log.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
+// When the enforcement of the last run had started ("after_ms=N took_ms=M", its own log line since
+// it starts after serving): "-" for a daemon that does not log it.
+std::string EnforcementStartOf(const std::string& log) {
+  const size_t serving = log.rfind("netqosd serving");
+  const size_t at = log.rfind("enforcement started after_ms=");
+  if (serving == std::string::npos || at == std::string::npos || at < serving) return "-";
+  const size_t from = at + std::string("enforcement started ").size();
+  const size_t end = log.find(" (", from);
+  return log.substr(from, end == std::string::npos ? std::string::npos : end - from);
+}
+
 size_t ServingLines(const std::string& log) {
   size_t n = 0;
   for (size_t at = log.find("netqosd serving"); at != std::string::npos;
@@ -390,6 +401,7 @@ void RunResyncOnly(const Args& args, int rounds) {
     cold_ms.push_back(env.daemon().start_ms());
     const std::string cold_phases = NewStartupPhases(env, before);
     const double cold_all = wait_classified(t0);
+    const std::string cold_enforcement = EnforcementStartOf(env.daemon().Log());
     // Every leaf in place (on both devices), so that the restart adopts a whole node.
     while (CountHtbLeaves(env.host_if()) < pods.size() || CountHtbLeaves(env.Ifb()) < pods.size()) {
       if (Clock::now() - t0 > 600s) throw std::runtime_error("the cold start's leaves never came");
@@ -402,11 +414,13 @@ void RunResyncOnly(const Args& args, int rounds) {
     warm_ms.push_back(env.daemon().start_ms());
     const std::string warm_phases = NewStartupPhases(env, before);
     const double warm_all = wait_classified(t0);
+    const std::string warm_enforcement = EnforcementStartOf(env.daemon().Log());
     std::printf(
-        "[resync] round %d: cold serving after %.0f ms (%s), classified after %.0f ms; adopting "
-        "serving after %.0f ms (%s), classified after %.0f ms\n",
-        round + 1, cold_ms.back(), cold_phases.c_str(), cold_all, warm_ms.back(),
-        warm_phases.c_str(), warm_all);
+        "[resync] round %d: cold serving after %.0f ms (%s; enforcement started %s), classified "
+        "after %.0f ms; adopting serving after %.0f ms (%s; enforcement started %s), classified "
+        "after %.0f ms\n",
+        round + 1, cold_ms.back(), cold_phases.c_str(), cold_enforcement.c_str(), cold_all,
+        warm_ms.back(), warm_phases.c_str(), warm_enforcement.c_str(), warm_all);
     env.StopDaemon();  // uninstalls: the next round starts cold again
   }
   std::printf(

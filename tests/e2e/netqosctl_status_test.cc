@@ -1,10 +1,17 @@
 // netqosctl's operator commands against the real netqosd with enforcement off (the e2e tier's
 // mode): status reports the daemon, its sockets and NICs; classes and cgroup say enforcement is
-// off; after SIGKILL the left-over socket is diagnosed as nobody answering.
+// off; after SIGKILL the left-over socket is diagnosed as nobody answering. And enforcement asked
+// for but unable to start: reported, allocations still served.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "e2e/kubelet_harness.h"
 
@@ -93,4 +100,43 @@ TEST_CASE("e2e: netqosctl status and classes and cgroup with enforcement off") {
   r = h.Ctl({"classes", no_pins});
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Catch::Contains("ListClasses: UNAVAILABLE"));
+}
+
+// Enforcement starts after the plugin socket is served. When it cannot start, netqosd keeps
+// serving allocations (an exiting daemon would fail every admission on the node, and a restart
+// would not fix the cause) and says so in status; /readyz says it too (tests/unit/app).
+TEST_CASE("e2e: enforcement that cannot start leaves netqosd serving, status says disabled") {
+  Harness h;
+  // The pin dir's parent is not a bpffs and not empty: refused before anything is loaded or
+  // mounted, so the test needs no privilege and leaves nothing behind.
+  const std::string not_bpffs = h.root() + "/not-bpffs";
+  std::filesystem::create_directories(not_bpffs);
+  std::ofstream(not_bpffs + "/a-file") << "x";
+  const std::string pin_dir = "--bpf-pin-dir=" + not_bpffs + "/pins";
+  std::vector<std::string> flags = FixtureFlags();
+  flags.insert(flags.end(), {"--enforcement=bpf", pin_dir});
+  h.Start(flags);
+
+  auto r = h.Ctl({"allocate", "--pod-uid", "p1", "--pod-name", "web", "--container", "app", "--qos",
+                  "shared_cores", "--mbps", "500"});
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+
+  json e;
+  for (int i = 0; i < 200; ++i) {  // the start runs beside serving: wait for its verdict
+    r = h.Ctl({"status", "--json", pin_dir});
+    REQUIRE(r.exit_code == 0);
+    e = json::parse(r.output)["daemon"]["enforcement"];
+    if (e["mode"] != "bpf") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(e["mode"] == "disabled");
+  CHECK(e["starting"] == false);
+  CHECK_THAT(e["error"].get<std::string>(), Catch::Contains("is not a bpffs and not empty"));
+  r = h.Ctl({"status", pin_dir});
+  CHECK_THAT(r.output, Catch::Contains("enforcement: disabled: --bpf-pin-dir"));
+  CHECK_THAT(r.output, Catch::Contains("1 containers in 1 pods"));
+  CHECK(h.daemon().Running());
+  CHECK_THAT(h.daemon().Log(), Catch::Contains("enforcement disabled, serving allocations only"));
+  CHECK_FALSE(std::filesystem::exists(not_bpffs + "/pins"));
 }

@@ -6,6 +6,7 @@
 // map (read with libbpf), the HTB classes on the veth and its IFB (tc), the bytes those classes
 // send while iperf3 runs, and its log. Every object is removed on scope exit (also when a test
 // fails) and each case checks at the end that `netqosd --uninstall` left nothing behind. Root only.
+#include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -17,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/constants.h"
+#include "resourceplugin/v1alpha1/api.grpc.pb.h"
 #include "support/daemon_fixture.h"
 
 namespace {
@@ -49,8 +52,8 @@ constexpr char kClassIdKey[] =
     "katalyst.kubewharf.io/net_class_id";  // kDefaultNetClassAnnotationKey
 constexpr auto kWarmUp = 1200ms;           // past HTB's initial burst and TCP slow start
 
-// This file's cases: veth addresses in 10.23<n>.x.0/24; --uninstall must put back the
-// ip_forward_update_priority the daemon found.
+// This file's cases: veth addresses in 10.23<n>.x.0/24 (and 10.229.x.0/24); --uninstall must put
+// back the ip_forward_update_priority the daemon found.
 DaemonFixtureOptions Case(const std::string& tag, int n) {
   return {.tag = "d" + tag, .subnet = 230 + n, .compare_forward_sysctl = true};
 }
@@ -450,6 +453,88 @@ TEST_CASE(
   REQUIRE(eg.count(leaf2) == 1);
   CHECK(eg[leaf1].rate_bits == 120000000ull);
   CHECK(eg[leaf2].rate_bits == 80000000ull);
+  CHECK(env.DaemonRunning());
+  const std::string left = env.Leftovers();
+  CHECK(left == "");
+}
+
+TEST_CASE(
+    "daemon enforcement: an Allocate served while enforcement is still starting is enforced "
+    "without waiting for the resync",
+    "[enforcement]") {
+  DaemonFixtureOptions options = Case("w", 6);
+  options.subnet = 229;  // 236 is tenant_escape_test's
+  options.wait_serving = false;
+  // A change lost between the first pass's read of the allocations and the enforcer taking
+  // changes would wait for the resync: a long one makes that a failure here.
+  options.resync_seconds = 600;
+  DaemonFixture env(options);
+  env.AddPod(1);
+  env.WritePods();
+  const FakePod& p = env.pods[0];
+  const std::string cg = env.MakeCgroup(p);
+  env.StartDaemon();
+  // The plugin socket is served before the dataplane is opened: Allocate as soon as it answers,
+  // from this process (a netqosctl process would take longer to start than the dataplane).
+  namespace rp = ::resourceplugin::v1alpha1;
+  rp::ResourceRequest req;
+  req.set_pod_uid(p.uid);
+  req.set_pod_namespace(p.ns);
+  req.set_pod_name(p.name);
+  req.set_container_name(p.containers.at(0).name);
+  req.set_container_type(rp::MAIN);
+  req.set_resource_name(netqos::core::kResourceName);
+  (*req.mutable_resource_requests())[netqos::core::kResourceName] = 90;
+  (*req.mutable_annotations())[netqos::core::kQosLevelKey] = "shared_cores";
+  (*req.mutable_labels())[netqos::core::kQosLevelKey] = "shared_cores";
+  const auto t0 = TrafficClock::now();
+  bool allocated = false;
+  std::string last_error;
+  while (!allocated && netqos::testing::MsSince(t0) < 15000) {
+    if (access(env.Socket().c_str(), F_OK) != 0) {
+      std::this_thread::sleep_for(1ms);
+      continue;
+    }
+    auto stub = rp::ResourcePlugin::NewStub(
+        grpc::CreateChannel("unix://" + env.Socket(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 2s);
+    rp::ResourceAllocationResponse resp;
+    const grpc::Status st = stub->Allocate(&ctx, req, &resp);
+    allocated = st.ok();
+    if (!allocated) {
+      last_error = st.error_message();
+      REQUIRE(env.DaemonRunning());
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  INFO(last_error);
+  REQUIRE(allocated);
+  const auto t_alloc = TrafficClock::now();
+  std::string status = env.Ctl({"status"}).output;
+  if (status.find("STARTING") != std::string::npos) {
+    CHECK_THAT(status, Catch::Contains("what was pinned keeps enforcing"));
+  }
+  auto took = env.WaitLeaf(cg, 3000ms, t_alloc);
+  REQUIRE(took.has_value());
+  std::printf("class entry with leaf %.1f ms after the Allocate\n", *took);
+  const uint32_t prio = env.ClassOf(cg)->priority;
+  auto eg = TcClasses(env.veth().host);
+  REQUIRE(eg.count(HandleText(prio)) == 1);
+  CHECK(eg[HandleText(prio)].rate_bits == 90000000ull);
+  // Where the Allocate fell, by the order of the daemon's log lines (one logger, in order).
+  const std::string log = env.Log();
+  const size_t allocated_at = log.find("allocated pod=");
+  const size_t starting_at = log.find("enforcement starting pin_dir=");
+  const size_t started_at = log.find("enforcement started after_ms=");
+  REQUIRE(allocated_at != std::string::npos);
+  REQUIRE(starting_at != std::string::npos);
+  REQUIRE(started_at != std::string::npos);
+  std::printf("Allocate answered %s; %s\n",
+              allocated_at < starting_at  ? "before the enforcer existed"
+              : allocated_at < started_at ? "while the enforcer was being made (adoption)"
+                                          : "after enforcement started (window missed this time)",
+              log.substr(started_at, log.find('\n', started_at) - started_at).c_str());
   CHECK(env.DaemonRunning());
   const std::string left = env.Leftovers();
   CHECK(left == "");

@@ -301,7 +301,7 @@ void DaemonFixture::StartDaemon(const std::vector<std::string>& extra) {
       "--qrm-state-dir-in-memory=" + dir_.file("shm-state"), "--bpf-pin-dir=" + PinDir(),
       "--addition-cgroup-paths=/" + root_name_, "--nic-allow=" + Join(allow),
       "--nic-deny=" + Join(deny), "--nic-selection=" + o_.nic_selection,
-      "--enforcement-resync-period=2"};
+      "--enforcement-resync-period=" + std::to_string(o_.resync_seconds)};
   if (!own_source) argv.push_back("--pod-source=kubelet");
   if (!own_url && !own_source) argv.push_back("--kubelet-pods-url=file://" + PodsFile());
   if (o_.shape_nics) {

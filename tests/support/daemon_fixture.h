@@ -103,6 +103,7 @@ struct DaemonFixtureOptions {
   std::string nic_selection = "first";          // which of equally good NICs an allocation gets
   bool metrics = false;                         // --metrics-bind-address=127.0.0.1:0
   bool wait_serving = true;                     // StartDaemon returns once plugin-info answers
+  int resync_seconds = 2;                       // --enforcement-resync-period
   // Leftovers() reports an ip_forward_update_priority that --uninstall did not put back (and
   // then restores the host's value). Host-wide: a netqosd of another process (a benchmark, a
   // test run by hand) may change it meanwhile, so only the tests about it compare.

@@ -12,6 +12,7 @@
 #include "app/allocatable_namespaces.h"
 #include "app/allocation_state.h"
 #include "app/enforcement_setup.h"
+#include "app/enforcement_start.h"
 #include "app/enforcement_view.h"
 #include "app/flag_choices.h"
 #include "app/logging.h"
@@ -30,7 +31,8 @@
 namespace netqos::app {
 namespace {
 
-// Where the time to serve goes, for the "serving" log line: the kubelet waits for all of it.
+// Where the time to serve goes, for the "serving" log line: the kubelet waits for all of it
+// (enforcement starts after it, "enforcement started after_ms=...").
 class StartupPhases {
  public:
   // Ends the current phase as `name`.
@@ -39,6 +41,7 @@ class StartupPhases {
     text_ += fmt::format(" {}_ms={}", name, Ms(now - last_));
     last_ = now;
   }
+  std::chrono::steady_clock::time_point start() const { return start_; }
   std::string Text() const {
     return fmt::format("startup_ms={}{}", Ms(std::chrono::steady_clock::now() - start_), text_);
   }
@@ -108,26 +111,16 @@ int RunDaemon(const DaemonConfig& config) {
   if (!svc.ok()) return Fail(svc.status());
   phases.Mark("state");
 
-  // Start the dataplane before serving: a restarted daemon adopts the pinned state first; the
-  // first full pass runs beside serving (readiness says when it is done).
-  std::unique_ptr<EnforcementStack> enforcement;
-  // The mode as the status API and metrics report it: the flag's spelling, or "disabled".
-  std::string enforcement_mode(ChoiceName(config.enforcement, kEnforcementChoices));
-  std::string enforcement_error;
+  // Enforcement starts after serving (enforcement_start.h): the kubelet waits for the topology
+  // and the allocation state only. Taking the change listener now, before serving, keeps every
+  // Allocate for the enforcer; what an earlier run pinned keeps enforcing meanwhile.
+  std::unique_ptr<EnforcementStart> enforcement;
   if (config.enforcement == Enforcement::kBpf) {
-    auto started = StartEnforcement(config, **svc);
-    if (started.ok()) {
-      enforcement = std::move(*started);
-    } else {
-      // Allocation keeps working (pods still get admitted); whatever a previous run pinned keeps
-      // enforcing on its own.
-      enforcement_mode = "disabled";
-      enforcement_error = started.status().message();
-      spdlog::error("enforcement disabled, serving allocations only: {}", enforcement_error);
-    }
+    enforcement = std::make_unique<EnforcementStart>(config, **svc, phases.start());
   }
   // Without enforcement, allocations of pods the kubelet forgot to remove are still cleared after
-  // 5 minutes (Katalyst HEAD does this whatever applies its net classes).
+  // 5 minutes (Katalyst HEAD does this whatever applies its net classes). When enforcement fails
+  // to start, EnforcementStart starts it.
   std::unique_ptr<ResidualCleanup> residual_cleanup;
   if (!enforcement) {
     auto started = StartResidualCleanup(config, **svc);
@@ -140,9 +133,17 @@ int RunDaemon(const DaemonConfig& config) {
           started.status().message());
     }
   }
-  phases.Mark("enforcement");
-  StackEnforcementView enforcement_view(enforcement.get(), enforcement_mode, enforcement_error,
-                                        config.bpf_pin_dir);
+  // With enforcement off, the mode as the status API and metrics report it ("none"); with bpf,
+  // EnforcementStart says "bpf" (starting or running) or "disabled".
+  const std::string enforcement_mode(ChoiceName(config.enforcement, kEnforcementChoices));
+  StackEnforcementView enforcement_view(
+      [&enforcement, &enforcement_mode] {
+        if (enforcement) return enforcement->State();
+        EnforcementState off;
+        off.mode = enforcement_mode;
+        return off;
+      },
+      config.bpf_pin_dir);
 
   grpcadapter::ResourcePluginService::Options rp_opts;
   rp_opts.nic_name_annotation_key = config.policy.annotation_keys.nic_name;
@@ -193,6 +194,9 @@ int RunDaemon(const DaemonConfig& config) {
   phases.Mark("serve");
   spdlog::info("netqosd serving sockets={} {}", fmt::join((*server)->SocketPaths(), ","),
                phases.Text());
+  // The dataplane opens, the pinned class map is adopted and the enforcer starts now, beside
+  // serving ("enforcement started after_ms=..."); /readyz is not ready until its first pass.
+  if (enforcement) enforcement->Start();
   // Woken by a signal, or every poll interval to look at the kubelet's registration.
   const timespec poll = RegistrationPollInterval(config.kubelet_registration_timeout_seconds);
   for (;;) {
@@ -219,8 +223,7 @@ int RunDaemon(const DaemonConfig& config) {
   metrics_server.reset();  // before enforcement.reset(): its collectors read enforcement_view
   registrar.reset();
   (*server)->Stop();
-  // The topology watcher may still notify the service: detach the enforcer before it goes.
-  service_ptr->SetChangeListener(nullptr);
+  // Waits for a start still running, then detaches the enforcer from the service and stops it.
   enforcement.reset();
   if (Status st = service_ptr->Flush(); !st.ok())
     spdlog::warn("final snapshot failed; the journal still holds every change: {}", st.message());

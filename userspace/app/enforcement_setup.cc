@@ -172,22 +172,22 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   auto enforcer = enforce::Enforcer::Start(std::move(eo), std::move(ports));
   if (!enforcer.ok()) return enforcer.status();
   stack->enforcer = std::move(*enforcer);
-  enforce::Enforcer* e = stack->enforcer.get();
-  service.SetChangeListener([e](const service::AllocationService::ChangeEvent& ev) {
-    using Kind = service::AllocationService::ChangeEvent::Kind;
-    switch (ev.kind) {
-      case Kind::kAllocated:
-        e->OnAllocated(ev.pod_uid);
-        break;
-      case Kind::kPodRemoved:
-        e->OnPodRemoved(ev.pod_uid);
-        break;
-      case Kind::kTopology:
-        e->OnTopologyChanged();
-        break;
-    }
-  });
   return stack;
+}
+
+void ForwardChange(enforce::Enforcer& enforcer, const service::AllocationService::ChangeEvent& ev) {
+  using Kind = service::AllocationService::ChangeEvent::Kind;
+  switch (ev.kind) {
+    case Kind::kAllocated:
+      enforcer.OnAllocated(ev.pod_uid);
+      break;
+    case Kind::kPodRemoved:
+      enforcer.OnPodRemoved(ev.pod_uid);
+      break;
+    case Kind::kTopology:
+      enforcer.OnTopologyChanged();
+      break;
+  }
 }
 
 Result<std::unique_ptr<ResidualCleanup>> StartResidualCleanup(const DaemonConfig& config,

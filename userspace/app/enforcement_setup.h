@@ -39,8 +39,14 @@ struct EnforcementStack {
 // (cgroup/deferred_pod_source.h).
 Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& config);
 
+// Opens the dataplane, adopts the pinned class map and starts the enforcer (its first pass runs
+// on its worker). Allocation changes reach the enforcer only once the caller forwards them
+// (ForwardChange): app/enforcement_start.h relays those made while this runs.
 Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& config,
                                                            service::AllocationService& service);
+
+// Hands one allocation change to the enforcer (it only wakes its worker).
+void ForwardChange(enforce::Enforcer& enforcer, const service::AllocationService::ChangeEvent& ev);
 
 // Residual state cleanup without enforcement (residual_sweeper.h). Destroyed bottom-up: the
 // sweeper stops before its pod source goes away.

@@ -21,13 +21,16 @@ std::string LevelName(uint8_t level) {
 
 service::EnforcementReport StackEnforcementView::Report(bool with_counters) const {
   service::EnforcementReport r;
-  r.mode = mode_;
-  r.error = error_;
+  const EnforcementState state = state_();
+  r.mode = state.mode;
+  r.error = state.error;
+  r.starting = state.starting;
   r.pin_dir = pin_dir_;
-  if (stack_ == nullptr || !stack_->enforcer) return r;
-  r.cgroup_root = stack_->cgroup_root;
+  const EnforcementStack* stack = state.stack;
+  if (stack == nullptr || !stack->enforcer) return r;
+  r.cgroup_root = stack->cgroup_root;
 
-  const enforce::EnforcerStatus st = stack_->enforcer->Status();
+  const enforce::EnforcerStatus st = stack->enforcer->Status();
   r.pods_known = st.pods_known;
   r.passes = st.passes;
   r.pod_list_failures = st.pod_list_failures;
@@ -41,7 +44,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
   // Read after the status, from the enforcer's own copy of the last pass: should a pass run in
   // between, a container whose leaf it removed shows no queue in this one report.
   const enforce::QueueSnapshot queues =
-      with_counters ? stack_->enforcer->QueueStats() : enforce::QueueSnapshot{};
+      with_counters ? stack->enforcer->QueueStats() : enforce::QueueSnapshot{};
   r.queue_counters = with_counters;
   std::set<uint32_t> class_ids;
   for (const auto& [id, d] : st.classes) {
@@ -80,8 +83,8 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     c.egress_cap = cap(d.rates.egress, !edt_egress);
     c.ingress_cap = cap(d.rates.ingress, true);
     c.dscp = d.entry.dscp;
-    if (with_counters && stack_->dataplane) {
-      if (auto counters = stack_->dataplane->ContainerCounters(id); counters.ok()) {
+    if (with_counters && stack->dataplane) {
+      if (auto counters = stack->dataplane->ContainerCounters(id); counters.ok()) {
         c.counters = *counters;
       }
     }
@@ -100,8 +103,8 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
   for (uint32_t cls : class_ids) {
     service::ClassEnforcement ce;
     ce.net_class_id = cls;
-    if (with_counters && stack_->dataplane) {
-      if (auto counters = stack_->dataplane->ClassCounters(cls); counters.ok()) {
+    if (with_counters && stack->dataplane) {
+      if (auto counters = stack->dataplane->ClassCounters(cls); counters.ok()) {
         ce.counters = *counters;
       }
     }

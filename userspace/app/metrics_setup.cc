@@ -27,6 +27,11 @@ metrics::ProbeResult CheckReadiness(const std::vector<std::string>& socket_paths
   if (enforcement.mode == "disabled") {
     return {false, "not ready: enforcement was asked for and is disabled: " + enforcement.error};
   }
+  if (enforcement.mode == "bpf" && enforcement.starting) {
+    return {false,
+            "not ready: enforcement is starting (opening the eBPF dataplane, adopting the pinned "
+            "state); what was pinned keeps enforcing"};
+  }
   if (enforcement.mode == "bpf" && enforcement.passes == 0) {
     return {false, "not ready: the first enforcement pass has not finished"};
   }

@@ -52,6 +52,7 @@ Json DaemonJson(const admin::GetStatusResponse& s) {
       {"enforcement",
        {{"mode", e.mode()},
         {"error", e.error()},
+        {"starting", e.starting()},
         {"pin_dir", e.pin_dir()},
         {"cgroup_root", e.cgroup_root()},
         {"pods_known", e.pods_known()},
@@ -228,7 +229,13 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
       {"NICs",
        std::to_string(s.nics_healthy()) + " of " + std::to_string(s.nics_total()) + " healthy"}};
   std::string mode = e.mode();
-  if (e.mode() == "bpf") {
+  if (e.mode() == "bpf" && e.starting()) {
+    // The dataplane opens after the plugin socket is served: the pins of an earlier run are all
+    // that enforces until then, and nothing of this run is known yet.
+    mode +=
+        " (STARTING: opening the eBPF dataplane and adopting the pinned state, then the first "
+        "pass; what was pinned keeps enforcing)";
+  } else if (e.mode() == "bpf") {
     // Until the first pass has run (started beside serving), only what an earlier run pinned is
     // enforced: a container allocated since waits for it, which /readyz reports as not ready.
     const std::string passes =
@@ -242,7 +249,7 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
     mode += " (allocations only; --enforcement=bpf to enforce)";
   }
   kv.emplace_back("enforcement", mode);
-  if (e.mode() == "bpf") {
+  if (e.mode() == "bpf" && !e.starting()) {
     kv.emplace_back("classified", std::to_string(e.classified_containers()) + " containers");
     kv.emplace_back("shaped NICs", Or(Join(e.shaped_nics()), "none"));
     kv.emplace_back("problems", e.problems().empty()

@@ -173,6 +173,7 @@ void FillStatus(const service::AllocationService::View& view,
   }
   e->set_mode(enforcement->mode);
   e->set_error(enforcement->error);
+  e->set_starting(enforcement->starting);
   e->set_pin_dir(enforcement->pin_dir);
   e->set_cgroup_root(enforcement->cgroup_root);
   e->set_pods_known(enforcement->pods_known);

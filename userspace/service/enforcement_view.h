@@ -74,6 +74,9 @@ struct EnforcementProblem {
 struct EnforcementReport {
   std::string mode = "none";  // "bpf", "none", or "disabled" (bpf requested, failed to start)
   std::string error;          // why "disabled"
+  // "bpf" whose dataplane is still being opened (it starts after serving): what an earlier run
+  // pinned keeps enforcing, and nothing else is known yet.
+  bool starting = false;
   std::string pin_dir;
   std::string cgroup_root;
   bool pods_known = false;

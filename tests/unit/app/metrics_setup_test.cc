@@ -81,6 +81,14 @@ TEST_CASE("readiness needs every plugin socket and, with bpf, the first enforcem
   CHECK(r.ok);
   CHECK_THAT(r.reason, Catch::Contains("enforcement=none"));
 
+  // Enforcement starts after serving: not ready while the dataplane is being opened, then until
+  // the first pass is done.
+  bpf.starting = true;
+  r = netqos::app::CheckReadiness({sock}, bpf);
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.reason, Catch::Contains("enforcement is starting") &&
+                           Catch::Contains("what was pinned keeps enforcing"));
+  bpf.starting = false;
   r = netqos::app::CheckReadiness({sock}, bpf);
   CHECK_FALSE(r.ok);
   CHECK_THAT(r.reason, Catch::Contains("first enforcement pass"));

@@ -517,6 +517,18 @@ TEST_CASE("status: the daemon's report and the pinned state", "[ctl]") {
     in.pins.rx_link.prog_name = "netqos_rx";
     in.pins.rx_link.cgroup_id = 0;  // defunct
     in.pins.rx_link.ingress = true;
+    // Enforcement starts after serving: until the dataplane is open, status says it is starting
+    // and shows nothing of this run's enforcement.
+    e->set_starting(true);
+    in.daemon = s;
+    std::ostringstream starting;
+    PrintStatus(in, starting);
+    CHECK_THAT(starting.str(), Catch::Contains("bpf (STARTING: opening the eBPF dataplane") &&
+                                   Catch::Contains("what was pinned keeps enforcing)"));
+    CHECK_THAT(starting.str(), !Catch::Contains("classified"));
+    CHECK(StatusJson(in)["daemon"]["enforcement"]["starting"] == true);
+    e->set_starting(false);
+    in.daemon = s;
     std::ostringstream text;
     PrintStatus(in, text);
     CHECK_THAT(text.str(), Catch::Contains("running (netqosd 0.1.0, pid 123, up 1m15s)"));

@@ -1,0 +1,87 @@
+// Enforcement started beside serving (--enforcement=bpf): the plugin socket answers the kubelet as
+// soon as the allocation state is loaded, and the eBPF dataplane is opened, the pinned class map
+// adopted and the reconciler started on a thread of their own. Nothing already enforced stops
+// meanwhile: the programs, links, maps and qdiscs a previous run pinned outlive the process and
+// keep classifying and shaping until the new enforcer adopts them. Readiness and `netqosctl
+// status` say that enforcement is starting until its first pass is done.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "app/daemon_config.h"
+#include "app/enforcement_setup.h"
+#include "service/allocation_service.h"
+
+namespace netqos::app {
+
+// Allocation changes for an enforcer that may not exist yet. Until Attach, each pod's last change
+// (and whether the topology changed) is kept; Attach replays them. The enforcer's first pass reads
+// the allocations when it runs, which may be before an Allocate served while enforcement started:
+// the replay wakes it for another pass, so that container does not wait for the periodic resync.
+// After Discard (enforcement failed to start) changes are dropped.
+class ChangeRelay {
+ public:
+  using Event = service::AllocationService::ChangeEvent;
+  using Sink = std::function<void(const Event&)>;
+
+  void Deliver(const Event& event);
+  // Replays what was kept, then hands every later change straight to `sink`.
+  void Attach(Sink sink);
+  void Discard();
+  size_t Pending() const;
+
+ private:
+  mutable std::mutex mu_;  // held while calling the sink: no change overtakes the replay
+  Sink sink_;
+  bool discarded_ = false;
+  std::map<std::string, Event::Kind> pods_;  // pod uid -> its last change
+  bool topology_ = false;
+};
+
+// What the status surfaces may read of enforcement now.
+struct EnforcementState {
+  const EnforcementStack* stack = nullptr;  // null while starting, when off or failed
+  std::string mode;                         // "bpf", "none", or "disabled"
+  std::string error;                        // why "disabled"
+  bool starting = false;                    // bpf asked for, the stack not there yet
+};
+
+// Starts enforcement after serving. Construct it before the plugin socket is served (it takes the
+// service's change listener, so no Allocate is missed), call Start once served.
+class EnforcementStart {
+ public:
+  EnforcementStart(const DaemonConfig& config, service::AllocationService& service,
+                   std::chrono::steady_clock::time_point daemon_start);
+  // Waits for a start still running, detaches the service's listener, then stops the enforcer:
+  // the pins stay (EnforcementStack).
+  ~EnforcementStart();
+  EnforcementStart(const EnforcementStart&) = delete;
+  EnforcementStart& operator=(const EnforcementStart&) = delete;
+
+  void Start();
+  EnforcementState State() const;
+
+ private:
+  void Run();
+
+  const DaemonConfig& config_;
+  service::AllocationService& service_;
+  const std::chrono::steady_clock::time_point daemon_start_;
+  ChangeRelay relay_;
+  mutable std::mutex mu_;
+  // Set once by the start thread, under mu_; destroyed only after it is joined and every reader
+  // (the servers) has stopped, so readers use the pointer without the lock.
+  std::unique_ptr<EnforcementStack> stack_;
+  std::unique_ptr<ResidualCleanup> residual_cleanup_;  // when enforcement failed to start
+  std::string error_;
+  bool starting_ = true;
+  std::thread thread_;
+};
+
+}  // namespace netqos::app
