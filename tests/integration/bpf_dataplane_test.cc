@@ -228,17 +228,37 @@ int TaggedUdpSocket(sockaddr_in* addr) {
 
 }  // namespace
 
-TEST_CASE("egress test-run sets priority and counts only classified cgroups", "[bpf]") {
-  BpfFixture fx;
+namespace {
+
+// The fixture's dataplane, opened, and the cgroup ids of its two cgroups (what most cases start
+// from).
+struct OpenedDataplane {
+  std::unique_ptr<Dataplane> dp;
+  uint64_t id_a = 0;
+  uint64_t id_b = 0;
+};
+OpenedDataplane OpenWithCgroups(BpfFixture& fx) {
   auto dp = Dataplane::Open(fx.options());
+  INFO(dp.status().message());
   REQUIRE(dp.ok());
   auto id_a = CgroupIdOf(fx.cg_a());
   auto id_b = CgroupIdOf(fx.cg_b());
   REQUIRE(id_a.ok());
   REQUIRE(id_b.ok());
-  REQUIRE((*dp)->SetClass(*id_a, Class(0x10010, 7)).ok());
+  return {std::move(*dp), *id_a, *id_b};
+}
 
-  const int prog = (*dp)->EgressProgramFd();
+}  // namespace
+
+TEST_CASE("egress test-run sets priority and counts only classified cgroups", "[bpf]") {
+  BpfFixture fx;
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  auto& dp = opened.dp;  // plain names, not a structured binding: lambdas below may capture them
+  const uint64_t id_a = opened.id_a;
+  const uint64_t id_b = opened.id_b;
+  REQUIRE(dp->SetClass(id_a, Class(0x10010, 7)).ok());
+
+  const int prog = dp->EgressProgramFd();
   const auto pkt = Ipv4Packet(IPPROTO_TCP, kLoopback, 40000, kLoopback, 80);
   std::function<int(TestRunResult*)> run = [&](TestRunResult* r) {
     return TestRun(prog, pkt, 5, r);
@@ -248,12 +268,12 @@ TEST_CASE("egress test-run sets priority and counts only classified cgroups", "[
   REQUIRE(RunInChild(fx.cg_a(), run, &hit) == 0);
   CHECK(hit.retval == 1);
   CHECK(hit.priority == 0x10010u);
-  auto ca = (*dp)->ContainerCounters(*id_a);
+  auto ca = dp->ContainerCounters(id_a);
   REQUIRE(ca.ok());
   CHECK(ca->tx_packets == 1);
   CHECK(ca->tx_bytes > 0);
   CHECK(ca->rx_packets == 0);
-  auto cls = (*dp)->ClassCounters(7);
+  auto cls = dp->ClassCounters(7);
   REQUIRE(cls.ok());
   CHECK(cls->tx_packets == 1);
 
@@ -261,15 +281,15 @@ TEST_CASE("egress test-run sets priority and counts only classified cgroups", "[
   REQUIRE(RunInChild(fx.cg_b(), run, &miss) == 0);
   CHECK(miss.retval == 1);
   CHECK(miss.priority == 5u);  // untouched
-  auto cb = (*dp)->ContainerCounters(*id_b);
+  auto cb = dp->ContainerCounters(id_b);
   REQUIRE(cb.ok());
   CHECK(cb->tx_packets == 0);
 
   // A class with priority 0 is counted but leaves skb->priority alone.
-  REQUIRE((*dp)->SetClass(*id_b, Class(0, 8)).ok());
+  REQUIRE(dp->SetClass(id_b, Class(0, 8)).ok());
   REQUIRE(RunInChild(fx.cg_b(), run, &miss) == 0);
   CHECK(miss.priority == 5u);
-  cb = (*dp)->ContainerCounters(*id_b);
+  cb = dp->ContainerCounters(id_b);
   REQUIRE(cb.ok());
   CHECK(cb->tx_packets == 1);
 }
@@ -380,14 +400,12 @@ TEST_CASE("Open refuses a pinned map with another layout, naming it", "[bpf]") {
 
 TEST_CASE("real UDP traffic is counted per container cgroup", "[bpf]") {
   BpfFixture fx;
-  auto dp = Dataplane::Open(fx.options());
-  REQUIRE(dp.ok());
-  auto id_a = CgroupIdOf(fx.cg_a());
-  auto id_b = CgroupIdOf(fx.cg_b());
-  REQUIRE(id_a.ok());
-  REQUIRE(id_b.ok());
-  REQUIRE((*dp)->SetClass(*id_a, Class(0x10010, 31)).ok());
-  REQUIRE((*dp)->SetClass(*id_b, Class(0x10020, 32)).ok());
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  auto& dp = opened.dp;  // plain names, not a structured binding: lambdas below may capture them
+  const uint64_t id_a = opened.id_a;
+  const uint64_t id_b = opened.id_b;
+  REQUIRE(dp->SetClass(id_a, Class(0x10010, 31)).ok());
+  REQUIRE(dp->SetClass(id_b, Class(0x10020, 32)).ok());
 
   // The receiver stays in the test's own cgroup, outside the attach point.
   const int rx = ::socket(AF_INET, SOCK_DGRAM, 0);
@@ -417,14 +435,14 @@ TEST_CASE("real UDP traffic is counted per container cgroup", "[bpf]") {
   REQUIRE(RunInChild(fx.cg_a(), sender, &dummy) == 0);
   ::close(rx);
 
-  auto ca = (*dp)->ContainerCounters(*id_a);
-  auto cb = (*dp)->ContainerCounters(*id_b);
+  auto ca = dp->ContainerCounters(id_a);
+  auto cb = dp->ContainerCounters(id_b);
   REQUIRE(ca.ok());
   REQUIRE(cb.ok());
   CHECK(ca->tx_packets >= static_cast<uint64_t>(kDatagrams));
   CHECK(ca->tx_bytes >= static_cast<uint64_t>(kDatagrams) * 100);
   CHECK(cb->tx_packets == 0);
-  auto c31 = (*dp)->ClassCounters(31);
+  auto c31 = dp->ClassCounters(31);
   REQUIRE(c31.ok());
   CHECK(c31->tx_packets >= static_cast<uint64_t>(kDatagrams));
 }
@@ -687,16 +705,14 @@ TEST_CASE("a process in a cgroup below a container's is classified and counted a
 
 TEST_CASE("the NIC egress program sets every packet's class, never the sender's", "[bpf]") {
   BpfFixture fx;
-  auto dp = Dataplane::Open(fx.options());
-  REQUIRE(dp.ok());
-  auto id_a = CgroupIdOf(fx.cg_a());
-  auto id_b = CgroupIdOf(fx.cg_b());
-  REQUIRE(id_a.ok());
-  REQUIRE(id_b.ok());
-  REQUIRE((*dp)->SetClass(*id_a, Class(0x10060, 71)).ok());
-  REQUIRE((*dp)->SetClass(*id_b, Class(0x10061, 72)).ok());
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  auto& dp = opened.dp;  // plain names, not a structured binding: lambdas below may capture them
+  const uint64_t id_a = opened.id_a;
+  const uint64_t id_b = opened.id_b;
+  REQUIRE(dp->SetClass(id_a, Class(0x10060, 71)).ok());
+  REQUIRE(dp->SetClass(id_b, Class(0x10061, 72)).ok());
   constexpr uint32_t kPodIp = 0x0a090807;  // 10.9.8.7: a pod behind a CNI, container b's
-  REQUIRE((*dp)->SetPodAddress(V4Key(kPodIp), *id_b).ok());
+  REQUIRE(dp->SetPodAddress(V4Key(kPodIp), id_b).ok());
   auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
   REQUIRE(nic.ok());
   const int tx = (*nic)->EgressFd();
@@ -713,7 +729,7 @@ TEST_CASE("the NIC egress program sets every packet's class, never the sender's"
   REQUIRE(RunInChild(fx.cg_a(), from_a, &in_a) == 0);
   CHECK(in_a.retval == static_cast<uint32_t>(TC_ACT_OK));
   CHECK(in_a.priority == 0x10060u);
-  auto ca = (*dp)->ContainerCounters(*id_a);
+  auto ca = dp->ContainerCounters(id_a);
   REQUIRE(ca.ok());
   CHECK(ca->tx_packets == 0);
 
@@ -728,7 +744,7 @@ TEST_CASE("the NIC egress program sets every packet's class, never the sender's"
     REQUIRE(TestRun(tx, Ipv4Packet(IPPROTO_UDP, 0x0a090808, 1, kLoopback, 9), sender, &other) == 0);
     CHECK(other.priority == 0u);
   }
-  REQUIRE((*dp)->ClearPodAddress(V4Key(kPodIp)).ok());
+  REQUIRE(dp->ClearPodAddress(V4Key(kPodIp)).ok());
   TestRunResult cleared{};
   REQUIRE(TestRun(tx, Ipv4Packet(IPPROTO_TCP, kPodIp, 5000, kLoopback, 80), 3, &cleared) == 0);
   CHECK(cleared.priority == 0u);
@@ -739,27 +755,25 @@ TEST_CASE(
     "horizon",
     "[bpf]") {
   BpfFixture fx;
-  auto dp = Dataplane::Open(fx.options());
-  REQUIRE(dp.ok());
-  auto id_a = CgroupIdOf(fx.cg_a());
-  auto id_b = CgroupIdOf(fx.cg_b());
-  REQUIRE(id_a.ok());
-  REQUIRE(id_b.ok());
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  auto& dp = opened.dp;  // plain names, not a structured binding: lambdas below may capture them
+  const uint64_t id_a = opened.id_a;
+  const uint64_t id_b = opened.id_b;
   netqos_class dedicated = Class(0x10090, 93);
   dedicated.qos_level = NETQOS_QOS_DEDICATED;
-  REQUIRE((*dp)->SetClass(*id_a, dedicated).ok());
-  REQUIRE((*dp)->SetClass(*id_b, Class(0x10091, 94)).ok());  // shared
+  REQUIRE(dp->SetClass(id_a, dedicated).ok());
+  REQUIRE(dp->SetClass(id_b, Class(0x10091, 94)).ok());  // shared
   // Pods behind a CNI (the test run has no container socket): their source address names them.
   constexpr uint32_t kPodA = 0x0a090a01;
   constexpr uint32_t kPodB = 0x0a090a02;
-  REQUIRE((*dp)->SetPodAddress(V4Key(kPodA), *id_a).ok());
-  REQUIRE((*dp)->SetPodAddress(V4Key(kPodB), *id_b).ok());
+  REQUIRE(dp->SetPodAddress(V4Key(kPodA), id_a).ok());
+  REQUIRE(dp->SetPodAddress(V4Key(kPodB), id_b).ok());
   // b's leaf may send 1000 bytes/s: each packet's share is its length in milliseconds. The map
   // is keyed by the leaf (b's class handle), not by b's cgroup.
   constexpr uint64_t kLeafB = 0x10091;
   constexpr uint64_t kRate = 1000;
-  REQUIRE((*dp)->SetEdtRate(kLeafB, kRate).ok());
-  auto rates = (*dp)->ListEdtRates();
+  REQUIRE(dp->SetEdtRate(kLeafB, kRate).ok());
+  auto rates = dp->ListEdtRates();
   REQUIRE(rates.ok());
   CHECK(*rates == std::vector<std::pair<uint64_t, uint64_t>>{{kLeafB, kRate}});
   constexpr uint64_t kHorizonNs = 1'000'000'000;
@@ -793,12 +807,12 @@ TEST_CASE(
   // All queued ahead lie within the horizon: about horizon / share of them.
   CHECK(departures.size() <= kHorizonNs / share_ns + 1);
   CHECK(departures.size() + 1 >= kHorizonNs / share_ns);
-  auto cb = (*dp)->ContainerCounters(*id_b);
+  auto cb = dp->ContainerCounters(id_b);
   REQUIRE(cb.ok());
   CHECK(cb->drops == 1);
 
   // A sender's own later departure time (TCP pacing slower than the cap) is kept.
-  REQUIRE((*dp)->SetEdtRate(kLeafB, kRate).ok());  // a rate written anew restarts the clock
+  REQUIRE(dp->SetEdtRate(kLeafB, kRate).ok());  // a rate written anew restarts the clock
   struct timespec ts {};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   const uint64_t later = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull +
@@ -814,7 +828,7 @@ TEST_CASE(
   // rate where each packet's share is a quarter of that, the first packet and four more leave
   // at once, the rest are paced.
   const uint64_t quarter_rate = from_b.size() * 1'000'000'000ull * 4 / NETQOS_EDT_CREDIT_NS;
-  REQUIRE((*dp)->SetEdtRate(kLeafB, quarter_rate).ok());
+  REQUIRE(dp->SetEdtRate(kLeafB, quarter_rate).ok());
   int unpaced = 0;
   for (int i = 0; i < 20; i++) {
     if (netqos::testing::RunSkbProgram(tx, from_b, 0).tstamp == 0) ++unpaced;
@@ -835,8 +849,8 @@ TEST_CASE(
 
   // Two containers of one leaf (a pod's) share its budget: a, moved to b's leaf, sends between
   // two of b's packets and each leaves a share after the one before, whoever sent it.
-  REQUIRE((*dp)->SetClass(*id_a, Class(0x10091, 93)).ok());
-  REQUIRE((*dp)->SetEdtRate(kLeafB, kRate).ok());
+  REQUIRE(dp->SetClass(id_a, Class(0x10091, 93)).ok());
+  REQUIRE(dp->SetEdtRate(kLeafB, kRate).ok());
   const auto from_a = Ipv4Packet(IPPROTO_UDP, kPodA, 4000, 0x0a000001, 53);
   REQUIRE(from_a.size() == from_b.size());
   (void)netqos::testing::RunSkbProgram(tx, from_b, 0);
@@ -852,9 +866,9 @@ TEST_CASE(
   CHECK(h.tstamp == 0);
   CHECK(h.priority == 0x10091u);
 
-  REQUIRE((*dp)->ClearEdtRate(kLeafB).ok());
-  REQUIRE((*dp)->ClearEdtRate(kLeafB).ok());  // a missing entry is fine
-  auto cleared = (*dp)->ListEdtRates();
+  REQUIRE(dp->ClearEdtRate(kLeafB).ok());
+  REQUIRE(dp->ClearEdtRate(kLeafB).ok());  // a missing entry is fine
+  auto cleared = dp->ListEdtRates();
   REQUIRE(cleared.ok());
   CHECK(cleared->empty());
 }
@@ -917,32 +931,30 @@ uint32_t Ipv6First(const std::vector<uint8_t>& pkt) {
 TEST_CASE("the NIC egress program marks the DSCP of classes that ask for it, ECN bits kept",
           "[bpf]") {
   BpfFixture fx;
-  auto dp = Dataplane::Open(fx.options());
-  REQUIRE(dp.ok());
-  auto id_a = CgroupIdOf(fx.cg_a());
-  auto id_b = CgroupIdOf(fx.cg_b());
-  REQUIRE(id_a.ok());
-  REQUIRE(id_b.ok());
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  auto& dp = opened.dp;  // plain names, not a structured binding: lambdas below may capture them
+  const uint64_t id_a = opened.id_a;
+  const uint64_t id_b = opened.id_b;
   // a: marked EF (46); b: a DSCP byte but no flag (an entry that is not marked).
   netqos_class marked = Class(0x10060, 71);
   marked.dscp = 46;
   marked.flags = NETQOS_CLASS_F_SET_DSCP;
   netqos_class unmarked = Class(0x10061, 72);
   unmarked.dscp = 46;
-  REQUIRE((*dp)->SetClass(*id_a, marked).ok());
-  REQUIRE((*dp)->SetClass(*id_b, unmarked).ok());
+  REQUIRE(dp->SetClass(id_a, marked).ok());
+  REQUIRE(dp->SetClass(id_b, unmarked).ok());
   constexpr uint32_t kPodA = 0x0a090b01;
   constexpr uint32_t kPodB = 0x0a090b02;
   constexpr uint32_t kNobody = 0x0a090b09;
-  REQUIRE((*dp)->SetPodAddress(V4Key(kPodA), *id_a).ok());
-  REQUIRE((*dp)->SetPodAddress(V4Key(kPodB), *id_b).ok());
+  REQUIRE(dp->SetPodAddress(V4Key(kPodA), id_a).ok());
+  REQUIRE(dp->SetPodAddress(V4Key(kPodB), id_b).ok());
   netqos_addr v6a{};
   v6a.addr[0] = htonl(0xfd000000);
   v6a.addr[3] = htonl(0xa);
   netqos_addr v6b = v6a;
   v6b.addr[3] = htonl(0xb);
-  REQUIRE((*dp)->SetPodAddress(v6a, *id_a).ok());
-  REQUIRE((*dp)->SetPodAddress(v6b, *id_b).ok());
+  REQUIRE(dp->SetPodAddress(v6a, id_a).ok());
+  REQUIRE(dp->SetPodAddress(v6b, id_b).ok());
 
   for (const bool edt : {false, true}) {
     INFO((edt ? "edt" : "htb"));
@@ -1000,7 +1012,7 @@ TEST_CASE("the NIC egress program marks the DSCP of classes that ask for it, ECN
 
   // DSCP 0 is a mark too: the flag, not the value, says whether to rewrite.
   marked.dscp = 0;
-  REQUIRE((*dp)->SetClass(*id_a, marked).ok());
+  REQUIRE(dp->SetClass(id_a, marked).ok());
   auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
   REQUIRE(nic.ok());
   auto zero = netqos::testing::RunSkbProgram((*nic)->EgressFd(), Ipv4WithTos(kPodA, 0xb9), 0);

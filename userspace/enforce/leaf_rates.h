@@ -27,7 +27,6 @@ struct DirectionRates {
   bool borrow = false;
   bool annotated = false;  // the pod's annotation set the ceiling
   bool capped() const { return rate_bps != 0; }
-  bool operator==(const DirectionRates&) const = default;
 };
 
 struct LeafRates {
