@@ -23,6 +23,7 @@
 #include "os/netns_exec.h"
 #include "shaping/htb_installer.h"
 #include "shaping/htb_plan.h"
+#include "shaping/plan_delta.h"
 #include "support/netns.h"
 #include "support/traffic.h"
 
@@ -253,6 +254,39 @@ TEST_CASE("shaping: install, reinstall, reconcile and remove the HTB tree on a v
   CHECK(TcRoot(sb.host) == "noqueue 0:");
   CHECK(TcClasses(sb.host).empty());
   CHECK(inst.Remove(sb.ifindex).ok());  // idempotent
+}
+
+TEST_CASE("shaping: a patch adds a leaf and changes its level without reading the tree back",
+          "[shaping]") {
+  Sandbox sb("p");
+  HtbInstaller inst = MustInstaller();
+  HtbPlanner planner(sb.host);
+  const HtbPlan plan = MustPlan(planner, 1000, {{1, QosLevel::kShared, Mbit(50)}});
+  REQUIRE(inst.Apply(sb.ifindex, plan).ok());
+  SendUdp(sb.peer_ip, 20);
+  const uint64_t default_sent = TcClasses(sb.host).at("10:31").sent_bytes;
+  REQUIRE(default_sent > 0);
+
+  const HtbPlan plan2 =
+      MustPlan(planner, 1000, {{1, QosLevel::kShared, Mbit(50)}, {2, QosLevel::kShared, Mbit(70)}});
+  auto delta = DiffPlans(plan, plan2);
+  REQUIRE(delta);
+  REQUIRE(delta->added.size() == 1);
+  auto r = inst.Patch(sb.ifindex, *delta);
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  CHECK(r->classes_added == 1);
+  CHECK(r->classes_changed == static_cast<int>(delta->changed.size()));
+  // What the kernel holds now is the new plan, read back by tc; the classes kept their counters.
+  CheckTcMatchesPlan(sb.host, plan2);
+  CHECK(TcClasses(sb.host).at("10:31").sent_bytes >= default_sent);
+
+  // The same patch again: the leaf exists, so it is refused (the caller then applies the whole
+  // plan), and the tree is left as it was.
+  auto again = inst.Patch(sb.ifindex, *delta);
+  CHECK_FALSE(again.ok());
+  CheckTcMatchesPlan(sb.host, plan2);
+  REQUIRE(inst.Remove(sb.ifindex).ok());
 }
 
 TEST_CASE("shaping: a foreign root qdisc is refused and left intact unless replace_foreign",

@@ -154,6 +154,9 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
     return enforce::AllocationSnapshot{std::move(view.pod_entries), std::move(view.topology_nics),
                                        std::move(view.machine_state)};
   };
+  ports.pod_allocations = [&service](const std::vector<std::string>& uids) {
+    return service.PodAllocations(uids);
+  };
   ports.remove_pod = [&service](const std::string& uid) { return service.RemovePod(uid); };
   ports.table = stack->table.get();
   ports.shaper = stack->shaper.get();

@@ -315,6 +315,7 @@ Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOption
   if (int err = netqos_nic__load(p->skel_.get()); err) {
     return ErrnoStatus("load BPF object netqos_nic (pin dir " + options.pin_dir + ")", err);
   }
+  p->options_ = options;
   return p;
 }
 
@@ -325,8 +326,10 @@ NicPrograms::~NicPrograms() = default;
 int NicPrograms::IngressFd() const { return bpf_program__fd(skel_->progs.netqos_ingress); }
 int NicPrograms::EgressFd() const { return bpf_program__fd(skel_->progs.netqos_nic_tx); }
 
-Status AttachIngress(const IngressAttachOptions& options) {
-  NETQOS_ASSIGN_OR_RETURN(const std::string link, DescribeLink(options.ifindex, "AttachIngress"));
+namespace {
+
+// What AttachIngress checks before it changes anything: the redirect target and our slot.
+Status CheckIngressTargets(const IngressAttachOptions& options, const std::string& link) {
   const std::string where = "AttachIngress(" + link + ")";
   if (options.ifb_ifindex < 0 || options.ifb_ifindex == options.ifindex) {
     return InvalidArgument(where + ": bad redirect target ifindex " +
@@ -337,18 +340,40 @@ Status AttachIngress(const IngressAttachOptions& options) {
     auto ifb = DescribeLink(options.ifb_ifindex, "AttachIngress redirect target");
     if (!ifb.ok()) return ifb.status().Wrap(where);
   }
+  return SlotIsOurs(options.ifindex, link, "AttachIngress", kIngress).status();
+}
+
+}  // namespace
+
+Status AttachIngress(const IngressAttachOptions& options) {
+  NETQOS_ASSIGN_OR_RETURN(const std::string link, DescribeLink(options.ifindex, "AttachIngress"));
+  // Checked before the load, which is the expensive part.
+  NETQOS_RETURN_IF_ERROR(CheckIngressTargets(options, link));
+  auto progs = NicPrograms::Load(options);
+  if (!progs.ok()) return progs.status().Wrap("AttachIngress(" + link + ")");
+  // Closing the skeleton afterwards drops our fds only: the cls_bpf filter holds the program,
+  // and the program holds its maps.
+  return AttachIngress(options, **progs);
+}
+
+Status AttachIngress(const IngressAttachOptions& options, const NicPrograms& programs) {
+  NETQOS_ASSIGN_OR_RETURN(const std::string link, DescribeLink(options.ifindex, "AttachIngress"));
+  const IngressAttachOptions& loaded = programs.options();
+  if (loaded.pin_dir != options.pin_dir ||
+      (loaded.ifb_ifindex != 0) != (options.ifb_ifindex != 0) ||
+      loaded.redirect_unclassified != options.redirect_unclassified) {
+    return InvalidArgument("AttachIngress(" + link +
+                           "): the programs were loaded with other redirect settings");
+  }
+  const std::string where = "AttachIngress(" + link + ")";
   // Both slots are checked before anything changes.
-  NETQOS_RETURN_IF_ERROR(SlotIsOurs(options.ifindex, link, "AttachIngress", kIngress).status());
+  NETQOS_RETURN_IF_ERROR(CheckIngressTargets(options, link));
   auto sock = Connect();
   if (!sock.ok()) return sock.status().Wrap(where);
   NETQOS_ASSIGN_OR_RETURN(const RedirectSlot redirect,
                           ReadRedirect(sock->get(), options.ifindex, link, "AttachIngress"));
-  auto progs = NicPrograms::Load(options);
-  if (!progs.ok()) return progs.status().Wrap(where);
-  // Closing the skeleton afterwards drops our fds only: the cls_bpf filter holds the program,
-  // and the program holds its maps.
   NETQOS_RETURN_IF_ERROR(
-      AttachSide(options.ifindex, link, kIngress, (*progs)->IngressFd(), "AttachIngress"));
+      AttachSide(options.ifindex, link, kIngress, programs.IngressFd(), "AttachIngress"));
   // The program is in front now. A program that redirects nothing leaves the redirect filter
   // nothing to do; removed all the same, so that `tc filter show` says what happens.
   if (options.ifb_ifindex == 0) {
@@ -367,6 +392,16 @@ Status AttachEgress(const std::string& pin_dir, int ifindex, const EgressPacing&
       {.pin_dir = pin_dir, .edt = pacing.edt, .edt_horizon_ns = pacing.horizon_ns});
   if (!progs.ok()) return progs.status().Wrap("AttachEgress(" + link + ")");
   return AttachSide(ifindex, link, kEgress, (*progs)->EgressFd(), "AttachEgress");
+}
+
+Status AttachEgress(int ifindex, const EgressPacing& pacing, const NicPrograms& programs) {
+  NETQOS_ASSIGN_OR_RETURN(const std::string link, DescribeLink(ifindex, "AttachEgress"));
+  const IngressAttachOptions& loaded = programs.options();
+  if (loaded.edt != pacing.edt || loaded.edt_horizon_ns != pacing.horizon_ns) {
+    return InvalidArgument("AttachEgress(" + link +
+                           "): the programs were loaded with other pacing");
+  }
+  return AttachSide(ifindex, link, kEgress, programs.EgressFd(), "AttachEgress");
 }
 
 Status DetachIngress(int ifindex) {

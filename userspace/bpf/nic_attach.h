@@ -79,6 +79,8 @@ class NicPrograms {
 
   int IngressFd() const;
   int EgressFd() const;
+  // What they were loaded with (the NIC's ifindex and IFB only as far as ifb_ifindex != 0).
+  const IngressAttachOptions& options() const { return options_; }
 
  private:
   struct SkeletonDeleter {
@@ -86,6 +88,7 @@ class NicPrograms {
   };
   NicPrograms() = default;
   std::unique_ptr<netqos_nic, SkeletonDeleter> skel_;
+  IngressAttachOptions options_;
 };
 
 // Loads a fresh instance of the programs, creates the clsact qdisc if missing and attaches
@@ -102,6 +105,12 @@ Status AttachIngress(const IngressAttachOptions& options);
 // The same for netqos_nic_tx at clsact egress (the IFB settings do not matter to it). Switching a
 // NIC between HTB and EDT mode re-attaches with the other pacing, atomically.
 Status AttachEgress(const std::string& pin_dir, int ifindex, const EgressPacing& pacing = {});
+// The same with programs loaded before, so that the verifier runs once per configuration rather
+// than on every attach (a daemon re-applies each NIC on every resync). `programs` must have been
+// loaded with the same pin_dir and redirect settings (ifb_ifindex zero or not,
+// redirect_unclassified) for ingress, and the same pacing for egress: InvalidArgument otherwise.
+Status AttachIngress(const IngressAttachOptions& options, const NicPrograms& programs);
+Status AttachEgress(int ifindex, const EgressPacing& pacing, const NicPrograms& programs);
 
 // Remove netqos's filters only (at ingress the redirect first: alone, it would send every packet
 // to the IFB, then the program). Ok if they are not there, if the device has no clsact qdisc, or

@@ -76,10 +76,10 @@ void Enforcer::StartWatchers() {
     }
     cgroup::CgroupWatcherCallbacks cb;
     cb.on_created = [self](const std::string& path) { self->OnCgroupCreated(path); };
-    cb.on_removed = [self](const std::string&) { self->Wake(false); };
+    cb.on_removed = [self](const std::string&) { self->Wake(); };
     cb.on_error = [self](const netqos::Status& st) {
       spdlog::warn("cgroup watcher: {}; the periodic resync still applies", st.message());
-      self->Wake(false);
+      self->Wake();
     };
     auto watcher = cgroup::CgroupWatcher::Start(root, std::move(cb));
     if (!watcher.ok()) {
@@ -106,12 +106,11 @@ void Enforcer::Stop() {
   for (auto& w : watchers_) w->Stop();
 }
 
-void Enforcer::Wake(bool refresh_pods) {
+void Enforcer::Wake() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     dirty_ = true;
     general_ = true;  // every caller reports something only a whole pass handles
-    refresh_pods_ = refresh_pods_ || refresh_pods;
   }
   cv_.notify_all();
 }
@@ -120,9 +119,15 @@ void Enforcer::OnAllocated(const std::string& pod_uid) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     tombstones_.erase(pod_uid);
+    // Not a whole pass by itself: the kubelet allocates before the runtime starts the pod's
+    // containers, whose cgroups then bring them in (AddContainers reads the newest allocation).
+    // A whole pass at 10,000 containers takes hundreds of milliseconds, and one per Allocate
+    // would hold back every new container behind it. Work decides once the pass in flight, if
+    // any, has classified what it found (a pod already running needs its leaves changed).
+    allocated_uids_.insert(pod_uid);
+    dirty_ = true;
   }
-  // The kubelet allocates before the container starts: a fresh pod list may already know it.
-  Wake(true);
+  cv_.notify_all();
 }
 
 void Enforcer::OnPodRemoved(const std::string& pod_uid) {
@@ -130,10 +135,10 @@ void Enforcer::OnPodRemoved(const std::string& pod_uid) {
     std::lock_guard<std::mutex> lock(mu_);
     tombstones_[pod_uid] = Now();
   }
-  Wake(false);
+  Wake();
 }
 
-void Enforcer::OnTopologyChanged() { Wake(false); }
+void Enforcer::OnTopologyChanged() { Wake(); }
 
 void Enforcer::OnCgroupCreated(const std::string& path) {
   auto name = ParseContainerCgroupPath(path);
@@ -205,12 +210,14 @@ void Enforcer::Loop() {
 void Enforcer::Work(bool full) {
   PendingWork w;
   std::vector<std::string> created;
+  std::set<std::string> allocated;
   bool refresh = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     refresh = refresh_pods_ || full || !pods_known_;
     w.general_event = general_;
     created.swap(created_ids_);
+    allocated.swap(allocated_uids_);
     refresh_pods_ = false;
     general_ = false;
     dirty_ = false;
@@ -221,6 +228,14 @@ void Enforcer::Work(bool full) {
   if (refresh) w.pods_changed = RefreshPods(full, Now());
   w.unresolved = unresolved_;
   w.created_containers = created.size();
+  // Low-priority groups are recomputed by whole passes only; pod_of_cgroup_ is this thread's:
+  // what the last pass or AddContainers classified.
+  w.allocation_needs_pass =
+      !allocated.empty() && options_.shaping.low_priority_floor_percent.has_value();
+  for (const auto& [cgroup_id, uid] : pod_of_cgroup_) {
+    if (w.allocation_needs_pass) break;
+    w.allocation_needs_pass = allocated.count(uid) != 0;
+  }
   const PassScope scope = DecideScope(w);
   spdlog::debug("enforcement wake-up scope={} created={}", PassScopeName(scope), created.size());
   switch (scope) {
@@ -348,7 +363,6 @@ void Enforcer::Pass(bool full) {
 
   if (full && pods_known_ && ports_.remove_pod) DropResidualPods(snap.allocations, now);
   problems_.EndPass();
-  allocations_ = std::move(snap.allocations);
   unresolved_ = !resolved.missing.empty();
   baseline_ = true;
 

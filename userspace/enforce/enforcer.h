@@ -51,6 +51,9 @@ struct EnforcerPorts {
   // The node's pods (cgroup::PodSource::Read): nullopt when unchanged since the last read.
   std::function<Result<std::optional<std::vector<cgroup::PodInfo>>>(bool force)> read_pods;
   std::function<AllocationSnapshot()> snapshot;
+  // The allocations of a few pods (a new container's): what the reaction between passes reads,
+  // so that the enforcer keeps no copy of every pod's allocations. Unset: taken from snapshot().
+  std::function<core::PodEntries(const std::vector<std::string>& pod_uids)> pod_allocations;
   // Removes a pod's allocations (residual state cleanup).
   std::function<Status(const std::string& pod_uid)> remove_pod;
   ClassTable* table = nullptr;
@@ -139,7 +142,7 @@ class Enforcer {
   };
 
   Enforcer(EnforcerOptions options, EnforcerPorts ports);
-  void Wake(bool refresh_pods);
+  void Wake();  // something only a whole pass handles happened
   // On the worker, before its first pass: one inotify watcher per kubelet cgroup root.
   void StartWatchers();
   // One Work(full), its failure logged (the loop goes on).
@@ -165,7 +168,13 @@ class Enforcer {
   void AddContainers(const std::vector<std::string>& container_ids);
   // Builds the link's plans from the leaves and applies them when they changed (or `force`);
   // false after a reported failure (enforcer_links.cc).
-  bool ApplyLink(const EnforcedLink& link, bool force);
+  // With `grown`: set when the change went as a patch, to the container leaves it added (what
+  // the link's LinkLeaves gain), so that the caller need not list the link's leaves again.
+  bool ApplyLink(const EnforcedLink& link, bool force, std::optional<LinkLeaves>* grown = nullptr);
+  // When the new plans only add or change classes of those applied last: sends just that
+  // (LinkShaper::Patch) and takes the plans as applied. false: the whole plans must be applied.
+  bool PatchLink(const core::Nic& nic, Applied& a, shaping::HtbPlan& eplan, shaping::HtbPlan& iplan,
+                 std::optional<LinkLeaves>* grown);
   LinkLeaves LeavesOf(const core::Nic& nic, const Applied& a) const;
   static std::string NicKey(const core::NicId& id);  // names a NIC's problems
   void OnCgroupCreated(const std::string& path);
@@ -188,12 +197,12 @@ class Enforcer {
   std::optional<std::string> pods_error_;  // the last read's failure, reported by the next pass
   std::map<std::string, ContainerRef> known_containers_;  // guarded by mu_: id -> where in pods_
   std::map<std::string, int> pending_ids_;                // guarded by mu_: id -> refreshes tried
-  std::optional<Clock::time_point> retry_at_;             // guarded by mu_
-  ResidualPods residual_;                                 // pods with allocations not listed
+  std::set<std::string> allocated_uids_;  // guarded by mu_: pods allocated since the last wake-up
+  std::optional<Clock::time_point> retry_at_;  // guarded by mu_
+  ResidualPods residual_;                      // pods with allocations not listed
   // What the last whole pass worked from, so that a new container is added on top of it.
   bool baseline_ = false;
   bool unresolved_ = false;  // listed containers without a cgroup were left
-  core::PodEntries allocations_;
   std::vector<EnforcedLink> links_;
   std::map<core::NicId, core::Nic> nic_of_;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress_leaves_;

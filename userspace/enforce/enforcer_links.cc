@@ -1,9 +1,12 @@
 // Enforcer::ApplyLink: one enforced NIC's egress and ingress HTB trees, built from the leaves the
 // last pass (and the containers added since) want, and applied when they differ from what was
 // applied last, or on the periodic resync, which repairs classes changed behind netqos's back.
+// Between resyncs a change that only adds or changes classes (a new container's leaf) is sent
+// alone, without reading the trees back (PatchLink).
 #include <spdlog/spdlog.h>
 
 #include "enforce/enforcer.h"
+#include "shaping/plan_delta.h"
 
 namespace netqos::enforce {
 namespace {
@@ -17,7 +20,7 @@ bool SamePlan(const shaping::HtbPlan& a, const shaping::HtbPlan& b) {
 
 std::string Enforcer::NicKey(const core::NicId& id) { return "nic:" + id.Identifier(); }
 
-bool Enforcer::ApplyLink(const EnforcedLink& link, bool force) {
+bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<LinkLeaves>* grown) {
   const core::Nic& nic = nic_of_.at(link.id);
   shaping::LevelCeilings egress_ceilings, ingress_ceilings;
   if (options_.shaping.low_priority_floor_percent) {
@@ -39,9 +42,9 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force) {
   }
   for (const auto& o : eplan->overcommit) problems_.Report(NicKey(link.id) + ":overcommit", o);
   Applied& a = applied_[link.id];
-  if (!force && a.ok && a.ifindex == nic.ifindex && SamePlan(a.egress, *eplan) &&
-      SamePlan(a.ingress, *iplan)) {
-    return true;
+  if (!force && a.ok && a.ifindex == nic.ifindex) {
+    if (SamePlan(a.egress, *eplan) && SamePlan(a.ingress, *iplan)) return true;
+    if (PatchLink(nic, a, *eplan, *iplan, grown)) return true;
   }
   auto mode = ports_.shaper->Apply(nic, *eplan, *iplan);
   if (!mode.ok()) {
@@ -54,6 +57,33 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force) {
                  shaping::ShapingModeName(mode->mode), mode->reason);
   }
   a = Applied{nic.ifindex, std::move(*eplan), std::move(*iplan), true, std::move(*mode)};
+  return true;
+}
+
+bool Enforcer::PatchLink(const core::Nic& nic, Applied& a, shaping::HtbPlan& eplan,
+                         shaping::HtbPlan& iplan, std::optional<LinkLeaves>* grown) {
+  auto egress = shaping::DiffPlans(a.egress, eplan);
+  auto ingress = shaping::DiffPlans(a.ingress, iplan);
+  if (!egress || !ingress) return false;  // a class goes or moves: only a whole apply can do it
+  // In EDT mode the NIC has no HTB tree on egress (see LinkShaper::Apply).
+  if (a.mode && a.mode->mode == shaping::ShapingMode::kEdt) *egress = {};
+  if (netqos::Status st = ports_.shaper->Patch(nic, *egress, *ingress); !st.ok()) {
+    spdlog::info("shaping patch failed, applying the whole plan nic={} error=\"{}\"",
+                 nic.id.Identifier(), st.message());
+    return false;
+  }
+  a.egress = std::move(eplan);
+  a.ingress = std::move(iplan);
+  if (grown != nullptr) {
+    LinkLeaves leaves{nic, IfbNameFor(nic.ifindex), {}, {}};
+    for (const auto& c : egress->added) {
+      if (c.container_key) leaves.egress[*c.container_key] = c.handle;
+    }
+    for (const auto& c : ingress->added) {
+      if (c.container_key) leaves.ingress[*c.container_key] = c.handle;
+    }
+    *grown = std::move(leaves);
+  }
   return true;
 }
 

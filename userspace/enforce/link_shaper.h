@@ -9,6 +9,7 @@
 #include "common/status.h"
 #include "core/types.h"
 #include "shaping/htb_plan.h"
+#include "shaping/plan_delta.h"
 #include "shaping/shaping_mode.h"
 
 namespace netqos::enforce {
@@ -20,6 +21,12 @@ class LinkShaper {
   // are not installed (their rates go to the EDT map, see edt_rates.h); its ingress plan is.
   virtual Result<shaping::ModeChoice> Apply(const core::Nic& nic, const shaping::HtbPlan& egress,
                                             const shaping::HtbPlan& ingress) = 0;
+  // Only what changed since the last Apply or Patch that succeeded on this NIC (DiffPlans): the
+  // reaction to a new container, without reading the NIC's trees back, re-attaching its programs
+  // or re-recording it. The egress delta is empty in EDT mode. On an error the caller applies the
+  // whole plans, which finds and repairs whatever the patch left.
+  virtual Status Patch(const core::Nic& nic, const shaping::PlanDelta& egress,
+                       const shaping::PlanDelta& ingress) = 0;
 };
 
 // The IFB that carries a NIC's ingress tree: "nqifb<ifindex>", unique per namespace and within

@@ -37,13 +37,18 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   }
   if (found.empty()) return;
 
+  // The newest allocations of these pods, read now: an Allocate since the last pass counts too.
+  std::vector<std::string> uids;
+  for (const auto& c : found) uids.push_back(c.pod_uid);
+  const core::PodEntries allocations =
+      ports_.pod_allocations ? ports_.pod_allocations(uids) : ports_.snapshot().allocations;
   const DesiredOptions dopts =
       DesiredOptionsFor(options_.shaping, static_cast<bool>(options_.is_enforced));
   std::set<core::NicId> changed_links;
   std::map<uint64_t, DesiredContainer> added;
   for (const auto& c : found) {
     NewContainerPlan plan =
-        PlanNewContainer(options_.policy, allocations_, c, links_, dopts, minors_, annotated_);
+        PlanNewContainer(options_.policy, allocations, c, links_, dopts, minors_, annotated_);
     for (const auto& p : plan.problems) {
       problems_.Report("container:" + p.substr(0, p.find(':')), p);
     }
@@ -73,13 +78,21 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     added.emplace(c.cgroup_id, std::move(*plan.desired));
   }
 
+  // A link patched with the new leaves gains just those; one applied whole is listed again.
   std::map<core::NicId, LinkLeaves> relinked;
+  std::map<core::NicId, LinkLeaves> grown;
   for (const auto& link : links_) {
-    if (changed_links.count(link.id) == 0 || !ApplyLink(link, false)) continue;
-    relinked.emplace(link.id, LeavesOf(nic_of_.at(link.id), applied_.at(link.id)));
+    std::optional<LinkLeaves> patched;
+    if (changed_links.count(link.id) == 0 || !ApplyLink(link, false, &patched)) continue;
+    if (patched) {
+      grown.emplace(link.id, std::move(*patched));
+    } else {
+      relinked.emplace(link.id, LeavesOf(nic_of_.at(link.id), applied_.at(link.id)));
+    }
   }
   if (!changed_links.empty()) SyncEdt();
-  spdlog::debug("enforcement added containers={} links_changed={}", added.size(), relinked.size());
+  spdlog::debug("enforcement added containers={} links_patched={} links_applied={}", added.size(),
+                grown.size(), relinked.size());
 
   std::unique_lock<std::mutex> lock(mu_);
   ++status_.passes;
@@ -88,6 +101,18 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     status_.classes[id] = std::move(d);
   }
   status_.classified = status_.classes.size();
+  for (auto& [nic_id, leaves] : grown) {
+    const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
+    auto it = std::find_if(leaf_links_.begin(), leaf_links_.end(),
+                           [&](const LinkLeaves& l) { return l.nic.id == id; });
+    if (it == leaf_links_.end()) {
+      // Not listed (its last whole apply failed, then a patch took): list it whole.
+      relinked.emplace(id, LeavesOf(nic_of_.at(id), applied_.at(id)));
+      continue;
+    }
+    it->egress.insert(leaves.egress.begin(), leaves.egress.end());
+    it->ingress.insert(leaves.ingress.begin(), leaves.ingress.end());
+  }
   for (auto& [nic_id, leaves] : relinked) {
     const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
     auto it = std::find_if(leaf_links_.begin(), leaf_links_.end(),

@@ -4,7 +4,7 @@ namespace netqos::enforce {
 
 PassScope DecideScope(const PendingWork& w) {
   if (w.full_due) return PassScope::kFull;
-  if (!w.baseline || w.general_event) return PassScope::kAll;
+  if (!w.baseline || w.general_event || w.allocation_needs_pass) return PassScope::kAll;
   if (w.pods_read && (w.pods_changed || w.unresolved)) return PassScope::kAll;
   if (w.created_containers > 0) return PassScope::kContainers;
   return PassScope::kNothing;

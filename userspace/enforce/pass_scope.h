@@ -13,8 +13,13 @@ struct PendingWork {
   bool baseline = false;      // a whole pass ran before, so its results can be built upon
   bool pods_read = false;     // the kubelet's pod list was fetched for this wake-up
   bool pods_changed = false;  // ... and it differed from the last one, or could not be read
-  // An allocation, a RemovePod, a topology change, a cgroup removed or a watcher error.
+  // A RemovePod, a topology change, a cgroup removed or a watcher error.
   bool general_event = false;
+  // An allocation that changes what is enforced now: a pod with a container already classified
+  // (its leaves may change), or any pod while low-priority groups follow the allocations. (Any
+  // other allocation needs nothing now: the pod's containers' cgroups bring them in, placed from
+  // the pod's newest allocation.)
+  bool allocation_needs_pass = false;
   // The last whole pass left listed containers without a cgroup: a refresh re-resolves them.
   bool unresolved = false;
   size_t created_containers = 0;  // cgroups created of containers the pod list names

@@ -205,6 +205,16 @@ AllocationService::View AllocationService::Snapshot() {
               policy_.pod_entries(), policy_.machine_state()};
 }
 
+core::PodEntries AllocationService::PodAllocations(const std::vector<std::string>& pod_uids) {
+  std::lock_guard lk(mu_);
+  const core::PodEntries& all = policy_.pod_entries();
+  core::PodEntries out;
+  for (const auto& uid : pod_uids) {
+    if (auto it = all.find(uid); it != all.end()) out.insert(*it);
+  }
+  return out;
+}
+
 Result<uint64_t> AllocationService::CommitLocked(const core::StateChange& change) {
   if (durability_ == Durability::kFullRewrite) {
     NETQOS_RETURN_IF_ERROR(CommitFullRewriteLocked(change));

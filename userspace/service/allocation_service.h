@@ -78,6 +78,9 @@ class AllocationService {
     core::MachineState machine_state;
   };
   View Snapshot();
+  // The allocations of these pods only (those the service holds): what the enforcer's reaction
+  // to a new container needs, without copying every pod's entries.
+  core::PodEntries PodAllocations(const std::vector<std::string>& pod_uids);
 
  private:
   AllocationService(core::StaticPolicy policy, std::unique_ptr<core::StateStore> store,

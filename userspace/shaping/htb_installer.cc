@@ -234,6 +234,21 @@ Result<InstallReport> HtbInstaller::Apply(int ifindex, const HtbPlan& plan,
   return report;
 }
 
+Result<InstallReport> HtbInstaller::Patch(int ifindex, const PlanDelta& delta) {
+  nl_sock* sock = sock_.get();
+  const std::string nic = LinkName(sock, ifindex);
+  InstallReport report;
+  for (const PlannedClass& c : delta.changed) {
+    NETQOS_RETURN_IF_ERROR(PutClass(sock, ifindex, c, 0, nic));
+    ++report.classes_changed;
+  }
+  for (const PlannedClass& c : delta.added) {
+    NETQOS_RETURN_IF_ERROR(PutClass(sock, ifindex, c, NLM_F_CREATE | NLM_F_EXCL, nic));
+    ++report.classes_added;
+  }
+  return report;
+}
+
 Status HtbInstaller::Remove(int ifindex) {
   nl_sock* sock = sock_.get();
   const std::string nic = LinkName(sock, ifindex);

@@ -9,6 +9,7 @@
 #include "common/status.h"
 #include "os/libnl_ptr.h"
 #include "shaping/htb_plan.h"
+#include "shaping/plan_delta.h"
 
 struct nl_sock;
 
@@ -43,6 +44,12 @@ class HtbInstaller {
   // anything else → FailedPrecondition unless options.replace_foreign. A changed default class
   // (ShapingConfig::default_level) is FailedPrecondition too: sch_htb cannot change it in place.
   Result<InstallReport> Apply(int ifindex, const HtbPlan& plan, const InstallOptions& options = {});
+  // Only the difference from a plan applied before (DiffPlans): changed classes first (a parent's
+  // new rate before its new children), then the new ones, created exclusively. Nothing is read
+  // back, so this trusts the tree to be what the last Apply left; any error (a class already
+  // there, a parent missing, a root that is not ours) is returned for the caller to apply the
+  // whole plan instead.
+  Result<InstallReport> Patch(int ifindex, const PlanDelta& delta);
 
   // Deletes our root qdisc (htb 10:) on the link; the kernel puts its default back. Ok when
   // ours is not installed; a foreign root qdisc is left alone.

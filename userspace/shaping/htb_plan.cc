@@ -183,37 +183,49 @@ namespace {
 // Checks one NIC's containers; `need_minor` says whether each must already carry its minor.
 Status ValidateContainers(const std::string& where, uint64_t link_mbps,
                           const std::vector<ContainerAllocation>& containers, bool need_minor) {
-  std::set<uint64_t> keys;
-  std::set<uint32_t> minors;
+  // Runs on every change of a NIC with thousands of leaves: no allocation per container (the
+  // message prefix is built only for an error, duplicates are found by sorting and a bitmap).
+  auto who = [&](const ContainerAllocation& c) {
+    return where + "container " + std::to_string(c.key) + ": ";
+  };
+  const uint64_t link_bps = MbitToBits(link_mbps);
+  std::vector<bool> minor_used(need_minor ? kLastContainerMinor + 1 : 0);
   for (const auto& c : containers) {
-    const std::string who = where + "container " + std::to_string(c.key) + ": ";
     const int l = static_cast<int>(c.level);
-    if (l < 0 || l >= kQosLevelCount) return InvalidArgument(who + "unknown QoS level");
-    if (c.rate_bps == 0) return InvalidArgument(who + "rate is 0 bit/s");
-    const uint64_t link_bps = MbitToBits(link_mbps);
+    if (l < 0 || l >= kQosLevelCount) return InvalidArgument(who(c) + "unknown QoS level");
+    if (c.rate_bps == 0) return InvalidArgument(who(c) + "rate is 0 bit/s");
     if (c.rate_bps > link_bps || c.ceil_bps > link_bps) {
-      return InvalidArgument(who + "rate " + BitRateText(std::max(c.rate_bps, c.ceil_bps)) +
+      return InvalidArgument(who(c) + "rate " + BitRateText(std::max(c.rate_bps, c.ceil_bps)) +
                              " exceeds the link rate " + BitRateText(link_bps));
     }
     if (c.ceil_bps != 0 && (c.ceil_bps < c.rate_bps || c.borrow)) {
-      return InvalidArgument(who + "ceiling " + BitRateText(c.ceil_bps) + " is below its rate " +
+      return InvalidArgument(who(c) + "ceiling " + BitRateText(c.ceil_bps) + " is below its rate " +
                              BitRateText(c.rate_bps) + " or set with borrowing");
     }
     if (c.burst_bytes != 0 && (c.burst_bytes < kMinBurstBytes || c.burst_bytes > kMaxBurstBytes)) {
-      return InvalidArgument(who + "burst " + std::to_string(c.burst_bytes) + " bytes is outside " +
-                             std::to_string(kMinBurstBytes) + ".." +
+      return InvalidArgument(who(c) + "burst " + std::to_string(c.burst_bytes) +
+                             " bytes is outside " + std::to_string(kMinBurstBytes) + ".." +
                              std::to_string(kMaxBurstBytes));
     }
-    if (!keys.insert(c.key).second) return InvalidArgument(who + "listed more than once");
     if (!need_minor) continue;
     if (c.minor < kFirstContainerMinor || c.minor > kLastContainerMinor) {
-      return InvalidArgument(who + "leaf minor " + std::to_string(c.minor) +
+      return InvalidArgument(who(c) + "leaf minor " + std::to_string(c.minor) +
                              " is outside the container range");
     }
-    if (!minors.insert(c.minor).second) {
-      return InvalidArgument(who + "leaf minor " + HandleText(MakeHandle(kQdiscMajor, c.minor)) +
+    if (minor_used[c.minor]) {
+      return InvalidArgument(who(c) + "leaf minor " + HandleText(MakeHandle(kQdiscMajor, c.minor)) +
                              " is used by another container");
     }
+    minor_used[c.minor] = true;
+  }
+  std::vector<uint64_t> keys;
+  keys.reserve(containers.size());
+  for (const auto& c : containers) keys.push_back(c.key);
+  std::sort(keys.begin(), keys.end());
+  if (auto dup = std::adjacent_find(keys.begin(), keys.end()); dup != keys.end()) {
+    ContainerAllocation c;
+    c.key = *dup;
+    return InvalidArgument(who(c) + "listed more than once");
   }
   return Status::Ok();
 }
@@ -234,6 +246,7 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
   plan.default_minor = LevelDefaultMinor(config.default_level);
   const uint64_t link_bps = MbitToBits(link_mbps);
   const uint32_t top = MakeHandle(kQdiscMajor, kTopMinor);
+  plan.classes.reserve(1 + 2 * kQosLevelCount + containers.size());
   plan.classes.push_back({top, MakeHandle(kQdiscMajor, 0), link_bps, link_bps, 0, {}});
 
   uint64_t guaranteed = 0;

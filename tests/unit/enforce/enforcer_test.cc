@@ -145,11 +145,39 @@ struct FakeShaper : LinkShaper {
     if (failing.count(nic.id.name) != 0) return netqos::Internal("tc says no");
     std::vector<uint32_t> leaves;
     for (const auto& c : egress.classes) {
-      if (c.container_key) leaves.push_back(c.handle);
+      if (!c.container_key) continue;
+      leaves.push_back(c.handle);
+      leaf_bps[nic.id.name][c.handle] = c.rate_bps;
     }
     applied[nic.id.name] = leaves;
     if (edt.count(nic.id.name) != 0) return ModeChoice{ShapingMode::kEdt, "test: edt"};
     return ModeChoice{ShapingMode::kHtb, "test: htb"};
+  }
+  Status Patch(const Nic& nic, const netqos::shaping::PlanDelta& egress,
+               const netqos::shaping::PlanDelta& ingress) override {
+    std::lock_guard<std::mutex> l(mu);
+    ++patches[nic.id.name];
+    if (failing.count(nic.id.name) != 0 || failing_patch.count(nic.id.name) != 0) {
+      return netqos::Internal("tc says no to the patch");
+    }
+    for (const auto& c : egress.added) {
+      if (!c.container_key) continue;
+      applied[nic.id.name].push_back(c.handle);
+      leaf_bps[nic.id.name][c.handle] = c.rate_bps;
+    }
+    const uint32_t reclaimed = MakeHandle(kQdiscMajor, LevelMinor(QosLevel::kReclaimed));
+    for (const auto& c : egress.changed) {
+      if (c.handle == reclaimed) {
+        reclaimed_ceil[nic.id.name].first = c.ceil_bps / netqos::shaping::kBitsPerMbit;
+      }
+    }
+    for (const auto& c : ingress.changed) {
+      if (c.handle == reclaimed) {
+        reclaimed_ceil[nic.id.name].second = c.ceil_bps / netqos::shaping::kBitsPerMbit;
+      }
+    }
+    ingress_added[nic.id.name] += ingress.added.size();
+    return Status::Ok();
   }
   // The reclaimed level's ceiling (egress, ingress) last applied on `nic`.
   std::pair<uint64_t, uint64_t> ReclaimedCeil(const std::string& nic) const {
@@ -167,6 +195,10 @@ struct FakeShaper : LinkShaper {
   std::set<std::string> edt;  // NICs whose egress runs in EDT mode
   std::map<std::string, std::vector<uint32_t>> applied;
   std::map<std::string, int> applies;
+  std::map<std::string, int> patches;
+  std::map<std::string, std::map<uint32_t, uint64_t>> leaf_bps;  // egress leaf rates, per NIC
+  std::set<std::string> failing_patch;          // Patch fails there, Apply does not
+  std::map<std::string, size_t> ingress_added;  // classes Patch created on the IFB
   std::map<std::string, std::pair<uint64_t, uint64_t>> reclaimed_ceil;
 };
 
@@ -286,6 +318,15 @@ class Node {
       }
       return s;
     };
+    p.pod_allocations = [this](const std::vector<std::string>& uids) {
+      std::lock_guard<std::mutex> l(mu);
+      ++pod_allocation_reads;
+      netqos::core::PodEntries few;
+      for (const auto& uid : uids) {
+        if (auto it = allocations.find(uid); it != allocations.end()) few.insert(*it);
+      }
+      return few;
+    };
     p.table = &table;
     p.shaper = &shaper;
     p.addresses = &addresses;
@@ -341,6 +382,7 @@ class Node {
   mutable std::mutex mu;
   std::vector<FakePod> pods;
   netqos::core::PodEntries allocations;
+  int pod_allocation_reads = 0;  // reads of a few pods' allocations (the new-container path)
   Clock::time_point now = Clock::now();
   std::optional<uint32_t> low_priority_floor_percent;  // set before Start
   // While set, reading the pod list blocks (a slow kubelet or a big node's first pass).
@@ -370,6 +412,64 @@ TEST_CASE("enforcer: a new container gets its class entry and its leaf on its NI
   CHECK(node.shaper.Leaves("eth0").empty());
   // The status is counted at the end of the pass that wrote the leaf: a moment later.
   CHECK(node.Eventually([&] { return node.enforcer->Status().capped == 1; }));
+}
+
+TEST_CASE("enforcer: a new container's leaves are sent alone without applying the NIC again",
+          "[enforce]") {
+  Node node;
+  node.Start();
+  const int applies_before = node.shaper.applies["eth1"];
+  const FakePod p{"11111111-0000-0000-0000-00000000000a", "c10", {}};
+  node.AddPod(p);
+  node.Allocate(p.uid, "eth1", 100);
+  node.enforcer->OnAllocated(p.uid);
+  const uint64_t id = node.IdOf(p);
+  REQUIRE(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
+  const uint32_t leaf = node.table.Get(id)->priority;
+  REQUIRE(node.Eventually([&] { return node.shaper.Leaves("eth1") == std::vector{leaf}; }));
+  std::lock_guard<std::mutex> l(node.shaper.mu);
+  CHECK(node.shaper.patches["eth1"] >= 1);
+  CHECK(node.shaper.ingress_added["eth1"] == 1);  // its IFB leaf too
+  CHECK(node.shaper.applies["eth1"] == applies_before);
+}
+
+TEST_CASE("enforcer: a container started between passes is placed from its pod's newest allocation",
+          "[enforce]") {
+  Node node;
+  const FakePod p{"11111111-0000-0000-0000-00000000000c", "c12", {}};
+  node.AddPod(p, /*started=*/false);
+  node.Allocate(p.uid, "eth0", 100);
+  node.Start();  // the first pass lists the pod; its container has no cgroup yet
+  // A newer allocation the enforcer is not told of: no pass runs before the container starts.
+  node.Allocate(p.uid, "eth0", 150);
+  ::mkdir(node.PodDir(p).c_str(), 0755);
+  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  const uint64_t id = node.IdOf(p);
+  REQUIRE(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
+  const uint32_t leaf = node.table.Get(id)->priority;
+  REQUIRE(node.Eventually([&] { return node.shaper.Leaves("eth0") == std::vector{leaf}; }));
+  std::lock_guard<std::mutex> l(node.shaper.mu);
+  CHECK(node.shaper.leaf_bps["eth0"][leaf] == netqos::shaping::MbitToBits(150));
+  std::lock_guard<std::mutex> n(node.mu);
+  CHECK(node.pod_allocation_reads >= 1);
+}
+
+TEST_CASE("enforcer: a patch the kernel refuses is followed by a whole apply", "[enforce]") {
+  Node node;
+  node.shaper.failing_patch.insert("eth1");
+  node.Start();
+  const int applies_before = node.shaper.applies["eth1"];
+  const FakePod p{"11111111-0000-0000-0000-00000000000b", "c11", {}};
+  node.AddPod(p);
+  node.Allocate(p.uid, "eth1", 100);
+  node.enforcer->OnAllocated(p.uid);
+  const uint64_t id = node.IdOf(p);
+  REQUIRE(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
+  const uint32_t leaf = node.table.Get(id)->priority;
+  REQUIRE(node.Eventually([&] { return node.shaper.Leaves("eth1") == std::vector{leaf}; }));
+  std::lock_guard<std::mutex> l(node.shaper.mu);
+  CHECK(node.shaper.patches["eth1"] >= 1);
+  CHECK(node.shaper.applies["eth1"] > applies_before);
 }
 
 TEST_CASE("enforcer: Start returns before the first pass, which runs on the worker", "[enforce]") {
@@ -556,6 +656,47 @@ TEST_CASE(
   CHECK(node.Eventually([&] {
     return node.shaper.ReclaimedCeil("eth0") == std::pair<uint64_t, uint64_t>{45, 42};
   }));
+}
+
+TEST_CASE("enforcer: an allocation of a pod not started yet moves the low-priority group at once",
+          "[enforce]") {
+  Node node;
+  node.low_priority_floor_percent = 5;
+  node.Start();
+  const FakePod p{"11111111-0000-0000-0000-0000000000a3", "ca3", {}};
+  node.AddPod(p, /*started=*/false);  // admitted, its containers not created yet
+  node.Allocate(p.uid, "eth0", 300);
+  node.enforcer->OnAllocated(p.uid);
+  CHECK(node.Eventually([&] {
+    return node.shaper.ReclaimedCeil("eth0") == std::pair<uint64_t, uint64_t>{600, 550};
+  }));
+}
+
+TEST_CASE("enforcer: an allocation of a pod not started yet runs no whole pass", "[enforce]") {
+  Node node;
+  const FakePod running{"11111111-0000-0000-0000-0000000000a4", "ca4", {}};
+  node.AddPod(running);
+  node.Start();
+  const FakePod p{"11111111-0000-0000-0000-0000000000a5", "ca5", {}};
+  node.AddPod(p, /*started=*/false);
+  const int applies = [&] {
+    std::lock_guard<std::mutex> l(node.shaper.mu);
+    return node.shaper.applies["eth0"] + node.shaper.patches["eth0"];
+  }();
+  const auto passes = node.enforcer->Status().passes;
+  node.Allocate(p.uid, "eth0", 100);
+  node.enforcer->OnAllocated(p.uid);
+  std::this_thread::sleep_for(200ms);  // a wake-up takes ms (the 20 ms coalescing included)
+  CHECK(node.enforcer->Status().passes == passes);
+  {
+    std::lock_guard<std::mutex> l(node.shaper.mu);
+    CHECK(node.shaper.applies["eth0"] + node.shaper.patches["eth0"] == applies);
+  }
+  // Its container, once started, is placed (the pod list is read again for its unknown id).
+  ::mkdir(node.PodDir(p).c_str(), 0755);
+  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  const uint64_t id = node.IdOf(p);
+  CHECK(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
 }
 
 TEST_CASE("enforcer: without low-priority groups the reclaimed level borrows up to the link",

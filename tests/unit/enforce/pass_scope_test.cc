@@ -53,13 +53,16 @@ TEST_CASE("pass scope: table of wake-ups and what each must touch", "[enforce]")
          w.pods_read = w.pods_changed = true;
        }),
        PassScope::kAll},
-      {"created containers and an allocation", with([](PendingWork& w) {
+      {"created containers and an allocation of a running pod", with([](PendingWork& w) {
          w.created_containers = 1;
-         w.general_event = true;
+         w.allocation_needs_pass = true;
        }),
        PassScope::kAll},
-      {"an allocation, RemovePod, topology or cgroup removal",
+      {"RemovePod, topology or cgroup removal",
        with([](PendingWork& w) { w.general_event = true; }), PassScope::kAll},
+      {"an allocation of a pod with a running container",
+       with([](PendingWork& w) { w.allocation_needs_pass = true; }), PassScope::kAll},
+      {"an allocation of a pod not started yet", Settled(), PassScope::kNothing},
       {"no whole pass yet", with([](PendingWork& w) {
          w.baseline = false;
          w.created_containers = 1;

@@ -137,11 +137,13 @@ Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
         attach.ifindex = nic.ifindex;
         attach.ifb_ifindex = *ifb;
         attach.redirect_unclassified = options_.redirect_unclassified;
-        NETQOS_RETURN_IF_ERROR(bpf::AttachIngress(attach).Wrap("ingress classifier"));
+        auto programs = ProgramsFor(*ifb != 0, edt);
+        if (!programs.ok()) return programs.status().Wrap("NIC programs");
+        NETQOS_RETURN_IF_ERROR(bpf::AttachIngress(attach, **programs).Wrap("ingress classifier"));
         // After the qdiscs it feeds: every sent packet's class (and in EDT mode its departure
         // time) comes from netqos from now on.
-        NETQOS_RETURN_IF_ERROR(bpf::AttachEgress(options_.pin_dir, nic.ifindex, {.edt = edt})
-                                   .Wrap("egress classifier"));
+        NETQOS_RETURN_IF_ERROR(
+            bpf::AttachEgress(nic.ifindex, {.edt = edt}, **programs).Wrap("egress classifier"));
         std::vector<std::string> kept{IfbNameFor(nic.ifindex)};
         for (const auto& old : ifbs) {
           if (old == kept.front()) continue;
@@ -188,6 +190,51 @@ Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
   }
   NETQOS_RETURN_IF_ERROR(Record(nic, forward_before, ifbs, mode, before));
   return choice;
+}
+
+Result<const bpf::NicPrograms*> KernelLinkShaper::ProgramsFor(bool redirect_to_ifb, bool edt) {
+  auto& slot = programs_[{redirect_to_ifb, edt}];
+  if (!slot) {
+    bpf::IngressAttachOptions load;
+    load.pin_dir = options_.pin_dir;
+    load.ifb_ifindex = redirect_to_ifb ? 1 : 0;  // only whether there is one matters to the load
+    load.redirect_unclassified = options_.redirect_unclassified;
+    load.edt = edt;
+    auto loaded = bpf::NicPrograms::Load(load);
+    if (!loaded.ok()) return loaded.status();
+    slot = std::move(*loaded);
+  }
+  return slot.get();
+}
+
+Status KernelLinkShaper::Patch(const core::Nic& nic, const shaping::PlanDelta& egress,
+                               const shaping::PlanDelta& ingress) {
+  if (egress.empty() && ingress.empty()) return Status::Ok();
+  Status st = os::RunInNetns(
+      nic.netns_path,
+      [&](const std::string&) -> Status {
+        auto installer = shaping::HtbInstaller::Create();
+        if (!installer.ok()) return installer.status();
+        if (!egress.empty()) {
+          NETQOS_RETURN_IF_ERROR(installer->Patch(nic.ifindex, egress).status().Wrap("egress HTB"));
+        }
+        if (!ingress.empty()) {
+          const std::string ifb = IfbNameFor(nic.ifindex);
+          const int ifb_index = static_cast<int>(::if_nametoindex(ifb.c_str()));
+          if (ifb_index <= 0) return NotFound("ingress IFB " + ifb + " is gone");
+          NETQOS_RETURN_IF_ERROR(
+              installer->Patch(ifb_index, ingress).status().Wrap("ingress HTB on " + ifb));
+        }
+        return Status::Ok();
+      },
+      os::NetnsSysfs::kNone);
+  if (!st.ok()) return st.Wrap(NicText(nic));
+  spdlog::debug(
+      "shaping patched nic={} egress_added={} egress_changed={} ingress_added={} "
+      "ingress_changed={}",
+      nic.id.Identifier(), egress.added.size(), egress.changed.size(), ingress.added.size(),
+      ingress.changed.size());
+  return Status::Ok();
 }
 
 Status KernelLinkShaper::Record(const core::Nic& nic, int forward_priority_before,

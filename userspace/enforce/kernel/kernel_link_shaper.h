@@ -7,9 +7,13 @@
 // `netqosd --uninstall` can take it all away and give the NIC back its qdiscs.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "bpf/nic_attach.h"
 #include "common/status.h"
 #include "core/types.h"
 #include "enforce/kernel/installed_links.h"
@@ -41,11 +45,19 @@ class KernelLinkShaper : public LinkShaper {
   Result<shaping::ModeChoice> Apply(const core::Nic& nic, const shaping::HtbPlan& egress,
                                     const shaping::HtbPlan& ingress) override;
 
+  Status Patch(const core::Nic& nic, const shaping::PlanDelta& egress,
+               const shaping::PlanDelta& ingress) override;
+
  private:
+  // The NIC programs for this configuration, loaded (and verified by the kernel) the first time
+  // and kept: a resync re-applies every NIC, and loading them each time cost more CPU than the
+  // rest of the apply.
+  Result<const bpf::NicPrograms*> ProgramsFor(bool redirect_to_ifb, bool edt);
   Status Record(const core::Nic& nic, int forward_priority_before,
                 const std::vector<std::string>& ifbs, const std::string& mode,
                 const shaping::QueueLayout& before);
   KernelLinkShaperOptions options_;
+  std::map<std::pair<bool, bool>, std::unique_ptr<bpf::NicPrograms>> programs_;
 };
 
 // Removes, for each recorded link (and each extra one), the HTB trees or the EDT root, the IFB
