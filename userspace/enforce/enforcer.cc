@@ -233,7 +233,7 @@ void Enforcer::Work(bool full) {
   w.allocation_needs_pass =
       !allocated.empty() && options_.shaping.low_priority_floor_percent.has_value();
   for (const auto& [cgroup_id, uid] : pod_of_cgroup_) {
-    if (w.allocation_needs_pass) break;
+    if (allocated.empty() || w.allocation_needs_pass) break;
     w.allocation_needs_pass = allocated.count(uid) != 0;
   }
   const PassScope scope = DecideScope(w);
