@@ -90,7 +90,8 @@ TEST_CASE(
     "checkpoint: on a full disk netqosd starts from the state it loaded and refuses only "
     "changes it cannot persist",
     "[checkpoint][disk]") {
-  SmallTmpfs disk(512 * 1024);
+  // Room for the state and one journal segment (1 MiB, written with zeros when it is created).
+  SmallTmpfs disk(4 * 1024 * 1024);
   const std::string state = disk.path() + "/state";
   const std::string filler = disk.path() + "/filler";
   {

@@ -86,6 +86,19 @@ Result<std::string> ReadSnapshotFile(const std::string& path, size_t max_bytes) 
 
 Status FsyncDir(const std::string& dir) { return AsIoError(SyncDir(dir)); }
 
+// Writes `bytes` zeros at `offset` of `fd`, in chunks of a static buffer.
+Status WriteZeros(int fd, uint64_t offset, uint64_t bytes, const std::string& path) {
+  static const char kZeros[1 << 16] = {};
+  while (bytes > 0) {
+    const uint64_t n = std::min<uint64_t>(bytes, sizeof(kZeros));
+    NETQOS_RETURN_IF_ERROR(
+        AsIoError(PwriteAll(fd, std::string_view(kZeros, static_cast<size_t>(n)), offset, path)));
+    offset += n;
+    bytes -= n;
+  }
+  return Status::Ok();
+}
+
 Status MkdirAll(const std::string& dir) {
   // Create each missing prefix in turn; EEXIST is fine as long as the end result is a directory.
   for (size_t pos = 1; pos <= dir.size(); ++pos) {
@@ -620,9 +633,25 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
       const bool too_deep = !l.too_long && JsonTooDeep(line);
       json j = l.too_long || too_deep ? json(json::value_t::discarded)
                                       : json::parse(line, nullptr, false);
+      if (l.zero_end && l.length == 0) {
+        // A NUL where a record would start: the segment's pre-written zeros, the end of its
+        // journal. Whatever lies beyond (in the last segment, records after a run of zeros) is
+        // never read, and that loses nothing acknowledged: records are written in sequence order
+        // at increasing offsets, and Sync acknowledges seq only after an fdatasync that began
+        // once every record up to seq had been written (a segment is flushed whole before the
+        // next one is created, or, after a crash, read by Load up to this same place), so the
+        // acknowledged records are a prefix of the journal that is on disk whole. A record starts
+        // with '{', never a NUL, so the record that should start here never reached the disk: it
+        // was not acknowledged, and neither was any later one. (Later bytes can still be on disk:
+        // the page cache writes back in any order.) Nothing is truncated: every load stops at the
+        // same NUL, and new records go to a new segment.
+        break;
+      }
       // An over-long line is never a torn write: a torn write is a prefix of a record Append
       // wrote, and Append writes none longer than the limit. So it is corruption, like any other
-      // damaged record.
+      // damaged record. A line cut short by a NUL (l.zero_end, so l.last) is a torn write too:
+      // part of it did not reach the disk. It is truncated with the zeros after it, which
+      // drops any never-acknowledged record beyond them for the reason above.
       if (last_segment && l.last && !l.too_long && (!l.complete || j.is_discarded())) {
         // A write that never returned: it was not acknowledged, so dropping it loses nothing.
         spdlog::warn("checkpoint: dropping torn journal tail path={} line={} bytes={}", path,
@@ -645,6 +674,9 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
                                    "a line of " + std::to_string(l.length) + " bytes is " +
                                    SizeLimitText(options_.max_journal_line_bytes) + " for one record"))
           : too_deep         ? Result<Record>(InvalidArgument(JsonTooDeepText()))
+          : l.zero_end       ? Result<Record>(InvalidArgument(
+                                   "a record cut short by zero bytes in a segment that was "
+                                         "flushed whole before the next one was created"))
           : j.is_discarded() ? Result<Record>(InvalidArgument("not valid JSON"))
                              : DecodeRecord(std::move(j));
       if (!rec.ok()) {
@@ -706,20 +738,53 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
   return out;
 }
 
-Status FileStateStore::OpenSegmentLocked() {
+Status FileStateStore::OpenSegmentLocked(uint64_t min_bytes) {
   std::string path = SegmentPath(next_seq_);
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600));
+  // A record larger than a segment gets a segment of its own size, in whole pages.
+  const uint64_t capacity =
+      std::max<uint64_t>(options_.segment_bytes, (min_bytes + 4095) / 4096 * 4096);
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd) return IoError("open", path, errno);
-  // The new name must be durable too, or a crash could lose the whole segment.
-  Status st = FsyncDir(options_.dir);
+  // Real zeros, flushed once, so that records written over them later change neither the size
+  // nor the extents (see the header). Then the new name must be durable too, or a crash could
+  // lose the whole segment.
+  Status st = WriteZeros(fd.get(), 0, capacity, path);
+  if (st.ok() && ::fdatasync(fd.get()) != 0) st = IoError("fdatasync", path, errno);
+  if (st.ok()) st = FsyncDir(options_.dir);
   if (!st.ok()) {
+    // A full disk shows here, before any record is written: the change is refused whole and the
+    // next one tries again. Should the unlink not reach the disk, Load removes a segment
+    // without records.
     fd.reset();
     ::unlink(path.c_str());
-    return st;
+    return Internal(
+        "cannot create journal segment " + path + " (" + std::to_string(capacity) +
+        " bytes of zeros written ahead of its records), the change is not made: " + st.message());
   }
   segment_fd_ = std::move(fd);
   current_ = Segment{path, 0};
   current_bytes_ = 0;
+  current_capacity_ = capacity;
+  return Status::Ok();
+}
+
+Status FileStateStore::FlushAndSealLocked() {
+  // Written records may still wait for their group flush: flush them here (a leader in flight
+  // holds its own descriptor), so a sealed segment is durable whole and Sync need not reopen it.
+  const bool flushed = ::fdatasync(segment_fd_.get()) == 0;
+  const int err = errno;
+  segment_fd_.reset();
+  sealed_.push_back(current_);
+  if (!flushed) {
+    failed_ = IoError("fdatasync", current_.path, err);
+    std::lock_guard sync_lock(sync_mu_);
+    if (sync_failed_.ok()) sync_failed_ = failed_;
+    sync_cv_.notify_all();
+    return failed_;
+  }
+  std::lock_guard sync_lock(sync_mu_);
+  durable_seq_ = std::max(durable_seq_, current_.last_seq);
+  sync_cv_.notify_all();
   return Status::Ok();
 }
 
@@ -746,15 +811,27 @@ Result<uint64_t> FileStateStore::Write(const core::StateChange& change) {
                            " bytes, " + SizeLimitText(options_.max_journal_line_bytes) +
                            " (its labels and annotations are too large)");
   }
-  if (!segment_fd_) NETQOS_RETURN_IF_ERROR(OpenSegmentLocked());
+  if (segment_fd_ && current_bytes_ + line.size() > current_capacity_) {
+    // Full: the record goes to a new segment, named after it.
+    if (current_.last_seq != 0) {
+      NETQOS_RETURN_IF_ERROR(FlushAndSealLocked());
+    } else {
+      // No record yet (its first write failed) and too small for this one: the new segment
+      // takes its name.
+      segment_fd_.reset();
+      if (::unlink(current_.path.c_str()) != 0) return IoError("unlink", current_.path, errno);
+    }
+  }
+  if (!segment_fd_) NETQOS_RETURN_IF_ERROR(OpenSegmentLocked(line.size()));
 
-  Status st = AsIoError(WriteAll(segment_fd_.get(), line, current_.path));
+  Status st = AsIoError(PwriteAll(segment_fd_.get(), line, current_bytes_, current_.path));
   if (!st.ok()) {
-    // Cut the partial line off so later records do not follow garbage.
-    if (::ftruncate(segment_fd_.get(), static_cast<off_t>(current_bytes_)) != 0) {
+    // Zero the partial line again so that the next record, written at the same offset, is not
+    // followed by what is left of this one.
+    Status zeroed = WriteZeros(segment_fd_.get(), current_bytes_, line.size(), current_.path);
+    if (!zeroed.ok()) {
       failed_ = Status(StatusCode::kInternal,
-                       "journal disabled: " + SysError("ftruncate", current_.path, errno) +
-                           " after " + st.message());
+                       "journal disabled: " + zeroed.message() + " after " + st.message());
       return failed_;
     }
     return st;
@@ -834,28 +911,12 @@ Result<uint64_t> FileStateStore::BeginSnapshot() {
   if (!loaded_) {
     return FailedPrecondition("checkpoint store " + options_.dir + ": BeginSnapshot before Load");
   }
-  // A segment that holds no record (its first write failed, e.g. on a full disk) stays open:
+  // A segment that holds no record (its first write failed: not for a full disk, which fails
+  // the segment's zeros before it is open, but an I/O error over them) stays open:
   // its name is still the next record's seq, and sealing it would leave a file of that name
   // behind (until a snapshot that succeeds removes it), so that the next segment could not be
   // created and every later change would fail.
-  if (segment_fd_ && current_.last_seq != 0) {
-    // Written records may still wait for their group flush: flush them here (a leader in flight
-    // holds its own descriptor), so a sealed segment is durable whole and Sync need not reopen it.
-    const bool flushed = ::fdatasync(segment_fd_.get()) == 0;
-    const int err = errno;
-    segment_fd_.reset();
-    sealed_.push_back(current_);
-    if (!flushed) {
-      failed_ = IoError("fdatasync", current_.path, err);
-      std::lock_guard sync_lock(sync_mu_);
-      if (sync_failed_.ok()) sync_failed_ = failed_;
-      sync_cv_.notify_all();
-      return failed_;
-    }
-    std::lock_guard sync_lock(sync_mu_);
-    durable_seq_ = std::max(durable_seq_, current_.last_seq);
-    sync_cv_.notify_all();
-  }
+  if (segment_fd_ && current_.last_seq != 0) NETQOS_RETURN_IF_ERROR(FlushAndSealLocked());
   records_since_snapshot_ = 0;
   bytes_since_snapshot_ = 0;
   return next_seq_ - 1;

@@ -11,7 +11,8 @@
 //   network_plugin_state.wal.<first seq, 20 digits>
 //                                 journal segments, one JSON line per change:
 //                                 {"seq":n,"op":"set","alloc":{..},"crc":X} or
-//                                 {"seq":n,"op":"remove_pod","pod_uid":"..","crc":X}.
+//                                 {"seq":n,"op":"remove_pod","pod_uid":"..","crc":X},
+//                                 then zeros up to the segment's size (below).
 //   .network_plugin_state.tmp-<pid>-<n>   a snapshot being written (removed by Load).
 //
 // Two checksums in the snapshot. K is Katalyst's (katalyst_checksum.h) for the layout chosen
@@ -26,9 +27,23 @@
 // The journal is netqos's alone: Katalyst reads only the snapshot, so a rollback needs the
 // journal folded into it first (a graceful stop or `netqosd --uninstall` does that).
 //
+// Pre-written segments. A segment is created at Options::segment_bytes (1 MiB) of real zeros,
+// written and fdatasync'd once, and records are written over the zeros with pwrite; a record that
+// does not fit starts a new segment. Overwriting blocks that are already allocated and written
+// changes neither the file's size nor its extents, so the fdatasync of each group commit flushes
+// the data alone, without the inode that an appended line's new size dirties (on ext4 a
+// synchronous inode write without a journal, a jbd2 commit with one): ~30 % less time and CPU
+// per flush, measured in docs/benchmarks.md. Not fallocate: it leaves unwritten extents, whose
+// conversion on the first write into them is again a metadata update. Creating a segment (1 MiB
+// of zeros, fdatasync, directory fsync: ~0.7 ms on the benchmark's disk) happens under the
+// caller's lock once per 1 MiB of records and after each snapshot. The reader (journal_lines.h)
+// takes a NUL at the start of a record as the end of the segment, and a record cut short by a NUL
+// as a torn write.
+//
 // Load() must be called once before Append/BeginSnapshot/FinishSnapshot: it fixes the next
 // sequence number and truncates a torn journal tail. Appends always go to a new segment after a
-// restart or a BeginSnapshot; FinishSnapshot removes the sealed segments the snapshot covers.
+// restart, a BeginSnapshot or when the current one is full; FinishSnapshot removes the sealed
+// segments the snapshot covers.
 #pragma once
 
 #include <condition_variable>
@@ -80,6 +95,9 @@ class FileStateStore final : public core::StateStore {
     // The size limits, lowered only by tests.
     size_t max_journal_line_bytes = kMaxJournalLineBytes;
     size_t max_snapshot_bytes = kMaxSnapshotBytes;
+    // The size of a new journal segment, written with zeros when it is created (a record larger
+    // than that gets a segment of its own size). Lowered by tests.
+    uint64_t segment_bytes = uint64_t{1} << 20;
   };
 
   // Whether `dir` holds a snapshot or a journal segment (false when `dir` does not exist).
@@ -97,15 +115,16 @@ class FileStateStore final : public core::StateStore {
   // (skippable); FailedPrecondition for another policy's checkpoint (skippable) or an
   // unknown snapshot format; Internal for I/O ("fsync(<path>): <strerror>").
   Result<core::LoadedState> Load() override;
-  // Write then Sync: one write() of one line, then a flush (shared with concurrent callers).
+  // Write then Sync: one pwrite() of one line, then a flush (shared with concurrent callers).
   // A record over max_journal_line_bytes is refused
   // (InvalidArgument naming the pod and container): Load could not read it back. After a failed
   // fdatasync every later Append fails (the kernel may have dropped the data and a retry could
   // falsely succeed); restart to recover.
   Status Append(const core::StateChange& change) override;
-  // Group commit: Write appends the line (one write()) without flushing; Sync(seq) leads or
-  // joins one fdatasync that covers every line written when it starts, so concurrent callers
-  // share flushes. A record over max_journal_line_bytes is refused by Write as by Append.
+  // Group commit: Write writes the line (one pwrite() over the segment's zeros) without flushing;
+  // Sync(seq) leads or joins one fdatasync that covers every line written when it starts, so
+  // concurrent callers share flushes. A record over max_journal_line_bytes is refused by Write as
+  // by Append.
   Result<uint64_t> Write(const core::StateChange& change) override;
   Status Sync(uint64_t seq) override;
   bool SnapshotDue() const override;
@@ -131,7 +150,8 @@ class FileStateStore final : public core::StateStore {
   explicit FileStateStore(Options options);
   Result<core::LoadedState> LoadImpl();
   Status FinishSnapshotImpl(uint64_t seq, const core::Snapshot& snapshot);
-  Status OpenSegmentLocked();
+  Status OpenSegmentLocked(uint64_t min_bytes);
+  Status FlushAndSealLocked();
   Status WriteSnapshotFile(const std::string& contents);
 
   const Options options_;
@@ -149,7 +169,8 @@ class FileStateStore final : public core::StateStore {
   uint64_t next_seq_ = 1;
   Fd segment_fd_;  // the open segment; none until the next Append opens one
   Segment current_;
-  uint64_t current_bytes_ = 0;
+  uint64_t current_bytes_ = 0;     // records written into the current segment (its next offset)
+  uint64_t current_capacity_ = 0;  // the current segment's size, pre-written with zeros
   std::vector<Segment> sealed_;
   uint64_t records_since_snapshot_ = 0;
   uint64_t bytes_since_snapshot_ = 0;

@@ -35,7 +35,8 @@ JournalLines::JournalLines(JournalLines&& other) noexcept
       offset_(other.offset_),
       pos_(other.pos_),
       end_(other.end_),
-      eof_(other.eof_) {
+      eof_(other.eof_),
+      stopped_(other.stopped_) {
   std::memcpy(buf_, other.buf_, end_);
 }
 
@@ -56,6 +57,7 @@ Status JournalLines::Fill() {
 
 Result<bool> JournalLines::Next(Line* line) {
   *line = Line{};
+  if (stopped_) return false;
   if (pos_ == end_ && !eof_) NETQOS_RETURN_IF_ERROR(Fill());
   if (pos_ == end_) return false;
   line->offset = offset_ + pos_;
@@ -66,8 +68,14 @@ Result<bool> JournalLines::Next(Line* line) {
     }
     const char* start = buf_ + pos_;
     const void* nl = std::memchr(start, '\n', end_ - pos_);
-    const size_t n =
+    size_t n =
         nl != nullptr ? static_cast<size_t>(static_cast<const char*>(nl) - start) : end_ - pos_;
+    // A NUL before the newline ends the line and the reading (see the header).
+    const void* nul = std::memchr(start, '\0', n);
+    if (nul != nullptr) {
+      n = static_cast<size_t>(static_cast<const char*>(nul) - start);
+      nl = nullptr;
+    }
     line->length += n;
     if (!line->too_long && line->length > max_line_bytes_) {
       line->too_long = true;
@@ -75,13 +83,18 @@ Result<bool> JournalLines::Next(Line* line) {
     }
     if (!line->too_long) line->text.append(start, n);
     pos_ += n;
+    if (nul != nullptr) {
+      line->zero_end = true;
+      stopped_ = true;
+      break;
+    }
     if (nl != nullptr) {
       ++pos_;
       line->complete = true;
       break;
     }
   }
-  line->last = line->offset + line->length + (line->complete ? 1 : 0) >= size_;
+  line->last = stopped_ || line->offset + line->length + (line->complete ? 1 : 0) >= size_;
   return true;
 }
 

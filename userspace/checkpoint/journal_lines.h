@@ -1,6 +1,11 @@
 // Reads a journal segment one line at a time, holding at most one line, and never more than a
 // limit of it: a line longer than the limit is measured and reported, not buffered, so a damaged
 // or hostile segment cannot make Load allocate its whole size.
+//
+// Segments are pre-written with zeros (see file_state_store.h) and records are written over them,
+// so a NUL byte is where nothing was written (or reached the disk): a line ends at a NUL as at a
+// newline, with zero_end set, and nothing after that NUL is read (Next returns false). A record
+// never holds a NUL: its JSON escapes control characters.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +26,10 @@ class JournalLines {
     bool complete = false;  // ended by a newline (false only for the file's last line)
     bool too_long = false;  // longer than max_line_bytes; text holds none of it
     bool last = false;      // nothing follows it in the file
+    // Ended by a NUL byte instead of a newline: the line, if not empty, was cut short by space
+    // that was never written, and the reading stops there. With length 0 the line starts at a
+    // NUL: the segment's unwritten tail.
+    bool zero_end = false;
   };
 
   // Errors: Internal "open(<path>): <strerror>" and the like.
@@ -49,6 +58,7 @@ class JournalLines {
   size_t pos_ = 0;
   size_t end_ = 0;
   bool eof_ = false;
+  bool stopped_ = false;  // a NUL was met: nothing more is read
 };
 
 }  // namespace netqos::checkpoint

@@ -25,6 +25,20 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
   return Status::Ok();
 }
 
+Status PwriteAll(int fd, std::string_view data, uint64_t offset, const std::string& path) {
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n =
+        ::pwrite(fd, data.data() + off, data.size() - off, static_cast<off_t>(offset + off));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("pwrite(" + path + ")", errno);
+    }
+    off += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
 Status SyncDir(const std::string& dir) {
   const std::string name = dir.empty() ? "." : dir;
   const Fd fd(::open(name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -4,6 +4,7 @@
 // fsync the file, fsync the directory that names it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,10 @@ namespace netqos {
 // Writes all of `data` to `fd` (short writes and EINTR are retried). Errors name `path`:
 // "write(<path>): No space left on device (errno 28)", coded as ErrnoStatus codes them.
 Status WriteAll(int fd, std::string_view data, const std::string& path);
+
+// Writes all of `data` at `offset` of `fd` with pwrite (short writes and EINTR are retried); the
+// file position is left alone. Errors as WriteAll's ("pwrite(<path>): ...").
+Status PwriteAll(int fd, std::string_view data, uint64_t offset, const std::string& path);
 
 // fsync of a directory, so that a file created, renamed or removed in it stays so after a crash.
 Status SyncDir(const std::string& dir);

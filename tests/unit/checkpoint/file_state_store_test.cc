@@ -115,9 +115,15 @@ std::vector<std::string> Segments(const std::string& dir) {
   return out;
 }
 
+// A segment's records: its bytes up to the zeros it was pre-written with.
+std::string Records(const std::string& path) {
+  std::string contents = ReadFile(path);
+  return contents.substr(0, contents.find('\0'));
+}
+
 std::vector<std::string> Lines(const std::string& path) {
   std::vector<std::string> lines;
-  std::string contents = ReadFile(path);
+  std::string contents = Records(path);
   size_t pos = 0;
   while (pos < contents.size()) {
     size_t nl = contents.find('\n', pos);
@@ -328,6 +334,8 @@ TEST_CASE("snapshot plus journal: records on both sides of the snapshot seq",
 }
 
 TEST_CASE("a torn journal tail is dropped and the file truncated", "[file_state_store]") {
+  // Segments as netqos wrote them before they were pre-written with zeros (records up to the end
+  // of the file); a torn record followed by zeros is in prewritten_segment_test.cc.
   TempDir tmp;
   core::PodEntries expected;
   {
@@ -336,14 +344,14 @@ TEST_CASE("a torn journal tail is dropped and the file truncated", "[file_state_
     MustAppend(*store, Set(Info("b", "c", 2)), &expected);
   }
   const std::string seg = Segments(tmp.path()).at(0);
-  const std::string good = ReadFile(seg);
+  const std::string good = Records(seg);
   std::string torn;
   SECTION("partial line without newline") {
     std::string line = Lines(seg)[1];
     torn = line.substr(0, line.size() / 2);
   }
   SECTION("complete but valid JSON without newline") { torn = Lines(seg)[1]; }
-  SECTION("garbage ending in a newline") { torn = std::string(7, '\0') + "\n"; }
+  SECTION("garbage ending in a newline") { torn = std::string(7, '\x7f') + "\n"; }
   WriteFile(seg, good + torn);
   core::LoadedState loaded;
   auto store = Open(tmp.path(), &loaded);
@@ -450,7 +458,9 @@ TEST_CASE("an incomplete line in a sealed segment is corruption, not a torn tail
   }
   auto segs = Segments(tmp.path());
   REQUIRE(segs.size() == 2);
-  std::string first = ReadFile(segs[0]);
+  // Cut as a segment without the zero tail (written by an earlier netqos) would be; cut short by
+  // zeros is in prewritten_segment_test.cc.
+  std::string first = Records(segs[0]);
   WriteFile(segs[0], first.substr(0, first.size() - 5));
   auto r = MustCreate(tmp.path())->Load();
   REQUIRE_FALSE(r.ok());
@@ -773,30 +783,43 @@ TEST_CASE("I/O errors name the syscall and the file", "[file_state_store]") {
   CHECK(store->Append(Remove("a")).ok());
 }
 
-TEST_CASE("a failed journal write is cut off and does not poison later records",
+TEST_CASE("a journal segment that cannot be created leaves the journal as it was",
           "[file_state_store]") {
+  // A full disk shows when a new segment is written with zeros, before any record: here the
+  // record does not fit in what is left of the first segment, and RLIMIT_FSIZE lets 10 bytes of
+  // the next one's zeros be written and then fails with EFBIG.
   TempDir tmp;
   core::PodEntries expected;
-  auto store = Open(tmp.path());
+  FileStateStore::Options o = Opts(tmp.path());
+  o.segment_bytes = 4096;
+  auto store = std::move(FileStateStore::Create(o)).value();
+  REQUIRE(store->Load().ok());
   MustAppend(*store, Set(Info("a", "c", 1)), &expected);
   const std::string seg = Segments(tmp.path()).at(0);
   const std::string before = ReadFile(seg);
+  REQUIRE(before.size() == 4096);
+  core::AllocationInfo big = Info("b", "c", 2);
+  big.annotations["example.com/blob"] = std::string(4000, 'x');
 
-  // RLIMIT_FSIZE makes the write short (10 bytes fit) and then fail with EFBIG.
   struct rlimit old_limit {};
   REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
   auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
   struct rlimit small = old_limit;
   small.rlim_cur = before.size() + 10;
   REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
-  Status st = store->Append(Set(Info("b", "c", 2)));
+  Status st = store->Append(Set(big));
   ::setrlimit(RLIMIT_FSIZE, &old_limit);
   ::signal(SIGXFSZ, old_handler);
 
   REQUIRE_FALSE(st.ok());
-  CHECK(st.message() == "write(" + seg + "): File too large (errno 27)");
+  const std::string next = store->SegmentPath(2);
+  CHECK(st.message() == "cannot create journal segment " + next +
+                            " (8192 bytes of zeros written ahead of its records), the change is "
+                            "not made: pwrite(" +
+                            next + "): File too large (errno 27)");
   CHECK(st.code() == StatusCode::kInternal);  // I/O, not a statement about the contents
   CHECK(ReadFile(seg) == before);
+  CHECK(Segments(tmp.path()) == std::vector<std::string>{seg});
   MustAppend(*store, Set(Info("c", "c", 3)), &expected);
   store.reset();
   core::LoadedState loaded;
