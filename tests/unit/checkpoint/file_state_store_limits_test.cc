@@ -9,6 +9,7 @@
 #include <string>
 
 #include "checkpoint/file_state_store.h"
+#include "support/checkpoint_store.h"
 #include "support/files.h"
 #include "support/temp_dir.h"
 
@@ -20,19 +21,7 @@ using netqos::testing::ReadFile;
 using netqos::testing::TempDir;
 using netqos::testing::WriteFile;
 
-core::AllocationInfo Info(const std::string& uid, uint32_t bw) {
-  core::AllocationInfo info;
-  info.pod_uid = uid;
-  info.pod_namespace = "default";
-  info.pod_name = "pod-" + uid;
-  info.container_name = "c";
-  info.container_type = "MAIN";
-  info.egress = bw;
-  info.ingress = bw;
-  info.if_name = "eth0";
-  info.qos_level = "shared_cores";
-  return info;
-}
+using testing::Info;
 
 core::StateChange Set(const core::AllocationInfo& info) { return core::SetAllocation{info}; }
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "support/checkpoint_store.h"
 #include "support/files.h"
 #include "support/temp_dir.h"
 
@@ -74,12 +75,7 @@ std::unique_ptr<FileStateStore> MustCreate(const std::string& dir, bool skip = f
 // Creates a store and loads it, requiring success.
 std::unique_ptr<FileStateStore> Open(const std::string& dir, core::LoadedState* loaded = nullptr,
                                      bool skip = false) {
-  auto store = MustCreate(dir, skip);
-  auto state = store->Load();
-  INFO(state.status().message());
-  REQUIRE(state.ok());
-  if (loaded != nullptr) *loaded = std::move(state).value();
-  return store;
+  return testing::MustLoad(MustCreate(dir, skip), loaded);
 }
 
 void MustAppend(FileStateStore& store, const core::StateChange& change,

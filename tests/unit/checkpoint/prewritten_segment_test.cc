@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "checkpoint/file_state_store.h"
+#include "support/checkpoint_store.h"
 #include "support/files.h"
 #include "support/temp_dir.h"
 
@@ -25,19 +26,7 @@ using netqos::testing::WriteFile;
 
 constexpr uint64_t kSegmentBytes = 4096;
 
-core::AllocationInfo Info(const std::string& uid, uint32_t bw) {
-  core::AllocationInfo info;
-  info.pod_uid = uid;
-  info.pod_namespace = "default";
-  info.pod_name = "pod-" + uid;
-  info.container_name = "c";
-  info.container_type = "MAIN";
-  info.egress = bw;
-  info.ingress = bw;
-  info.if_name = "eth0";
-  info.qos_level = "shared_cores";
-  return info;
-}
+using testing::Info;
 
 core::StateChange Set(const std::string& uid, uint32_t bw = 1) {
   return core::SetAllocation{Info(uid, bw)};
@@ -56,12 +45,7 @@ std::unique_ptr<FileStateStore> MustCreate(const std::string& dir, bool skip = f
 
 std::unique_ptr<FileStateStore> Open(const std::string& dir, core::LoadedState* loaded = nullptr,
                                      bool skip = false) {
-  auto store = MustCreate(dir, skip);
-  auto state = store->Load();
-  INFO(state.status().message());
-  REQUIRE(state.ok());
-  if (loaded != nullptr) *loaded = std::move(state).value();
-  return store;
+  return testing::MustLoad(MustCreate(dir, skip), loaded);
 }
 
 void MustAppend(FileStateStore& store, const core::StateChange& change) {

@@ -217,6 +217,10 @@ struct FakePod {
   std::vector<std::string> ips;
 };
 
+bool IsLeaf(const std::optional<ClassEntry>& e) {
+  return e && e->priority >= kLeafBase + 0x100 && e->priority < kLeafBase + 0x10000;
+}
+
 // The node: a cgroupfs tree in a temp dir, the kubelet's pod list, the allocations and two NICs
 // (eth0, eth1), all fed to an Enforcer through fakes.
 class Node {
@@ -249,6 +253,23 @@ class Node {
   void Allocate(const std::string& uid, const std::string& nic, uint32_t mbps) {
     std::lock_guard<std::mutex> l(mu);
     allocations[uid]["app"] = Alloc(nic, mbps);
+  }
+  // Lists a pod with a started container, allocates it `mbps` on `nic` and waits for the
+  // container's leaf there: returns the leaf's handle (the class entry's priority).
+  uint32_t CapPod(const FakePod& p, const std::string& nic, uint32_t mbps) {
+    AddPod(p);
+    Allocate(p.uid, nic, mbps);
+    enforcer->OnAllocated(p.uid);
+    const uint64_t id = IdOf(p);
+    REQUIRE(Eventually([&] { return IsLeaf(table.Get(id)); }));
+    const uint32_t leaf = table.Get(id)->priority;
+    REQUIRE(Eventually([&] { return shaper.Leaves(nic) == std::vector{leaf}; }));
+    return leaf;
+  }
+  // Whole applies and patches the shaper saw on `nic`.
+  std::pair<int, int> ShaperCalls(const std::string& nic) {
+    std::lock_guard<std::mutex> l(shaper.mu);
+    return {shaper.applies[nic], shaper.patches[nic]};
   }
   std::string PodDir(const FakePod& p) const { return dir.file("kubepods/pod" + p.uid); }
   std::string ContainerDir(const FakePod& p) const { return PodDir(p) + "/" + p.container_id; }
@@ -391,10 +412,6 @@ class Node {
   std::unique_ptr<Enforcer> enforcer;
 };
 
-bool IsLeaf(const std::optional<ClassEntry>& e) {
-  return e && e->priority >= kLeafBase + 0x100 && e->priority < kLeafBase + 0x10000;
-}
-
 }  // namespace
 
 TEST_CASE("enforcer: a new container gets its class entry and its leaf on its NIC", "[enforce]") {
@@ -402,13 +419,7 @@ TEST_CASE("enforcer: a new container gets its class entry and its leaf on its NI
   node.Start();
   CHECK(node.table.entries.empty());
   const FakePod p{"11111111-0000-0000-0000-000000000001", "c1", {}};
-  node.AddPod(p);
-  node.Allocate(p.uid, "eth1", 100);
-  node.enforcer->OnAllocated(p.uid);
-  const uint64_t id = node.IdOf(p);
-  REQUIRE(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
-  const uint32_t leaf = node.table.Get(id)->priority;
-  REQUIRE(node.Eventually([&] { return node.shaper.Leaves("eth1") == std::vector{leaf}; }));
+  node.CapPod(p, "eth1", 100);
   CHECK(node.shaper.Leaves("eth0").empty());
   // The status is counted at the end of the pass that wrote the leaf: a moment later.
   CHECK(node.Eventually([&] { return node.enforcer->Status().capped == 1; }));
@@ -418,19 +429,13 @@ TEST_CASE("enforcer: a new container's leaves are sent alone without applying th
           "[enforce]") {
   Node node;
   node.Start();
-  const int applies_before = node.shaper.applies["eth1"];
-  const FakePod p{"11111111-0000-0000-0000-00000000000a", "c10", {}};
-  node.AddPod(p);
-  node.Allocate(p.uid, "eth1", 100);
-  node.enforcer->OnAllocated(p.uid);
-  const uint64_t id = node.IdOf(p);
-  REQUIRE(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
-  const uint32_t leaf = node.table.Get(id)->priority;
-  REQUIRE(node.Eventually([&] { return node.shaper.Leaves("eth1") == std::vector{leaf}; }));
+  const int applies_before = node.ShaperCalls("eth1").first;
+  node.CapPod({"11111111-0000-0000-0000-00000000000a", "c10", {}}, "eth1", 100);
+  const auto [applies, patches] = node.ShaperCalls("eth1");
+  CHECK(patches >= 1);
+  CHECK(applies == applies_before);
   std::lock_guard<std::mutex> l(node.shaper.mu);
-  CHECK(node.shaper.patches["eth1"] >= 1);
   CHECK(node.shaper.ingress_added["eth1"] == 1);  // its IFB leaf too
-  CHECK(node.shaper.applies["eth1"] == applies_before);
 }
 
 TEST_CASE("enforcer: a container started between passes is placed from its pod's newest allocation",
@@ -458,18 +463,11 @@ TEST_CASE("enforcer: a patch the kernel refuses is followed by a whole apply", "
   Node node;
   node.shaper.failing_patch.insert("eth1");
   node.Start();
-  const int applies_before = node.shaper.applies["eth1"];
-  const FakePod p{"11111111-0000-0000-0000-00000000000b", "c11", {}};
-  node.AddPod(p);
-  node.Allocate(p.uid, "eth1", 100);
-  node.enforcer->OnAllocated(p.uid);
-  const uint64_t id = node.IdOf(p);
-  REQUIRE(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
-  const uint32_t leaf = node.table.Get(id)->priority;
-  REQUIRE(node.Eventually([&] { return node.shaper.Leaves("eth1") == std::vector{leaf}; }));
-  std::lock_guard<std::mutex> l(node.shaper.mu);
-  CHECK(node.shaper.patches["eth1"] >= 1);
-  CHECK(node.shaper.applies["eth1"] > applies_before);
+  const int applies_before = node.ShaperCalls("eth1").first;
+  node.CapPod({"11111111-0000-0000-0000-00000000000b", "c11", {}}, "eth1", 100);
+  const auto [applies, patches] = node.ShaperCalls("eth1");
+  CHECK(patches >= 1);
+  CHECK(applies > applies_before);
 }
 
 TEST_CASE("enforcer: Start returns before the first pass, which runs on the worker", "[enforce]") {
@@ -679,19 +677,13 @@ TEST_CASE("enforcer: an allocation of a pod not started yet runs no whole pass",
   node.Start();
   const FakePod p{"11111111-0000-0000-0000-0000000000a5", "ca5", {}};
   node.AddPod(p, /*started=*/false);
-  const int applies = [&] {
-    std::lock_guard<std::mutex> l(node.shaper.mu);
-    return node.shaper.applies["eth0"] + node.shaper.patches["eth0"];
-  }();
+  const auto before = node.ShaperCalls("eth0");
   const auto passes = node.enforcer->Status().passes;
   node.Allocate(p.uid, "eth0", 100);
   node.enforcer->OnAllocated(p.uid);
   std::this_thread::sleep_for(200ms);  // a wake-up takes ms (the 20 ms coalescing included)
   CHECK(node.enforcer->Status().passes == passes);
-  {
-    std::lock_guard<std::mutex> l(node.shaper.mu);
-    CHECK(node.shaper.applies["eth0"] + node.shaper.patches["eth0"] == applies);
-  }
+  CHECK(node.ShaperCalls("eth0") == before);
   // Its container, once started, is placed (the pod list is read again for its unknown id).
   ::mkdir(node.PodDir(p).c_str(), 0755);
   ::mkdir(node.ContainerDir(p).c_str(), 0755);
