@@ -75,14 +75,8 @@ bool Enforcer::PatchLink(const core::Nic& nic, Applied& a, shaping::HtbPlan& epl
   a.egress = std::move(eplan);
   a.ingress = std::move(iplan);
   if (grown != nullptr) {
-    LinkLeaves leaves{nic, IfbNameFor(nic.ifindex), {}, {}};
-    for (const auto& c : egress->added) {
-      if (c.container_key) leaves.egress[*c.container_key] = c.handle;
-    }
-    for (const auto& c : ingress->added) {
-      if (c.container_key) leaves.ingress[*c.container_key] = c.handle;
-    }
-    *grown = std::move(leaves);
+    *grown = LinkLeaves{nic, IfbNameFor(nic.ifindex), LeafHandles(egress->added),
+                        LeafHandles(ingress->added)};
   }
   return true;
 }

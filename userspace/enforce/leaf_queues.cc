@@ -22,9 +22,9 @@ std::optional<Found> FindLeaf(const std::vector<LinkLeaves>& links, uint64_t key
 
 }  // namespace
 
-std::map<uint64_t, uint32_t> LeafHandles(const shaping::HtbPlan& plan) {
+std::map<uint64_t, uint32_t> LeafHandles(const std::vector<shaping::PlannedClass>& classes) {
   std::map<uint64_t, uint32_t> out;
-  for (const auto& c : plan.classes) {
+  for (const auto& c : classes) {
     if (c.container_key) out[*c.container_key] = c.handle;
   }
   return out;

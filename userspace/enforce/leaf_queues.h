@@ -29,8 +29,12 @@ struct LinkLeaves {
   std::map<uint64_t, uint32_t> ingress;
 };
 
-// The leaf keys of a plan's container leaves, with their class handles.
-std::map<uint64_t, uint32_t> LeafHandles(const shaping::HtbPlan& plan);
+// The leaf keys of a plan's container leaves (or of some of its classes: a patch's new ones),
+// with their class handles.
+std::map<uint64_t, uint32_t> LeafHandles(const std::vector<shaping::PlannedClass>& classes);
+inline std::map<uint64_t, uint32_t> LeafHandles(const shaping::HtbPlan& plan) {
+  return LeafHandles(plan.classes);
+}
 
 // What the kernel reported for one link: the classes on the NIC and on its IFB.
 struct LinkClassStats {
