@@ -52,8 +52,8 @@ struct netqos_class {
 	__u32 net_class_id; /* Katalyst class id; keys NETQOS_MAP_CLASS_STATS */
 	__u8 qos_level;	    /* enum netqos_qos_level */
 	__u8 dscp;	    /* DSCP 0..63 to mark with when NETQOS_CLASS_F_SET_DSCP */
-	__u8 pad[2];
-	__u32 flags; /* NETQOS_CLASS_F_* */
+	__u16 slot;	    /* the container's carrier slot (NETQOS_MAP_CARRIER), 0 = none */
+	__u32 flags;	    /* NETQOS_CLASS_F_* */
 };
 
 /* netqos_class.flags: the class's received packets are redirected to the NIC's IFB, whose HTB
@@ -68,6 +68,12 @@ struct netqos_class {
  * is compatible both ways and the map kept its name (netqos_cls_v1).
  */
 #define NETQOS_CLASS_F_SET_DSCP 0x2u
+/* netqos_class.flags: the container's pod is behind a veth netqos found: its packets are
+ * classified at that veth (both ways) and its received packets shaped there; the NIC's ingress
+ * program leaves them alone. Bits 0x8 and 0x10 are reserved for the tenant policy's aggregates.
+ * netqos_class.slot was padding before (zero in entries an older netqosd wrote: no slot).
+ */
+#define NETQOS_CLASS_F_VETH 0x4u
 
 /* Value of both counter maps (per CPU; userspace sums). */
 struct netqos_counters {
