@@ -8,7 +8,8 @@
 //  2. SO_PRIORITY set to another container's HTB leaf handle, from a child cgroup of a capped
 //     container and from a process outside every container;
 //  3. raw Ethernet frames from an AF_PACKET socket (no cgroup_skb hook sees them), and
-//     PACKET_QDISC_BYPASS, which would skip the qdisc altogether;
+//     PACKET_QDISC_BYPASS and AF_XDP, which would skip the qdisc altogether, refused to every
+//     pod's process (classified or not);
 //  4. UDP datagrams larger than the MTU to a capped receiver (IPv4 fragments carry no ports, so
 //     the ingress socket lookup cannot place them);
 //  5. a CNI-style pod: its own namespace behind a veth, routed through the host to the NIC
@@ -339,7 +340,10 @@ TEST_CASE(
   DaemonFixture env(Case("r", 238));
   const FakePod& p = env.AddPod(1);
   const std::string cg = env.MakeCgroup(p);
-  const std::string outsider = MakeChildCgroup(env.CgroupRoot(), "outsider");
+  // A pod's cgroup netqos has no class entry for (not listed yet, or left unclassified), and a
+  // cgroup of the node outside the kubelet's roots.
+  const std::string unlisted = MakeChildCgroup(env.CgroupRoot(), "unlisted");
+  const netqos::testing::TestCgroup outsider("nqoutside" + std::to_string(::getpid()));
   env.StartDaemon();
   env.Allocate(p, 50);
   REQUIRE(env.WaitLeaf(cg, 2000ms).has_value());
@@ -348,15 +352,26 @@ TEST_CASE(
   const std::string host = env.veth().host;
   const std::unique_ptr<PinnedMaps> maps = MustOpenPins(env);
 
-  // PACKET_QDISC_BYPASS (frames straight to the driver, no qdisc) is refused in the container,
-  // and only there: an unclassified process of the node may still use it.
+  // PACKET_QDISC_BYPASS (frames straight to the driver, no qdisc) and AF_XDP (copy mode sends
+  // past qdiscs and tc too) are refused to every process under the kubelet's roots, classified
+  // or not: an unclassified process of the node may still use them.
   const ToolResult in_container = RunTool({"try-qdisc-bypass", "--ifname", host}, cg);
-  const ToolResult outside = RunTool({"try-qdisc-bypass", "--ifname", host}, outsider);
-  std::printf("PACKET_QDISC_BYPASS in the container: %s (%s); outside: %s (%s)\n",
-              in_container.output.c_str(), DescribeExit(in_container.status).c_str(),
-              outside.output.c_str(), DescribeExit(outside.status).c_str());
+  const ToolResult in_unlisted = RunTool({"try-qdisc-bypass", "--ifname", host}, unlisted);
+  const ToolResult outside = RunTool({"try-qdisc-bypass", "--ifname", host}, outsider.Path());
+  const ToolResult xdp_in_container = RunTool({"try-af-xdp"}, cg);
+  const ToolResult xdp_in_unlisted = RunTool({"try-af-xdp"}, unlisted);
+  const ToolResult xdp_outside = RunTool({"try-af-xdp"}, outsider.Path());
+  std::printf(
+      "PACKET_QDISC_BYPASS in the container: %s; in an unclassified pod cgroup: %s; outside: "
+      "%sAF_XDP in the container: %s; in an unclassified pod cgroup: %s; outside: %s",
+      in_container.output.c_str(), in_unlisted.output.c_str(), outside.output.c_str(),
+      xdp_in_container.output.c_str(), xdp_in_unlisted.output.c_str(), xdp_outside.output.c_str());
   CHECK_THAT(in_container.output, Catch::StartsWith("qdisc_bypass=EPERM"));
+  CHECK_THAT(in_unlisted.output, Catch::StartsWith("qdisc_bypass=EPERM"));
   CHECK(outside.output == "qdisc_bypass=ok\n");
+  CHECK_THAT(xdp_in_container.output, Catch::StartsWith("af_xdp=EPERM"));
+  CHECK_THAT(xdp_in_unlisted.output, Catch::StartsWith("af_xdp=EPERM"));
+  CHECK(xdp_outside.output == "af_xdp=ok\n");
 
   // Raw Ethernet/IPv4/UDP frames of 1000 bytes to the peer, as fast as the container can write
   // them, on the enforced NIC. A send buffer of 1 MiB (SO_SNDBUFFORCE doubles the 512 KiB asked):

@@ -95,6 +95,11 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   // The cgroup v2 root: every container below it, whatever the driver or extra roots, is seen;
   // traffic of cgroups without an entry only costs one hash lookup.
   dp.cgroup_path = *mount;
+  cgroup::CgroupLayout layout;
+  layout.driver = config.cgroup_type;
+  layout.additional_roots = config.addition_cgroup_paths;
+  // Qdisc bypass and AF_XDP are refused to every pod, classified yet or not.
+  dp.pod_roots = cgroup::KubeletRoots(*mount, layout);
   auto dataplane = bpf::Dataplane::Open(dp);
   if (!dataplane.ok()) return dataplane.status().Wrap("load the eBPF dataplane");
   stack->dataplane = std::move(*dataplane);
@@ -127,6 +132,12 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   }
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
   stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);
+  if (config.pod_veths) {
+    stack->veth_source = std::make_unique<enforce::NetlinkVethSource>();
+    stack->veth_table = std::make_unique<enforce::BpfVethTable>(*stack->dataplane);
+    stack->veth_attacher = std::make_unique<enforce::KernelVethAttacher>(bpf::VethProgramOptions{
+        config.bpf_pin_dir, config.node_local_traffic == NodeLocalTraffic::kShaped});
+  }
 
   auto pods = MakePodSource(config);
   if (!pods.ok()) return pods.status();
@@ -136,8 +147,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   eo.policy = config.policy;
   eo.pods_source = stack->pods->Describe();
   eo.cgroup_mount = *mount;
-  eo.layout.driver = config.cgroup_type;
-  eo.layout.additional_roots = config.addition_cgroup_paths;
+  eo.layout = layout;
   if (!nics->empty()) {
     eo.is_enforced = [set = *nics](const core::Nic& nic) { return set.Contains(nic.id); };
     eo.enforce_names = nics->nics;
@@ -163,6 +173,11 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   ports.addresses = stack->addresses.get();
   ports.edt = stack->edt.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
+  ports.veth_source = stack->veth_source.get();
+  ports.veth_table = stack->veth_table.get();
+  ports.veth_attacher = stack->veth_attacher.get();
+  bpf::Dataplane* plane = stack->dataplane.get();
+  ports.guard_pod_roots = [plane, roots = dp.pod_roots] { return plane->GuardPodRoots(roots); };
 
   spdlog::info(
       "enforcement starting pin_dir={} cgroup_root={} driver={} pods={} "

@@ -25,16 +25,7 @@ constexpr auto kCoalesceContainers = std::chrono::milliseconds(2);
 
 // The kubepods root of the driver and every --addition-cgroup-paths root, under the mount.
 std::vector<std::string> WatchRoots(const EnforcerOptions& o) {
-  std::vector<std::string> roots{o.cgroup_mount + (o.layout.driver == cgroup::CgroupDriver::kSystemd
-                                                       ? "/kubepods.slice"
-                                                       : "/kubepods")};
-  for (std::string r : o.layout.additional_roots) {
-    while (!r.empty() && r.front() == '/') r.erase(r.begin());
-    while (!r.empty() && r.back() == '/') r.pop_back();
-    const std::string full = r.empty() ? o.cgroup_mount : o.cgroup_mount + "/" + r;
-    if (std::find(roots.begin(), roots.end(), full) == roots.end()) roots.push_back(full);
-  }
-  return roots;
+  return cgroup::KubeletRoots(o.cgroup_mount, o.layout);
 }
 
 }  // namespace
@@ -44,7 +35,8 @@ Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
       ports_(std::move(ports)),
       resolver_(options_.cgroup_mount, options_.layout, ports_.cgroup_id),
       sync_(options_.residual_class_grace),
-      residual_(options_.residual_state_after) {}
+      residual_(options_.residual_state_after),
+      veths_({ports_.veth_source, ports_.veth_table, ports_.veth_attacher}) {}
 
 Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, EnforcerPorts ports) {
   if (!ports.table || !ports.shaper || !ports.read_pods || !ports.snapshot) {
@@ -54,6 +46,7 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
   auto current = e->ports_.table->List();
   if (!current.ok()) return current.status().Wrap("read the class map");
   e->sync_.Adopt(*current, e->Now());
+  e->veths_.Adopt(*current);
   spdlog::info("enforcement adopting class_entries={}", current->size());
   // The first full pass runs on the worker (Loop), so that netqosd serves the kubelet at once
   // whatever the node's size: what is pinned keeps classifying and shaping meanwhile, and
@@ -324,6 +317,8 @@ void Enforcer::Pass(bool full) {
   annotated_ = std::move(desired.annotated);
   for (const auto& p : desired.problems)
     problems_.Report("container:" + p.substr(0, p.find(':')), p);
+  // The marks of pods classified at their veths, as the last pass left them: written unchanged.
+  veths_.ApplyMarks(desired.by_cgroup);
 
   SyncClasses(desired.by_cgroup, *current, tombstoned, now);
   SyncAddresses(desired.by_cgroup);
@@ -360,8 +355,17 @@ void Enforcer::Pass(bool full) {
     leaf_links.push_back(LeavesOf(nic_of_.at(link.id), a));
   }
   SyncEdt();
+  // After the links: a pod's veth redirects to its NIC's IFB, which the first apply makes.
+  const VethSyncResult veths = SyncVeths(desired.by_cgroup, full);
+  for (const auto& [id, e] : veths.marked) desired.by_cgroup.at(id).entry = e;
 
   if (full && pods_known_ && ports_.remove_pod) DropResidualPods(snap.allocations, now);
+  if (full && ports_.guard_pod_roots && !roots_guarded_) {
+    // A root that does not exist holds no pod: it is guarded at the resync after it appears.
+    const netqos::Status st = ports_.guard_pod_roots();
+    roots_guarded_ = st.ok();
+    if (!st.ok() && st.code() != StatusCode::kNotFound) problems_.Report("pod-roots", st.message());
+  }
   problems_.EndPass();
   unresolved_ = !resolved.missing.empty();
   baseline_ = true;
@@ -371,6 +375,7 @@ void Enforcer::Pass(bool full) {
   status_.pods_known = pods_known_;
   status_.classified = desired.by_cgroup.size();
   status_.capped = capped;
+  status_.pod_veths = veths.veths;
   status_.shaped_nics = std::move(shaped);
   status_.shaping_modes = std::move(modes);
   status_.classes = std::move(desired.by_cgroup);

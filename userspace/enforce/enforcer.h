@@ -37,6 +37,8 @@
 #include "enforce/pod_address_table.h"
 #include "enforce/problem_log.h"
 #include "enforce/residual_pods.h"
+#include "enforce/veth_ports.h"
+#include "enforce/veth_sync.h"
 #include "shaping/htb_plan.h"
 
 namespace netqos::enforce {
@@ -61,6 +63,15 @@ struct EnforcerPorts {
   // Pod address -> cgroup, for pods behind a CNI; optional (none: their routed traffic is not
   // classified).
   PodAddressTable* addresses = nullptr;
+  // Pods classified at the host end of their veths (veth_sync.h); optional, all three or none
+  // (none: pods behind a CNI are classified by their addresses at the NIC only).
+  VethSource* veth_source = nullptr;
+  VethTable* veth_table = nullptr;
+  VethAttacher* veth_attacher = nullptr;
+  // Attaches the pods' setsockopt guard to the kubelet's cgroup roots (bpf::Dataplane::
+  // GuardPodRoots); optional. Called on full passes until it succeeds: a root the kubelet makes
+  // after netqosd started is guarded then. NotFound (roots still missing) is no problem.
+  std::function<Status()> guard_pod_roots;
   // Container -> egress rate for NICs in EDT mode; optional (none: EDT-mode NICs pace nobody).
   EdtRateTable* edt = nullptr;
   // Reads a shaped NIC's HTB class counters, for QueueStats(); optional (none: no queues).
@@ -98,6 +109,7 @@ struct EnforcerStatus {
   bool pods_known = false;
   size_t classified = 0;  // entries the last pass wanted in the class map
   size_t capped = 0;      // of which with an HTB leaf
+  size_t pod_veths = 0;   // pods classified at their veth
   std::vector<std::string> shaped_nics;
   // The egress shaping mode of each shaped NIC (by identifier), and why.
   std::map<std::string, shaping::ModeChoice> shaping_modes;
@@ -182,6 +194,9 @@ class Enforcer {
   void SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes);
   // Brings the EDT map in step with the egress leaves of the NICs in EDT mode (edt_rates.h).
   void SyncEdt();
+  // Classifies the pods of `classes` at their veths (veth_sync.h) and returns the class entries
+  // that changed; reports its problems.
+  VethSyncResult SyncVeths(const std::map<uint64_t, DesiredContainer>& classes, bool full);
 
   EnforcerOptions options_;
   EnforcerPorts ports_;
@@ -200,6 +215,8 @@ class Enforcer {
   std::set<std::string> allocated_uids_;  // guarded by mu_: pods allocated since the last wake-up
   std::optional<Clock::time_point> retry_at_;  // guarded by mu_
   ResidualPods residual_;                      // pods with allocations not listed
+  VethSync veths_;
+  bool roots_guarded_ = false;  // guard_pod_roots succeeded
   // What the last whole pass worked from, so that a new container is added on top of it.
   bool baseline_ = false;
   bool unresolved_ = false;  // listed containers without a cgroup were left

@@ -127,8 +127,14 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   }
   lock.unlock();
   // A pod behind a CNI whose container just started: its routed traffic is classified now, not
-  // at the next whole pass. status_.classes changes on this thread only.
-  if (routed_pod && !added.empty()) SyncAddresses(status_.classes);
+  // at the next whole pass, and at its veth. status_.classes changes on this thread only.
+  if (routed_pod && !added.empty()) {
+    SyncAddresses(status_.classes);
+    const VethSyncResult veths = SyncVeths(status_.classes, false);
+    std::lock_guard<std::mutex> relock(mu_);
+    for (const auto& [id, e] : veths.marked) status_.classes.at(id).entry = e;
+    status_.pod_veths = veths.veths;
+  }
 }
 
 }  // namespace netqos::enforce
