@@ -1341,4 +1341,33 @@ TEST_CASE("the NIC ingress program places packets without ports by the owner net
   TestRunResult tcp{};
   REQUIRE(TestRun(ingress, Ipv4Packet(IPPROTO_TCP, 0x0a000001, 4000, kLoopback, 1), 3, &tcp) == 0);
   CHECK(tcp.priority == 0x10079u);
+
+  // IPv6/UDP behind 24 destination-options headers: more than the program walks (16), so no
+  // ports; placed by its addresses' learned owner, and not without one.
+  const uint8_t src6[16] = {0xfd, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02};
+  std::vector<uint8_t> chain = Ipv6Packet(src6);
+  uint8_t* ip6 = chain.data() + sizeof(ethhdr);
+  ip6[6] = 60;  // destination options
+  std::vector<uint8_t> opts;
+  for (int i = 0; i < 24; ++i) {
+    const uint8_t next = i + 1 < 24 ? 60 : IPPROTO_UDP;
+    opts.insert(opts.end(), {next, 0, 1, 4, 0, 0, 0, 0});  // PadN, 8 bytes
+  }
+  chain.insert(chain.begin() + sizeof(ethhdr) + 40, opts.begin(), opts.end());
+  ip6 = chain.data() + sizeof(ethhdr);
+  ip6[5] = static_cast<uint8_t>(opts.size() + sizeof(udphdr));
+  ip6[4] = static_cast<uint8_t>((opts.size() + sizeof(udphdr)) >> 8);
+  TestRunResult chain_unknown{};
+  REQUIRE(TestRun(ingress, chain, 3, &chain_unknown) == 0);
+  CHECK(chain_unknown.priority == 3u);
+  netqos_flow_key key6{};
+  std::memcpy(key6.saddr.addr, src6, 16);
+  std::memcpy(key6.daddr.addr, ip6 + 24, 16);
+  const int owners6 = bpf_obj_get((fx.pin_dir() + "/" + netqos::bpf::kRxOwnerMapName).c_str());
+  REQUIRE(owners6 >= 0);
+  REQUIRE(bpf_map_update_elem(owners6, &key6, &owner, BPF_ANY) == 0);
+  ::close(owners6);
+  TestRunResult chain_learned{};
+  REQUIRE(TestRun(ingress, chain, 3, &chain_learned) == 0);
+  CHECK(chain_learned.priority == 0x10079u);
 }

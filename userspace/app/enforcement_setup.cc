@@ -10,6 +10,7 @@
 #include "app/flag_choices.h"
 #include "app/shaping_flags.h"
 #include "bpf/bpffs.h"
+#include "bpf/veth_attach.h"
 #include "cgroup/cgroup_paths.h"
 #include "cgroup/deferred_pod_source.h"
 #include "cgroup/kubelet_pods_client.h"
@@ -132,12 +133,11 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   }
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
   stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);
-  if (config.pod_veths) {
-    stack->veth_source = std::make_unique<enforce::NetlinkVethSource>();
-    stack->veth_table = std::make_unique<enforce::BpfVethTable>(*stack->dataplane);
-    stack->veth_attacher = std::make_unique<enforce::KernelVethAttacher>(bpf::VethProgramOptions{
-        config.bpf_pin_dir, config.node_local_traffic == NodeLocalTraffic::kShaped});
-  }
+  // Without --pod-veths the table and attacher still take away what an earlier run placed.
+  if (config.pod_veths) stack->veth_source = std::make_unique<enforce::NetlinkVethSource>();
+  stack->veth_table = std::make_unique<enforce::BpfVethTable>(*stack->dataplane);
+  stack->veth_attacher = std::make_unique<enforce::KernelVethAttacher>(bpf::VethProgramOptions{
+      config.bpf_pin_dir, config.node_local_traffic == NodeLocalTraffic::kShaped});
 
   auto pods = MakePodSource(config);
   if (!pods.ok()) return pods.status();
@@ -241,6 +241,13 @@ int Uninstall(const DaemonConfig& config) {
       l.name = id.name;
       extra.push_back(std::move(l));
     }
+  }
+  // The pods' veths first: their redirects point at the IFBs removed next.
+  if (auto cleaned = bpf::DetachAllVeths(); !cleaned.ok()) {
+    spdlog::error("uninstall: pod veth programs not fully removed: {}", cleaned.status().message());
+    rc = 1;
+  } else if (*cleaned > 0) {
+    spdlog::info("uninstall: pod veth programs removed veths={}", *cleaned);
   }
   if (Status st = enforce::RemoveInstalledLinks(InstalledLinksRecordPath(config), extra);
       !st.ok()) {

@@ -33,7 +33,7 @@ struct EnforcementStack {
   std::unique_ptr<enforce::BpfPodAddressTable> addresses;
   std::unique_ptr<enforce::BpfEdtRateTable> edt;
   std::unique_ptr<enforce::KernelLinkShaper> shaper;
-  // --pod-veths: null when off.
+  // --pod-veths: null when off (the other two then take away what an earlier run placed).
   std::unique_ptr<enforce::NetlinkVethSource> veth_source;
   std::unique_ptr<enforce::BpfVethTable> veth_table;
   std::unique_ptr<enforce::KernelVethAttacher> veth_attacher;

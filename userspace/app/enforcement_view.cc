@@ -32,6 +32,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
 
   const enforce::EnforcerStatus st = stack->enforcer->Status();
   r.pods_known = st.pods_known;
+  r.pod_veths = st.pod_veths;
   r.passes = st.passes;
   r.pod_list_failures = st.pod_list_failures;
   r.problem_reports_total = st.problem_reports_total;

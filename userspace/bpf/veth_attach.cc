@@ -2,9 +2,11 @@
 #include "bpf/veth_attach.h"
 
 #include <bpf/libbpf.h>
+#include <net/if.h>
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <vector>
 
 #include "bpf/pinned_maps.h"
 #include "bpf/tc_slots.h"
@@ -102,6 +104,28 @@ Status DetachVeth(int ifindex) {
   }
   NETQOS_RETURN_IF_ERROR(tc::DetachProgram(ifindex, kRx, "DetachVeth"));
   return tc::DetachProgram(ifindex, kTx, "DetachVeth");
+}
+
+Result<int> DetachAllVeths() {
+  struct if_nameindex* all = ::if_nameindex();
+  if (all == nullptr) return ErrnoStatus("if_nameindex", errno);
+  std::vector<int> ifindexes;
+  for (const struct if_nameindex* i = all; i->if_index != 0; ++i) {
+    ifindexes.push_back(static_cast<int>(i->if_index));
+  }
+  ::if_freenameindex(all);
+  int cleaned = 0;
+  for (int ifindex : ifindexes) {
+    auto a = VethAttached(ifindex);
+    if (!a.ok()) {
+      if (a.status().code() == StatusCode::kNotFound) continue;  // gone meanwhile
+      return a.status();
+    }
+    if (!a->tx && !a->rx && a->redirect_target == 0) continue;
+    NETQOS_RETURN_IF_ERROR(DetachVeth(ifindex));
+    ++cleaned;
+  }
+  return cleaned;
 }
 
 Result<VethAttachment> VethAttached(int ifindex) {

@@ -56,6 +56,10 @@ Status AttachVeth(int ifindex, int ifb_ifindex, const VethPrograms& programs);
 // Removes the redirect rule, then both programs; Ok when they or the device are gone.
 Status DetachVeth(int ifindex);
 
+// Detaches our programs from every device of this namespace that has one (--uninstall, before
+// the IFBs their redirects point at go). The number of devices cleaned.
+Result<int> DetachAllVeths();
+
 struct VethAttachment {
   bool tx = false;  // netqos_pod_tx at clsact ingress
   bool rx = false;  // netqos_pod_rx at clsact egress

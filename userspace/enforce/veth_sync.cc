@@ -23,6 +23,7 @@ void VethSync::Adopt(const std::map<uint64_t, ClassEntry>& current) {
   if (auto veths = ports_.table->ListVeths(); veths.ok()) {
     for (const auto& [ifindex, cgroup_id] : *veths) attached_[ifindex] = {cgroup_id, -1};
   }
+  if (auto carriers = ports_.table->ListCarriers(); carriers.ok()) carriers_ = std::move(*carriers);
 }
 
 void VethSync::ApplyMarks(std::map<uint64_t, DesiredContainer>& classes) const {
@@ -41,8 +42,9 @@ VethSyncResult VethSync::Sync(const std::vector<cgroup::PodInfo>& pods,
                               ClassTable& class_table, bool full) {
   VethSyncResult r;
   if (!enabled()) return r;
-  auto veths = ports_.source->Veths();
-  auto routes = ports_.source->Routes();
+  // Off: no veth is any pod's, so whatever an earlier run placed goes.
+  auto veths = ports_.source ? ports_.source->Veths() : std::vector<VethLink>{};
+  auto routes = ports_.source ? ports_.source->Routes() : std::vector<NodeRoute>{};
   if (!veths.ok() || !routes.ok()) {
     // Nothing changes: the pods keep the veths, slots and marks they had.
     const Status& st = !veths.ok() ? veths.status() : routes.status();

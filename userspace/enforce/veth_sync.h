@@ -23,6 +23,8 @@
 namespace netqos::enforce {
 
 struct VethSyncPorts {
+  // Null: pods are not classified at their veths (--pod-veths=false), and what an earlier run
+  // put on veths is taken away by the first Sync.
   VethSource* source = nullptr;
   VethTable* table = nullptr;
   VethAttacher* attacher = nullptr;
@@ -40,7 +42,7 @@ struct VethSyncResult {
 class VethSync {
  public:
   explicit VethSync(VethSyncPorts ports) : ports_(ports) {}
-  bool enabled() const { return ports_.source && ports_.table && ports_.attacher; }
+  bool enabled() const { return ports_.table && ports_.attacher; }
 
   // Takes over what a previous netqosd left: the slots its class entries carry, and its veth map
   // (veths it attached; the next Sync keeps or removes them).

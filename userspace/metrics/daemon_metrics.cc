@@ -236,6 +236,11 @@ void CollectEnforcement(const service::EnforcementReport& report,
       MakeFamily("netqos_enforcement_pods_known",
                  "1 once the kubelet's pod list has been read, else 0.", MetricType::kGauge);
   pods_known.samples.push_back({{}, report.pods_known ? 1.0 : 0.0});
+  Family pod_veths =
+      MakeFamily("netqos_enforcement_pod_veths",
+                 "Pods behind a CNI classified at the host end of their veths (--pod-veths).",
+                 MetricType::kGauge);
+  pod_veths.samples.push_back({{}, static_cast<double>(report.pod_veths)});
   Family shaped = MakeFamily("netqos_enforcement_shaped_nic",
                              "1 for each NIC carrying netqos's shaping.", MetricType::kGauge);
   for (const auto& nic : report.shaped_nics) shaped.samples.push_back({{{"nic", nic}}, 1});
@@ -313,8 +318,8 @@ void CollectEnforcement(const service::EnforcementReport& report,
       AddQueueSamples(kClassQueue, *q, with_direction(direction), &k_queue);
     }
   }
-  for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &pods_known, &shaped,
-                    &shaping_mode, &c_alloc, &c_leaf}) {
+  for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &pods_known, &pod_veths,
+                    &shaped, &shaping_mode, &c_alloc, &c_leaf}) {
     out->push_back(std::move(*f));
   }
   for (auto* families : {&c_traffic, &c_queue, &k_traffic, &k_queue}) {

@@ -80,6 +80,7 @@ struct EnforcementReport {
   std::string pin_dir;
   std::string cgroup_root;
   bool pods_known = false;
+  size_t pod_veths = 0;  // pods classified at the host end of their veths
   uint64_t passes = 0;
   uint64_t pod_list_failures = 0;
   uint64_t problem_reports_total = 0;

@@ -264,3 +264,28 @@ TEST_CASE("veth sync: a restarted daemon adopts slots and marks, and drops veths
   CHECK(n.Find("attach 7->4") < n.Find("detach 9"));
   CHECK(n.table.veths == std::map<int, uint64_t>{{7, 11}});
 }
+
+TEST_CASE("veth sync: switched off, it takes away what an earlier run placed", "[enforce]") {
+  Node n;
+  n.AddPod("p1", "10.5.0.2", 7, {11});
+  ClassEntry adopted = n.desired.at(11).entry;
+  adopted.slot = 42;
+  adopted.flags |= kClassVeth;
+  n.classes.entries[11] = adopted;
+  n.table.carriers[42] = 11;
+  n.table.veths[7] = 11;
+
+  VethSync off({nullptr, &n.table, &n.attacher});
+  REQUIRE(off.enabled());
+  off.Adopt(n.classes.entries);
+  off.ApplyMarks(n.desired);  // as a whole pass does: the entry is written as the map holds it
+  n.log.clear();
+  const VethSyncResult r = off.Sync(n.pods, n.desired, {n.nic}, {{n.nic, 4}}, n.classes, false);
+  CHECK(r.problems.empty());
+  CHECK(r.veths == 0);
+  CHECK(n.classes.entries.at(11).slot == 0);
+  CHECK((n.classes.entries.at(11).flags & kClassVeth) == 0);
+  CHECK(n.Find("class 11 slot=0") < n.Find("detach 7"));
+  CHECK(n.table.veths.empty());
+  CHECK(n.table.carriers.empty());
+}
