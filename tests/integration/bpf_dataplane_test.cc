@@ -1274,20 +1274,29 @@ TEST_CASE("the NIC egress program classifies a tunnel packet by its inner source
   }
 }
 
-TEST_CASE("the NIC ingress program leaves pods classified at their veth to the veth", "[bpf]") {
-  BpfFixture fx;
-  auto dp = Dataplane::Open(fx.options());
-  REQUIRE(dp.ok());
-  auto id_b = CgroupIdOf(fx.cg_b());
-  REQUIRE(id_b.ok());
-  netqos_class shaped = Class(0x10078, 88);
-  shaped.flags = NETQOS_CLASS_F_INGRESS_SHAPED;
-  REQUIRE((*dp)->SetClass(*id_b, shaped).ok());
-  constexpr uint32_t kPodIp = 0x0af40006;
-  REQUIRE((*dp)->SetPodAddress(V4Key(kPodIp), *id_b).ok());
+namespace {
+
+// A class entry shaped on ingress for `id`, and the NIC programs loaded to redirect to an IFB
+// (the ingress program's verdict is what the test runs look at, so any IFB index will do).
+std::unique_ptr<NicPrograms> ShapedOnIngress(BpfFixture& fx, Dataplane& dp, uint64_t id,
+                                             netqos_class* cls) {
+  cls->flags = NETQOS_CLASS_F_INGRESS_SHAPED;
+  REQUIRE(dp.SetClass(id, *cls).ok());
   auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir(), .ifb_ifindex = 1});
   REQUIRE(nic.ok());
-  const int ingress = (*nic)->IngressFd();
+  return std::move(nic).value();
+}
+
+}  // namespace
+
+TEST_CASE("the NIC ingress program leaves pods classified at their veth to the veth", "[bpf]") {
+  BpfFixture fx;
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  netqos_class shaped = Class(0x10078, 88);
+  const auto nic = ShapedOnIngress(fx, *opened.dp, opened.id_b, &shaped);
+  constexpr uint32_t kPodIp = 0x0af40006;
+  REQUIRE(opened.dp->SetPodAddress(V4Key(kPodIp), opened.id_b).ok());
+  const int ingress = nic->IngressFd();
   const auto to_pod = Ipv4Packet(IPPROTO_UDP, 0x0a000001, 4000, kPodIp, 53);
 
   TestRunResult before{};
@@ -1296,7 +1305,7 @@ TEST_CASE("the NIC ingress program leaves pods classified at their veth to the v
   CHECK(before.priority == 0x10078u);
   shaped.flags |= NETQOS_CLASS_F_VETH;
   shaped.slot = 9;
-  REQUIRE((*dp)->SetClass(*id_b, shaped).ok());
+  REQUIRE(opened.dp->SetClass(opened.id_b, shaped).ok());
   TestRunResult at_veth{};
   REQUIRE(TestRun(ingress, to_pod, 3, &at_veth) == 0);
   CHECK(at_veth.retval == static_cast<uint32_t>(TC_ACT_OK));  // not redirected here
@@ -1305,16 +1314,10 @@ TEST_CASE("the NIC ingress program leaves pods classified at their veth to the v
 TEST_CASE("the NIC ingress program places packets without ports by the owner netqos_rx learned",
           "[bpf]") {
   BpfFixture fx;
-  auto dp = Dataplane::Open(fx.options());
-  REQUIRE(dp.ok());
-  auto id_a = CgroupIdOf(fx.cg_a());
-  REQUIRE(id_a.ok());
+  OpenedDataplane opened = OpenWithCgroups(fx);
   netqos_class shaped = Class(0x10079, 89);
-  shaped.flags = NETQOS_CLASS_F_INGRESS_SHAPED;
-  REQUIRE((*dp)->SetClass(*id_a, shaped).ok());
-  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir(), .ifb_ifindex = 1});
-  REQUIRE(nic.ok());
-  const int ingress = (*nic)->IngressFd();
+  const auto nic = ShapedOnIngress(fx, *opened.dp, opened.id_a, &shaped);
+  const int ingress = nic->IngressFd();
   auto raw = Ipv4Packet(IPPROTO_UDP, 0x0a000001, 0, kLoopback, 0);
   reinterpret_cast<iphdr*>(raw.data() + sizeof(ethhdr))->protocol = 253;
 
@@ -1329,7 +1332,7 @@ TEST_CASE("the NIC ingress program places packets without ports by the owner net
   netqos_flow_key key{};
   key.saddr = V4Key(0x0a000001);
   key.daddr = V4Key(kLoopback);
-  const uint64_t owner = *id_a;
+  const uint64_t owner = opened.id_a;
   REQUIRE(bpf_map_update_elem(owners, &key, &owner, BPF_ANY) == 0);
   ::close(owners);
   TestRunResult learned{};

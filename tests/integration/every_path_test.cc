@@ -32,12 +32,14 @@
 #include <vector>
 
 #include "netqos_abi.h"
+#include "support/attack_tool.h"
 #include "support/daemon_fixture.h"
 #include "support/pod_netns.h"
 
 namespace {
 
 using namespace std::chrono_literals;
+using netqos::testing::AttackTool;
 using netqos::testing::CaptureOutput;
 using netqos::testing::DaemonFixture;
 using netqos::testing::DaemonFixtureOptions;
@@ -47,15 +49,12 @@ using netqos::testing::Iperf3Client;
 using netqos::testing::Iperf3ClientOptions;
 using netqos::testing::Iperf3Server;
 using netqos::testing::kCapTolerance;
-using netqos::testing::KillAndReap;
 using netqos::testing::kWindow;
 using netqos::testing::LinkDirection;
 using netqos::testing::MeasureCaps;
-using netqos::testing::OutputCapture;
 using netqos::testing::PodNetns;
 using netqos::testing::Sh;
 using netqos::testing::ShOk;
-using netqos::testing::SpawnIn;
 using netqos::testing::WaitFor;
 using netqos::testing::WireRate;
 using netqos::testing::Within;
@@ -280,42 +279,6 @@ std::string Overlay(CniNode& n, const std::string& tag, bool ipv6) {
   return o6 + "2";
 }
 
-// A tool of tests/support/attack_sender.cc in a cgroup and/or a namespace; killed at scope exit.
-class Tool {
- public:
-  Tool(std::vector<std::string> args, const std::string& cgroup, const std::string& netns = "") {
-    args.insert(args.begin(), NETQOS_ATTACK_SENDER_PATH);
-    pid_ = SpawnIn(
-        args, {.cgroup = cgroup, .netns = netns, .stdout_fd = out_.fd(), .stderr_fd = out_.fd()});
-  }
-  ~Tool() { KillAndReap(pid_); }
-  Tool(const Tool&) = delete;
-  Tool& operator=(const Tool&) = delete;
-  std::string Output() const { return out_.Read(); }
-  bool WaitOutput(const std::string& text, std::chrono::milliseconds limit) const {
-    return WaitFor([&] { return Output().find(text) != std::string::npos; }, limit).has_value();
-  }
-  // Waits for the exit; false if it had to be killed.
-  bool Wait(std::chrono::milliseconds limit) {
-    int status = 0;
-    const bool done =
-        WaitFor([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit).has_value();
-    if (!done) KillAndReap(pid_);
-    pid_ = -1;
-    return done;
-  }
-  std::optional<uint64_t> Value(const std::string& key) const {
-    const std::string out = Output();
-    const size_t at = out.find(key + "=");
-    if (at == std::string::npos) return std::nullopt;
-    return std::stoull(out.substr(at + key.size() + 1));
-  }
-
- private:
-  OutputCapture out_;
-  pid_t pid_ = -1;
-};
-
 }  // namespace
 
 TEST_CASE("every path: a masqueraded pod is held both ways", "[enforcement][paths]") {
@@ -385,19 +348,19 @@ void CheckSinkHeld(DaemonFixture& env, const std::string& cg, const std::string&
   constexpr int kSeconds = 6;
   sink_args.insert(sink_args.end(), {"--seconds", std::to_string(kSeconds + 1)});
   flood_args.insert(flood_args.end(), {"--mbps", "200", "--seconds", std::to_string(kSeconds)});
-  Tool sink(sink_args, cg);
+  AttackTool sink(sink_args, cg);
   REQUIRE(sink.WaitOutput("listening", 3000ms));
-  Tool flood(flood_args, "", env.ns());
+  AttackTool flood(flood_args, "", env.ns());
   std::this_thread::sleep_for(kWarmUp);
   WireRate w;
   w.HtbClass("leaf", "", env.veth().Ifb(), leaf)
       .Link("sent", env.ns(), env.veth().peer, LinkDirection::kTx);
   w.Measure(kWindow);
-  const bool flooded = flood.Wait(std::chrono::seconds(kSeconds + 5));
-  const bool sunk = sink.Wait(std::chrono::seconds(kSeconds + 5));
+  const int flooded = flood.Wait(std::chrono::seconds(kSeconds + 5));
+  const int sunk = sink.Wait(std::chrono::seconds(kSeconds + 5));
   INFO("flood: " << flood.Output() << "\nsink: " << sink.Output());
-  REQUIRE(flooded);
-  REQUIRE(sunk);
+  REQUIRE(flooded == 0);
+  REQUIRE(sunk == 0);
   REQUIRE(sink.Value("received_bytes").has_value());
   const double received = static_cast<double>(*sink.Value("received_bytes")) * 8 / 1e6 / kSeconds;
   std::printf(

@@ -42,6 +42,7 @@
 
 #include "bpf/pinned_maps.h"
 #include "shaping/htb_class_stats_reader.h"
+#include "support/attack_tool.h"
 #include "support/daemon_fixture.h"
 #include "support/pod_netns.h"
 
@@ -52,6 +53,7 @@ using netqos::TrafficCounters;
 using netqos::bpf::PinnedMaps;
 using netqos::shaping::HtbClassStats;
 using netqos::shaping::HtbClassStatsReader;
+using netqos::testing::AttackTool;
 using netqos::testing::CaptureOutput;
 using netqos::testing::DaemonFixture;
 using netqos::testing::DaemonFixtureOptions;
@@ -86,59 +88,13 @@ DaemonFixtureOptions Case(const std::string& tag, int subnet) {
   return {.tag = "x" + tag, .subnet = subnet, .pod_namespace = "escape"};
 }
 
-// One run of netqos_attack_sender in a cgroup and/or a namespace (SpawnIn: cgroup first, then
-// namespace). The destructor kills and reaps it.
-class Tool {
- public:
-  Tool(std::vector<std::string> args, const std::string& cgroup, const std::string& netns = "") {
-    args.insert(args.begin(), NETQOS_ATTACK_SENDER_PATH);
-    pid_ = SpawnIn(
-        args, {.cgroup = cgroup, .netns = netns, .stdout_fd = out_.fd(), .stderr_fd = out_.fd()});
-  }
-  ~Tool() { KillAndReap(pid_); }
-  Tool(const Tool&) = delete;
-  Tool& operator=(const Tool&) = delete;
-
-  std::string Output() const { return out_.Read(); }
-
-  // Waits up to `limit` for `text` in its output.
-  bool WaitOutput(const std::string& text, std::chrono::milliseconds limit) const {
-    return WaitFor([&] { return Output().find(text) != std::string::npos; }, limit).has_value();
-  }
-
-  // Waits for the exit (SIGKILL after `limit`); the wait status, or -1 when it had to be killed.
-  int Wait(std::chrono::milliseconds limit) {
-    int status = 0;
-    const bool done =
-        WaitFor([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit).has_value();
-    if (!done) {
-      KillAndReap(pid_);
-      status = -1;
-    }
-    pid_ = -1;
-    return status;
-  }
-
-  // "key=<n>" from its output; nullopt when absent.
-  std::optional<uint64_t> Value(const std::string& key) const {
-    const std::string out = Output();
-    const size_t at = out.find(key + "=");
-    if (at == std::string::npos) return std::nullopt;
-    return std::stoull(out.substr(at + key.size() + 1));
-  }
-
- private:
-  OutputCapture out_;
-  pid_t pid_ = -1;
-};
-
 // A run of the tool to its end: exit status and output.
 struct ToolResult {
   int status = -1;
   std::string output;
 };
 ToolResult RunTool(std::vector<std::string> args, const std::string& cgroup) {
-  Tool t(std::move(args), cgroup);
+  AttackTool t(std::move(args), cgroup);
   ToolResult r;
   r.status = t.Wait(10s);
   r.output = t.Output();
@@ -262,10 +218,10 @@ TEST_CASE("tenant escape: SO_PRIORITY set to another container's leaf takes noth
                     bool attacker_capped) {
     env.Server(0, ++port);
     env.Client(cg_v, 0, port, kRunSeconds);
-    Tool flood({"udp-flood", "--dst", PeerEndpoint(env, 9), "--size", "1400", "--priority",
-                std::to_string(prio_v), "--sndbuf", std::to_string(4 << 20), "--mbps", "400",
-                "--seconds", std::to_string(kRunSeconds)},
-               attacker_cgroup);
+    AttackTool flood({"udp-flood", "--dst", PeerEndpoint(env, 9), "--size", "1400", "--priority",
+                      std::to_string(prio_v), "--sndbuf", std::to_string(4 << 20), "--mbps", "400",
+                      "--seconds", std::to_string(kRunSeconds)},
+                     attacker_cgroup);
     std::this_thread::sleep_for(kWarmUp);
     struct Sample {
       TrafficClock::time_point t;
@@ -378,10 +334,11 @@ TEST_CASE(
   // ~450 frames in flight, so a sender woken late on a busy machine still finds the leaf
   // backlogged, and fewer than the leaf's queue holds (1000 on a veth), so none is dropped there.
   const std::string peer_mac = MacOf(env.ns(), env.veth().peer);
-  Tool flood({"raw-flood", "--ifname", host, "--dst-mac", peer_mac, "--src-ip", env.veth().host_ip,
-              "--dst-ip", env.veth().peer_ip, "--dst-port", "9", "--size", "1000", "--sndbuf",
-              std::to_string(512 << 10), "--seconds", std::to_string(kRunSeconds)},
-             cg);
+  AttackTool flood(
+      {"raw-flood", "--ifname", host, "--dst-mac", peer_mac, "--src-ip", env.veth().host_ip,
+       "--dst-ip", env.veth().peer_ip, "--dst-port", "9", "--size", "1000", "--sndbuf",
+       std::to_string(512 << 10), "--seconds", std::to_string(kRunSeconds)},
+      cg);
   std::this_thread::sleep_for(kWarmUp);
   // The leaf (netlink, in-process) and what the veth sent (its host end's tx counters, the same
   // frames the peer receives: /proc/net/dev of this namespace), both read between two reads of
@@ -480,13 +437,13 @@ TEST_CASE(
 
   // The receiver, in the container: a UDP socket that only receives. The sender, in the peer's
   // namespace: 4000-byte datagrams (three fragments each on the 1500-byte MTU) at 200 Mbit/s.
-  Tool sink({"udp-sink", "--bind", env.veth().host_ip + ":" + std::to_string(kPort), "--seconds",
-             std::to_string(kSendSeconds + 1)},
-            cg);
+  AttackTool sink({"udp-sink", "--bind", env.veth().host_ip + ":" + std::to_string(kPort),
+                   "--seconds", std::to_string(kSendSeconds + 1)},
+                  cg);
   REQUIRE(sink.WaitOutput("listening", 3000ms));
-  Tool sender({"udp-flood", "--dst", env.veth().host_ip + ":" + std::to_string(kPort), "--size",
-               "4000", "--mbps", "200", "--seconds", std::to_string(kSendSeconds)},
-              "", env.ns());
+  AttackTool sender({"udp-flood", "--dst", env.veth().host_ip + ":" + std::to_string(kPort),
+                     "--size", "4000", "--mbps", "200", "--seconds", std::to_string(kSendSeconds)},
+                    "", env.ns());
   std::this_thread::sleep_for(kWarmUp);
   WireRate w;
   w.HtbClass("leaf", "", ifb, leaf)

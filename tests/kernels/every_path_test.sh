@@ -20,6 +20,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . scripts/lib/mq-nic.sh
 # shellcheck source=scripts/lib/lab-work.sh
 . scripts/lib/lab-work.sh
+# shellcheck source=scripts/lib/lab-netqosd.sh
+. scripts/lib/lab-netqosd.sh
 BUILD_DIR=${1:-build}
 NETQOSD=$PWD/$BUILD_DIR/bin/netqosd
 NETQOSCTL=$PWD/$BUILD_DIR/bin/netqosctl
@@ -28,7 +30,6 @@ CAP=${LAB_CAP_MBPS:-50}
 TOL=0.02
 HTB_FLOOR=0.05  # an HTB leaf on a TCG guest: -5/+2 % (see edt_test.sh)
 NO_TRAFFIC=${LAB_NO_TRAFFIC:-}
-fail() { echo "FAIL: $*" >&2; exit 1; }
 ((EUID == 0)) || fail "needs root"
 for t in "$NETQOSD" "$NETQOSCTL" "$ATTACK"; do [[ -x $t ]] || fail "missing $t"; done
 
@@ -76,51 +77,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ctl() { "$NETQOSCTL" --socket "$SOCK" "$@"; }
-log_tail() { echo "--- netqosd log (last 20 lines) ---" >&2; tail -n 20 "$LOG" >&2; }
 nat() { NAT_RULES+=("$*"); "$@" || fail "$*"; }
 
-start_daemon() {
-  local deny='' l
-  for l in /sys/class/net/*; do [[ ${l##*/} == "$NIC" ]] || deny+=${deny:+,}${l##*/}; done
-  "$NETQOSD" --enforcement=bpf --nic-allow="$NIC" --nic-deny="$deny" \
-    --nic-speed-override="$NIC=1000" --enforce-nics="$NIC" --pod-source=kubelet \
-    --kubelet-pods-url="file://$WORK/pods.json" --addition-cgroup-paths="/$ROOT_NAME" \
-    --bpf-pin-dir="$PIN_DIR" --qrm-socket-dirs="$SOCK_DIR" --qrm-state-dir="$STATE" \
-    --enforcement-resync-period=2 >>"$LOG" 2>&1 &
-  DAEMON=$!
-  for _ in $(seq 300); do
-    ctl plugin-info >/dev/null 2>&1 && return 0
-    kill -0 "$DAEMON" 2>/dev/null || break
-    sleep 0.1
-  done
-  log_tail
-  fail "netqosd did not start"
-}
-
-# check_wire WHAT BOUND DEV SPEC: tc_rate.py's rate of DEV's SPEC within the cap, at most 5
-# windows of 5 s: BOUND "exact" +-2 %, "htb" -5/+2 %.
-check_wire() {
-  local what=$1 bound=$2 dev=$3 spec=$4 out r e verdict attempt floor=$TOL range="+-2 %"
-  if [[ $bound == htb ]]; then floor=$HTB_FLOOR range="-5/+2 %"; fi
-  if [[ -n $NO_TRAFFIC ]]; then echo "  $what: $dev ${spec#class } not measured (LAB_NO_TRAFFIC)"; return 0; fi
-  for ((attempt = 1; attempt <= 5; attempt++)); do
-    out=$(python3 tests/kernels/tc_rate.py "$dev" "$spec" 5) || fail "$what: measuring $dev"
-    read -r r e <<<"$out"
-    verdict=$(awk -v r="$r" -v e="$e" -v c="$CAP" -v t="$TOL" -v f="$floor" 'BEGIN {
-      lo = r * (1 - e / 100); hi = r * (1 + e / 100)
-      if (lo > c * (1 + t)) { print "above"; exit }
-      print (hi <= c * (1 + t) && lo >= c * (1 - f)) ? "ok" : "again" }')
-    echo "  $what: $dev ${spec#class } sent $r Mbit/s on the wire (+-$e % timing; cap $CAP $range; window $attempt)"
-    case $verdict in
-      ok) return 0 ;;
-      above) fail "$what: $r Mbit/s is above the cap of $CAP Mbit/s + 2 %" ;;
-    esac
-  done
-  fail "$what: $r Mbit/s (+-$e %) not shown within $CAP Mbit/s $range in 5 windows"
-}
-egress() { check_wire "$1, pod sending" exact "$NIC" "class 1:1,1:2,1:3,1:4"; }
-ingress() { check_wire "$1, pod receiving" htb "$IFB" "class $LEAF"; }
+egress() { check_wire "$1, pod sending" exact "$NIC" "class 1:1,1:2,1:3,1:4" 5; }
+ingress() { check_wire "$1, pod receiving" htb "$IFB" "class $LEAF" 5; }
 
 # The class map entry of cgroup $1 as "priority flags slot", "" when none.
 class_of() {
@@ -198,7 +158,7 @@ JSON
 mkdir -p "$CG" "$CG_H" || fail "container cgroups"
 
 echo "== netqosd (auto: edt on this NIC) enforcing $NIC; Allocate $CAP Mbit/s to the CNI pod"
-start_daemon
+lab_netqosd_start
 for u in "$UID_:web" "$UID_H:hostnet"; do
   ctl allocate --pod-uid "${u%%:*}" --pod-namespace lab --pod-name "${u#*:}" --container app \
     --qos shared_cores --mbps "$CAP" >/dev/null || { log_tail; fail "Allocate ${u#*:}"; }
@@ -267,7 +227,7 @@ sleep 1
 nsenter --net="/run/netns/$NS" "$ATTACK" ip-flood --dst "$IP" --proto 253 --size 1400 --mbps $((3 * CAP)) --seconds 120 >/dev/null 2>&1 &
 CLIENT=$!
 sleep 2
-check_wire "raw IP to a host-network pod" htb "$IFB" "class $LEAF"
+check_wire "raw IP to a host-network pod" htb "$IFB" "class $LEAF" 5
 stop_traffic
 LEAF=$SAVED_LEAF
 

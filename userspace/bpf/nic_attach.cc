@@ -3,7 +3,6 @@
 #include "bpf/nic_attach.h"
 
 #include <bpf/libbpf.h>
-#include <sys/stat.h>
 
 #include <cerrno>
 #include <memory>
@@ -25,18 +24,11 @@ constexpr tc::Side kEgress{Direction::kEgress, kEgressProgName};
 }  // namespace
 
 Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOptions& options) {
-  if (options.pin_dir.empty())
-    return InvalidArgument("load BPF object netqos_nic: pin_dir is empty");
-  for (const char* map :
-       {kClassMapName, kCgroupStatsMapName, kClassStatsMapName, kSockTagMapName, kPodAddrMapName,
-        kFragMapName, kEdtMapName, kVethMapName, kCarrierMapName, kRxOwnerMapName}) {
-    const std::string path = options.pin_dir + "/" + map;
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-      return FailedPrecondition(std::string("map ") + map + " is not pinned in " + options.pin_dir +
-                                " (Dataplane::Open creates the maps first)");
-    }
-  }
+  NETQOS_RETURN_IF_ERROR(RequirePinned(
+      options.pin_dir,
+      {kClassMapName, kCgroupStatsMapName, kClassStatsMapName, kSockTagMapName, kPodAddrMapName,
+       kFragMapName, kEdtMapName, kVethMapName, kCarrierMapName, kRxOwnerMapName},
+      "BPF object netqos_nic"));
   bpf_object_open_opts open_opts{};
   open_opts.sz = sizeof(open_opts);
   open_opts.pin_root_path = options.pin_dir.c_str();

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,12 @@ inline constexpr const char* kPodSockoptLinkPinPrefix = "link_pods_setsockopt_";
 // What netqosd before 0.x called the first two; Dataplane::Open renames them in place.
 inline constexpr const char* kLegacyEgressLinkPin = "link_egress";
 inline constexpr const char* kLegacyRxLinkPin = "link_ingress";
+
+// FailedPrecondition naming pin_dir and the map when one of `maps` is not pinned there: a BPF
+// object opened against pin_dir would get fresh, empty maps instead, which the daemon never writes.
+// `object` names what was about to be loaded.
+Status RequirePinned(const std::string& pin_dir, std::initializer_list<const char*> maps,
+                     const char* object);
 
 // --- readers over a map fd (the daemon's own maps or pins opened here) ---
 

@@ -3,7 +3,6 @@
 
 #include <bpf/libbpf.h>
 #include <net/if.h>
-#include <sys/stat.h>
 
 #include <cerrno>
 #include <vector>
@@ -24,16 +23,8 @@ constexpr tc::Side kRx{Direction::kEgress, kPodRxProgName};
 }  // namespace
 
 Result<std::unique_ptr<VethPrograms>> VethPrograms::Load(const VethProgramOptions& options) {
-  if (options.pin_dir.empty())
-    return InvalidArgument("load BPF object netqos_pod: pin_dir is empty");
-  for (const char* map : {kClassMapName, kVethMapName, kCarrierMapName}) {
-    const std::string path = options.pin_dir + "/" + map;
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-      return FailedPrecondition(std::string("map ") + map + " is not pinned in " + options.pin_dir +
-                                " (Dataplane::Open creates the maps first)");
-    }
-  }
+  NETQOS_RETURN_IF_ERROR(RequirePinned(
+      options.pin_dir, {kClassMapName, kVethMapName, kCarrierMapName}, "BPF object netqos_pod"));
   bpf_object_open_opts open_opts{};
   open_opts.sz = sizeof(open_opts);
   open_opts.pin_root_path = options.pin_dir.c_str();

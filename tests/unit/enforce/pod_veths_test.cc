@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "enforce/pod_addresses.h"
+#include "support/routed_pods.h"
 
 namespace {
 
@@ -17,30 +18,8 @@ using netqos::enforce::PlanPodVeths;
 using netqos::enforce::PodAddress;
 using netqos::enforce::SlotAllocator;
 using netqos::enforce::VethLink;
-
-PodInfo Pod(const std::string& uid, std::vector<std::string> ips, bool host = false) {
-  PodInfo p;
-  p.uid = uid;
-  p.ns = "ns";
-  p.name = "pod-" + uid;
-  p.phase = "Running";
-  p.ips = std::move(ips);
-  p.host_network = host;
-  return p;
-}
-
-DesiredContainer Container(const std::string& uid, const std::string& name,
-                           std::optional<uint64_t> leaf = std::nullopt,
-                           std::vector<NicId> leaf_nics = {}) {
-  DesiredContainer d;
-  d.pod_uid = uid;
-  d.pod_namespace = "ns";
-  d.pod_name = "pod-" + uid;
-  d.container_name = name;
-  d.leaf_key = leaf;
-  d.leaf_nics = std::move(leaf_nics);
-  return d;
-}
+using netqos::testing::ClassifiedIn;
+using netqos::testing::RoutedPod;
 
 PodAddress A(const std::string& text) { return *ParsePodAddress(text); }
 
@@ -84,17 +63,17 @@ TEST_CASE("pod veths: the longest route holding an address wins", "[enforce]") {
 
 TEST_CASE("pod veths: a pod's veth is the one the node routes its address to", "[enforce]") {
   const std::map<uint64_t, DesiredContainer> classes = {
-      {11, Container("p1", "app", 0x101, {kNic1})},
-      {12, Container("p1", "sidecar")},
-      {21, Container("p2", "only")},
+      {11, ClassifiedIn("p1", "app", 0x101, {kNic1})},
+      {12, ClassifiedIn("p1", "sidecar")},
+      {21, ClassifiedIn("p2", "only")},
   };
   // veth 7's other end even claims p2's address too (a pod with NET_ADMIN may add any): the
   // routes decide, not what a pod says about itself.
   const std::vector<VethLink> veths = {Veth(7, {"10.1.0.5", "10.1.0.6"}), Veth(8, {"10.1.0.6"})};
   const std::vector<NodeRoute> routes = {Route("10.1.0.5/32", 7), Route("10.1.0.6/32", 8),
                                          Route("0.0.0.0/0", 2)};
-  const auto plan = PlanPodVeths({Pod("p1", {"10.1.0.5"}), Pod("p2", {"10.1.0.6"})}, classes, veths,
-                                 routes, {kNic0, kNic1});
+  const auto plan = PlanPodVeths({RoutedPod("p1", {"10.1.0.5"}), RoutedPod("p2", {"10.1.0.6"})},
+                                 classes, veths, routes, {kNic0, kNic1});
   CHECK(plan.problems.empty());
   REQUIRE(plan.veths.size() == 2);
   CHECK(plan.veths.at(7).pod_uid == "p1");
@@ -107,14 +86,14 @@ TEST_CASE("pod veths: a pod's veth is the one the node routes its address to", "
 
 TEST_CASE("pod veths: behind a bridge, the veth whose other end holds every address of the pod",
           "[enforce]") {
-  const std::map<uint64_t, DesiredContainer> classes = {{11, Container("p1", "app")},
-                                                        {21, Container("p2", "app")}};
+  const std::map<uint64_t, DesiredContainer> classes = {{11, ClassifiedIn("p1", "app")},
+                                                        {21, ClassifiedIn("p2", "app")}};
   // The pods' subnet is routed to the bridge (ifindex 2), not to a veth.
   const std::vector<NodeRoute> routes = {Route("10.244.0.0/24", 2)};
   const std::vector<VethLink> veths = {Veth(7, {"10.244.0.5", "fd00::5"}), Veth(8, {"10.244.0.6"})};
-  const auto plan =
-      PlanPodVeths({Pod("p1", {"10.244.0.5", "fd00::5"}), Pod("p2", {"10.244.0.6", "fd00::6"})},
-                   classes, veths, routes, {});
+  const auto plan = PlanPodVeths(
+      {RoutedPod("p1", {"10.244.0.5", "fd00::5"}), RoutedPod("p2", {"10.244.0.6", "fd00::6"})},
+      classes, veths, routes, {});
   REQUIRE(plan.veths.count(7) == 1);
   CHECK(plan.veths.at(7).pod_uid == "p1");
   CHECK_FALSE(plan.veths.at(7).home);  // no enforced NIC: nothing to redirect to
@@ -124,15 +103,16 @@ TEST_CASE("pod veths: behind a bridge, the veth whose other end holds every addr
 
 TEST_CASE("pod veths: two veths claiming a pod, or two pods claiming a veth, place none",
           "[enforce]") {
-  const std::map<uint64_t, DesiredContainer> classes = {
-      {11, Container("p1", "app")}, {21, Container("p2", "app")}, {31, Container("p3", "app")}};
+  const std::map<uint64_t, DesiredContainer> classes = {{11, ClassifiedIn("p1", "app")},
+                                                        {21, ClassifiedIn("p2", "app")},
+                                                        {31, ClassifiedIn("p3", "app")}};
   // p1: both veths' other ends hold its address (one pod copied it).
   // p2 and p3: one veth holds both their addresses.
   const std::vector<VethLink> veths = {Veth(7, {"10.2.0.1"}), Veth(8, {"10.2.0.1"}),
                                        Veth(9, {"10.2.0.2", "10.2.0.3"})};
-  const auto plan =
-      PlanPodVeths({Pod("p1", {"10.2.0.1"}), Pod("p2", {"10.2.0.2"}), Pod("p3", {"10.2.0.3"})},
-                   classes, veths, {}, {kNic0});
+  const auto plan = PlanPodVeths(
+      {RoutedPod("p1", {"10.2.0.1"}), RoutedPod("p2", {"10.2.0.2"}), RoutedPod("p3", {"10.2.0.3"})},
+      classes, veths, {}, {kNic0});
   CHECK(plan.veths.empty());
   CHECK(plan.container_veth.empty());
   REQUIRE(plan.problems.size() == 2);
@@ -144,16 +124,16 @@ TEST_CASE("pod veths: two veths claiming a pod, or two pods claiming a veth, pla
 
 TEST_CASE("pod veths: host-network, finished, unclassified and address-less pods have none",
           "[enforce]") {
-  const std::map<uint64_t, DesiredContainer> classes = {{11, Container("host", "app")},
-                                                        {21, Container("done", "app")},
-                                                        {41, Container("noip", "app")}};
-  PodInfo done = Pod("done", {"10.3.0.2"});
+  const std::map<uint64_t, DesiredContainer> classes = {{11, ClassifiedIn("host", "app")},
+                                                        {21, ClassifiedIn("done", "app")},
+                                                        {41, ClassifiedIn("noip", "app")}};
+  PodInfo done = RoutedPod("done", {"10.3.0.2"});
   done.phase = "Succeeded";
   const std::vector<VethLink> veths = {Veth(7, {"10.3.0.1"}), Veth(8, {"10.3.0.2"}),
                                        Veth(9, {"10.3.0.3"})};
-  const auto plan = PlanPodVeths(
-      {Pod("host", {"10.3.0.1"}, true), done, Pod("unclassified", {"10.3.0.3"}), Pod("noip", {})},
-      classes, veths, {}, {kNic0});
+  const auto plan = PlanPodVeths({RoutedPod("host", {"10.3.0.1"}, true), done,
+                                  RoutedPod("unclassified", {"10.3.0.3"}), RoutedPod("noip", {})},
+                                 classes, veths, {}, {kNic0});
   CHECK(plan.veths.empty());
   CHECK(plan.problems.empty());
 }

@@ -37,30 +37,30 @@ struct FakeSource : VethSource {
   bool fail = false;
 };
 
+// Records "<what> <key>=<value>" for a write and "clear <what> <key>" for a removal.
+template <typename K, typename V>
+Status Put(Log& log, const char* what, std::map<K, V>& m, K key, V value) {
+  log.push_back(std::string(what) + " " + std::to_string(key) + "=" + std::to_string(value));
+  m[key] = value;
+  return Status::Ok();
+}
+template <typename K, typename V>
+Status Drop(Log& log, const char* what, std::map<K, V>& m, K key) {
+  log.push_back(std::string("clear ") + what + " " + std::to_string(key));
+  m.erase(key);
+  return Status::Ok();
+}
+
 struct FakeVethTable : VethTable {
   explicit FakeVethTable(Log& l) : log(l) {}
   Result<std::map<int, uint64_t>> ListVeths() const override { return veths; }
-  Status SetVeth(int ifindex, uint64_t id) override {
-    log.push_back("veth " + std::to_string(ifindex) + "=" + std::to_string(id));
-    veths[ifindex] = id;
-    return Status::Ok();
-  }
-  Status ClearVeth(int ifindex) override {
-    log.push_back("clear veth " + std::to_string(ifindex));
-    veths.erase(ifindex);
-    return Status::Ok();
-  }
+  Status SetVeth(int ifindex, uint64_t id) override { return Put(log, "veth", veths, ifindex, id); }
+  Status ClearVeth(int ifindex) override { return Drop(log, "veth", veths, ifindex); }
   Result<std::map<uint16_t, uint64_t>> ListCarriers() const override { return carriers; }
   Status SetCarrier(uint16_t slot, uint64_t id) override {
-    log.push_back("carrier " + std::to_string(slot) + "=" + std::to_string(id));
-    carriers[slot] = id;
-    return Status::Ok();
+    return Put(log, "carrier", carriers, slot, id);
   }
-  Status ClearCarrier(uint16_t slot) override {
-    log.push_back("clear carrier " + std::to_string(slot));
-    carriers.erase(slot);
-    return Status::Ok();
-  }
+  Status ClearCarrier(uint16_t slot) override { return Drop(log, "carrier", carriers, slot); }
   Log& log;
   std::map<int, uint64_t> veths;
   std::map<uint16_t, uint64_t> carriers;

@@ -4,11 +4,21 @@ static_assert(netqos::enforce::kCarrierSlots == NETQOS_CARRIER_SLOTS);
 
 namespace netqos::enforce {
 
-Result<std::map<int, uint64_t>> BpfVethTable::ListVeths() const {
-  NETQOS_ASSIGN_OR_RETURN(auto list, dataplane_.ListVeths());
-  std::map<int, uint64_t> out;
-  for (const auto& [ifindex, id] : list) out[static_cast<int>(ifindex)] = id;
+namespace {
+
+// The dataplane's list as a map keyed the port's way.
+template <typename K, typename Raw>
+Result<std::map<K, uint64_t>> Keyed(Result<std::vector<std::pair<Raw, uint64_t>>> list) {
+  if (!list.ok()) return list.status();
+  std::map<K, uint64_t> out;
+  for (const auto& [key, id] : *list) out[static_cast<K>(key)] = id;
   return out;
+}
+
+}  // namespace
+
+Result<std::map<int, uint64_t>> BpfVethTable::ListVeths() const {
+  return Keyed<int>(dataplane_.ListVeths());
 }
 
 Status BpfVethTable::SetVeth(int ifindex, uint64_t cgroup_id) {
@@ -20,10 +30,7 @@ Status BpfVethTable::ClearVeth(int ifindex) {
 }
 
 Result<std::map<uint16_t, uint64_t>> BpfVethTable::ListCarriers() const {
-  NETQOS_ASSIGN_OR_RETURN(auto list, dataplane_.ListCarriers());
-  std::map<uint16_t, uint64_t> out;
-  for (const auto& [slot, id] : list) out[static_cast<uint16_t>(slot)] = id;
-  return out;
+  return Keyed<uint16_t>(dataplane_.ListCarriers());
 }
 
 Status BpfVethTable::SetCarrier(uint16_t slot, uint64_t cgroup_id) {
