@@ -192,6 +192,25 @@ static __always_inline __u64 netqos_pod_of(struct netqos_addr *addr)
 	return id ? *id : 0;
 }
 
+/* The class a pod's veth carried in skb->queue_mapping (NETQOS_CARRIER_FLAG | slot), NULL when
+ * none: whatever NAT did to the addresses, the packet is that container's. The field goes back
+ * to 0, so the NIC picks its TX queue as for any packet (it is not an RX queue).
+ */
+static __always_inline struct netqos_class *netqos_carried_class(struct __sk_buff *skb,
+								 __u64 *cgroup_id)
+{
+	if (!(skb->queue_mapping & NETQOS_CARRIER_FLAG))
+		return 0;
+	__u32 slot = skb->queue_mapping & ~NETQOS_CARRIER_FLAG;
+	__u64 *id = bpf_map_lookup_elem(&NETQOS_MAP_CARRIER, &slot);
+
+	skb->queue_mapping = 0;
+	if (!id || !*id)
+		return 0;
+	*cgroup_id = *id;
+	return bpf_map_lookup_elem(&NETQOS_MAP_CLASS, cgroup_id);
+}
+
 /* The owner netqos_rx learned for packets from pkt's source to its destination, 0 if none. */
 static __always_inline __u64 netqos_learned_owner(struct netqos_pkt *pkt)
 {
@@ -518,28 +537,19 @@ int netqos_nic_tx(struct __sk_buff *skb)
 
 			netqos_count(cgroup_id, cls->net_class_id, skb->len, segs, 0);
 		}
-	} else if (skb->queue_mapping & NETQOS_CARRIER_FLAG) {
-		/* From a pod's veth, which named its container: whatever NAT did to the addresses.
+	} else {
+		cls = netqos_carried_class(skb, &cgroup_id);
+		/* No container's socket and no carrier (or a slot already freed): routed from a
+		 * pod netqos classifies by address only, or tunnelled by an overlay device of the
+		 * node (which drops the carrier). Unclassified host sockets pay these lookups too.
 		 */
-		__u32 slot = skb->queue_mapping & ~NETQOS_CARRIER_FLAG;
-		__u64 *id = bpf_map_lookup_elem(&NETQOS_MAP_CARRIER, &slot);
-
-		/* Not an RX queue: let the NIC's queue selection hash as for any packet. */
-		skb->queue_mapping = 0;
-		if (id && *id) {
-			cgroup_id = *id;
-			cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
+		if (!cls && netqos_parse(skb, &pkt)) {
+			cgroup_id = netqos_pod_of(&pkt.saddr);
+			if (!cgroup_id)
+				cgroup_id = netqos_tunnel_pod_of(skb, &pkt);
+			if (cgroup_id)
+				cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
 		}
-	} else if (netqos_parse(skb, &pkt)) {
-		/* No container's socket and no carrier: routed from a pod netqos classifies by
-		 * address only, or tunnelled by an overlay device of the node (which drops the
-		 * carrier). Unclassified host sockets pay these lookups too.
-		 */
-		cgroup_id = netqos_pod_of(&pkt.saddr);
-		if (!cgroup_id)
-			cgroup_id = netqos_tunnel_pod_of(skb, &pkt);
-		if (cgroup_id)
-			cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
 	}
 	/* One test of a flag for the packets of classes that are not marked. */
 	if (cls && (cls->flags & NETQOS_CLASS_F_SET_DSCP))
