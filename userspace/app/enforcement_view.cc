@@ -35,6 +35,9 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
   r.passes = st.passes;
   r.pod_list_failures = st.pod_list_failures;
   r.problem_reports_total = st.problem_reports_total;
+  r.pass_seconds = st.pass_seconds;
+  r.pass_failures = st.pass_failures;
+  r.kernel_failures = st.kernel_failures;
   r.shaped_nics = st.shaped_nics;
   for (const auto& [nic, choice] : st.shaping_modes) {
     r.shaping_modes[nic] = {shaping::ShapingModeName(choice.mode), choice.reason};

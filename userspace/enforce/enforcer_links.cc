@@ -49,6 +49,7 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<Lin
   auto mode = ports_.shaper->Apply(nic, *eplan, *iplan);
   if (!mode.ok()) {
     problems_.Report(NicKey(link.id), mode.status().message());
+    KernelFailed(KernelTarget::kShaping);
     a.ok = false;
     return false;
   }
@@ -110,10 +111,12 @@ void Enforcer::SyncEdt() {
   auto current = ports_.edt->List();
   if (!current.ok()) {
     problems_.Report("edt-map", current.status().message());
+    KernelFailed(KernelTarget::kEdtMap);
     return;
   }
   const auto want = PlanEdtRates(egress_leaves_, edt_nics);
   const EdtSyncReport r = SyncEdtRates(*ports_.edt, *current, want);
+  if (!r.errors.empty()) KernelFailed(KernelTarget::kEdtMap);
   for (const auto& e : r.errors) problems_.Report("edt-map", e.message());
   if (r.set > 0 || r.cleared > 0) {
     spdlog::info("edt rates synced set={} cleared={} entries={}", r.set, r.cleared, want.size());

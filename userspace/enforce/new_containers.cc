@@ -54,6 +54,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     }
     if (!plan.desired) continue;
     if (netqos::Status st = ports_.table->Set(c.cgroup_id, plan.desired->entry); !st.ok()) {
+      KernelFailed(KernelTarget::kClassMap);
       // Worded as ClassSync words it: the whole pass that retries it reports the same problem, so
       // it is logged once, not again as a changed message.
       problems_.Report(
