@@ -6,6 +6,7 @@ clock, and what a real Prometheus scraping a real netqosd answers.
   prometheus_live_check.py series  --url URL --repo DIR --node NODE --namespace NS [--timeout S]
   prometheus_live_check.py firing  --url URL --must A[,B] [--may C[,D]] [--timeout S]
   prometheus_live_check.py fires   --url URL --alert NAME [--label k=v ...] [--timeout S]
+  prometheus_live_check.py value   --url URL --expr EXPR --min A --max B --what TEXT [--timeout S]
   prometheus_live_check.py ready   --url URL [--scraped EXPR] [--timeout S]
 
 rules:  writes deploy/monitoring/netqos-rules.yaml with every duration (`for:` and range
@@ -17,6 +18,7 @@ series: waits until every recording rule and every dashboard query (its variable
         the ones that never do.
 firing: waits until the alerts in --must fire and no other than those and --may does; fails
         naming the missing and the unexpected ones at the timeout.
+value:  waits until the query's every value is within [min, max].
 ready:  waits until Prometheus answers /-/ready (and --scraped's query returns series).
 fires:  waits until the alert fires with the given labels.
 """
@@ -141,6 +143,24 @@ def cmd_firing(args):
         time.sleep(1)
 
 
+def cmd_value(args):
+    """Waits until `expr` has one series and every value is within [min, max]."""
+    deadline = time.monotonic() + args.timeout
+    while True:
+        data = api(args.url, "query", query=args.expr)
+        values = [float(r["value"][1]) for r in data["result"]] if data["resultType"] == "vector" \
+            else []
+        if values and all(args.min <= v <= args.max for v in values):
+            print(f"value: {', '.join(f'{v:.3f}' for v in values)} within [{args.min}, {args.max}]: "
+                  f"{args.what}")
+            return 0
+        if time.monotonic() > deadline:
+            print(f"FAIL: {args.what}: {values or 'no series'} not within [{args.min}, {args.max}] "
+                  f"after {args.timeout} s: {args.expr}")
+            return 1
+        time.sleep(1)
+
+
 def cmd_ready(args):
     deadline = time.monotonic() + args.timeout
     while True:
@@ -198,13 +218,20 @@ def main():
     p.add_argument("--alert", required=True)
     p.add_argument("--label", action="append", default=[])
     p.add_argument("--timeout", type=float, default=60)
+    p = sub.add_parser("value")
+    p.add_argument("--url", required=True)
+    p.add_argument("--expr", required=True)
+    p.add_argument("--min", type=float, required=True)
+    p.add_argument("--max", type=float, required=True)
+    p.add_argument("--what", required=True)
+    p.add_argument("--timeout", type=float, default=30)
     p = sub.add_parser("ready")
     p.add_argument("--url", required=True)
     p.add_argument("--scraped")
     p.add_argument("--timeout", type=float, default=30)
     args = ap.parse_args()
     return {"rules": cmd_rules, "series": cmd_series, "firing": cmd_firing,
-            "fires": cmd_fires, "ready": cmd_ready}[args.cmd](args)
+            "fires": cmd_fires, "value": cmd_value, "ready": cmd_ready}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 # over loopback every second as a node-local agent would, with deploy/monitoring/netqos-rules.yaml
 # loaded at 20 times the clock (prometheus_live_check.py rules: every `for:` and range divided by
 # 20, so 2 minutes are 6 s). Checks, in order:
-#  1. every recording rule and every dashboard panel's query returns series;
+#  1. every recording rule and every dashboard panel's query returns series, and a level's class
+#     counters agree with its containers' (db is the only dedicated_cores container);
 #  2. the alerts that must fire do, and no other: the demo's oversized request refused
 #     (NetqosAllocationsRefused) and a pod whose QoS level cannot be resolved
 #     (NetqosClassificationProblems), checked with the healthy rest of the node;
@@ -131,6 +132,11 @@ step "every recording rule and every dashboard panel returns series"
 "${CHECK[@]}" series --url "$PROM" --repo "$ROOT" --node "$NODE" --namespace demo --timeout 90
 "${CHECK[@]}" firing --url "$PROM" --must '' \
   --may NetqosAllocationsRefused,NetqosClassificationProblems --timeout 1
+# Two views of one level agree: db alone is dedicated_cores, on NIC A; its level class there
+# counts frames (link-layer header included), its socket counter IP bytes (a few % less).
+"${CHECK[@]}" value --url "$PROM" --min 0.9 --max 1.2 \
+  --what "dedicated_cores on NIC A: the level class's rate over its container's" \
+  --expr "netqos:qos_level_class_bits_per_second:rate1m{nic=\"$NIC_A\", qos_level=\"dedicated_cores\", direction=\"egress\"} / ignoring (nic) netqos:qos_level_bits_per_second:rate1m{qos_level=\"dedicated_cores\", direction=\"egress\"}"
 
 # The unclassifiable pod's problem fires after 10 (here 0.5) minutes of it.
 step "the unclassifiable pod fires NetqosClassificationProblems, and nothing else fires"

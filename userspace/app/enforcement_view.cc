@@ -118,6 +118,11 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     }
     r.classes.push_back(ce);
   }
+  for (const auto& l : queues.levels) {
+    r.levels.push_back({l.nic, LevelName(static_cast<uint8_t>(l.level.level)),
+                        l.egress ? "egress" : "ingress", l.level.rate_bps, l.level.ceil_bps,
+                        l.counters});
+  }
   return r;
 }
 

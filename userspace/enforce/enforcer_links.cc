@@ -76,8 +76,13 @@ bool Enforcer::PatchLink(const core::Nic& nic, Applied& a, shaping::HtbPlan& epl
   a.egress = std::move(eplan);
   a.ingress = std::move(iplan);
   if (grown != nullptr) {
-    *grown = LinkLeaves{nic, IfbNameFor(nic.ifindex), LeafHandles(egress->added),
-                        LeafHandles(ingress->added)};
+    // A patch may change a level class too (the reclaimed level's ceiling follows its group).
+    *grown = LinkLeaves{nic,
+                        IfbNameFor(nic.ifindex),
+                        LeafHandles(egress->added),
+                        LeafHandles(ingress->added),
+                        EgressLevels(a),
+                        LevelClasses(a.ingress)};
   }
   return true;
 }
@@ -85,8 +90,17 @@ bool Enforcer::PatchLink(const core::Nic& nic, Applied& a, shaping::HtbPlan& epl
 LinkLeaves Enforcer::LeavesOf(const core::Nic& nic, const Applied& a) const {
   // In EDT mode the NIC has no egress leaves: fq under its queues holds the packets.
   const bool edt = a.mode && a.mode->mode == shaping::ShapingMode::kEdt;
-  return {nic, IfbNameFor(nic.ifindex),
-          edt ? std::map<uint64_t, uint32_t>{} : LeafHandles(a.egress), LeafHandles(a.ingress)};
+  return {nic,
+          IfbNameFor(nic.ifindex),
+          edt ? std::map<uint64_t, uint32_t>{} : LeafHandles(a.egress),
+          LeafHandles(a.ingress),
+          EgressLevels(a),
+          LevelClasses(a.ingress)};
+}
+
+std::vector<LevelClass> Enforcer::EgressLevels(const Applied& a) {
+  const bool edt = a.mode && a.mode->mode == shaping::ShapingMode::kEdt;
+  return edt ? std::vector<LevelClass>{} : LevelClasses(a.egress);
 }
 
 void Enforcer::SyncEdt() {

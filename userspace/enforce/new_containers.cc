@@ -113,6 +113,8 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     }
     it->egress.insert(leaves.egress.begin(), leaves.egress.end());
     it->ingress.insert(leaves.ingress.begin(), leaves.ingress.end());
+    it->egress_levels = std::move(leaves.egress_levels);
+    it->ingress_levels = std::move(leaves.ingress_levels);
   }
   for (auto& [nic_id, leaves] : relinked) {
     const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)

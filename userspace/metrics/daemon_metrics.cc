@@ -7,6 +7,7 @@
 
 #include "core/constants.h"
 #include "metrics/health_families.h"
+#include "metrics/qos_level_families.h"
 
 namespace netqos::metrics {
 namespace {
@@ -328,6 +329,7 @@ void CollectEnforcement(const service::EnforcementReport& report,
     for (auto& f : *families) out->push_back(std::move(f));
   }
   CollectPasses(report, out);
+  CollectQosLevels(report, out);
 }
 
 DaemonMetrics::DaemonMetrics(std::string version, service::AllocationService* allocations,

@@ -66,6 +66,18 @@ struct ClassEnforcement {
   QueueCounters ingress_queue;
 };
 
+// A QoS level's HTB class on a shaped NIC in one direction (egress on the NIC, ingress on its
+// IFB): the rates it was applied with, and what passed through it (all of the level's traffic
+// there, its containers' leaves and its default leaf together).
+struct LevelEnforcement {
+  std::string nic;        // the NIC's identifier
+  std::string qos_level;  // "shared_cores", ...
+  std::string direction;  // "egress" or "ingress"
+  uint64_t rate_bps = 0;
+  uint64_t ceil_bps = 0;
+  std::optional<QueueCounters> counters;  // unset: the class could not be read
+};
+
 struct EnforcementProblem {
   std::string object;
   std::string message;
@@ -99,6 +111,7 @@ struct EnforcementReport {
   std::vector<EnforcementProblem> problems;
   std::vector<ContainerEnforcement> containers;
   std::vector<ClassEnforcement> classes;
+  std::vector<LevelEnforcement> levels;  // read with the counters only
   bool queue_counters = false;  // the HTB leaves were read: the *_queue members are meaningful
 };
 

@@ -203,6 +203,31 @@ TEST_CASE("per-container and per-class counters by direction, enforcement status
   CHECK(doc.Family("netqos_container_info").samples.size() == 3);
 }
 
+TEST_CASE("QoS level classes: rate and ceiling, and what passed through them when read") {
+  netqos::service::EnforcementReport r = SomeEnforcement();
+  netqos::QueueCounters shared{125000, 100, 0, 9, 0, 0};
+  r.levels = {{"eth0", "shared_cores", "egress", 400000000, 1000000000, shared},
+              {"ns1-eth1", "reclaimed_cores", "ingress", 150000000, 1000000000, std::nullopt}};
+  std::vector<Family> fams;
+  CollectEnforcement(r, nullptr, &fams);
+  auto doc = Render(fams);
+  const netqos::testing::PromLabels eth0 = {
+      {"nic", "eth0"}, {"qos_level", "shared_cores"}, {"direction", "egress"}};
+  auto with_bound = [](netqos::testing::PromLabels l, const char* bound) {
+    l["bound"] = bound;
+    return l;
+  };
+  CHECK(doc.Value("netqos_qos_level_class_bits_per_second", with_bound(eth0, "rate")) == 400e6);
+  CHECK(doc.Value("netqos_qos_level_class_bits_per_second", with_bound(eth0, "ceil")) == 1e9);
+  CHECK(doc.Value("netqos_qos_level_class_bytes_total", eth0) == 125000);
+  CHECK(doc.Value("netqos_qos_level_class_packets_total", eth0) == 100);
+  CHECK(doc.Value("netqos_qos_level_class_overlimits_total", eth0) == 9);
+  // Not read: its rates, no counters (rather than a false 0).
+  CHECK(doc.Value("netqos_qos_level_class_bits_per_second",
+                  {{"nic", "ns1-eth1"}, {"bound", "rate"}}) == 150e6);
+  CHECK_FALSE(doc.Find("netqos_qos_level_class_bytes_total", {{"nic", "ns1-eth1"}}));
+}
+
 TEST_CASE("enforcement passes: time by scope, failures, failed kernel writes by target") {
   netqos::service::EnforcementReport r = SomeEnforcement();
   netqos::HistogramCounts full({0.01, 1});
