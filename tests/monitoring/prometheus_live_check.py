@@ -87,6 +87,17 @@ def cmd_rules(args):
     return 0
 
 
+def poll(timeout, attempt, interval=1.0):
+    """Calls attempt() until it returns True (then True) or `timeout` seconds have passed (then
+    False)."""
+    deadline = time.monotonic() + timeout
+    while not attempt():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(interval)
+    return True
+
+
 def cmd_series(args):
     dashboard = nm.load_dashboard(args.repo)
     groups = yaml.safe_load(nm.read(args.repo, nm.RULES))["groups"]
@@ -99,9 +110,10 @@ def cmd_series(args):
         if title.startswith("variable "):
             expr = nm.variable_query_expr(expr)
         checks.append((f"{title} [{ref}]", nm.substitute(expr, values)))
-    deadline = time.monotonic() + args.timeout
     missing = checks
-    while True:
+
+    def attempt():
+        nonlocal missing
         still = []
         for what, expr in missing:
             try:
@@ -111,88 +123,95 @@ def cmd_series(args):
                 n = 0
             if n == 0:
                 still.append((what, expr))
-        if not still:
-            print(f"series: all {len(checks)} queries (every recording rule, every dashboard "
-                  f"panel and variable) return series")
-            return 0
-        if time.monotonic() > deadline:
-            for what, expr in still:
-                print(f"FAIL: no series for {what}: {expr}")
-            return 1
         missing = still
-        time.sleep(1)
+        return not missing
+
+    if poll(args.timeout, attempt):
+        print(f"series: all {len(checks)} queries (every recording rule, every dashboard panel "
+              f"and variable) return series")
+        return 0
+    for what, expr in missing:
+        print(f"FAIL: no series for {what}: {expr}")
+    return 1
 
 
 def cmd_firing(args):
     must = set(filter(None, args.must.split(",")))
     may = set(filter(None, (args.may or "").split(",")))
-    deadline = time.monotonic() + args.timeout
-    while True:
+    alerts, names = [], set()
+
+    def attempt():
+        nonlocal alerts, names
         alerts = firing_alerts(args.url)
         names = {a["labels"]["alertname"] for a in alerts}
-        if must <= names and names <= must | may:
-            print(f"firing: {', '.join(sorted(names)) or 'none'} (as expected)")
-            return 0
-        if time.monotonic() > deadline:
-            if must - names:
-                print(f"FAIL: {', '.join(sorted(must - names))} not firing after {args.timeout} s")
-            for a in alerts:
-                if a["labels"]["alertname"] not in must | may:
-                    print(f"FAIL: unexpected alert firing: {a['labels']} {a['annotations']}")
-            return 1
-        time.sleep(1)
+        return must <= names and names <= must | may
+
+    if poll(args.timeout, attempt):
+        print(f"firing: {', '.join(sorted(names)) or 'none'} (as expected)")
+        return 0
+    if must - names:
+        print(f"FAIL: {', '.join(sorted(must - names))} not firing after {args.timeout} s")
+    for a in alerts:
+        if a["labels"]["alertname"] not in must | may:
+            print(f"FAIL: unexpected alert firing: {a['labels']} {a['annotations']}")
+    return 1
 
 
 def cmd_value(args):
-    """Waits until `expr` has one series and every value is within [min, max]."""
-    deadline = time.monotonic() + args.timeout
-    while True:
+    values = []
+
+    def attempt():
+        nonlocal values
         data = api(args.url, "query", query=args.expr)
-        values = [float(r["value"][1]) for r in data["result"]] if data["resultType"] == "vector" \
-            else []
-        if values and all(args.min <= v <= args.max for v in values):
-            print(f"value: {', '.join(f'{v:.3f}' for v in values)} within [{args.min}, {args.max}]: "
-                  f"{args.what}")
-            return 0
-        if time.monotonic() > deadline:
-            print(f"FAIL: {args.what}: {values or 'no series'} not within [{args.min}, {args.max}] "
-                  f"after {args.timeout} s: {args.expr}")
-            return 1
-        time.sleep(1)
+        values = [float(r["value"][1]) for r in data["result"]] \
+            if data["resultType"] == "vector" else []
+        return bool(values) and all(args.min <= v <= args.max for v in values)
+
+    if poll(args.timeout, attempt):
+        print(f"value: {', '.join(f'{v:.3f}' for v in values)} within [{args.min}, {args.max}]: "
+              f"{args.what}")
+        return 0
+    print(f"FAIL: {args.what}: {values or 'no series'} not within [{args.min}, {args.max}] "
+          f"after {args.timeout} s: {args.expr}")
+    return 1
 
 
 def cmd_ready(args):
-    deadline = time.monotonic() + args.timeout
-    while True:
+    def attempt():
         try:
             with urllib.request.urlopen(f"{args.url}/-/ready", timeout=2) as r:
-                if r.status == 200 and (not args.scraped or series_count(args.url, args.scraped)):
-                    return 0
+                return r.status == 200 and (not args.scraped or
+                                            series_count(args.url, args.scraped) > 0)
         except (OSError, RuntimeError):
-            pass
-        if time.monotonic() > deadline:
-            print(f"FAIL: Prometheus not ready on {args.url} after {args.timeout} s")
-            return 1
-        time.sleep(0.2)
+            return False
+
+    if poll(args.timeout, attempt, interval=0.2):
+        return 0
+    print(f"FAIL: Prometheus not ready on {args.url} after {args.timeout} s")
+    return 1
 
 
 def cmd_fires(args):
     want = dict(kv.split("=", 1) for kv in args.label)
-    deadline = time.monotonic() + args.timeout
     started = time.monotonic()
-    while True:
+    found = {}
+
+    def attempt():
         for a in firing_alerts(args.url):
             labels = a["labels"]
             if labels.get("alertname") == args.alert and \
                     all(labels.get(k) == v for k, v in want.items()):
-                print(f"fires: {args.alert} {labels} after {time.monotonic() - started:.0f} s: "
-                      f"{a['annotations'].get('summary', '')}")
-                return 0
-        if time.monotonic() > deadline:
-            print(f"FAIL: {args.alert} {want} did not fire within {args.timeout} s; firing: "
-                  f"{[a['labels'] for a in firing_alerts(args.url)]}")
-            return 1
-        time.sleep(1)
+                found.update(a)
+                return True
+        return False
+
+    if poll(args.timeout, attempt):
+        print(f"fires: {args.alert} {found['labels']} after {time.monotonic() - started:.0f} s: "
+              f"{found['annotations'].get('summary', '')}")
+        return 0
+    print(f"FAIL: {args.alert} {want} did not fire within {args.timeout} s; firing: "
+          f"{[a['labels'] for a in firing_alerts(args.url)]}")
+    return 1
 
 
 def main():
