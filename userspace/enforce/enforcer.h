@@ -23,6 +23,7 @@
 #include "cgroup/cgroup_paths.h"
 #include "cgroup/cgroup_watcher.h"
 #include "cgroup/pod_list.h"
+#include "common/histogram.h"
 #include "common/status.h"
 #include "core/config.h"
 #include "core/low_priority_group.h"
@@ -103,6 +104,17 @@ struct EnforcerOptions {
   std::chrono::seconds residual_class_grace{std::chrono::minutes(30)};
 };
 
+// What a failed kernel write is counted under (EnforcerStatus::kernel_failures).
+enum class KernelTarget { kClassMap, kShaping, kEdtMap, kPodAddressMap };
+inline constexpr KernelTarget kKernelTargets[] = {KernelTarget::kClassMap, KernelTarget::kShaping,
+                                                  KernelTarget::kEdtMap,
+                                                  KernelTarget::kPodAddressMap};
+const char* KernelTargetName(KernelTarget target);  // "class_map", "shaping", ...
+
+// Upper bounds of a pass's time: a container added takes about a millisecond, a whole pass on a
+// node of 10,000 containers seconds, the first one after a cold start about ten.
+const std::vector<double>& PassSecondsBounds();
+
 struct EnforcerStatus {
   uint64_t passes = 0;
   uint64_t pod_list_failures = 0;
@@ -115,6 +127,14 @@ struct EnforcerStatus {
   std::map<std::string, shaping::ModeChoice> shaping_modes;
   std::vector<ProblemSnapshot> problems;
   uint64_t problem_reports_total = 0;
+  // The time of each wake-up that ran a pass (pod list read included), by its scope
+  // (PassScopeName: "containers", "all", "full").
+  std::map<std::string, HistogramCounts> pass_seconds;
+  // Wake-ups that did not finish: an exception, or a pass that could not read the class map.
+  uint64_t pass_failures = 0;
+  // Wake-ups in which a kernel write (or the read it diffs against) failed, by target:
+  // "class_map", "shaping" (a NIC's qdiscs), "edt_map", "pod_address_map". The next pass retries.
+  std::map<std::string, uint64_t> kernel_failures;
   // What the last pass put in the class map, by cgroup id.
   std::map<uint64_t, DesiredContainer> classes;
 };
@@ -166,7 +186,10 @@ class Enforcer {
   bool RefreshPods(bool force, Clock::time_point now);
   // Recomputes the whole desired state and diffs it against the class map and the shaping;
   // `full` (the periodic resync) also re-applies unchanged plans and drops residual pods.
-  void Pass(bool full);
+  // false when it could not read the class map (nothing was changed).
+  bool Pass(bool full);
+  // Notes that a kernel write of this wake-up failed (EnforcerStatus::kernel_failures).
+  void KernelFailed(KernelTarget target) { kernel_failed_.insert(target); }
   // Pass's phases. Tombstones of pods gone or expired are dropped; the live ones returned.
   std::set<std::string> ExpireTombstones(Clock::time_point now);
   // The enforced NICs that can be shaped now; reports those that cannot, and missing names.
@@ -188,6 +211,8 @@ class Enforcer {
   bool PatchLink(const core::Nic& nic, Applied& a, shaping::HtbPlan& eplan, shaping::HtbPlan& iplan,
                  std::optional<LinkLeaves>* grown);
   LinkLeaves LeavesOf(const core::Nic& nic, const Applied& a) const;
+  // The egress tree's level classes; none in EDT mode (no HTB tree on egress).
+  static std::vector<LevelClass> EgressLevels(const Applied& a);
   static std::string NicKey(const core::NicId& id);  // names a NIC's problems
   void OnCgroupCreated(const std::string& path);
   // Brings the pod address table in step with pods_ and `classes` (pod_addresses.h).
@@ -230,6 +255,8 @@ class Enforcer {
   std::map<core::NicId, Applied> applied_;
   size_t edt_bursts_unapplied_ = 0;  // egress leaves of EDT NICs with a burst set, last logged
   std::map<uint64_t, std::string> pod_of_cgroup_;
+  std::set<KernelTarget> kernel_failed_;  // targets whose kernel writes failed in this wake-up
+  bool pass_failed_ = false;              // this wake-up's pass did not finish
   Clock::time_point next_full_;
   Clock::time_point next_pods_;
 

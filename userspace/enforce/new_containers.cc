@@ -54,6 +54,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     }
     if (!plan.desired) continue;
     if (netqos::Status st = ports_.table->Set(c.cgroup_id, plan.desired->entry); !st.ok()) {
+      KernelFailed(KernelTarget::kClassMap);
       // Worded as ClassSync words it: the whole pass that retries it reports the same problem, so
       // it is logged once, not again as a changed message.
       problems_.Report(
@@ -112,6 +113,8 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     }
     it->egress.insert(leaves.egress.begin(), leaves.egress.end());
     it->ingress.insert(leaves.ingress.begin(), leaves.ingress.end());
+    it->egress_levels = std::move(leaves.egress_levels);
+    it->ingress_levels = std::move(leaves.ingress_levels);
   }
   for (auto& [nic_id, leaves] : relinked) {
     const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
