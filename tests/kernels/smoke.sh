@@ -44,7 +44,7 @@ CHECKS=(
   "ctest|integration:netqosctl: status, classes, top and cgroup on a live enforcing netqosd, then without it"
   "netqosd: cgroup id, caps both ways (+2 %, -5 %), kill -9, adoption, --uninstall|tests/kernels/adoption_test.sh $BUILD_DIR"
   "netqosd EDT: auto picks edt on mq, 2 % cap (nested cgroup, AF_PACKET, CNI pod both ways, forged SO_PRIORITY, fragments), --uninstall restores|tests/kernels/edt_test.sh $BUILD_DIR"
-  "netqosd EDT, every path: a CNI pod held both ways routed, masqueraded, DNATed, in VXLAN and IPIP, IPv6 masqueraded; raw IP to a host-network pod|tests/kernels/every_path_test.sh $BUILD_DIR"
+  "netqosd EDT, every path: a CNI pod held both ways routed, masqueraded, DNATed, in VXLAN, IPIP and Geneve, IPv6 masqueraded; raw IP to a host-network pod|tests/kernels/every_path_test.sh $BUILD_DIR"
 )
 
 # Exclusions: check name -> why this kernel cannot pass it (see README, "Supported kernels").
