@@ -462,3 +462,36 @@ TEST_CASE("every path: node-local traffic is exempt by default and shaped on req
     CheckClean(b);
   }
 }
+
+TEST_CASE("every path: a pod whose veth appears after it is listed is classified at it",
+          "[enforcement][paths]") {
+  // No whole pass for a minute: only the pod refresh can find the veth.
+  DaemonFixture env(DaemonFixtureOptions{
+      .tag = "pl", .subnet = 225, .pod_namespace = "paths", .resync_seconds = 60});
+  // The pod is listed with its address and its container runs before the CNI made its veth.
+  const std::string net = Net(242);
+  FakePod& p = env.AddPod(1);
+  p.ips = {net + "2"};
+  p.host_network = false;
+  env.WritePods();
+  const std::string cg = env.MakeCgroup(p);
+  env.StartDaemon();
+  env.Allocate(p, static_cast<int>(kCap));
+  REQUIRE(env.WaitLeaf(cg, 2000ms).has_value());
+  auto at_veth = [&] {
+    auto c = env.ClassOf(cg);
+    return c && (c->flags & NETQOS_CLASS_F_VETH) != 0;
+  };
+  CHECK_FALSE(at_veth());
+  PodNetns pod("l", net);
+  // A pod refresh (every 5 s) looks again while a pod waits for its veth.
+  const auto found = WaitFor(at_veth, 8000ms);
+  INFO(env.Log());
+  CHECK(found.has_value());
+  std::printf("a veth made after its pod was listed: classified at it after %.0f ms\n",
+              found.value_or(-1));
+  pod.Remove();
+  CHECK(env.DaemonRunning());
+  const std::string left = env.Leftovers();
+  CHECK(left == "");
+}

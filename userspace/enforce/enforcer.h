@@ -222,6 +222,9 @@ class Enforcer {
   // Classifies the pods of `classes` at their veths (veth_sync.h) and returns the class entries
   // that changed; reports its problems.
   VethSyncResult SyncVeths(const std::map<uint64_t, DesiredContainer>& classes, bool full);
+  // SyncVeths over the last pass's classes, between passes: for a new container of a pod with
+  // addresses, and on pod refreshes while a pod waits for its veth.
+  void SyncVethsBetweenPasses();
 
   EnforcerOptions options_;
   EnforcerPorts ports_;

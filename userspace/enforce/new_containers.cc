@@ -133,10 +133,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   // at the next whole pass, and at its veth. status_.classes changes on this thread only.
   if (routed_pod && !added.empty()) {
     SyncAddresses(status_.classes);
-    const VethSyncResult veths = SyncVeths(status_.classes, false);
-    std::lock_guard<std::mutex> relock(mu_);
-    for (const auto& [id, e] : veths.marked) status_.classes.at(id).entry = e;
-    status_.pod_veths = veths.veths;
+    SyncVethsBetweenPasses();
   }
 }
 

@@ -56,6 +56,7 @@ PodVethPlan PlanPodVeths(const std::vector<cgroup::PodInfo>& pods,
       if (auto a = ParsePodAddress(text)) addresses.push_back(*a);
     }
     if (addresses.empty()) continue;
+    ++plan.unplaced;  // until a veth is its alone (below)
     const std::string name = pod.ns + "/" + pod.name;
 
     // The CNI's route: what the node itself sends to the pod's address leaves by the veth.
@@ -102,6 +103,7 @@ PodVethPlan PlanPodVeths(const std::vector<cgroup::PodInfo>& pods,
       continue;
     }
     const cgroup::PodInfo& pod = *claimants.front();
+    --plan.unplaced;
     const auto& containers = by_pod.at(pod.uid);
     const RoutedContainer routed = ChooseRoutedContainer(containers);
     PodVeth pv;

@@ -49,6 +49,8 @@ struct PodVethPlan {
   std::map<int, PodVeth> veths;            // host-end ifindex -> its pod
   std::map<uint64_t, int> container_veth;  // cgroup id of each container of those pods -> veth
   std::vector<std::pair<std::string, std::string>> problems;  // keyed like the enforcer's
+  // Pods with addresses of their own that have no veth here (none found yet, or not one alone).
+  size_t unplaced = 0;
 };
 
 // The veth of each pod with its own network namespace (not hostNetwork, not finished, with

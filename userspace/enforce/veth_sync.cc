@@ -55,6 +55,7 @@ VethSyncResult VethSync::Sync(const std::vector<cgroup::PodInfo>& pods,
   }
   PodVethPlan plan = PlanPodVeths(pods, classes, *veths, *routes, enforced);
   r.problems = std::move(plan.problems);
+  unplaced_ = plan.unplaced;
 
   // 1. Carrier slots, in the map before any class entry or veth names them.
   std::set<uint64_t> keep;

@@ -43,6 +43,9 @@ class VethSync {
  public:
   explicit VethSync(VethSyncPorts ports) : ports_(ports) {}
   bool enabled() const { return ports_.table && ports_.attacher; }
+  // Pods with addresses whose veth the last Sync did not find: a later Sync may (the CNI may
+  // create a pod's veth after its containers, or the pod source list its address late).
+  bool waiting() const { return ports_.source && unplaced_ > 0; }
 
   // Takes over what a previous netqosd left: the slots its class entries carry, and its veth map
   // (veths it attached; the next Sync keeps or removes them).
@@ -73,6 +76,7 @@ class VethSync {
   std::map<int, Attached> attached_;       // veths with our programs and map entry
   std::map<uint16_t, uint64_t> carriers_;  // what the carrier map holds, as we wrote it
   std::map<uint64_t, uint16_t> marks_;     // containers marked kClassVeth -> their slot (0: none)
+  size_t unplaced_ = 0;                    // PodVethPlan::unplaced of the last Sync
 };
 
 }  // namespace netqos::enforce

@@ -75,6 +75,7 @@ TEST_CASE("pod veths: a pod's veth is the one the node routes its address to", "
   const auto plan = PlanPodVeths({RoutedPod("p1", {"10.1.0.5"}), RoutedPod("p2", {"10.1.0.6"})},
                                  classes, veths, routes, {kNic0, kNic1});
   CHECK(plan.problems.empty());
+  CHECK(plan.unplaced == 0);
   REQUIRE(plan.veths.size() == 2);
   CHECK(plan.veths.at(7).pod_uid == "p1");
   CHECK(plan.veths.at(7).cgroup_id == 11);  // the container with the leaf
@@ -115,6 +116,7 @@ TEST_CASE("pod veths: two veths claiming a pod, or two pods claiming a veth, pla
       classes, veths, {}, {kNic0});
   CHECK(plan.veths.empty());
   CHECK(plan.container_veth.empty());
+  CHECK(plan.unplaced == 3);
   REQUIRE(plan.problems.size() == 2);
   CHECK(plan.problems[0].first == "pod:ns/pod-p1");
   CHECK(plan.problems[0].second.find("2 veths (veth7, veth8)") != std::string::npos);

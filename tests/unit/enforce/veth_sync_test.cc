@@ -289,3 +289,22 @@ TEST_CASE("veth sync: switched off, it takes away what an earlier run placed", "
   CHECK(n.table.veths.empty());
   CHECK(n.table.carriers.empty());
 }
+
+TEST_CASE("veth sync: a pod whose veth is not there yet is waited for", "[enforce]") {
+  Node n;
+  n.AddPod("p1", "10.5.0.2", 7, {11});
+  n.source.veths.clear();  // the CNI has not made it yet
+  CHECK(n.Sync().veths == 0);
+  CHECK(n.sync.waiting());
+  n.AddPod("p2", "10.5.0.3", 8, {21});  // p2's veth and p1's arrive
+  VethLink v;
+  v.ifindex = 7;
+  v.name = "veth7";
+  v.peer_addresses = {*ParsePodAddress("10.5.0.2")};
+  n.source.veths.push_back(v);
+  CHECK(n.Sync().veths == 2);
+  CHECK_FALSE(n.sync.waiting());
+  // Off, nothing is waited for.
+  VethSync off({nullptr, &n.table, &n.attacher});
+  CHECK_FALSE(off.waiting());
+}
