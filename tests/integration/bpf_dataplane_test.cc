@@ -1311,6 +1311,39 @@ TEST_CASE("the NIC ingress program leaves pods classified at their veth to the v
   CHECK(at_veth.retval == static_cast<uint32_t>(TC_ACT_OK));  // not redirected here
 }
 
+TEST_CASE("a host socket of a pod classified at its veth is still shaped at the NIC", "[bpf]") {
+  // Its packets never cross the pod's veth: the NIC is the only place that can hold them.
+  BpfFixture fx;
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  netqos_class shaped = Class(0x1007a, 90);
+  const auto nic = ShapedOnIngress(fx, *opened.dp, opened.id_a, &shaped);
+  shaped.flags |= NETQOS_CLASS_F_VETH;
+  shaped.slot = 4;
+  REQUIRE(opened.dp->SetClass(opened.id_a, shaped).ok());
+  const int ingress = nic->IngressFd();
+
+  struct Runs {
+    TestRunResult whole, first, later;
+  };
+  Runs runs{};
+  std::function<int(Runs*)> child = [&](Runs* r) {
+    sockaddr_in addr{};
+    const int s = TaggedUdpSocket(&addr);
+    if (s < 0) return -s;
+    const auto pkt = Ipv4Packet(IPPROTO_UDP, kLoopback, 6000, kLoopback, ntohs(addr.sin_port));
+    int rc = TestRun(ingress, pkt, 3, &r->whole);
+    rc |= TestRun(ingress, Fragment(pkt, 4244, 0, true), 3, &r->first);
+    rc |= TestRun(ingress, Fragment(pkt, 4244, 185, false), 3, &r->later);
+    ::close(s);
+    return rc;
+  };
+  REQUIRE(RunInChild(fx.cg_a(), child, &runs) == 0);
+  for (const TestRunResult* r : {&runs.whole, &runs.first, &runs.later}) {
+    CHECK(r->retval == static_cast<uint32_t>(TC_ACT_UNSPEC));  // on to the IFB redirect
+    CHECK(r->priority == 0x1007au);
+  }
+}
+
 TEST_CASE("the NIC ingress program places packets without ports by the owner netqos_rx learned",
           "[bpf]") {
   BpfFixture fx;
