@@ -1232,17 +1232,16 @@ std::vector<uint8_t> Ipv6Packet(const uint8_t* src) {
 
 TEST_CASE("the NIC egress program classifies a tunnel packet by its inner source pod", "[bpf]") {
   BpfFixture fx;
-  auto dp = Dataplane::Open(fx.options());
-  REQUIRE(dp.ok());
-  auto id_b = CgroupIdOf(fx.cg_b());
-  REQUIRE(id_b.ok());
-  REQUIRE((*dp)->SetClass(*id_b, Class(0x10077, 87)).ok());
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  Dataplane& dp = *opened.dp;
+  const uint64_t id_b = opened.id_b;
+  REQUIRE(dp.SetClass(id_b, Class(0x10077, 87)).ok());
   constexpr uint32_t kPodIp = 0x0af40005;  // 10.244.0.5
-  REQUIRE((*dp)->SetPodAddress(V4Key(kPodIp), *id_b).ok());
+  REQUIRE(dp.SetPodAddress(V4Key(kPodIp), id_b).ok());
   netqos_addr pod6{};
   const uint8_t v6[16] = {0xfd, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x05};
   std::memcpy(pod6.addr, v6, 16);
-  REQUIRE((*dp)->SetPodAddress(pod6, *id_b).ok());
+  REQUIRE(dp.SetPodAddress(pod6, id_b).ok());
   auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
   REQUIRE(nic.ok());
   const int tx = (*nic)->EgressFd();
