@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, configures and builds netqos from scratch and runs
-# every test through CTest (stage main) but clang-tidy's (stage lint), the privileged smoke subset inside Debian's 5.10 and 6.1
+# every test through CTest (stage main), the privileged smoke subset inside Debian's 5.10 and 6.1
 # kernels under qemu (stage kernels: scripts/kernel-lab.sh runs tests/kernels/smoke.sh on the
-# main build directory's binaries), then the same unit and e2e tests under ASan + UBSan (stage
-# asan), the concurrency tests under ThreadSanitizer (stage tsan) and a short libFuzzer run of
-# every fuzz target (stage fuzz), each in its own build directory. Fails if any stage fails;
-# prints a summary with each stage's build and run times.
+# main build directory's binaries), clang-tidy's CTest case (stage lint, left out of main), then
+# the same unit and e2e tests under ASan + UBSan (stage asan), the concurrency tests under
+# ThreadSanitizer (stage tsan) and a short libFuzzer run of every fuzz target (stage fuzz), each
+# in its own build directory. Fails if any stage fails; prints a summary with each stage's build
+# and run times.
 #
 # The machine is mostly waiting while the main stage's tests and the kernel guests run (sockets,
 # rate windows, a guest's sleeps): clang-tidy and the asan, tsan and fuzz builds run meanwhile in
