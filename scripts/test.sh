@@ -2,20 +2,20 @@
 # The test command: installs what is missing, configures and builds netqos from scratch and runs
 # every test through CTest (stage main), the privileged smoke subset inside Debian's 5.10 and 6.1
 # kernels under qemu (stage kernels: scripts/kernel-lab.sh runs tests/kernels/smoke.sh on the
-# main build directory's binaries), clang-tidy's CTest case (stage lint, left out of main), then
-# the same unit and e2e tests under ASan + UBSan (stage asan), the concurrency tests under
-# ThreadSanitizer (stage tsan) and a short libFuzzer run of every fuzz target (stage fuzz), each
-# in its own build directory. Fails if any stage fails; prints a summary with each stage's build
-# and run times.
+# main build directory's binaries), then the same unit and e2e tests under ASan + UBSan (stage
+# asan), the concurrency tests under ThreadSanitizer (stage tsan), a short libFuzzer run of every
+# fuzz target (stage fuzz), each in its own build directory, and clang-tidy's CTest case (stage
+# lint, left out of main). Fails if any stage fails; prints a summary with each stage's build and
+# run times.
 #
 # The machine is mostly waiting while the main stage's tests and the kernel guests run (sockets,
-# rate windows, a guest's sleeps): clang-tidy and the asan, tsan and fuzz builds run meanwhile in
+# rate windows, a guest's sleeps): the asan, tsan and fuzz builds and clang-tidy run meanwhile in
 # the background at idle CPU priority (SCHED_IDLE: they get only what nothing else wants, so the
 # rate measurements do not feel them), and each of those stages waits for its own part.
 #
 #   scripts/test.sh [--keep-build] [--stages=LIST] [--skip=LIST] [--fuzz-seconds=N] [ctest args...]
 #     --keep-build       reuse existing build directories (faster local iterations)
-#     --stages=LIST      run only these stages, comma-separated: main,kernels,lint,asan,tsan,fuzz
+#     --stages=LIST      run only these stages, comma-separated: main,kernels,asan,tsan,fuzz,lint
 #                        (default all, in that order)
 #     --skip=LIST        run all stages but these
 #     --fuzz-seconds=N   time per fuzz target (default 20; see scripts/fuzz.sh)
@@ -36,7 +36,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 keep=0
-stages=main,kernels,lint,asan,tsan,fuzz
+stages=main,kernels,asan,tsan,fuzz,lint
 skip=
 fuzz_seconds=20
 while (($#)); do
@@ -90,9 +90,11 @@ built() { now >"$built_marker"; }
 # The main build directory configured, if it is not: -g1 (line tables, what a failure's
 # backtrace needs) in place of the build type's -g, which makes the userspace libraries compile
 # about a fifth faster.
+# The two benchmarks no test runs are left out of its `all` and built with the lint stage.
 configure_main() {
   [[ -f $BUILD_DIR/build.ninja ]] ||
-    cmake -S . -B "$BUILD_DIR" -G Ninja -DNETQOS_WERROR=ON '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG'
+    cmake -S . -B "$BUILD_DIR" -G Ninja -DNETQOS_WERROR=ON -DNETQOS_BENCH_UNRUN_IN_ALL=OFF \
+      '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG'
 }
 
 stage_main() {
@@ -107,10 +109,14 @@ stage_main() {
 }
 
 # clang-tidy over the main build's compile commands (the CTest case labelled lint): minutes of
-# CPU, so in the background with the builds.
+# CPU, so in the background with the builds; and the benchmarks no test runs, so that they
+# compile.
 build_lint() {
   configure_main
   cmake --build "$BUILD_DIR" -j "$NETQOS_JOBS"  # the generated headers; nothing after stage main
+  if ninja -C "$BUILD_DIR" -t targets all | grep -q '^netqos_bench_enforcement:'; then
+    cmake --build "$BUILD_DIR" -j "$NETQOS_JOBS" --target netqos_bench_enforcement netqos_bench_reaction
+  fi
   tests/check_tidy.sh "$BUILD_DIR"
 }
 
