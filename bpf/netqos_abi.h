@@ -75,6 +75,12 @@ struct netqos_class {
  */
 #define NETQOS_CLASS_F_VETH 0x4u
 
+/* netqos_nic_tx's cfg_unmarked_dscp (--dscp-default): this bit set, the low 6 bits are the DSCP of
+ * every packet whose class sets none, and of every packet of no class; clear: those are left as
+ * their sender marked them.
+ */
+#define NETQOS_UNMARKED_DSCP_ON 0x100u
+
 /* Value of both counter maps (per CPU; userspace sums). */
 struct netqos_counters {
 	__u64 tx_bytes;

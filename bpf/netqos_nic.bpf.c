@@ -38,6 +38,12 @@ const volatile __u32 cfg_edt = 0;
  */
 const volatile __u64 cfg_edt_horizon_ns = 2000000000ULL;
 
+/* Set by the loader: NETQOS_UNMARKED_DSCP_ON | dscp marks every packet whose class sets no DSCP
+ * (and every packet of no class) with that DSCP, so a sender's IP_TOS never chooses the fabric's
+ * priority; 0 leaves them alone.
+ */
+const volatile __u32 cfg_unmarked_dscp = 0;
+
 /* Set by the loader before load: non-zero = the NIC has an IFB, and the filter after this one
  * redirects to it what this program gives TC_ACT_UNSPEC; 0 = classify only, no redirect.
  */
@@ -402,6 +408,17 @@ static __always_inline void netqos_set_dscp(struct __sk_buff *skb, __u8 dscp)
 	}
 }
 
+/* The DSCP a sent packet leaves with: its class's, else --dscp-default's, else the sender's. One
+ * test of a flag for the packets of classes that are not marked, one more when the default is off.
+ */
+static __always_inline void netqos_mark(struct __sk_buff *skb, const struct netqos_class *cls)
+{
+	if (cls && (cls->flags & NETQOS_CLASS_F_SET_DSCP))
+		netqos_set_dscp(skb, cls->dscp);
+	else if (cfg_unmarked_dscp & NETQOS_UNMARKED_DSCP_ON)
+		netqos_set_dscp(skb, (__u8)(cfg_unmarked_dscp & 0x3f));
+}
+
 SEC("tc")
 int netqos_nic_tx(struct __sk_buff *skb)
 {
@@ -423,9 +440,7 @@ int netqos_nic_tx(struct __sk_buff *skb)
 		if (cgroup_id)
 			cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
 	}
-	/* One test of a flag for the packets of classes that are not marked. */
-	if (cls && (cls->flags & NETQOS_CLASS_F_SET_DSCP))
-		netqos_set_dscp(skb, cls->dscp);
+	netqos_mark(skb, cls);
 	/* Never the sender's own value: SO_PRIORITY could otherwise pick any leaf, or HTB's direct
 	 * queue (the root's handle), which no cap holds; in EDT mode, fq's first band.
 	 */

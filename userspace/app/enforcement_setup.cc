@@ -75,8 +75,9 @@ std::string InstalledLinksRecordPath(const DaemonConfig& config) {
   return config.qrm_state_dir + "/netqos-enforced-links.json";
 }
 
-Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& config,
-                                                           service::AllocationService& service) {
+Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
+    const DaemonConfig& config, service::AllocationService& service,
+    std::function<std::shared_ptr<const enforce::TenantPolicy>()> tenant_policy) {
   auto nics = ParseEnforceNics(config.enforce_nics);
   if (!nics.ok()) return nics.status();
   auto shaping = BuildShapingConfig(config);
@@ -119,6 +120,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   so.redirect_unclassified =
       enforce::DesiredOptionsFor(*shaping, true)
           .ingress_level_limited[static_cast<size_t>(shaping->default_level)];
+  so.unmarked_dscp = shaping->unmarked_dscp;
   so.mode = config.shaping_mode;
   if (so.mode != shaping::ShapingMode::kHtb && !nics->empty()) {
     so.fq = shaping::ProbeQdiscKind("fq");
@@ -163,6 +165,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   ports.addresses = stack->addresses.get();
   ports.edt = stack->edt.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
+  ports.tenant_policy = std::move(tenant_policy);
 
   spdlog::info(
       "enforcement starting pin_dir={} cgroup_root={} driver={} pods={} "

@@ -29,6 +29,7 @@
 #include "bpf/dataplane.h"
 #include "common/errno_status.h"
 #include "common/fd.h"
+#include "netqos_abi.h"
 #include "netqos_nic.skel.h"
 #include "os/libnl_ptr.h"
 #include "os/nl_error.h"
@@ -311,6 +312,10 @@ Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOption
   p->skel_->rodata->cfg_redirect_to_ifb = options.ifb_ifindex != 0 ? 1 : 0;
   p->skel_->rodata->cfg_redirect_unclassified = options.redirect_unclassified ? 1 : 0;
   p->skel_->rodata->cfg_edt = options.edt ? 1 : 0;
+  if (options.unmarked_dscp) {
+    p->skel_->rodata->cfg_unmarked_dscp =
+        NETQOS_UNMARKED_DSCP_ON | (*options.unmarked_dscp & 0x3fu);
+  }
   if (options.edt_horizon_ns != 0) p->skel_->rodata->cfg_edt_horizon_ns = options.edt_horizon_ns;
   if (int err = netqos_nic__load(p->skel_.get()); err) {
     return ErrnoStatus("load BPF object netqos_nic (pin dir " + options.pin_dir + ")", err);

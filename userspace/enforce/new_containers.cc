@@ -42,8 +42,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   for (const auto& c : found) uids.push_back(c.pod_uid);
   const core::PodEntries allocations =
       ports_.pod_allocations ? ports_.pod_allocations(uids) : ports_.snapshot().allocations;
-  const DesiredOptions dopts =
-      DesiredOptionsFor(options_.shaping, static_cast<bool>(options_.is_enforced));
+  const DesiredOptions dopts = PassOptions();
   std::set<core::NicId> changed_links;
   std::map<uint64_t, DesiredContainer> added;
   for (const auto& c : found) {
@@ -98,6 +97,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   ++status_.passes;
   for (auto& [id, d] : added) {
     if (d.leaf_key) ++status_.capped;
+    CountRefusals(d, refusals_counted_, status_.refused_annotations);
     status_.classes[id] = std::move(d);
   }
   status_.classified = status_.classes.size();

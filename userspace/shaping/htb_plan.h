@@ -112,6 +112,9 @@ struct ShapingConfig {
   // The DSCP each level's packets are marked with on the enforced NICs (--qos-level-dscp);
   // nullopt: left alone. Not HTB's: carried here with the other per-level settings of the flags.
   std::array<std::optional<uint8_t>, kQosLevelCount> dscp{};
+  // The DSCP of every packet the enforced NICs send that no level or pod marks
+  // (--dscp-default); nullopt: left as its sender set it.
+  std::optional<uint8_t> unmarked_dscp;
   // Each level's burst in bytes (--qos-level-burst), for its container leaves and its default
   // leaf; 0: the default bucket. A pod's netqos.io/burst overrides it for the pod's leaves.
   std::array<uint32_t, kQosLevelCount> burst_bytes{};
