@@ -408,3 +408,74 @@ TEST_CASE(
   CHECK(env.DaemonRunning());
   CHECK(env.Leftovers() == "");
 }
+
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE(
+    "tenant policy: three pods of a namespace with an aggregate are held to it together on the "
+    "wire, and a namespace without one pays nothing",
+    "[enforcement][traffic]") {
+  DaemonFixture env({.tag = "ta", .subnet = 222, .pod_namespace = "agg"});
+  std::vector<FakePod*> members;
+  for (unsigned i = 1; i <= 3; ++i) members.push_back(&env.AddPod(i));
+  FakePod& free_pod = env.AddPod(4, "free");
+  free_pod.ns = "free";
+  free_pod.annotations["kubernetes.io/egress-bandwidth"] = "200M";
+  env.WritePods();
+  std::vector<std::string> cgs;
+  for (auto* p : members) cgs.push_back(env.MakeCgroup(*p));
+  const std::string cg_free = env.MakeCgroup(free_pod);
+  const std::string flag = env.WriteTenantPolicy(
+      R"({"version": 1, "namespaces": {"agg": {"aggregate": {"egress": "100M"}}}})");
+  env.StartDaemon({flag});
+  const std::string host = env.veth().host;
+  std::vector<std::string> leaves;
+  for (const auto& cg : cgs) {
+    leaves.push_back(LeafOf(env, cg));
+    REQUIRE(!leaves.back().empty());
+  }
+  const std::string leaf_free = LeafOf(env, cg_free);
+  REQUIRE(!leaf_free.empty());
+  auto classes = netqos::testing::TcClasses(host);
+  // The three pods' leaves under one class (the aggregate), itself under the shared level; the
+  // other namespace's leaf right under the level, as without aggregates.
+  const std::string aggregate = classes.at(leaves[0]).parent;
+  CHECK(aggregate != "10:30");
+  for (const auto& leaf : leaves) CHECK(classes.at(leaf).parent == aggregate);
+  REQUIRE(classes.count(aggregate) == 1);
+  CHECK(classes.at(aggregate).parent == "10:30");
+  CHECK(classes.at(aggregate).ceil_bits == 100'000'000);
+  CHECK(classes.at(leaf_free).parent == "10:30");
+  size_t under_level = 0;
+  for (const auto& [handle, c] : classes) under_level += c.parent == "10:30" ? 1 : 0;
+  CHECK(under_level == 3);  // the level's default leaf, the aggregate, the free pod's leaf
+  const auto why = env.Ctl({"cgroup", cgs[0]});
+  INFO(why.output);
+  CHECK(Contains(why.output, "its leaf sits under the class " + aggregate));
+
+  // All three compete, and the free pod sends beside them.
+  for (unsigned i = 0; i < 3; ++i) {
+    env.Server(0, static_cast<uint16_t>(15951 + i));
+    env.Client(cgs[i], 0, static_cast<uint16_t>(15951 + i), kRunSeconds);
+  }
+  env.Server(0, 15955);
+  env.Client(cg_free, 0, 15955, kRunSeconds);
+  std::this_thread::sleep_for(kWarmUp);
+  WireRate w;
+  w.HtbClass("aggregate", "", host, aggregate).HtbClass("free", "", host, leaf_free);
+  for (unsigned i = 0; i < 3; ++i) w.HtbClass("pod" + std::to_string(i), "", host, leaves[i]);
+  MeasureCaps(w, {{"aggregate", 100}});
+  env.StopTraffic();
+  const double together = w.Mbps("pod0") + w.Mbps("pod1") + w.Mbps("pod2");
+  std::printf(
+      "aggregate 100M over three pods: class %s %.1f Mbit/s (pods %.1f + %.1f + %.1f = %.1f); "
+      "free pod %.1f of its own 200\n",
+      aggregate.c_str(), w.Mbps("aggregate"), w.Mbps("pod0"), w.Mbps("pod1"), w.Mbps("pod2"),
+      together, w.Mbps("free"));
+  CHECK(Within(w.Mbps("aggregate"), 100));
+  CHECK(together <= 100 * (1 + kCapTolerance));
+  CHECK(w.Mbps("free") > 100);  // not held by another namespace's aggregate
+  CHECK(w.Mbps("free") <= 200 * (1 + kCapTolerance));
+  CHECK(env.DaemonRunning());
+  CHECK(env.Leftovers() == "");
+}

@@ -85,6 +85,10 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     c.ingress_cap = cap(d.rates.ingress, true);
     c.dscp = d.entry.dscp;
     c.tenant_policy = d.tenant_entry;
+    if (d.aggregate_minor) {
+      c.aggregate_class =
+          shaping::HandleText(shaping::MakeHandle(shaping::kQdiscMajor, *d.aggregate_minor));
+    }
     for (const auto& t : d.decisions) {
       c.tenant_decisions.push_back(
           {t.annotation, t.value, std::string(enforce::TenantVerdictName(t.verdict)), t.reason});

@@ -90,6 +90,11 @@ Explanation Explain(const CgroupFacts& f) {
         }
         add(policy + " (docs/tenant-policy.md)");
       }
+      if (!f.daemon->aggregate_class().empty()) {
+        add("its namespace's aggregate (tenant policy) holds it with the namespace's other pods: "
+            "its leaf sits under the class " +
+            f.daemon->aggregate_class() + " on every shaped NIC");
+      }
       for (const auto& t : f.daemon->tenant_decisions()) {
         add(t.annotation() + "=" + t.value() + " " + t.verdict() + ": " + t.reason());
       }
@@ -170,7 +175,8 @@ Json CgroupJson(const CgroupFacts& f, const Explanation& why) {
                            {"egress_cap", CapJson(d.has_egress_cap(), d.egress_cap())},
                            {"ingress_cap", CapJson(d.has_ingress_cap(), d.ingress_cap())},
                            {"tenant_policy", d.tenant_policy()},
-                           {"tenant_decisions", TenantDecisionsJson(d)}};
+                           {"tenant_decisions", TenantDecisionsJson(d)},
+                           {"aggregate_class", d.aggregate_class()}};
   }
   return {{"path", f.path},
           {"cgroup_id", f.cgroup_id},

@@ -276,6 +276,7 @@ Json ClassRowJson(const ClassRow& r) {
     j["ingress_cap"] = CapJson(d.has_ingress_cap(), d.ingress_cap());
     j["tenant_policy"] = d.tenant_policy();
     j["tenant_decisions"] = TenantDecisionsJson(d);
+    j["aggregate_class"] = d.aggregate_class();
     if (r.queues_read) {
       j["queues"] = {{"egress", LeafQueueJson(d.has_egress_queue(), d.egress_queue())},
                      {"ingress", LeafQueueJson(d.has_ingress_queue(), d.ingress_queue())}};
@@ -291,6 +292,7 @@ Json ClassRowJson(const ClassRow& r) {
     j["ingress_cap"] = nullptr;
     j["tenant_policy"] = "";
     j["tenant_decisions"] = Json::array();
+    j["aggregate_class"] = "";
   }
   if (!j.contains("queues")) j["queues"] = {{"egress", nullptr}, {"ingress", nullptr}};
   j["drops"] = DropsJson(r.Drops());

@@ -7,6 +7,7 @@
 #include "core/low_priority_group.h"
 #include "core/net_class.h"
 #include "core/qos.h"
+#include "enforce/aggregates.h"
 
 namespace netqos::enforce {
 namespace {
@@ -26,6 +27,9 @@ struct Leaf {
   LeafRates rates;
   uint32_t burst_bytes = 0;
   std::vector<uint64_t> cgroups;  // containers whose traffic uses this leaf
+  // The namespace's aggregate (tenant policy), when it has one: the leaf goes under its class.
+  std::string pod_namespace;
+  NamespaceAggregate aggregate;
 };
 
 // What a pod's annotations ask for under its tenant rules, read once per pod per pass.
@@ -152,6 +156,97 @@ std::optional<LeafPlacement> PlaceLeaf(const ObservedContainer& c,
     notes.push_back("pod-level cap but the pod cgroup was not found; not capped");
     return std::nullopt;
   }
+  return p;
+}
+
+// Puts the leaves of aggregated namespaces under their aggregate's class, on each NIC and in each
+// direction (aggregates.h), and adds the classes to the state.
+void PlaceAggregates(const std::map<uint64_t, Leaf>& leaves,
+                     const std::map<uint64_t, uint32_t>& aggregate_minors, DesiredState& s) {
+  std::map<std::string, AggregateCap> egress_caps, ingress_caps;
+  for (const auto& [key, leaf] : leaves) {
+    if (!leaf.aggregate.any()) continue;
+    const NamespaceAggregate& a = leaf.aggregate;
+    if (a.egress_ceil_bps != 0)
+      egress_caps[leaf.pod_namespace] = {a.egress_ceil_bps, a.egress_rate_bps};
+    if (a.ingress_ceil_bps != 0) {
+      ingress_caps[leaf.pod_namespace] = {a.ingress_ceil_bps, a.ingress_rate_bps};
+    }
+  }
+  const auto minor_of = [&](uint64_t key) -> std::optional<uint32_t> {
+    auto it = aggregate_minors.find(key);
+    if (it == aggregate_minors.end()) return std::nullopt;
+    return it->second;
+  };
+  struct Direction {
+    std::map<core::NicId, std::vector<shaping::ContainerAllocation>>* trees;
+    std::map<core::NicId, std::vector<shaping::GroupClass>>* groups;
+    const std::map<std::string, AggregateCap>* caps;
+    const char* name;
+  };
+  for (Direction dir : {Direction{&s.egress, &s.egress_groups, &egress_caps, "egress"},
+                        Direction{&s.ingress, &s.ingress_groups, &ingress_caps, "ingress"}}) {
+    if (dir.caps->empty()) continue;
+    for (auto& [nic, tree] : *dir.trees) {
+      std::vector<AggregateMember> members;
+      for (const auto& a : tree) {
+        const Leaf& leaf = leaves.at(a.key);
+        if (dir.caps->count(leaf.pod_namespace) == 0) continue;
+        members.push_back({a.key, leaf.pod_namespace, a.level, a.rate_bps, a.ceil_bps, a.borrow});
+      }
+      if (members.empty()) continue;
+      AggregatePlan plan = PlanAggregates(
+          members, *dir.caps, minor_of, "aggregate on " + nic.Identifier() + " " + dir.name + ": ");
+      for (auto& a : tree) {
+        auto placed = plan.members.find(a.key);
+        if (placed == plan.members.end()) continue;
+        a.group_minor = placed->second.group_minor;
+        a.rate_bps = placed->second.rate_bps;
+        a.ceil_bps = placed->second.ceil_bps;
+      }
+      (*dir.groups)[nic] = std::move(plan.groups);
+      for (auto& p : plan.problems) s.problems.push_back(std::move(p));
+    }
+  }
+  for (auto& [cg, d] : s.by_cgroup) {
+    if (!d.leaf_key) continue;
+    auto leaf = leaves.find(*d.leaf_key);
+    if (leaf == leaves.end() || !leaf->second.aggregate.any()) continue;
+    if (auto m = minor_of(AggregateKey(leaf->second.level, leaf->second.pod_namespace))) {
+      d.aggregate_minor = *m;
+    }
+  }
+}
+
+// A direction of a leaf that is there for its namespace's aggregate only: the smallest guarantee,
+// borrowing up to the aggregate.
+DirectionRates MemberRates(uint64_t aggregate_ceil_bps) {
+  DirectionRates r;
+  r.rate_bps = std::min(aggregate_ceil_bps, kUnreservedLeafRateBps);
+  r.borrow = true;
+  r.member = true;
+  return r;
+}
+
+// Every pod of an aggregated namespace is in the aggregate, in every direction it caps: a pod
+// without a leaf gets one (its pod's, on every enforced NIC, like a pod capped by annotations), a
+// leaf without a direction the aggregate caps gets it.
+void AddMemberDirections(LeafPlacement& p, const NamespaceAggregate& a) {
+  if (a.egress_ceil_bps != 0 && !p.rates.egress.capped()) {
+    p.rates.egress = MemberRates(a.egress_ceil_bps);
+  }
+  if (a.ingress_ceil_bps != 0 && !p.rates.ingress.capped()) {
+    p.rates.ingress = MemberRates(a.ingress_ceil_bps);
+  }
+}
+
+std::optional<LeafPlacement> MemberLeaf(const ObservedContainer& c, const NamespaceAggregate& a,
+                                        const std::map<core::NicId, uint64_t>& link_mbps) {
+  LeafPlacement p;
+  p.key = c.pod_cgroup_id != 0 ? c.pod_cgroup_id : c.cgroup_id;
+  for (const auto& [id, mbps] : link_mbps) p.nics.push_back(id);
+  if (p.nics.empty() || p.key == 0) return std::nullopt;
+  AddMemberDirections(p, a);
   return p;
 }
 
@@ -302,11 +397,22 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
         d.decisions.push_back(std::move(*implicit));
       }
     }
-    if (auto placed = PlaceLeaf(c, alloc, pod_level, pod->second, link_mbps, notes)) {
+    std::optional<LeafPlacement> placed =
+        PlaceLeaf(c, alloc, pod_level, pod->second, link_mbps, notes);
+    if (rules.aggregate.any()) {
+      if (placed) {
+        AddMemberDirections(*placed, rules.aggregate);
+      } else {
+        placed = MemberLeaf(c, rules.aggregate, link_mbps);
+      }
+    }
+    if (placed) {
       Leaf& leaf = leaves[placed->key];
       leaf.nics = placed->nics;
       leaf.level = *level;
       leaf.rates = placed->rates;
+      leaf.pod_namespace = c.pod_namespace;
+      leaf.aggregate = rules.aggregate;
       BurstRuling burst = RuleBurst(pod->second.burst, c.pod_annotations, options.level_burst,
                                     *level, placed->rates, rules, d.tenant_entry);
       leaf.burst_bytes = burst.burst_bytes;
@@ -324,10 +430,22 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
     s.by_cgroup[c.cgroup_id] = std::move(d);
   }
 
+  // The aggregates' classes take minors from the same allocator, under keys no leaf has.
+  std::map<uint64_t, std::string> aggregate_keys;  // key -> namespace
+  for (const auto& [key, leaf] : leaves) {
+    if (!leaf.aggregate.any()) continue;
+    const uint64_t k = AggregateKey(leaf.level, leaf.pod_namespace);
+    auto [it, added] = aggregate_keys.emplace(k, leaf.pod_namespace);
+    if (!added && it->second != leaf.pod_namespace) {
+      s.problems.push_back("aggregate: namespaces " + it->second + " and " + leaf.pod_namespace +
+                           " hash to one class key; " + leaf.pod_namespace +
+                           " is shaped without its aggregate");
+    }
+  }
   // Minors: release the departed, let containers keep the minor they already run with, then
   // hand out fresh ones.
   for (uint64_t key : minors.Keys()) {
-    if (leaves.count(key) == 0) minors.Release(key);
+    if (leaves.count(key) == 0 && aggregate_keys.count(key) == 0) minors.Release(key);
   }
   for (const auto& [key, leaf] : leaves) {
     if (minors.Lookup(key)) continue;
@@ -347,6 +465,17 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       notes_by_cgroup[cg].push_back("no free HTB leaf minor; shaped by its QoS level only");
     }
     it = leaves.erase(it);
+  }
+
+  std::map<uint64_t, uint32_t> aggregate_minors;  // aggregate key -> class minor
+  for (const auto& [key, ns] : aggregate_keys) {
+    auto minor = minors.Acquire(key);
+    if (minor.ok()) {
+      aggregate_minors[key] = *minor;
+    } else {
+      s.problems.push_back("aggregate: namespace " + ns + ": " + minor.status().message() +
+                           "; shaped without its aggregate");
+    }
   }
 
   for (const auto& [cg, notes] : notes_by_cgroup) {
@@ -372,11 +501,14 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       for (auto [into, r] : {std::pair{&s.egress[nic], &leaf.rates.egress},
                              std::pair{&s.ingress[nic], &leaf.rates.ingress}}) {
         if (!r->capped()) continue;
-        into->push_back(
-            {key, leaf.level, r->rate_bps, r->ceil_bps, r->borrow, minor, leaf.burst_bytes});
+        shaping::ContainerAllocation a{key,       leaf.level, r->rate_bps,     r->ceil_bps,
+                                       r->borrow, minor,      leaf.burst_bytes};
+        a.aggregate_member = r->member;
+        into->push_back(a);
       }
     }
   }
+  if (!aggregate_minors.empty()) PlaceAggregates(leaves, aggregate_minors, s);
   return s;
 }
 

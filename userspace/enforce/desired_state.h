@@ -75,6 +75,9 @@ struct DesiredContainer {
   // what it decided about each tenant annotation of the pod (tenant_rules.h).
   std::string tenant_entry;
   std::vector<TenantDecision> decisions;
+  // The class of its namespace's aggregate its leaf sits under (the same minor on every NIC);
+  // nullopt: none (its namespace has no aggregate).
+  std::optional<uint32_t> aggregate_minor;
 };
 
 // Per pod uid: the bandwidth annotations a pod is enforced with. A refused value keeps the one
@@ -86,6 +89,9 @@ struct DesiredState {
   // Leaves per enforced NIC, minors assigned: egress on the NIC, ingress on its IFB.
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress;
+  // The namespace aggregates' classes per enforced NIC (only where a namespace has one).
+  std::map<core::NicId, std::vector<shaping::GroupClass>> egress_groups;
+  std::map<core::NicId, std::vector<shaping::GroupClass>> ingress_groups;
   // Things an operator should fix; the affected container is still enforced as well as possible.
   std::vector<std::string> problems;
   AnnotatedByPod annotated;  // for the next pass's `previous_annotated`

@@ -11,6 +11,9 @@ std::map<uint64_t, uint64_t> PlanEdtRates(
   for (const auto& [nic, leaves] : egress_leaves) {
     if (edt_nics.count(nic) == 0) continue;
     for (const auto& leaf : leaves) {
+      // A leaf only there for its namespace's aggregate has no rate of its own to pace at: its
+      // egress is not paced (EDT holds no aggregate yet; the IFB's HTB holds its ingress).
+      if (leaf.aggregate_member) continue;
       // Paced at the leaf's ceiling when it has one of its own (a cap), else at its guarantee.
       const uint64_t bps = leaf.borrow ? leaf.rate_bps : std::max(leaf.rate_bps, leaf.ceil_bps);
       if (bps > 0) {

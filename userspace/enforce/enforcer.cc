@@ -345,6 +345,8 @@ void Enforcer::Pass(bool full) {
   nic_of_ = std::move(nic_of);
   egress_leaves_ = std::move(desired.egress);
   ingress_leaves_ = std::move(desired.ingress);
+  egress_groups_ = std::move(desired.egress_groups);
+  ingress_groups_ = std::move(desired.ingress_groups);
   if (options_.shaping.low_priority_floor_percent) {
     auto groups = core::ComputeLowPriorityGroups(snap.machine_state, snap.allocations,
                                                  *options_.shaping.low_priority_floor_percent);

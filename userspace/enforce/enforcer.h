@@ -218,6 +218,10 @@ class Enforcer {
   std::map<core::NicId, core::Nic> nic_of_;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress_leaves_;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress_leaves_;
+  // The namespace aggregates' classes of the last whole pass (a container added between passes
+  // into an aggregated namespace asks for a whole pass instead).
+  std::map<core::NicId, std::vector<shaping::GroupClass>> egress_groups_;
+  std::map<core::NicId, std::vector<shaping::GroupClass>> ingress_groups_;
   AnnotatedByPod annotated_;  // the bandwidth annotations each pod was last enforced with
   // (pod uid, annotation) pairs counted in status_.refused_annotations since the last whole pass.
   std::set<std::pair<std::string, std::string>> refusals_counted_;

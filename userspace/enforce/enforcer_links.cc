@@ -32,10 +32,12 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<Lin
       ingress_ceilings[reclaimed] = g->second.ingress_mbps;
     }
   }
-  auto eplan = shaping::BuildHtbPlan(link.id.Identifier(), options_.shaping, link.link_mbps,
-                                     egress_leaves_[link.id], egress_ceilings);
-  auto iplan = shaping::BuildHtbPlan(IfbNameFor(nic.ifindex), options_.shaping, link.link_mbps,
-                                     ingress_leaves_[link.id], ingress_ceilings);
+  auto eplan =
+      shaping::BuildHtbPlan(link.id.Identifier(), options_.shaping, link.link_mbps,
+                            egress_leaves_[link.id], egress_ceilings, egress_groups_[link.id]);
+  auto iplan =
+      shaping::BuildHtbPlan(IfbNameFor(nic.ifindex), options_.shaping, link.link_mbps,
+                            ingress_leaves_[link.id], ingress_ceilings, ingress_groups_[link.id]);
   if (!eplan.ok() || !iplan.ok()) {
     problems_.Report(NicKey(link.id), (!eplan.ok() ? eplan.status() : iplan.status()).message());
     return false;

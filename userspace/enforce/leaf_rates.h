@@ -27,6 +27,7 @@ struct DirectionRates {
   bool borrow = false;
   bool annotated = false;  // the pod's annotation set the ceiling
   bool declared = false;   // an implicit allocation's declared bandwidth set the ceiling
+  bool member = false;     // there only for the namespace's aggregate (it borrows from it)
   bool capped() const { return rate_bps != 0; }
 };
 

@@ -219,6 +219,7 @@ void FillClasses(const service::EnforcementReport& report, admin::ListClassesRes
     if (c.ingress_cap) put_cap(*c.ingress_cap, cc->mutable_ingress_cap());
     if (c.dscp) cc->set_dscp(*c.dscp);
     cc->set_tenant_policy(c.tenant_policy);
+    cc->set_aggregate_class(c.aggregate_class);
     for (const auto& t : c.tenant_decisions) {
       auto* td = cc->add_tenant_decisions();
       td->set_annotation(t.annotation);

@@ -61,7 +61,8 @@ struct ContainerEnforcement {
   std::optional<uint8_t> dscp;  // what the enforced NICs mark its packets with; nullopt: none
   std::string tenant_policy;    // the policy entry of its namespace ("namespace x", "default")
   std::vector<TenantDecision> tenant_decisions;
-  TrafficCounters counters;  // since the entry was created; drops include its own leaves'
+  std::string aggregate_class;  // its namespace's aggregate class ("10:105"), "" when none
+  TrafficCounters counters;     // since the entry was created; drops include its own leaves'
   // Its own leaves, read with the counters. Unset: no leaf of its own in that direction (its
   // traffic shares its QoS level's default leaf, whose drops cannot be told apart by container).
   std::optional<LeafQueue> egress_queue;
