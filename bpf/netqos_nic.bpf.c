@@ -316,13 +316,8 @@ static __always_inline __u32 netqos_edt_priority(const struct netqos_class *cls)
  * share of the rate. Returns TC_ACT_SHOT beyond the horizon. wire_len counts every segment of a
  * GSO packet with its headers, as they leave the NIC.
  */
-static __always_inline int netqos_edt_pace(struct __sk_buff *skb, const struct netqos_class *cls)
+static __always_inline int netqos_edt_pace_by(struct __sk_buff *skb, struct netqos_edt *e)
 {
-	/* Keyed by the leaf, not the container: the containers of a pod-level leaf (a pod-level
-	 * allocation, a pod capped by its annotations) share one budget.
-	 */
-	__u64 leaf = cls->priority;
-	struct netqos_edt *e = bpf_map_lookup_elem(&NETQOS_MAP_EDT, &leaf);
 	__u64 rate, now, t, delay, next;
 
 	if (!e)
@@ -353,6 +348,36 @@ static __always_inline int netqos_edt_pace(struct __sk_buff *skb, const struct n
 	bpf_spin_unlock(&e->lock);
 	skb->tstamp = next;
 	return TC_ACT_OK;
+}
+
+static __always_inline int netqos_edt_pace(struct __sk_buff *skb, const struct netqos_class *cls)
+{
+	/* Keyed by the leaf, not the container: the containers of a pod-level leaf (a pod-level
+	 * allocation, a pod capped by its annotations) share one budget.
+	 */
+	__u64 leaf = cls->priority;
+
+	return netqos_edt_pace_by(skb, bpf_map_lookup_elem(&NETQOS_MAP_EDT, &leaf));
+}
+
+/* The leaf's own pacing, then its namespace's aggregate's (NETQOS_CLASS_F_AGGREGATE): a packet
+ * leaves at the later of the two departure times, each budget moved by it. The aggregate's map is
+ * looked at only for flagged classes.
+ */
+static __always_inline int netqos_edt_pace_all(struct __sk_buff *skb,
+					       const struct netqos_class *cls)
+{
+	__u64 leaf = cls->priority;
+	__u64 *aggregate;
+
+	if (netqos_edt_pace(skb, cls) == TC_ACT_SHOT)
+		return TC_ACT_SHOT;
+	if (!(cls->flags & NETQOS_CLASS_F_AGGREGATE))
+		return TC_ACT_OK;
+	aggregate = bpf_map_lookup_elem(&NETQOS_MAP_AGG, &leaf);
+	if (!aggregate)
+		return TC_ACT_OK;
+	return netqos_edt_pace_by(skb, bpf_map_lookup_elem(&NETQOS_MAP_EDT, aggregate));
 }
 
 /* Counts a packet the horizon dropped (the container's counters' drops). */
@@ -446,7 +471,7 @@ int netqos_nic_tx(struct __sk_buff *skb)
 	 */
 	if (cfg_edt) {
 		skb->priority = netqos_edt_priority(cls);
-		if (cls && netqos_edt_pace(skb, cls) == TC_ACT_SHOT) {
+		if (cls && netqos_edt_pace_all(skb, cls) == TC_ACT_SHOT) {
 			netqos_count_drop(cgroup_id);
 			return TC_ACT_SHOT;
 		}

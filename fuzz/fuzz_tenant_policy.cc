@@ -52,7 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                "a bad file is InvalidArgument");
     const std::string& m = policy.status().message();
     FUZZ_CHECK(m.size() < 1024, "an error message is bounded");
-    for (unsigned char c : m) FUZZ_CHECK(c >= 0x20 && c != 0x7f, "no control character in it");
+    for (char ch : m) {
+      const auto c = static_cast<unsigned char>(ch);
+      FUZZ_CHECK(c >= 0x20 && c != 0x7f, "no control character in it");
+    }
     return 0;
   }
   const std::string canonical = enforce::TenantPolicyJson(*policy);

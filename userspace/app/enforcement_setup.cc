@@ -129,6 +129,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   }
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
   stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);
+  stack->edt_aggregates = std::make_unique<enforce::BpfEdtAggregateTable>(*stack->dataplane);
 
   auto pods = MakePodSource(config);
   if (!pods.ok()) return pods.status();
@@ -164,6 +165,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   ports.shaper = stack->shaper.get();
   ports.addresses = stack->addresses.get();
   ports.edt = stack->edt.get();
+  ports.edt_aggregates = stack->edt_aggregates.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
   ports.tenant_policy = std::move(tenant_policy);
 

@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "enforce/enforcer.h"
 #include "enforce/kernel/bpf_class_table.h"
+#include "enforce/kernel/bpf_edt_aggregate_table.h"
 #include "enforce/kernel/bpf_edt_rate_table.h"
 #include "enforce/kernel/bpf_pod_address_table.h"
 #include "enforce/kernel/kernel_link_shaper.h"
@@ -30,6 +31,7 @@ struct EnforcementStack {
   std::unique_ptr<enforce::BpfClassTable> table;
   std::unique_ptr<enforce::BpfPodAddressTable> addresses;
   std::unique_ptr<enforce::BpfEdtRateTable> edt;
+  std::unique_ptr<enforce::BpfEdtAggregateTable> edt_aggregates;
   std::unique_ptr<enforce::KernelLinkShaper> shaper;
   std::unique_ptr<cgroup::PodSource> pods;
   std::unique_ptr<enforce::Enforcer> enforcer;

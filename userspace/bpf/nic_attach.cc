@@ -295,7 +295,7 @@ Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOption
   if (options.pin_dir.empty())
     return InvalidArgument("load BPF object netqos_nic: pin_dir is empty");
   for (const char* map : {kClassMapName, kCgroupStatsMapName, kClassStatsMapName, kSockTagMapName,
-                          kPodAddrMapName, kFragMapName, kEdtMapName}) {
+                          kPodAddrMapName, kFragMapName, kEdtMapName, kAggregateMapName}) {
     const std::string path = options.pin_dir + "/" + map;
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {

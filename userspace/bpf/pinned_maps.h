@@ -39,6 +39,7 @@ inline constexpr const char* kSockTagMapName = NETQOS_STR(NETQOS_MAP_SOCK_TAG);
 inline constexpr const char* kPodAddrMapName = NETQOS_STR(NETQOS_MAP_POD_ADDR);
 inline constexpr const char* kFragMapName = NETQOS_STR(NETQOS_MAP_FRAG);
 inline constexpr const char* kEdtMapName = NETQOS_STR(NETQOS_MAP_EDT);
+inline constexpr const char* kAggregateMapName = NETQOS_STR(NETQOS_MAP_AGG);
 // The links of the cgroup programs (bpf/netqos_cgroup.bpf.c), named for the hook they hold.
 inline constexpr const char* kEgressLinkPin = "link_cgroup_egress";       // netqos_egress
 inline constexpr const char* kRxLinkPin = "link_cgroup_ingress";          // netqos_rx

@@ -508,7 +508,12 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       }
     }
   }
-  if (!aggregate_minors.empty()) PlaceAggregates(leaves, aggregate_minors, s);
+  if (!aggregate_minors.empty()) {
+    PlaceAggregates(leaves, aggregate_minors, s);
+    for (auto& [cg, d] : s.by_cgroup) {
+      if (options.set_priority && d.aggregate_minor) d.entry.flags |= kClassAggregate;
+    }
+  }
   return s;
 }
 

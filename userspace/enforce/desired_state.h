@@ -54,6 +54,9 @@ struct ClassEntry {
 };
 // == NETQOS_CLASS_F_INGRESS_SHAPED: the ingress program redirects the class's packets to the IFB.
 inline constexpr uint32_t kClassIngressShaped = 0x1;
+// == NETQOS_CLASS_F_AGGREGATE: in EDT mode the NIC program also paces the class's packets by its
+// namespace's aggregate (the aggregate map); classes without it never look there.
+inline constexpr uint32_t kClassAggregate = 0x8;
 
 struct DesiredContainer {
   ClassEntry entry;

@@ -65,6 +65,9 @@ struct EnforcerPorts {
   PodAddressTable* addresses = nullptr;
   // Container -> egress rate for NICs in EDT mode; optional (none: EDT-mode NICs pace nobody).
   EdtRateTable* edt = nullptr;
+  // Leaf -> its namespace's aggregate, for NICs in EDT mode; optional (none: aggregates are held
+  // on EDT NICs' ingress only).
+  EdtAggregateTable* edt_aggregates = nullptr;
   // Reads a shaped NIC's HTB class counters, for QueueStats(); optional (none: no queues).
   ReadLinkClassStats read_class_stats;
   // The id of a cgroup directory; optional (none: cgroup::CgroupId, which wants cgroup2).

@@ -114,11 +114,25 @@ void Enforcer::SyncEdt() {
     problems_.Report("edt-map", current.status().message());
     return;
   }
-  const auto want = PlanEdtRates(egress_leaves_, edt_nics);
+  // The aggregates first: a leaf that starts naming one finds its budget there.
+  const auto want = PlanEdtRates(egress_leaves_, edt_nics, egress_groups_);
   const EdtSyncReport r = SyncEdtRates(*ports_.edt, *current, want);
   for (const auto& e : r.errors) problems_.Report("edt-map", e.message());
   if (r.set > 0 || r.cleared > 0) {
     spdlog::info("edt rates synced set={} cleared={} entries={}", r.set, r.cleared, want.size());
+  }
+  if (ports_.edt_aggregates == nullptr) return;
+  auto members = ports_.edt_aggregates->List();
+  if (!members.ok()) {
+    problems_.Report("aggregate-map", members.status().message());
+    return;
+  }
+  const auto placed = PlanEdtAggregates(egress_leaves_, edt_nics);
+  const EdtSyncReport a = SyncEdtRates(*ports_.edt_aggregates, *members, placed);
+  for (const auto& e : a.errors) problems_.Report("aggregate-map", e.message());
+  if (a.set > 0 || a.cleared > 0) {
+    spdlog::info("edt aggregates synced set={} cleared={} entries={}", a.set, a.cleared,
+                 placed.size());
   }
 }
 

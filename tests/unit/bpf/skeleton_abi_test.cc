@@ -30,6 +30,8 @@ const ExpectedMap kExpected[] = {
     {netqos::bpf::kSockTagMapName, sizeof(int), sizeof(netqos_sock_tag), BPF_MAP_TYPE_SK_STORAGE},
     {netqos::bpf::kPodAddrMapName, sizeof(netqos_addr), sizeof(uint64_t), BPF_MAP_TYPE_HASH},
     {netqos::bpf::kFragMapName, sizeof(netqos_frag_key), sizeof(uint64_t), BPF_MAP_TYPE_LRU_HASH},
+    {netqos::bpf::kEdtMapName, sizeof(uint64_t), sizeof(netqos_edt), BPF_MAP_TYPE_HASH},
+    {netqos::bpf::kAggregateMapName, sizeof(uint64_t), sizeof(uint64_t), BPF_MAP_TYPE_HASH},
 };
 
 void CheckObject(bpf_object* obj) {

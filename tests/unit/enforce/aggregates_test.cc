@@ -142,10 +142,20 @@ TEST_CASE(
                                             s.egress_groups.at(kEth0));
   INFO(plan.status().message());
   REQUIRE(plan.ok());
-  // EDT does not pace a member leaf at its 1 Mbit/s guarantee.
-  const auto edt = netqos::enforce::PlanEdtRates(s.egress, {kEth0});
-  CHECK(edt.count(netqos::shaping::MakeHandle(0x10, *w.minors.Lookup(1012))) == 0);
-  CHECK(edt.count(netqos::shaping::MakeHandle(0x10, *w.minors.Lookup(11))) == 1);
+  // EDT does not pace a member leaf at its 1 Mbit/s guarantee; the aggregate has a budget of its
+  // own under its class handle, and the aggregate map names it for each of the namespace's leaves.
+  using netqos::shaping::MakeHandle;
+  const auto edt = netqos::enforce::PlanEdtRates(s.egress, {kEth0}, s.egress_groups);
+  CHECK(edt.count(MakeHandle(0x10, *w.minors.Lookup(1012))) == 0);
+  CHECK(edt.count(MakeHandle(0x10, *w.minors.Lookup(11))) == 1);
+  CHECK(edt.at(MakeHandle(0x10, g.minor)) == 100 * kMbit / 8);
+  const auto placed = netqos::enforce::PlanEdtAggregates(s.egress, {kEth0});
+  CHECK(placed.size() == 3);
+  CHECK(placed.at(MakeHandle(0x10, *w.minors.Lookup(1012))) == MakeHandle(0x10, g.minor));
+  CHECK(netqos::enforce::PlanEdtAggregates(s.egress, {}).empty());  // no EDT NIC: nothing
+  // Only the aggregated pods' class entries ask the NIC program to look at the aggregate map.
+  CHECK((s.by_cgroup.at(12).entry.flags & netqos::enforce::kClassAggregate) != 0);
+  CHECK((s.by_cgroup.at(14).entry.flags & netqos::enforce::kClassAggregate) == 0);
 
   // The aggregate's minor stays from pass to pass; without the aggregate it is released.
   const uint32_t minor = g.minor;
