@@ -50,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!policy.ok()) {
     FUZZ_CHECK(policy.status().code() == StatusCode::kInvalidArgument,
                "a bad file is InvalidArgument");
-    const std::string& m = policy.status().message();
+    const std::string m = policy.status().message();  // status() is a copy
     FUZZ_CHECK(m.size() < 1024, "an error message is bounded");
     for (char ch : m) {
       const auto c = static_cast<unsigned char>(ch);

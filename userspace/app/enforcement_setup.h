@@ -14,7 +14,6 @@
 #include "common/status.h"
 #include "enforce/enforcer.h"
 #include "enforce/kernel/bpf_class_table.h"
-#include "enforce/kernel/bpf_edt_aggregate_table.h"
 #include "enforce/kernel/bpf_edt_rate_table.h"
 #include "enforce/kernel/bpf_pod_address_table.h"
 #include "enforce/kernel/kernel_link_shaper.h"

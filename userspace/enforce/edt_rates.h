@@ -1,6 +1,6 @@
 // The EDT map (bpf/netqos_abi.h NETQOS_MAP_EDT) as the reconciler sees it: a capped container's
 // egress rate, for the NICs whose egress runs in EDT mode. The planning here is pure; the BPF map
-// adapter is bpf_edt_rate_table.h, unit tests use an in-memory table.
+// adapters are in enforce/kernel/bpf_edt_rate_table.h, unit tests use in-memory tables.
 #pragma once
 
 #include <cstdint>

@@ -67,16 +67,21 @@ TEST_CASE("implicit bandwidth: the declaration is read whatever the kept keys ar
   CHECK(policy.FindAllocation("pod-uid", "test")->egress == 0);
 }
 
-TEST_CASE("implicit bandwidth: an explicit request is reserved and reported as before",
-          "[policy][implicit]") {
-  StaticPolicy policy = MakeGrantingPolicy();
-  AllocationResponse resp = AllocateAndApply(policy, Implicit(5000, "false"));
+// Allocates `req` (5000 Mbps) and checks it was reserved and reported like any request.
+void CheckReservedAsExplicit(StaticPolicy& policy, const ContainerRequest& req) {
+  AllocationResponse resp = AllocateAndApply(policy, req);
   CHECK(resp.allocated_quantity == 5000);
   CHECK(resp.allocation_annotations->at(kDefaultBandwidthAnnotationKey) == "5000");
   const AllocationInfo* info = policy.FindAllocation("pod-uid", "test");
   CHECK(info->egress == 5000);
   CHECK(info->annotations.count(kNetBandwidthImplicitKey) == 0);
   CHECK(EgressAllocated(policy, {"", "eth0"}) == 5000);
+}
+
+TEST_CASE("implicit bandwidth: an explicit request is reserved and reported as before",
+          "[policy][implicit]") {
+  StaticPolicy policy = MakeGrantingPolicy();
+  CheckReservedAsExplicit(policy, Implicit(5000, "false"));
 }
 
 TEST_CASE("implicit bandwidth: a declaration other than true or false is refused, naming it",
@@ -154,13 +159,7 @@ TEST_CASE(
   for (uint32_t max : {0u, 4999u}) {
     INFO("maximum " << max);
     StaticPolicy policy = max == 0 ? MakePolicy() : MakeGrantingPolicy(max);
-    AllocationResponse resp = AllocateAndApply(policy, Implicit(5000));
-    CHECK(resp.allocated_quantity == 5000);
-    CHECK(resp.allocation_annotations->at(kDefaultBandwidthAnnotationKey) == "5000");
-    const AllocationInfo* info = policy.FindAllocation("pod-uid", "test");
-    CHECK(info->egress == 5000);
-    CHECK(info->annotations.count(kNetBandwidthImplicitKey) == 0);
-    CHECK(EgressAllocated(policy, {"", "eth0"}) == 5000);
+    CheckReservedAsExplicit(policy, Implicit(5000));
   }
   // The grants change with the policy: later requests follow.
   StaticPolicy policy = MakePolicy();
