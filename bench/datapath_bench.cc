@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/pkt_cls.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -27,6 +28,7 @@
 #include "bpf/cgroup_id.h"
 #include "bpf/dataplane.h"
 #include "bpf/nic_attach.h"
+#include "bpf/veth_attach.h"
 #include "enforcement_env.h"
 #include "netqos_bench_empty.skel.h"
 #include "support/bpf_test_run.h"
@@ -42,10 +44,22 @@ using testing::RunSkbProgram;
 
 constexpr uint32_t kLoopback = 0x7f000001;
 
-// Average ns per run of `repeat` kernel-timed runs of prog_fd on pkt; -1 on error.
-double TestRunNs(int prog_fd, std::vector<uint8_t> pkt, uint32_t repeat) {
-  const auto run = RunSkbProgram(prog_fd, std::move(pkt), 0, repeat);
+// Average ns per run of `repeat` kernel-timed runs of prog_fd on pkt (on device `ifindex`,
+// received on `ingress_ifindex`, when not 0); -1 on error.
+double TestRunNs(int prog_fd, std::vector<uint8_t> pkt, uint32_t repeat, uint32_t ifindex = 0,
+                 uint32_t ingress_ifindex = 0) {
+  const auto run = RunSkbProgram(prog_fd, std::move(pkt), 0, repeat, 0, ifindex, ingress_ifindex);
   return run.err == 0 ? static_cast<double>(run.duration_ns) : -1;
+}
+
+// A VXLAN packet (UDP 4789) from the node whose inner frame is `inner`: what an overlay device
+// hands the NIC.
+std::vector<uint8_t> Vxlan(const std::vector<uint8_t>& inner) {
+  std::vector<uint8_t> outer = Ipv4Packet(IPPROTO_UDP, 0xc0000201, 33000, 0xc0000202, 4789);
+  const std::vector<uint8_t> vxlan = {0x08, 0, 0, 0, 0, 0, 42, 0};
+  outer.insert(outer.end(), vxlan.begin(), vxlan.end());
+  outer.insert(outer.end(), inner.begin(), inner.end());
+  return outer;
 }
 
 // Runs `fn` in a child that first joins `cgroup` (BPF_PROG_TEST_RUN of a cgroup_skb program sees
@@ -97,6 +111,21 @@ double IngressToTaggedSocket(int prog_fd, uint32_t repeat) {
   return ns;
 }
 
+// The ifindex of a device other than loopback (the test run needs an existing one, above 1).
+uint32_t FirstDeviceAfterLoopback() {
+  struct if_nameindex* all = ::if_nameindex();
+  uint32_t found = 0;
+  for (const struct if_nameindex* i = all; i != nullptr && i->if_index != 0; ++i) {
+    if (i->if_index > 1) {
+      found = i->if_index;
+      break;
+    }
+  }
+  if (all != nullptr) ::if_freenameindex(all);
+  if (found == 0) throw std::runtime_error("no device but loopback for the veth cases");
+  return found;
+}
+
 struct ProgramCosts {
   double egress_added_ns = 0;   // classified container, over the empty cgroup_skb program
   double rx_added_ns = 0;       // classified container, over the empty cgroup_skb program
@@ -120,6 +149,9 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
   testing::TestCgroup root(args.tag + "-dp");
   testing::TestCgroup classified(root, "classified");
   testing::TestCgroup unclassified(root, "unclassified");
+  // The container of a pod behind a CNI: its class entry is looked up by the pod's address or
+  // veth, never by the test run's socket (the cases run in the other two cgroups).
+  testing::TestCgroup pod_container(root, "pod");
 
   bpf::Dataplane::Options o;
   o.pin_dir = dir.file("bpf") + "/netqos";
@@ -145,8 +177,30 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
   if (!nic.ok()) throw std::runtime_error(nic.status().message());
   const int ingress = (*nic)->IngressFd();
   const int nic_tx = (*nic)->EgressFd();
+  // A pod behind a CNI: its address in the pod address map, its veth (played by the loopback
+  // device's neighbour, any device will do: the programs look its ifindex up) in the veth map,
+  // its container with a carrier slot and shaped on ingress.
+  auto pod = netqos::bpf::VethPrograms::Load({.pin_dir = o.pin_dir});
+  if (!pod.ok()) throw std::runtime_error(pod.status().message());
+  const uint32_t veth = FirstDeviceAfterLoopback();
+  constexpr uint32_t kPodIp = 0x0af40005;
+  netqos_class pod_cls = cls;
+  pod_cls.slot = 3;
+  pod_cls.flags = NETQOS_CLASS_F_INGRESS_SHAPED | NETQOS_CLASS_F_VETH;
+  netqos_addr pod_addr{};
+  pod_addr.addr[2] = htonl(0xffff);
+  pod_addr.addr[3] = htonl(kPodIp);
+  for (const Status& st :
+       {(*dp)->SetClass(pod_container.Id(), pod_cls),
+        (*dp)->SetPodAddress(pod_addr, pod_container.Id()),
+        (*dp)->SetVeth(veth, pod_container.Id()), (*dp)->SetCarrier(3, pod_container.Id())}) {
+    if (!st.ok()) throw std::runtime_error(st.message());
+  }
+  const auto from_pod = Ipv4Packet(IPPROTO_TCP, kPodIp, 40000, 0x0af40105, 80);
   const int empty_egress = bpf_program__fd(empty.skel->progs.bench_empty_egress);
   const int empty_tc = bpf_program__fd(empty.skel->progs.bench_empty_tc);
+  const int pod_tx = (*pod)->TxFd();
+  const int pod_rx = (*pod)->RxFd();
   const auto tcp = Ipv4Packet(IPPROTO_TCP, kLoopback, 40000, kLoopback, 80);
   const auto no_socket = Ipv4Packet(IPPROTO_UDP, kLoopback, 1, kLoopback, 9);
 
@@ -174,8 +228,19 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
        [&] { return TestRunNs(ingress, no_socket, repeat); }, false},
       {"netqos_nic_tx (tc egress)", "container's socket: class map hit", classified.Path(),
        [&] { return TestRunNs(nic_tx, tcp, repeat); }, false},
-      {"netqos_nic_tx (tc egress)", "no container's socket: pod address lookup",
+      {"netqos_nic_tx (tc egress)", "no container's socket: pod address lookup, no pod",
        unclassified.Path(), [&] { return TestRunNs(nic_tx, tcp, repeat); }, false},
+      {"netqos_nic_tx (tc egress)", "no socket, a pod's source address (classified by address)",
+       unclassified.Path(), [&] { return TestRunNs(nic_tx, from_pod, repeat); }, false},
+      {"netqos_nic_tx (tc egress)", "VXLAN from the node: no pod outside, the inner source's",
+       unclassified.Path(), [&] { return TestRunNs(nic_tx, Vxlan(from_pod), repeat); }, false},
+      {"netqos_pod_tx (tc ingress of a pod's veth)",
+       "no container's socket: the veth's pod, carrier written", unclassified.Path(),
+       [&] { return TestRunNs(pod_tx, from_pod, repeat, veth); }, false},
+      {"netqos_pod_rx (tc egress of a pod's veth)", "from outside the node: the veth's pod, shaped",
+       unclassified.Path(), [&] { return TestRunNs(pod_rx, tcp, repeat, veth, veth); }, false},
+      {"netqos_pod_rx (tc egress of a pod's veth)", "node-local (from the host): passes",
+       unclassified.Path(), [&] { return TestRunNs(pod_rx, tcp, repeat, veth); }, false},
       {"empty tc", "baseline", classified.Path(),
        [&] { return TestRunNs(empty_tc, no_socket, repeat); }, false},
   };
@@ -186,9 +251,14 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
       samples[i].push_back(InChild(cases[i].cgroup, cases[i].run));
     }
   }
-  // Case indexes: 0 egress hit, 2 rx hit, 4 empty cgroup_skb, 5 ingress hit, 7 empty tc.
-  const double empty_egress_ns = Median(samples[4]);
-  const double empty_tc_ns = Median(samples[7]);
+  auto index_of = [&](const std::string& program, const std::string& path) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (cases[i].program == program && cases[i].path.rfind(path, 0) == 0) return i;
+    }
+    throw std::logic_error("no case " + program);
+  };
+  const double empty_egress_ns = Median(samples[index_of("empty cgroup_skb", "baseline")]);
+  const double empty_tc_ns = Median(samples[index_of("empty tc", "baseline")]);
 
   rep.Line("### Per-invocation cost of each BPF program (BPF_PROG_TEST_RUN)");
   rep.Line();
@@ -209,8 +279,10 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
                   is_base ? "" : Fmt(ns - base, 1), is_base ? "" : Ratio(ns / base)});
   }
   rep.Line();
-  return {Median(samples[0]) - empty_egress_ns, Median(samples[2]) - empty_egress_ns,
-          Median(samples[5]) - empty_tc_ns};
+  return {
+      Median(samples[index_of("netqos_egress (cgroup_skb/egress)", "container")]) - empty_egress_ns,
+      Median(samples[index_of("netqos_rx (cgroup_skb/ingress)", "container")]) - empty_egress_ns,
+      Median(samples[index_of("netqos_ingress (tc)", "packet for")]) - empty_tc_ns};
 }
 
 // --------------------------------------------------------------------------------------------

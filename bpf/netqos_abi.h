@@ -29,6 +29,9 @@ enum netqos_qos_level {
 #define NETQOS_MAP_FRAG netqos_frag_v1	      /* lru hash: netqos_frag_key -> __u64 cgroup id */
 #define NETQOS_MAP_EDT netqos_edt_v1	      /* hash: __u64 leaf class handle -> netqos_edt */
 #define NETQOS_MAP_AGG netqos_agg_v1	      /* hash: __u64 leaf class handle -> __u64 aggregate */
+#define NETQOS_MAP_VETH netqos_veth_v1	      /* hash: __u32 ifindex -> netqos_veth */
+#define NETQOS_MAP_CARRIER netqos_carry_v1    /* array: __u32 slot -> __u64 cgroup id */
+#define NETQOS_MAP_RX_OWNER netqos_rxown_v1   /* lru hash: netqos_flow_key -> __u64 cgroup id */
 
 #define NETQOS_STR_INNER(x) #x
 #define NETQOS_STR(x) NETQOS_STR_INNER(x)
@@ -40,6 +43,20 @@ enum netqos_qos_level {
  * cgroup a tenant made below its container's counts as the container).
  */
 #define NETQOS_MAX_CGROUP_DEPTH 16
+
+/* The carrier: a pod's sent packets carry their container's class from the host end of the pod's
+ * veth to the NIC in skb->queue_mapping, as NETQOS_CARRIER_FLAG | slot. The field survives
+ * routing, NAT and forwarding up to the NIC's tc egress hook (the TX queue is picked after it);
+ * skb->priority does not (the veth clears it, ip_forward may rewrite it), nor does the mark (the
+ * netns crossing clears it). A received packet's queue_mapping is its RX queue + 1, far below the
+ * flag. Slot 0 means none; slots index NETQOS_MAP_CARRIER.
+ */
+#define NETQOS_CARRIER_FLAG 0x8000u
+#define NETQOS_CARRIER_SLOTS 32768
+/* Learned owners of received packets the NIC's ingress program could not place (protocols
+ * without ports, IPv6 extension-header chains longer than it walks): see netqos_rx.
+ */
+#define NETQOS_MAX_RX_OWNERS 16384
 
 /* Layout history (what map_migration converts from):
  * v1 counters (netqos_cgst_v1, netqos_clst_v1): preallocated per-CPU hashes; 65536 entries x 40
@@ -118,6 +135,23 @@ struct netqos_frag_key {
  */
 struct netqos_sock_tag {
 	__u64 cgroup_id;
+};
+
+/* Value of NETQOS_MAP_VETH, keyed by the ifindex of the host end of a pod's veth (in the
+ * namespace netqosd runs in): the container whose class the pod's packets take when their socket
+ * names no container (packets the pod forwards, the kernel's own replies), and whose ingress cap
+ * holds what the pod receives.
+ */
+struct netqos_veth {
+	__u64 cgroup_id;
+};
+
+/* Key of NETQOS_MAP_RX_OWNER: the remote and the local address of packets to a host-namespace
+ * socket (network byte order, IPv4 as ::ffff:a.b.c.d).
+ */
+struct netqos_flow_key {
+	struct netqos_addr saddr;
+	struct netqos_addr daddr;
 };
 
 /* Value of NETQOS_MAP_EDT: a leaf's pacing on NICs in EDT mode, keyed by the leaf's class handle

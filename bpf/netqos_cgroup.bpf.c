@@ -10,18 +10,31 @@
  * the skb's cgroup is the receiving socket's, whatever device or namespace the packet came
  * through, and after any IFB shaping, so it counts what the container received. It tags the
  * socket too: a socket that only receives (a UDP sink) would otherwise never be tagged, and the
- * tc ingress program could not find its container to shape its later packets.
+ * tc ingress program could not find its container to shape its later packets. A packet that
+ * reaches a shaped container in the host's namespace without the NIC's ingress program having
+ * placed it (ICMP or raw IP: no ports to look a socket up by; an IPv6 extension-header chain too
+ * long to walk) teaches that program its owner (NETQOS_MAP_RX_OWNER, by its two addresses), so
+ * the flow's next packets are shaped.
  *
  * netqos_sockopt (cgroup/setsockopt) refuses PACKET_QDISC_BYPASS to processes of classified
  * containers: frames sent that way skip every qdisc and tc hook, so no cap could hold them.
+ * netqos_sockopt_pods, attached to each of the kubelet's cgroup roots, refuses it, and every
+ * AF_XDP socket option (an AF_XDP socket in copy mode sends past qdiscs and tc as well), to every
+ * process of every pod, classified or not yet.
  *
  * None drops packets: a local TCP drop stalls the socket (probe0 timer).
  */
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_endian.h>
+
 #include "netqos_maps.bpf.h"
 
 /* <linux/if_packet.h> would pull in more than these two numbers. */
 #define NETQOS_SOL_PACKET 263
 #define NETQOS_PACKET_QDISC_BYPASS 20
+#define NETQOS_SOL_XDP 283
 #define NETQOS_PAGE_SIZE 4096
 
 static __always_inline void netqos_tag_socket(struct bpf_sock *sk, __u64 cgroup_id)
@@ -53,6 +66,43 @@ int netqos_egress(struct __sk_buff *skb)
 	return 1;
 }
 
+#define NETQOS_LOOPBACK_IFINDEX 1
+
+/* Records the container as the owner of packets from this one's source to its destination, when
+ * the NIC's ingress program did not place it (its priority is not the class's). Pods classified
+ * at their veth are shaped there, whatever the protocol; loopback traffic never crossed a NIC.
+ */
+static __always_inline void netqos_learn_owner(struct __sk_buff *skb,
+					       const struct netqos_class *cls, __u64 cgroup_id)
+{
+	struct netqos_flow_key key = {};
+
+	if (!(cls->flags & NETQOS_CLASS_F_INGRESS_SHAPED) || (cls->flags & NETQOS_CLASS_F_VETH) ||
+	    skb->priority == cls->priority || skb->ingress_ifindex == NETQOS_LOOPBACK_IFINDEX)
+		return;
+	/* cgroup_skb data starts at the network header. */
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		__be32 a[2]; /* saddr, daddr */
+
+		if (bpf_skb_load_bytes(skb, __builtin_offsetof(struct iphdr, saddr), a, sizeof(a)))
+			return;
+		key.saddr.addr[2] = bpf_htonl(0xffff);
+		key.saddr.addr[3] = a[0];
+		key.daddr.addr[2] = bpf_htonl(0xffff);
+		key.daddr.addr[3] = a[1];
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		if (bpf_skb_load_bytes(skb, __builtin_offsetof(struct ipv6hdr, saddr), &key,
+				       sizeof(key)))
+			return;
+	} else {
+		return;
+	}
+	__u64 *owner = bpf_map_lookup_elem(&NETQOS_MAP_RX_OWNER, &key);
+
+	if (!owner || *owner != cgroup_id)
+		bpf_map_update_elem(&NETQOS_MAP_RX_OWNER, &key, &cgroup_id, BPF_ANY);
+}
+
 SEC("cgroup_skb/ingress")
 int netqos_rx(struct __sk_buff *skb)
 {
@@ -65,6 +115,7 @@ int netqos_rx(struct __sk_buff *skb)
 	if (!cls)
 		return 1;
 	netqos_tag_socket(skb->sk, cgroup_id);
+	netqos_learn_owner(skb, cls, cgroup_id);
 	/* GRO packets: count the segments they were built from. */
 	__u32 segs = skb->gso_segs ? skb->gso_segs : 1;
 
@@ -123,6 +174,17 @@ int netqos_sockopt_flat(struct bpf_sockopt *ctx)
 	__u64 id = bpf_get_current_cgroup_id();
 
 	return netqos_sockopt_verdict(ctx, bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &id) != 0);
+}
+
+/* Attached to a kubelet cgroup root: whoever calls runs in a pod. No AF_XDP socket can be set up
+ * without its SOL_XDP options (the UMEM, the rings).
+ */
+SEC("cgroup/setsockopt")
+int netqos_sockopt_pods(struct bpf_sockopt *ctx)
+{
+	if (ctx->level == NETQOS_SOL_XDP)
+		return 0; /* EPERM */
+	return netqos_sockopt_verdict(ctx, 1);
 }
 
 char LICENSE[] SEC("license") = "GPL";

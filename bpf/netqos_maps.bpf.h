@@ -92,6 +92,38 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } NETQOS_MAP_AGG SEC(".maps");
 
+/* The host ends of pods' veths netqos classifies at (see netqos_pod.bpf.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, NETQOS_MAX_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct netqos_veth);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} NETQOS_MAP_VETH SEC(".maps");
+
+/* Carrier slot -> the cgroup id whose class entry the carried packet takes (NETQOS_CARRIER_FLAG).
+ * An array: the lookup on the NIC's send path is an index, not a hash.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NETQOS_CARRIER_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} NETQOS_MAP_CARRIER SEC(".maps");
+
+/* Written by netqos_rx (the cgroup ingress program), read by the NIC's ingress program; LRU, so
+ * owners of flows that ended age out by themselves.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, NETQOS_MAX_RX_OWNERS);
+	__type(key, struct netqos_flow_key);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} NETQOS_MAP_RX_OWNER SEC(".maps");
+
 /* The class entry of the container an skb's socket belongs to, or NULL. *cgroup_id is the id the
  * entry is keyed by (the socket's own cgroup when nothing matched). The socket's cgroup is looked
  * up first: that is a container's own cgroup for nearly every packet. On a miss its ancestors are

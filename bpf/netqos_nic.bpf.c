@@ -4,19 +4,23 @@
  * netqos_nic_tx (egress) gives every packet the NIC sends its class, whatever the sender put in
  * skb->priority (in EDT mode it also paces capped containers, see cfg_edt): the class of the
  * sending socket's container (any socket family, AF_PACKET included, and processes in cgroups below
- * a container's), else of the pod whose address is the packet's source (a pod behind a CNI:
- * crossing its veth cleared the priority and the socket), else 0, the HTB default class. It counts
- * the packets the cgroup programs never see (sockets that are neither AF_INET nor AF_INET6), and
+ * a container's), else the class a pod's veth wrote into the packet's carrier (NETQOS_CARRIER_FLAG:
+ * a pod behind a CNI, masqueraded or not), else of the pod whose address is the packet's source,
+ * else of the pod whose address is the inner source of a tunnel packet (VXLAN, Geneve, IPIP,
+ * IPv6-in-IPv4: an overlay carried by this NIC), else 0, the HTB default class. It counts the
+ * packets the cgroup programs never see (sockets that are neither AF_INET nor AF_INET6), and
  * marks the DSCP of classes that ask for it (NETQOS_CLASS_F_SET_DSCP, see netqos_set_dscp).
  *
  * netqos_ingress finds whose a received packet is: the pod whose address is its destination, or
- * the local socket it is for (tagged with its container by the cgroup programs); sets
- * skb->priority to that container's class and, when the class is shaped on the NIC's IFB (if
- * configured), leaves the packet to the next filter, which redirects it there with act_mirred
- * (userspace/bpf/nic_attach.h). Fragments: a pod address is in every fragment; for local
- * sockets the first fragment's lookup is remembered for the later ones of the same datagram.
- * Counting is netqos_rx's, at the socket. skb->sk/bpf_skb_cgroup_id are never used at ingress:
- * on veth they still point to the sending socket of the other namespace.
+ * the local socket it is for (tagged with its container by the cgroup programs), or the owner
+ * netqos_rx learned for its addresses (packets without ports); sets skb->priority to that
+ * container's class and, when the class is shaped on the NIC's IFB (if configured), leaves the
+ * packet to the next filter, which redirects it there with act_mirred
+ * (userspace/bpf/nic_attach.h). A pod netqos classifies at its veth (NETQOS_CLASS_F_VETH) is
+ * shaped there instead, after the node's DNAT and decapsulation. Fragments: a pod address is in
+ * every fragment; for local sockets the first fragment's lookup is remembered for the later ones
+ * of the same datagram. Counting is netqos_rx's, at the socket. skb->sk/bpf_skb_cgroup_id are
+ * never used at ingress: on veth they still point to the sending socket of the other namespace.
  */
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -24,6 +28,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/pkt_cls.h>
+#include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 
 #include "netqos_maps.bpf.h"
@@ -57,8 +62,20 @@ const volatile __u32 cfg_redirect_unclassified = 0;
 #define NETQOS_IP_OFFSET 0x1fff
 #define NETQOS_IP6_OFFSET 0xfff8
 #define NETQOS_IP6_MF 0x0001
-/* Extension headers walked before giving up on an IPv6 packet's transport header. */
-#define NETQOS_MAX_EXT_HDRS 6
+/* Extension headers walked before giving up on an IPv6 packet's transport header. Longer chains
+ * to a host-namespace socket are placed by the owner netqos_rx learned (NETQOS_MAP_RX_OWNER).
+ */
+#define NETQOS_MAX_EXT_HDRS 16
+
+/* Set by the loader: the UDP destination ports of the VXLAN and Geneve overlays whose inner
+ * packets netqos_nic_tx classifies by their source pod (0 = none). VXLAN's IANA port and Linux's
+ * own default (Flannel, Cilium), Geneve's IANA port.
+ */
+const volatile __u16 cfg_vxlan_port = 4789;
+const volatile __u16 cfg_vxlan_port2 = 8472;
+const volatile __u16 cfg_geneve_port = 6081;
+
+#define NETQOS_ETH_P_TEB 0x6558 /* Transparent Ethernet Bridging: Geneve carrying a frame */
 
 /* The IPv6 fragment header (the kernel's struct frag_hdr is not UAPI). */
 struct netqos_frag_hdr {
@@ -181,8 +198,102 @@ static __always_inline __u64 netqos_pod_of(struct netqos_addr *addr)
 	return id ? *id : 0;
 }
 
-/* The container tag of the local TCP/UDP socket the packet is for, 0 if none. */
-static __always_inline __u64 netqos_socket_of(struct __sk_buff *skb, struct netqos_pkt *pkt)
+/* The class a pod's veth carried in skb->queue_mapping (NETQOS_CARRIER_FLAG | slot), NULL when
+ * none: whatever NAT did to the addresses, the packet is that container's. The field goes back
+ * to 0, so the NIC picks its TX queue as for any packet (it is not an RX queue).
+ */
+static __always_inline struct netqos_class *netqos_carried_class(struct __sk_buff *skb,
+								 __u64 *cgroup_id)
+{
+	if (!(skb->queue_mapping & NETQOS_CARRIER_FLAG))
+		return 0;
+	__u32 slot = skb->queue_mapping & ~NETQOS_CARRIER_FLAG;
+	__u64 *id = bpf_map_lookup_elem(&NETQOS_MAP_CARRIER, &slot);
+
+	skb->queue_mapping = 0;
+	if (!id || !*id)
+		return 0;
+	*cgroup_id = *id;
+	return bpf_map_lookup_elem(&NETQOS_MAP_CLASS, cgroup_id);
+}
+
+/* The owner netqos_rx learned for packets from pkt's source to its destination, 0 if none. */
+static __always_inline __u64 netqos_learned_owner(struct netqos_pkt *pkt)
+{
+	struct netqos_flow_key key = {.saddr = pkt->saddr, .daddr = pkt->daddr};
+	__u64 *id = bpf_map_lookup_elem(&NETQOS_MAP_RX_OWNER, &key);
+
+	return id ? *id : 0;
+}
+
+/* The pod whose address is the inner source of a tunnel packet the NIC sends (an overlay device
+ * encapsulated it on the node, so the outer source is the node's), 0 if it is none or no pod's.
+ * VXLAN and Geneve over UDP (cfg_*_port), IPIP and IPv6-in-IPv4/IPv6.
+ */
+static __always_inline __u64 netqos_tunnel_pod_of(struct __sk_buff *skb, struct netqos_pkt *pkt)
+{
+	struct netqos_addr inner = {};
+	__u32 off = pkt->l4_off;
+	__u16 proto = 0; /* the inner packet's ethertype */
+
+	if (!pkt->ports)
+		return 0;
+	if (pkt->proto == IPPROTO_UDP) {
+		struct udphdr udp;
+
+		if (bpf_skb_load_bytes(skb, off, &udp, sizeof(udp)))
+			return 0;
+		__u16 dport = bpf_ntohs(udp.dest);
+
+		off += sizeof(udp);
+		if (dport && (dport == cfg_vxlan_port || dport == cfg_vxlan_port2)) {
+			off += 8; /* the VXLAN header, then an Ethernet frame */
+			proto = NETQOS_ETH_P_TEB;
+		} else if (dport && dport == cfg_geneve_port) {
+			__u8 gnv[4]; /* version + option length (4-byte words), flags, protocol */
+
+			if (bpf_skb_load_bytes(skb, off, gnv, sizeof(gnv)))
+				return 0;
+			proto = (__u16)((gnv[2] << 8) | gnv[3]);
+			off += 8 + (gnv[0] & 0x3f) * 4;
+		} else {
+			return 0;
+		}
+		if (proto == NETQOS_ETH_P_TEB) {
+			__be16 type;
+
+			if (bpf_skb_load_bytes(skb, off + 12, &type, sizeof(type)))
+				return 0;
+			proto = bpf_ntohs(type);
+			off += ETH_HLEN;
+		}
+	} else if (pkt->proto == IPPROTO_IPIP) {
+		proto = ETH_P_IP;
+	} else if (pkt->proto == IPPROTO_IPV6) {
+		proto = ETH_P_IPV6;
+	}
+	if (proto == ETH_P_IP) {
+		__be32 v4;
+
+		if (bpf_skb_load_bytes(skb, off + __builtin_offsetof(struct iphdr, saddr), &v4,
+				       sizeof(v4)))
+			return 0;
+		netqos_v4_addr(&inner, v4);
+	} else if (proto == ETH_P_IPV6) {
+		if (bpf_skb_load_bytes(skb, off + __builtin_offsetof(struct ipv6hdr, saddr),
+				       inner.addr, sizeof(inner.addr)))
+			return 0;
+	} else {
+		return 0;
+	}
+	return netqos_pod_of(&inner);
+}
+
+/* The container tag of the local TCP/UDP socket the packet is for, 0 if none. *found says whether
+ * there is such a socket at all (a host service's has no tag).
+ */
+static __always_inline __u64 netqos_socket_of(struct __sk_buff *skb, struct netqos_pkt *pkt,
+					      int *found)
 {
 	struct bpf_sock_tuple tuple = {};
 	__u32 tuple_size;
@@ -210,6 +321,7 @@ static __always_inline __u64 netqos_socket_of(struct __sk_buff *skb, struct netq
 		sk = bpf_sk_lookup_udp(skb, &tuple, tuple_size, BPF_F_CURRENT_NETNS, 0);
 	if (!sk)
 		return 0;
+	*found = 1;
 	struct netqos_sock_tag *tag = bpf_sk_storage_get(&NETQOS_MAP_SOCK_TAG, sk, 0, 0);
 
 	if (tag)
@@ -252,8 +364,10 @@ int netqos_ingress(struct __sk_buff *skb)
 		return netqos_done(cfg_redirect_unclassified);
 	/* A pod behind a CNI: its address names it in every packet, fragments included. */
 	cgroup_id = netqos_pod_of(&pkt.daddr);
+	int socket = 0;
+
 	if (!cgroup_id && pkt.ports) {
-		cgroup_id = netqos_socket_of(skb, &pkt);
+		cgroup_id = netqos_socket_of(skb, &pkt, &socket);
 		if (cgroup_id && pkt.fragment) {
 			netqos_frag_key_of(&key, &pkt);
 			bpf_map_update_elem(&NETQOS_MAP_FRAG, &key, &cgroup_id, BPF_ANY);
@@ -265,6 +379,11 @@ int netqos_ingress(struct __sk_buff *skb)
 		if (first)
 			cgroup_id = *first;
 	}
+	/* No socket to look up (ICMP, raw IP, a chain of extension headers too long to walk), or
+	 * none found: the owner the socket side learned. A host service's socket ends it.
+	 */
+	if (!cgroup_id && !socket && !pkt.fragment)
+		cgroup_id = netqos_learned_owner(&pkt);
 	if (!cgroup_id)
 		return netqos_done(cfg_redirect_unclassified);
 
@@ -272,6 +391,9 @@ int netqos_ingress(struct __sk_buff *skb)
 
 	if (!cls)
 		return netqos_done(cfg_redirect_unclassified);
+	/* Shaped at the pod's veth, after the node's DNAT and decapsulation: not twice. */
+	if (cls->flags & NETQOS_CLASS_F_VETH)
+		return TC_ACT_OK;
 	if (cls->priority)
 		skb->priority = cls->priority;
 	/* Not counted here: netqos_rx counts the packet when it reaches the socket. */
@@ -457,13 +579,19 @@ int netqos_nic_tx(struct __sk_buff *skb)
 
 			netqos_count(cgroup_id, cls->net_class_id, skb->len, segs, 0);
 		}
-	} else if (netqos_parse(skb, &pkt)) {
-		/* No container's socket: routed, most likely from a pod's veth (forwarding leaves
-		 * no socket on the packet). Unclassified host sockets pay this lookup too.
+	} else {
+		cls = netqos_carried_class(skb, &cgroup_id);
+		/* No container's socket and no carrier (or a slot already freed): routed from a
+		 * pod netqos classifies by address only, or tunnelled by an overlay device of the
+		 * node (which drops the carrier). Unclassified host sockets pay these lookups too.
 		 */
-		cgroup_id = netqos_pod_of(&pkt.saddr);
-		if (cgroup_id)
-			cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
+		if (!cls && netqos_parse(skb, &pkt)) {
+			cgroup_id = netqos_pod_of(&pkt.saddr);
+			if (!cgroup_id)
+				cgroup_id = netqos_tunnel_pod_of(skb, &pkt);
+			if (cgroup_id)
+				cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
+		}
 	}
 	netqos_mark(skb, cls);
 	/* Never the sender's own value: SO_PRIORITY could otherwise pick any leaf, or HTB's direct

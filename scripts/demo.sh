@@ -5,8 +5,9 @@
 # levels allocated through the plugin's gRPC socket (one oversized request refused) and a fifth
 # capped by the kubernetes.io bandwidth annotations alone, real traffic from each container's
 # cgroup held to its cap on the wire (one borrowing beyond its allocation), DSCP marks,
-# netqosctl top, kill -9 and a restart under traffic, RemovePod, --uninstall. Everything it
-# creates is removed on exit, also on Ctrl-C. Usage: [BUILD_DIR=build] scripts/demo.sh
+# netqosctl top, kill -9 and a restart under traffic, RemovePod, --uninstall; and a plot of each
+# container's rate over that time against its cap (BUILD_DIR/demo-rates.svg, or DEMO_PLOT).
+# Everything it creates is removed on exit, also on Ctrl-C. Usage: [BUILD_DIR=build] scripts/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}

@@ -29,6 +29,9 @@ PACKAGES=(
   containerd runc containernetworking-plugins
   # deploy manifest checks (tests/deploy/test_manifests.py)
   python3 python3-yaml
+  # the alert rules and dashboard (tests/monitoring): promtool, and a real Prometheus for the
+  # privileged test; rsvg-convert renders the demo's rate plot to check it (scripts/lib/plot_rates.py)
+  prometheus librsvg2-bin
   # libFuzzer for clang 14 (fuzz/, scripts/fuzz.sh); clang only recommends it
   libclang-rt-14-dev
   # the kernel lab (scripts/kernel-lab.sh): qemu, the guest's static busybox, depmod for the
@@ -52,6 +55,12 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # The prometheus package starts a system Prometheus on :9090 where init allows it; the tests
+  # start their own (tests/monitoring), so one installed here is stopped and left disabled.
+  if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null &&
+    systemctl is-enabled prometheus >/dev/null 2>&1; then
+    systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
 else
   echo "install-deps: all ${#PACKAGES[@]} packages present"
 fi

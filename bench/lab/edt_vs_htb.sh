@@ -26,13 +26,14 @@ cd "$(dirname "$0")/../.." || exit 1
 . scripts/lib/mq-nic.sh
 # shellcheck source=scripts/lib/lab-work.sh
 . scripts/lib/lab-work.sh
+# shellcheck source=scripts/lib/lab-netqosd.sh
+. scripts/lib/lab-netqosd.sh
 QUICK=0
 [[ ${1:-} == --quick ]] && { QUICK=1; shift; }
 BUILD_DIR=${1:?usage: edt_vs_htb.sh [--quick] BUILD_DIR}
 [[ $BUILD_DIR == /* ]] || BUILD_DIR=$PWD/$BUILD_DIR
 NETQOSD=$BUILD_DIR/bin/netqosd
 NETQOSCTL=$BUILD_DIR/bin/netqosctl
-fail() { echo "FAIL: $*" >&2; exit 1; }
 ((EUID == 0)) || fail "needs root"
 for t in "$NETQOSD" "$NETQOSCTL"; do [[ -x $t ]] || fail "missing $t"; done
 for t in iperf3 ping python3 bpftool; do command -v "$t" >/dev/null || fail "missing $t"; done
@@ -56,7 +57,6 @@ export MQ_NIC_LEAF=fq_codel
 
 md() { printf 'LABMD: %s\n' "$*"; }
 target() { printf 'LABTARGET: %s\n' "$*"; }
-ctl() { "$NETQOSCTL" --socket "$SOCK" "$@"; }
 
 # SIGINT: iperf3 tells its server the test is over, so the server takes the next one at once
 # (after SIGKILL it may still refuse one as busy).
@@ -117,22 +117,9 @@ remove_cgroups() {
 }
 
 start_daemon() {  # $1: shaping mode
-  local mode=$1 extra=() deny='' l
-  [[ $mode == htb ]] && extra=(--replace-root-qdisc)
-  for l in /sys/class/net/*; do [[ ${l##*/} == "$NIC" ]] || deny+=${deny:+,}${l##*/}; done
-  "$NETQOSD" --enforcement=bpf --shaping-mode="$mode" "${extra[@]}" --nic-allow="$NIC" --pod-source=kubelet \
-    --nic-deny="$deny" --nic-speed-override="$NIC=100000" --enforce-nics="$NIC" \
-    --kubelet-pods-url="file://$WORK/pods.json" --addition-cgroup-paths="/$ROOT_NAME" \
-    --bpf-pin-dir="$PIN_DIR" --qrm-socket-dirs="$SOCK_DIR" --qrm-state-dir="$STATE" \
-    --enforcement-resync-period=2 >>"$LOG" 2>&1 &
-  DAEMON=$!
-  for _ in $(seq 300); do
-    ctl plugin-info >/dev/null 2>&1 && return 0
-    kill -0 "$DAEMON" 2>/dev/null || break
-    sleep 0.1
-  done
-  tail -n 20 "$LOG" >&2
-  fail "netqosd did not start in $mode mode"
+  local extra=()
+  [[ $1 == htb ]] && extra=(--replace-root-qdisc)
+  NIC_SPEED=100000 lab_netqosd_start --shaping-mode="$1" "${extra[@]}"
 }
 
 # iperf3 servers in the peer namespace on ports BASE_PORT .. BASE_PORT+$1-1, and a u32 filter

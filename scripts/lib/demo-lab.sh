@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# The demo's lab, sourced by scripts/demo-run.sh: two "NICs" built from veth pairs, the container
-# cgroups, a private bpffs, and the teardown that removes all of it (and proves it did).
+# The demo's lab, sourced by scripts/demo-run.sh and tests/monitoring/prometheus_live_test.sh:
+# two "NICs" built from veth pairs, the container cgroups, a private bpffs, and the teardown that
+# removes all of it (and proves it did).
 #
 #   host netns:  NIC A  $NIC_A 10.252.1.1  <->  $NS_RA/$NIC_A_PEER 10.252.1.2   (the remote of A)
 #   $NS_B:       NIC B  $NIC_B 10.252.2.1  <->  $NS_RB/$NIC_B_PEER 10.252.2.2   (the remote of B)
@@ -8,8 +9,13 @@
 # NIC B lives in a namespace of its own, as in Katalyst's multi-namespace mode: netqosd finds it
 # through --machine-net-ns-dir=$NS_DIR, a private directory holding a bind mount of $NS_B only
 # (the remotes, and whatever else is under /var/run/netns, stay invisible to the daemon).
-# Expects: TAG, WORK, NETQOSCTL (built) and fail() from the caller.
+# Expects: TAG, WORK, NETQOSCTL (built) and fail() from the caller. netqosd's socket, state and
+# log go under WORK too.
 
+SOCK_DIR=$WORK/plugins_registry
+STATE_DIR=$WORK/qrm_advisor
+SOCK=$SOCK_DIR/qrm_network_plugin_static.sock
+LOG=$WORK/netqosd.log
 NS_RA=${TAG}-ra NS_B=${TAG}-b NS_RB=${TAG}-rb
 NIC_A=${TAG}a NIC_A_PEER=${TAG}ar NIC_B=${TAG}b NIC_B_PEER=${TAG}br
 IP_A=10.252.1.1 REMOTE_A=10.252.1.2 IP_B=10.252.2.1 REMOTE_B=10.252.2.2
@@ -94,4 +100,15 @@ lab_leftovers() {
   for p in ${DAEMON_PID:-} "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null && procs+=" $p"; done
   [[ -n $procs ]] && echo "processes left:$procs"
   return 0
+}
+
+# lab_down, then the proof: says what was left behind and fails if anything was.
+lab_down_checked() {
+  local left
+  lab_down
+  left=$(lab_leftovers)
+  [[ -z $left ]] && return 0
+  echo "FAIL: cleanup left objects behind:" >&2
+  echo "$left" >&2
+  return 1
 }

@@ -158,3 +158,32 @@ print_table() {
       "${C_LEAF[$i]}" "${C_CAP[$i]}" "${C_RATE[$i]}" "${C_DSCP[$i]}" "${C_DROPS[$i]}"
   done
 }
+
+# Each container's rate over time, for the demo's plot (scripts/lib/plot_rates.py): netqosctl
+# top's frames every 0.5 s, read from the pinned counters, so they go on while netqosd is down;
+# and the moments to mark on it. Expects: NETQOSCTL, SOCK, WORK from the caller.
+RATES_PID=
+rates_record_start() {
+  : >"$WORK/events.tsv"
+  "$NETQOSCTL" --socket "$SOCK" --json top --interval 0.5 --no-clear --bpf-pin-dir "$PIN_DIR" \
+    >"$WORK/top.jsonl" 2>"$WORK/top.err" &
+  RATES_PID=$!
+  PIDS+=($!)
+}
+rates_mark() { printf '%s\t%s\n' "$(date +%s.%N)" "$1" >>"$WORK/events.tsv"; }
+# Stops the recording and draws every container's send rate against its cap into $1 (SVG).
+rates_plot() {
+  local i cap
+  kill -TERM "$RATES_PID" 2>/dev/null || true
+  wait "$RATES_PID" 2>/dev/null || true
+  RATES_PID=
+  for i in "${!C_LABEL[@]}"; do
+    cap="${C_EXPECT[$i]} Mbit/s"
+    ((C_MBPS[i] == 0)) && cap+=" (annotation)"
+    printf '%s\t%s\t%s\t%s\t%s\n' "${C_LABEL[$i]}" "$(stat -c %i "${C_CG[$i]}")" \
+      "${C_EXPECT[$i]}" "${C_BORROWS[$i]}" "$cap"
+  done >"$WORK/containers.tsv"
+  python3 scripts/lib/plot_rates.py --frames "$WORK/top.jsonl" --containers "$WORK/containers.tsv" \
+    --events "$WORK/events.tsv" --out "$1" ||
+    fail "no plot of the rates (netqosctl top: $(head -c 300 "$WORK/top.err"))"
+}

@@ -14,7 +14,10 @@ every host path netqosd does not write mounted readOnly; no nodes/proxy (nor any
 permission) and no service account token in the default manifests, which read pods from the
 container runtime's CRI socket. The opt-in overlay deploy/overlays/kubelet-pods (kubelet pod
 source) is checked as applied: nodes/proxy granted to netqosd's ServiceAccount, the token
-mounted, the kubelet's certificate verified against a CA file.
+mounted, the kubelet's certificate verified against a CA file. The opt-in overlay
+deploy/overlays/metrics-proxy (an authenticating proxy for scrapes from elsewhere) is checked as
+applied: netqosd still binds loopback, the proxy forwards /metrics alone to that address, serves
+TLS with a certificate of its own, runs unprivileged, and is the only container with a token.
 The tenant policy: --tenant-policy-file on a read-only ConfigMap directory mount (no subPath),
 and the ConfigMap's policy accepted by `netqosd --check-tenant-policy`.
 
@@ -339,7 +342,12 @@ class Checker:
 
     def granted_nodes(self, sa, ns):
         """The nodes/* resources a ClusterRoleBinding grants `get` on to ServiceAccount ns/sa."""
-        granted = set()
+        return {r for g, r, v in self.granted(sa, ns)
+                if g == "" and v in ("get", "*") and r.startswith("nodes")}
+
+    def granted(self, sa, ns):
+        """(apiGroup, resource, verb) that ClusterRoleBindings grant ServiceAccount ns/sa."""
+        out = set()
         for _, b in self.of_kind("ClusterRoleBinding"):
             if not any(s.get("kind") == "ServiceAccount" and s.get("name") == sa and
                        s.get("namespace") == ns for s in b.get("subjects") or []):
@@ -350,10 +358,9 @@ class Checker:
             self.expect(role is not None, f"ClusterRoleBinding/{b['metadata']['name']}",
                         f"roleRef {ref.get('kind')}/{ref.get('name')} is not defined")
             for rule in (role or {}).get("rules") or []:
-                if "" in (rule.get("apiGroups") or []) and \
-                        {"get", "*"} & set(rule.get("verbs") or []):
-                    granted |= {r for r in rule.get("resources") or [] if r.startswith("nodes")}
-        return granted
+                out |= {(g, r, v) for g in rule.get("apiGroups") or []
+                        for r in rule.get("resources") or [] for v in rule.get("verbs") or []}
+        return out
 
     @staticmethod
     def pod_source(spec):
@@ -533,9 +540,14 @@ class Checker:
                         not t.get("effect") for t in pod.get("tolerations") or []), where,
                     "needs a toleration {operator: Exists} (run on every node, whatever taints)")
         containers = pod.get("containers") or []
-        if not self.expect(len(containers) == 1, where, "expected one container"):
+        if not self.expect(containers and containers[0].get("name") == "netqosd", where,
+                           "the first container must be netqosd"):
             return None
         c = containers[0]
+        for extra in containers[1:]:
+            self.expect(extra.get("name") == "metrics-proxy", where,
+                        f"unexpected container {extra.get('name')!r} (only netqosd, and the "
+                        "metrics-proxy of deploy/overlays/metrics-proxy)")
         cw = f"{where} container {c.get('name')}"
         res = c.get("resources") or {}
         self.expect({"cpu", "memory"} <= set((res.get("requests") or {})), cw,
@@ -595,7 +607,63 @@ class Checker:
         self.check_tenant_policy(flags, mounts, ns, cw)
         self.check_probes(c, sources, raw.get("--metrics-bind-address"), tmpl, cw)
         self.check_image(c, cw)
+        for proxy in (x for x in containers[1:] if x.get("name") == "metrics-proxy"):
+            self.check_metrics_proxy(pod, c, proxy, raw.get("--metrics-bind-address", ""),
+                                     ds["metadata"].get("namespace"), where)
         return ds, flags
+
+    def check_metrics_proxy(self, pod, netqosd, proxy, bind, ns, where):
+        """The authenticating proxy of deploy/overlays/metrics-proxy: it forwards /metrics alone
+        to netqosd's loopback listener, serves TLS with its own certificate, runs unprivileged,
+        and only it gets a service account token."""
+        pw = f"{where} container metrics-proxy"
+        args = {}
+        for a in proxy.get("args") or []:
+            k, _, v = a.partition("=")
+            args[k] = v
+        self.expect(args.get("--upstream") == f"http://{bind}/", pw,
+                    f"--upstream={args.get('--upstream')!r} is not netqosd's listener "
+                    f"http://{bind}/")
+        self.expect(args.get("--allow-paths") == "/metrics", pw,
+                    "--allow-paths must be /metrics alone (the probes and anything else stay "
+                    "local)")
+        self.expect("--secure-listen-address" in args and "--insecure-listen-address" not in args,
+                    pw, "must listen with TLS only (--secure-listen-address)")
+        volumes = {v.get("name"): v for v in pod.get("volumes") or []}
+        mounts = {vm.get("mountPath"): volumes.get(vm.get("name")) or {}
+                  for vm in proxy.get("volumeMounts") or []}
+        for flag in ("--tls-cert-file", "--tls-private-key-file"):
+            path = args.get(flag, "")
+            on = next((v for mp, v in mounts.items() if path.startswith(mp.rstrip("/") + "/")),
+                      None)
+            self.expect(on is not None and "secret" in on, pw,
+                        f"{flag} must name a file of a mounted Secret (a self-signed certificate "
+                        "cannot be verified, and the scraper would send its token to anyone)")
+        sc = proxy.get("securityContext") or {}
+        self.expect(sc.get("privileged") is not True and sc.get("allowPrivilegeEscalation") is
+                    False and sc.get("readOnlyRootFilesystem") is True and
+                    "ALL" in ((sc.get("capabilities") or {}).get("drop") or []), pw,
+                    "must run unprivileged: allowPrivilegeEscalation false, "
+                    "readOnlyRootFilesystem true, capabilities drop ALL")
+        token = mounts.get(SERVICE_ACCOUNT_DIR)
+        self.expect(token is not None and any("serviceAccountToken" in src for src in
+                                              (token.get("projected") or {}).get("sources") or []),
+                    pw, f"needs a projected service account token at {SERVICE_ACCOUNT_DIR} (for "
+                    "its TokenReviews)")
+        self.expect(pod.get("automountServiceAccountToken") is False, where,
+                    "automountServiceAccountToken must stay false: the token is projected into "
+                    "the proxy alone")
+        self.expect(not any(vm.get("name") in {n for n, v in volumes.items() if "projected" in v}
+                            for vm in netqosd.get("volumeMounts") or []), where,
+                    "netqosd mounts the proxy's token; only the proxy may have one")
+        self.check_versioned_image(proxy, pw)
+        sa = pod.get("serviceAccountName")
+        granted = self.granted(sa, ns)
+        for group, resource in (("authentication.k8s.io", "tokenreviews"),
+                                ("authorization.k8s.io", "subjectaccessreviews")):
+            self.expect((group, resource, "create") in granted, pw,
+                        f"ServiceAccount {ns}/{sa} may not create {resource}.{group} (the "
+                        "proxy's authentication and authorization of scrapers)")
 
     def check_cri_socket(self, flags, mounts, where):
         """The runtime's socket is on a host path mounted into the container (read-only: the
@@ -718,10 +786,14 @@ class Checker:
             self.expect(str(ann["prometheus.io/port"]) == str(port), where,
                         f"prometheus.io/port {ann['prometheus.io/port']} is not {port}")
 
-    def check_image(self, c, where):
+    def check_versioned_image(self, c, where):
         image = c.get("image", "")
         tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else ""
         self.expect(tag and tag != "latest", where, f"image {image!r} needs a version tag")
+        return tag
+
+    def check_image(self, c, where):
+        tag = self.check_versioned_image(c, where)
         if self.version:
             self.expect(tag == self.version, where,
                         f"image tag {tag!r} is not netqosd's version {self.version!r}")
@@ -787,26 +859,34 @@ def load(deploy_dir):
 
 
 OVERLAY = os.path.join("overlays", "kubelet-pods")
+PROXY_OVERLAY = os.path.join("overlays", "metrics-proxy")
 
 
-def load_kubelet_overlay(deploy_dir, docs):
-    """The manifests as the opt-in kubelet-pods overlay leaves them: its RBAC added, its strategic
-    merge patch applied to the DaemonSet (the pod spec's scalars merged, a container's args
-    replaced, as kubectl patch does for a list of scalars)."""
+def load_overlay(deploy_dir, docs, overlay):
+    """The manifests as an opt-in overlay leaves them: its other files' documents added, its
+    strategic merge patch applied to the DaemonSet (the pod spec's scalars merged; containers and
+    volumes merged by name, a new one added; a container's args replaced, as kubectl patch does
+    for a list of scalars)."""
     out = copy.deepcopy(docs)
-    with open(os.path.join(deploy_dir, OVERLAY, "rbac.yaml")) as fh:
-        out += [(os.path.join(deploy_dir, OVERLAY, "rbac.yaml"), d)
-                for d in yaml.safe_load_all(fh) if d is not None]
-    with open(os.path.join(deploy_dir, OVERLAY, "daemonset-patch.yaml")) as fh:
+    for f in sorted(glob.glob(os.path.join(deploy_dir, overlay, "*.yaml"))):
+        if os.path.basename(f) == "daemonset-patch.yaml":
+            continue
+        with open(f) as fh:
+            out += [(f, d) for d in yaml.safe_load_all(fh) if d is not None]
+    with open(os.path.join(deploy_dir, overlay, "daemonset-patch.yaml")) as fh:
         patch = yaml.safe_load(fh)["spec"]["template"]["spec"]
     ds = _ds(out)
     pod = _pod(ds)
     for k, v in patch.items():
-        if k != "containers":
+        if k not in ("containers", "volumes"):
             pod[k] = v
-    for pc in patch.get("containers") or []:
-        target = next(c for c in pod["containers"] if c["name"] == pc["name"])
-        target.update({k: v for k, v in pc.items() if k != "name"})
+    for key in ("containers", "volumes"):
+        for item in patch.get(key) or []:
+            target = next((x for x in pod.setdefault(key, []) if x["name"] == item["name"]), None)
+            if target is None:
+                pod[key].append(copy.deepcopy(item))
+            else:
+                target.update({k: v for k, v in item.items() if k != "name"})
     return out
 
 
@@ -994,6 +1074,48 @@ OVERLAY_MUTATIONS = [
 ]
 
 
+def _proxy(docs):
+    return next(c for c in _pod(_ds(docs))["containers"] if c["name"] == "metrics-proxy")
+
+
+def _set_proxy_arg(docs, flag, value):
+    p = _proxy(docs)
+    p["args"] = [a for a in p["args"] if a.partition("=")[0] != flag]
+    if value is not None:
+        p["args"].append(f"{flag}={value}")
+
+
+# Broken variants of the metrics-proxy overlay (applied on top of the default manifests).
+PROXY_MUTATIONS = [
+    ("proxy upstream elsewhere", lambda docs: _set_proxy_arg(docs, "--upstream",
+                                                             "http://127.0.0.1:9999/"),
+     "is not netqosd's listener"),
+    ("proxy lets the probes through", lambda docs: _set_proxy_arg(docs, "--allow-paths",
+                                                                  "/metrics,/healthz"),
+     "--allow-paths must be /metrics alone"),
+    ("proxy without TLS", lambda docs: (_set_proxy_arg(docs, "--secure-listen-address", None),
+                                        _set_proxy_arg(docs, "--insecure-listen-address",
+                                                       "$(NODE_IP):9443")),
+     "must listen with TLS only"),
+    ("proxy self-signed", lambda docs: _set_proxy_arg(docs, "--tls-cert-file", None),
+     "--tls-cert-file must name a file of a mounted Secret"),
+    ("proxy privileged", lambda docs: _proxy(docs)["securityContext"].update(
+        allowPrivilegeEscalation=True), "must run unprivileged"),
+    ("token in netqosd", lambda docs: _ctr(_ds(docs))["volumeMounts"].append(
+        {"name": "metrics-proxy-token", "mountPath": SERVICE_ACCOUNT_DIR, "readOnly": True}),
+     "netqosd mounts the proxy's token"),
+    ("token for the whole pod", lambda docs: _pod(_ds(docs)).update(
+        automountServiceAccountToken=True), "automountServiceAccountToken must stay false"),
+    ("proxy cannot review tokens", lambda docs: [
+        r.update(verbs=["get"]) for _, d in docs if d.get("kind") == "ClusterRole" and
+        d["metadata"]["name"] == "netqosd-metrics-proxy" for r in d["rules"]],
+     "may not create tokenreviews"),
+    ("netqosd on the node address", lambda docs: _set_arg(_ds(docs), "--metrics-bind-address",
+                                                          "$(NODE_IP):9465"),
+     "bind it to 127.0.0.1"),
+]
+
+
 def self_test(docs, netqosd, help_flags, version, mutations=None):
     """Each mutation must add a failure containing its expected text (failures the unbroken
     manifests already have do not count)."""
@@ -1033,32 +1155,38 @@ def main():
         print(f"FAIL: no manifests under {a.deploy_dir}")
         return 1
     help_flags, version = netqosd_facts(a.netqosd)
-    overlay = load_kubelet_overlay(a.deploy_dir, docs)
+    overlays = {OVERLAY: (load_overlay(a.deploy_dir, docs, OVERLAY), OVERLAY_MUTATIONS),
+                PROXY_OVERLAY: (load_overlay(a.deploy_dir, docs, PROXY_OVERLAY), PROXY_MUTATIONS)}
     if a.self_test:
         problems = self_test(docs, a.netqosd, help_flags, version)
-        problems += [f"overlay {OVERLAY}: {p}" for p in
-                     self_test(overlay, a.netqosd, help_flags, version, OVERLAY_MUTATIONS)]
+        for name, (applied, mutations) in overlays.items():
+            problems += [f"overlay {name}: {p}" for p in
+                         self_test(applied, a.netqosd, help_flags, version, mutations)]
         for p in problems:
             print("FAIL: self-test: " + p)
         if problems:
             return 1
-        print(f"ok: all {len(MUTATIONS)} broken variants of the manifests and "
-              f"{len(OVERLAY_MUTATIONS)} of the {OVERLAY} overlay were reported")
+        print(f"ok: all {len(MUTATIONS)} broken variants of the manifests, "
+              f"{len(OVERLAY_MUTATIONS)} of the {OVERLAY} overlay and {len(PROXY_MUTATIONS)} of "
+              f"the {PROXY_OVERLAY} overlay were reported")
         return 0
     checker = Checker(docs, a.netqosd, help_flags, version)
     failures = checker.run()
-    # The opt-in overlay is checked as applied: its own rules (nodes/proxy granted, the token,
-    # the kubelet's certificate verified), not the default's.
-    overlay_checker = Checker(overlay, a.netqosd, help_flags, version)
-    failures += [f"with {OVERLAY}: {f}" for f in overlay_checker.run()]
+    # The opt-in overlays are checked as applied: their own rules (kubelet-pods: nodes/proxy
+    # granted, the token, the kubelet's certificate verified; metrics-proxy: the proxy's), not the
+    # default's.
+    counts = []
+    for name, (applied, _) in overlays.items():
+        overlay_checker = Checker(applied, a.netqosd, help_flags, version)
+        failures += [f"with {name}: {f}" for f in overlay_checker.run()]
+        counts.append(f"with {name}: {overlay_checker.checks} checks")
     for f in failures:
         print("FAIL: " + f)
     if failures:
-        print(f"{len(failures)} problem(s) in {len(files)} manifest files and the {OVERLAY} "
-              "overlay")
+        print(f"{len(failures)} problem(s) in {len(files)} manifest files and the overlays")
         return 1
-    print(f"ok: {len(docs)} documents in {len(files)} files, {checker.checks} checks; with "
-          f"{OVERLAY}: {overlay_checker.checks} checks")
+    print(f"ok: {len(docs)} documents in {len(files)} files, {checker.checks} checks; "
+          + "; ".join(counts))
     return 0
 
 

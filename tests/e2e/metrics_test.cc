@@ -111,6 +111,10 @@ TEST_CASE("e2e: metrics endpoint counts RPCs exactly and matches netqosctl capac
   const double now_s =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   CHECK(before.Value("netqos_heartbeat_timestamp_seconds") == Approx(now_s).margin(5));
+  CHECK(before.Value("netqos_ready") == 1);  // what /readyz answered
+  CHECK(before.Value("netqos_start_time_seconds") == Approx(now_s).margin(60));
+  CHECK(before.Value("netqos_checkpoint_flush_failed") == 0);
+  CHECK(before.Value("netqos_metrics_scrapes_total", {{"code", "200"}}) >= 0);
 
   // The kubelet's calls: 3 hints, 2 allocations, 1 refused allocation, 1 removal, 1 options.
   auto stub = h.Plugin();
@@ -163,6 +167,17 @@ TEST_CASE("e2e: metrics endpoint counts RPCs exactly and matches netqosctl capac
     CHECK(CountDelta(before, after, untouched) == 0);
   }
   CHECK(after.Value("netqos_rpc_duration_seconds_sum", {{"method", "Allocate"}}) > 0);
+  // Each acknowledged change was flushed (one at a time here: the calls did not overlap), and
+  // the scrape before this one was counted.
+  const double flushed = after.Value("netqos_checkpoint_flush_records_sum") -
+                         before.Value("netqos_checkpoint_flush_records_sum");
+  CHECK(flushed == 3);  // two Allocate, one RemovePod
+  CHECK(after.Value("netqos_checkpoint_flush_duration_seconds_count") -
+            before.Value("netqos_checkpoint_flush_duration_seconds_count") ==
+        3);
+  CHECK(after.Value("netqos_metrics_scrapes_total", {{"code", "200"}}) -
+            before.Value("netqos_metrics_scrapes_total", {{"code", "200"}}) ==
+        1);
 
   // NIC gauges against the operator CLI (which itself makes one resource plugin call).
   auto cap = h.Ctl({"capacity", "--json"});

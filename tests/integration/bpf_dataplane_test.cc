@@ -1192,3 +1192,253 @@ TEST_CASE("PACKET_QDISC_BYPASS is refused to classified containers only", "[bpf]
   if (std::string((*dp)->SockoptProgramName()) == "netqos_sockopt") CHECK(r.nested_err == EPERM);
   CHECK(r.unclassified_err == 0);
 }
+
+TEST_CASE("the pods' setsockopt guard refuses qdisc bypass and AF_XDP under the kubelet's roots",
+          "[bpf]") {
+  BpfFixture fx;
+  Dataplane::Options o = fx.options();
+  // cg_a plays the kubelet's root; cg_b is a cgroup of the node outside it. The root the cgroup
+  // programs hang from is never guarded (that would be the whole host).
+  o.pod_roots = {fx.cg_a(), fx.cg_root(), fx.cg_root() + "/not-there"};
+  auto dp = Dataplane::Open(o);
+  REQUIRE(dp.ok());
+  const std::string pod = fx.cg_a() + "/pod1";  // not classified: no class entry at all
+  REQUIRE(::mkdir(pod.c_str(), 0755) == 0);
+
+  struct Errs {
+    int bypass;
+    int xdp;
+  };
+  // errno of PACKET_QDISC_BYPASS and of an AF_XDP UMEM registration (0 = allowed).
+  std::function<int(Errs*)> try_both = [](Errs* e) {
+    const int s = ::socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+    if (s < 0) return 2;
+    const int one = 1;
+    e->bypass =
+        ::setsockopt(s, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) == 0 ? 0 : errno;
+    ::close(s);
+    const int x = ::socket(44 /* AF_XDP */, SOCK_RAW, 0);
+    if (x < 0) return 3;
+    static char area[16 * 4096] __attribute__((aligned(4096)));
+    struct {
+      uint64_t addr, len;
+      uint32_t chunk_size, headroom, flags;
+    } reg{reinterpret_cast<uint64_t>(area), sizeof(area), 4096, 0, 0};
+    e->xdp = ::setsockopt(x, 283 /* SOL_XDP */, 4 /* XDP_UMEM_REG */, &reg, sizeof(reg)) == 0
+                 ? 0
+                 : errno;
+    ::close(x);
+    return 0;
+  };
+  Errs in_pod{}, outside{};
+  const int a = RunInChild(pod, try_both, &in_pod);
+  const int b = RunInChild(fx.cg_b(), try_both, &outside);
+  ::rmdir(pod.c_str());
+  REQUIRE(a == 0);
+  REQUIRE(b == 0);
+  CHECK(in_pod.bypass == EPERM);
+  CHECK(in_pod.xdp == EPERM);
+  CHECK(outside.bypass == 0);
+  CHECK(outside.xdp == 0);
+  // One pinned link, for cg_a only.
+  const auto id_a = CgroupIdOf(fx.cg_a());
+  REQUIRE(id_a.ok());
+  CHECK(Exists(fx.pin_dir() + "/link_pods_setsockopt_" + std::to_string(*id_a)));
+  // A root no longer listed loses its guard.
+  REQUIRE((*dp)->GuardPodRoots({}).ok());
+  CHECK_FALSE(Exists(fx.pin_dir() + "/link_pods_setsockopt_" + std::to_string(*id_a)));
+}
+
+namespace {
+
+// `inner` (an Ethernet frame) tunnelled from 192.0.2.1 to 192.0.2.2: VXLAN or Geneve over UDP to
+// `dport`, or IPIP / IPv6-in-IPv4 (the inner frame's IP packet after the outer header).
+enum class Tunnel { kVxlan, kGeneve, kIpip };
+std::vector<uint8_t> Tunnelled(Tunnel kind, const std::vector<uint8_t>& inner, uint16_t dport) {
+  std::vector<uint8_t> outer = kind == Tunnel::kIpip
+                                   ? Ipv4Packet(IPPROTO_UDP, 0xc0000201, 0, 0xc0000202, 0)
+                                   : Ipv4Packet(IPPROTO_UDP, 0xc0000201, 33000, 0xc0000202, dport);
+  auto* ip = reinterpret_cast<iphdr*>(outer.data() + sizeof(ethhdr));
+  std::vector<uint8_t> tail;
+  if (kind == Tunnel::kIpip) {
+    outer.resize(sizeof(ethhdr) + sizeof(iphdr));  // no UDP header
+    const auto* inner_eth = reinterpret_cast<const ethhdr*>(inner.data());
+    ip->protocol = ntohs(inner_eth->h_proto) == ETH_P_IPV6 ? 41 : IPPROTO_IPIP;
+    tail.assign(inner.begin() + sizeof(ethhdr), inner.end());
+  } else if (kind == Tunnel::kVxlan) {
+    tail = {0x08, 0, 0, 0, 0, 0, 42, 0};  // flags (VNI valid), VNI 42
+    tail.insert(tail.end(), inner.begin(), inner.end());
+  } else {
+    // Version 0, 2 words (8 bytes) of options, protocol 0x6558 (an Ethernet frame), VNI 42, then
+    // one option.
+    tail = {0x02, 0, 0x65, 0x58, 0, 0, 42, 0, 0x01, 0x02, 0x80, 0x01, 0xaa, 0xbb, 0xcc, 0xdd};
+    tail.insert(tail.end(), inner.begin(), inner.end());
+  }
+  outer.insert(outer.end(), tail.begin(), tail.end());
+  ip = reinterpret_cast<iphdr*>(outer.data() + sizeof(ethhdr));
+  ip->tot_len = htons(static_cast<uint16_t>(outer.size() - sizeof(ethhdr)));
+  return outer;
+}
+
+// An Ethernet + IPv6 + UDP packet from `src` (16 bytes).
+std::vector<uint8_t> Ipv6Packet(const uint8_t* src) {
+  std::vector<uint8_t> pkt(sizeof(ethhdr) + 40 + sizeof(udphdr), 0);
+  auto* eth = reinterpret_cast<ethhdr*>(pkt.data());
+  eth->h_proto = htons(ETH_P_IPV6);
+  uint8_t* ip6 = pkt.data() + sizeof(ethhdr);
+  ip6[0] = 0x60;
+  ip6[5] = sizeof(udphdr);
+  ip6[6] = IPPROTO_UDP;
+  ip6[7] = 64;
+  std::memcpy(ip6 + 8, src, 16);
+  ip6[24] = 0xfd;
+  ip6[39] = 1;
+  return pkt;
+}
+
+}  // namespace
+
+TEST_CASE("the NIC egress program classifies a tunnel packet by its inner source pod", "[bpf]") {
+  BpfFixture fx;
+  auto dp = Dataplane::Open(fx.options());
+  REQUIRE(dp.ok());
+  auto id_b = CgroupIdOf(fx.cg_b());
+  REQUIRE(id_b.ok());
+  REQUIRE((*dp)->SetClass(*id_b, Class(0x10077, 87)).ok());
+  constexpr uint32_t kPodIp = 0x0af40005;  // 10.244.0.5
+  REQUIRE((*dp)->SetPodAddress(V4Key(kPodIp), *id_b).ok());
+  netqos_addr pod6{};
+  const uint8_t v6[16] = {0xfd, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x05};
+  std::memcpy(pod6.addr, v6, 16);
+  REQUIRE((*dp)->SetPodAddress(pod6, *id_b).ok());
+  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
+  REQUIRE(nic.ok());
+  const int tx = (*nic)->EgressFd();
+
+  const auto from_pod = Ipv4Packet(IPPROTO_TCP, kPodIp, 5000, 0x0af40105, 80);
+  const auto from_other = Ipv4Packet(IPPROTO_TCP, kPodIp + 1, 5000, 0x0af40105, 80);
+  const auto from_pod6 = Ipv6Packet(v6);
+  struct Case {
+    const char* what;
+    std::vector<uint8_t> pkt;
+    uint32_t want;
+  };
+  const std::vector<Case> cases = {
+      {"VXLAN (4789)", Tunnelled(Tunnel::kVxlan, from_pod, 4789), 0x10077},
+      {"VXLAN (8472, Linux's default)", Tunnelled(Tunnel::kVxlan, from_pod, 8472), 0x10077},
+      {"VXLAN with an IPv6 pod inside", Tunnelled(Tunnel::kVxlan, from_pod6, 4789), 0x10077},
+      {"Geneve with an option", Tunnelled(Tunnel::kGeneve, from_pod, 6081), 0x10077},
+      {"IPIP", Tunnelled(Tunnel::kIpip, from_pod, 0), 0x10077},
+      {"IPv6 in IPv4", Tunnelled(Tunnel::kIpip, from_pod6, 0), 0x10077},
+      {"VXLAN from another address", Tunnelled(Tunnel::kVxlan, from_other, 4789), 0},
+      {"UDP to another port", Tunnelled(Tunnel::kVxlan, from_pod, 4790), 0},
+  };
+  for (const auto& c : cases) {
+    TestRunResult r{};
+    REQUIRE(TestRun(tx, c.pkt, 7, &r) == 0);
+    INFO(c.what);
+    CHECK(r.retval == static_cast<uint32_t>(TC_ACT_OK));
+    CHECK(r.priority == c.want);
+  }
+}
+
+namespace {
+
+// A class entry shaped on ingress for `id`, and the NIC programs loaded to redirect to an IFB
+// (the ingress program's verdict is what the test runs look at, so any IFB index will do).
+std::unique_ptr<NicPrograms> ShapedOnIngress(BpfFixture& fx, Dataplane& dp, uint64_t id,
+                                             netqos_class* cls) {
+  cls->flags = NETQOS_CLASS_F_INGRESS_SHAPED;
+  REQUIRE(dp.SetClass(id, *cls).ok());
+  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir(), .ifb_ifindex = 1});
+  REQUIRE(nic.ok());
+  return std::move(nic).value();
+}
+
+}  // namespace
+
+TEST_CASE("the NIC ingress program leaves pods classified at their veth to the veth", "[bpf]") {
+  BpfFixture fx;
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  netqos_class shaped = Class(0x10078, 88);
+  const auto nic = ShapedOnIngress(fx, *opened.dp, opened.id_b, &shaped);
+  constexpr uint32_t kPodIp = 0x0af40006;
+  REQUIRE(opened.dp->SetPodAddress(V4Key(kPodIp), opened.id_b).ok());
+  const int ingress = nic->IngressFd();
+  const auto to_pod = Ipv4Packet(IPPROTO_UDP, 0x0a000001, 4000, kPodIp, 53);
+
+  TestRunResult before{};
+  REQUIRE(TestRun(ingress, to_pod, 3, &before) == 0);
+  CHECK(before.retval == static_cast<uint32_t>(TC_ACT_UNSPEC));  // on to the IFB redirect
+  CHECK(before.priority == 0x10078u);
+  shaped.flags |= NETQOS_CLASS_F_VETH;
+  shaped.slot = 9;
+  REQUIRE(opened.dp->SetClass(opened.id_b, shaped).ok());
+  TestRunResult at_veth{};
+  REQUIRE(TestRun(ingress, to_pod, 3, &at_veth) == 0);
+  CHECK(at_veth.retval == static_cast<uint32_t>(TC_ACT_OK));  // not redirected here
+}
+
+TEST_CASE("the NIC ingress program places packets without ports by the owner netqos_rx learned",
+          "[bpf]") {
+  BpfFixture fx;
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  netqos_class shaped = Class(0x10079, 89);
+  const auto nic = ShapedOnIngress(fx, *opened.dp, opened.id_a, &shaped);
+  const int ingress = nic->IngressFd();
+  auto raw = Ipv4Packet(IPPROTO_UDP, 0x0a000001, 0, kLoopback, 0);
+  reinterpret_cast<iphdr*>(raw.data() + sizeof(ethhdr))->protocol = 253;
+
+  TestRunResult unknown{};
+  REQUIRE(TestRun(ingress, raw, 3, &unknown) == 0);
+  CHECK(unknown.priority == 3u);
+  CHECK(unknown.retval == static_cast<uint32_t>(TC_ACT_OK));
+
+  // What netqos_rx writes when such a packet reached the container's socket unplaced.
+  const int owners = bpf_obj_get((fx.pin_dir() + "/" + netqos::bpf::kRxOwnerMapName).c_str());
+  REQUIRE(owners >= 0);
+  netqos_flow_key key{};
+  key.saddr = V4Key(0x0a000001);
+  key.daddr = V4Key(kLoopback);
+  const uint64_t owner = opened.id_a;
+  REQUIRE(bpf_map_update_elem(owners, &key, &owner, BPF_ANY) == 0);
+  ::close(owners);
+  TestRunResult learned{};
+  REQUIRE(TestRun(ingress, raw, 3, &learned) == 0);
+  CHECK(learned.priority == 0x10079u);
+  CHECK(learned.retval == static_cast<uint32_t>(TC_ACT_UNSPEC));
+  // A TCP packet of the same addresses that finds no socket takes it too (no socket names
+  // another owner; a host service's socket would).
+  TestRunResult tcp{};
+  REQUIRE(TestRun(ingress, Ipv4Packet(IPPROTO_TCP, 0x0a000001, 4000, kLoopback, 1), 3, &tcp) == 0);
+  CHECK(tcp.priority == 0x10079u);
+
+  // IPv6/UDP behind 24 destination-options headers: more than the program walks (16), so no
+  // ports; placed by its addresses' learned owner, and not without one.
+  const uint8_t src6[16] = {0xfd, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02};
+  std::vector<uint8_t> chain = Ipv6Packet(src6);
+  uint8_t* ip6 = chain.data() + sizeof(ethhdr);
+  ip6[6] = 60;  // destination options
+  std::vector<uint8_t> opts;
+  for (int i = 0; i < 24; ++i) {
+    const uint8_t next = i + 1 < 24 ? 60 : IPPROTO_UDP;
+    opts.insert(opts.end(), {next, 0, 1, 4, 0, 0, 0, 0});  // PadN, 8 bytes
+  }
+  chain.insert(chain.begin() + sizeof(ethhdr) + 40, opts.begin(), opts.end());
+  ip6 = chain.data() + sizeof(ethhdr);
+  ip6[5] = static_cast<uint8_t>(opts.size() + sizeof(udphdr));
+  ip6[4] = static_cast<uint8_t>((opts.size() + sizeof(udphdr)) >> 8);
+  TestRunResult chain_unknown{};
+  REQUIRE(TestRun(ingress, chain, 3, &chain_unknown) == 0);
+  CHECK(chain_unknown.priority == 3u);
+  netqos_flow_key key6{};
+  std::memcpy(key6.saddr.addr, src6, 16);
+  std::memcpy(key6.daddr.addr, ip6 + 24, 16);
+  const int owners6 = bpf_obj_get((fx.pin_dir() + "/" + netqos::bpf::kRxOwnerMapName).c_str());
+  REQUIRE(owners6 >= 0);
+  REQUIRE(bpf_map_update_elem(owners6, &key6, &owner, BPF_ANY) == 0);
+  ::close(owners6);
+  TestRunResult chain_learned{};
+  REQUIRE(TestRun(ingress, chain, 3, &chain_learned) == 0);
+  CHECK(chain_learned.priority == 0x10079u);
+}

@@ -8,7 +8,8 @@
 //  2. SO_PRIORITY set to another container's HTB leaf handle, from a child cgroup of a capped
 //     container and from a process outside every container;
 //  3. raw Ethernet frames from an AF_PACKET socket (no cgroup_skb hook sees them), and
-//     PACKET_QDISC_BYPASS, which would skip the qdisc altogether;
+//     PACKET_QDISC_BYPASS and AF_XDP, which would skip the qdisc altogether, refused to every
+//     pod's process (classified or not);
 //  4. UDP datagrams larger than the MTU to a capped receiver (IPv4 fragments carry no ports, so
 //     the ingress socket lookup cannot place them);
 //  5. a CNI-style pod: its own namespace behind a veth, routed through the host to the NIC
@@ -41,6 +42,7 @@
 
 #include "bpf/pinned_maps.h"
 #include "shaping/htb_class_stats_reader.h"
+#include "support/attack_tool.h"
 #include "support/daemon_fixture.h"
 #include "support/pod_netns.h"
 
@@ -51,6 +53,7 @@ using netqos::TrafficCounters;
 using netqos::bpf::PinnedMaps;
 using netqos::shaping::HtbClassStats;
 using netqos::shaping::HtbClassStatsReader;
+using netqos::testing::AttackTool;
 using netqos::testing::CaptureOutput;
 using netqos::testing::DaemonFixture;
 using netqos::testing::DaemonFixtureOptions;
@@ -85,59 +88,13 @@ DaemonFixtureOptions Case(const std::string& tag, int subnet) {
   return {.tag = "x" + tag, .subnet = subnet, .pod_namespace = "escape"};
 }
 
-// One run of netqos_attack_sender in a cgroup and/or a namespace (SpawnIn: cgroup first, then
-// namespace). The destructor kills and reaps it.
-class Tool {
- public:
-  Tool(std::vector<std::string> args, const std::string& cgroup, const std::string& netns = "") {
-    args.insert(args.begin(), NETQOS_ATTACK_SENDER_PATH);
-    pid_ = SpawnIn(
-        args, {.cgroup = cgroup, .netns = netns, .stdout_fd = out_.fd(), .stderr_fd = out_.fd()});
-  }
-  ~Tool() { KillAndReap(pid_); }
-  Tool(const Tool&) = delete;
-  Tool& operator=(const Tool&) = delete;
-
-  std::string Output() const { return out_.Read(); }
-
-  // Waits up to `limit` for `text` in its output.
-  bool WaitOutput(const std::string& text, std::chrono::milliseconds limit) const {
-    return WaitFor([&] { return Output().find(text) != std::string::npos; }, limit).has_value();
-  }
-
-  // Waits for the exit (SIGKILL after `limit`); the wait status, or -1 when it had to be killed.
-  int Wait(std::chrono::milliseconds limit) {
-    int status = 0;
-    const bool done =
-        WaitFor([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit).has_value();
-    if (!done) {
-      KillAndReap(pid_);
-      status = -1;
-    }
-    pid_ = -1;
-    return status;
-  }
-
-  // "key=<n>" from its output; nullopt when absent.
-  std::optional<uint64_t> Value(const std::string& key) const {
-    const std::string out = Output();
-    const size_t at = out.find(key + "=");
-    if (at == std::string::npos) return std::nullopt;
-    return std::stoull(out.substr(at + key.size() + 1));
-  }
-
- private:
-  OutputCapture out_;
-  pid_t pid_ = -1;
-};
-
 // A run of the tool to its end: exit status and output.
 struct ToolResult {
   int status = -1;
   std::string output;
 };
 ToolResult RunTool(std::vector<std::string> args, const std::string& cgroup) {
-  Tool t(std::move(args), cgroup);
+  AttackTool t(std::move(args), cgroup);
   ToolResult r;
   r.status = t.Wait(10s);
   r.output = t.Output();
@@ -261,10 +218,10 @@ TEST_CASE("tenant escape: SO_PRIORITY set to another container's leaf takes noth
                     bool attacker_capped) {
     env.Server(0, ++port);
     env.Client(cg_v, 0, port, kRunSeconds);
-    Tool flood({"udp-flood", "--dst", PeerEndpoint(env, 9), "--size", "1400", "--priority",
-                std::to_string(prio_v), "--sndbuf", std::to_string(4 << 20), "--mbps", "400",
-                "--seconds", std::to_string(kRunSeconds)},
-               attacker_cgroup);
+    AttackTool flood({"udp-flood", "--dst", PeerEndpoint(env, 9), "--size", "1400", "--priority",
+                      std::to_string(prio_v), "--sndbuf", std::to_string(4 << 20), "--mbps", "400",
+                      "--seconds", std::to_string(kRunSeconds)},
+                     attacker_cgroup);
     std::this_thread::sleep_for(kWarmUp);
     struct Sample {
       TrafficClock::time_point t;
@@ -339,7 +296,10 @@ TEST_CASE(
   DaemonFixture env(Case("r", 238));
   const FakePod& p = env.AddPod(1);
   const std::string cg = env.MakeCgroup(p);
-  const std::string outsider = MakeChildCgroup(env.CgroupRoot(), "outsider");
+  // A pod's cgroup netqos has no class entry for (not listed yet, or left unclassified), and a
+  // cgroup of the node outside the kubelet's roots.
+  const std::string unlisted = MakeChildCgroup(env.CgroupRoot(), "unlisted");
+  const netqos::testing::TestCgroup outsider("nqoutside" + std::to_string(::getpid()));
   env.StartDaemon();
   env.Allocate(p, 50);
   REQUIRE(env.WaitLeaf(cg, 2000ms).has_value());
@@ -348,25 +308,37 @@ TEST_CASE(
   const std::string host = env.veth().host;
   const std::unique_ptr<PinnedMaps> maps = MustOpenPins(env);
 
-  // PACKET_QDISC_BYPASS (frames straight to the driver, no qdisc) is refused in the container,
-  // and only there: an unclassified process of the node may still use it.
+  // PACKET_QDISC_BYPASS (frames straight to the driver, no qdisc) and AF_XDP (copy mode sends
+  // past qdiscs and tc too) are refused to every process under the kubelet's roots, classified
+  // or not: an unclassified process of the node may still use them.
   const ToolResult in_container = RunTool({"try-qdisc-bypass", "--ifname", host}, cg);
-  const ToolResult outside = RunTool({"try-qdisc-bypass", "--ifname", host}, outsider);
-  std::printf("PACKET_QDISC_BYPASS in the container: %s (%s); outside: %s (%s)\n",
-              in_container.output.c_str(), DescribeExit(in_container.status).c_str(),
-              outside.output.c_str(), DescribeExit(outside.status).c_str());
+  const ToolResult in_unlisted = RunTool({"try-qdisc-bypass", "--ifname", host}, unlisted);
+  const ToolResult outside = RunTool({"try-qdisc-bypass", "--ifname", host}, outsider.Path());
+  const ToolResult xdp_in_container = RunTool({"try-af-xdp"}, cg);
+  const ToolResult xdp_in_unlisted = RunTool({"try-af-xdp"}, unlisted);
+  const ToolResult xdp_outside = RunTool({"try-af-xdp"}, outsider.Path());
+  std::printf(
+      "PACKET_QDISC_BYPASS in the container: %s; in an unclassified pod cgroup: %s; outside: "
+      "%sAF_XDP in the container: %s; in an unclassified pod cgroup: %s; outside: %s",
+      in_container.output.c_str(), in_unlisted.output.c_str(), outside.output.c_str(),
+      xdp_in_container.output.c_str(), xdp_in_unlisted.output.c_str(), xdp_outside.output.c_str());
   CHECK_THAT(in_container.output, Catch::StartsWith("qdisc_bypass=EPERM"));
+  CHECK_THAT(in_unlisted.output, Catch::StartsWith("qdisc_bypass=EPERM"));
   CHECK(outside.output == "qdisc_bypass=ok\n");
+  CHECK_THAT(xdp_in_container.output, Catch::StartsWith("af_xdp=EPERM"));
+  CHECK_THAT(xdp_in_unlisted.output, Catch::StartsWith("af_xdp=EPERM"));
+  CHECK(xdp_outside.output == "af_xdp=ok\n");
 
   // Raw Ethernet/IPv4/UDP frames of 1000 bytes to the peer, as fast as the container can write
   // them, on the enforced NIC. A send buffer of 1 MiB (SO_SNDBUFFORCE doubles the 512 KiB asked):
   // ~450 frames in flight, so a sender woken late on a busy machine still finds the leaf
   // backlogged, and fewer than the leaf's queue holds (1000 on a veth), so none is dropped there.
   const std::string peer_mac = MacOf(env.ns(), env.veth().peer);
-  Tool flood({"raw-flood", "--ifname", host, "--dst-mac", peer_mac, "--src-ip", env.veth().host_ip,
-              "--dst-ip", env.veth().peer_ip, "--dst-port", "9", "--size", "1000", "--sndbuf",
-              std::to_string(512 << 10), "--seconds", std::to_string(kRunSeconds)},
-             cg);
+  AttackTool flood(
+      {"raw-flood", "--ifname", host, "--dst-mac", peer_mac, "--src-ip", env.veth().host_ip,
+       "--dst-ip", env.veth().peer_ip, "--dst-port", "9", "--size", "1000", "--sndbuf",
+       std::to_string(512 << 10), "--seconds", std::to_string(kRunSeconds)},
+      cg);
   std::this_thread::sleep_for(kWarmUp);
   // The leaf (netlink, in-process) and what the veth sent (its host end's tx counters, the same
   // frames the peer receives: /proc/net/dev of this namespace), both read between two reads of
@@ -465,13 +437,13 @@ TEST_CASE(
 
   // The receiver, in the container: a UDP socket that only receives. The sender, in the peer's
   // namespace: 4000-byte datagrams (three fragments each on the 1500-byte MTU) at 200 Mbit/s.
-  Tool sink({"udp-sink", "--bind", env.veth().host_ip + ":" + std::to_string(kPort), "--seconds",
-             std::to_string(kSendSeconds + 1)},
-            cg);
+  AttackTool sink({"udp-sink", "--bind", env.veth().host_ip + ":" + std::to_string(kPort),
+                   "--seconds", std::to_string(kSendSeconds + 1)},
+                  cg);
   REQUIRE(sink.WaitOutput("listening", 3000ms));
-  Tool sender({"udp-flood", "--dst", env.veth().host_ip + ":" + std::to_string(kPort), "--size",
-               "4000", "--mbps", "200", "--seconds", std::to_string(kSendSeconds)},
-              "", env.ns());
+  AttackTool sender({"udp-flood", "--dst", env.veth().host_ip + ":" + std::to_string(kPort),
+                     "--size", "4000", "--mbps", "200", "--seconds", std::to_string(kSendSeconds)},
+                    "", env.ns());
   std::this_thread::sleep_for(kWarmUp);
   WireRate w;
   w.HtbClass("leaf", "", ifb, leaf)

@@ -70,6 +70,14 @@ Sent SendBulk(DaemonFixture& env, const std::string& cgroup, uint16_t port, doub
   return s;
 }
 
+// What a capped sender must show: the peer received at most `cap` (+ the tolerance), and its leaf
+// carried `cap`.
+void CheckHeld(const Sent& s, const std::string& leaf, double cap) {
+  CHECK(s.wire <= cap * (1 + kCapTolerance));
+  REQUIRE(!leaf.empty());
+  CHECK(Within(s.leaf, cap));
+}
+
 // The container's leaf handle ("10:100") once it has one; "" when it gets none within 5 s.
 std::string LeafOf(DaemonFixture& env, const std::string& cgroup) {
   if (!env.WaitLeaf(cgroup, 5000ms)) return "";
@@ -116,9 +124,7 @@ TEST_CASE(
   const Sent s = SendBulk(env, cg, 15901, 50, leaf);
   std::printf("container-ceil: level + egress 10G, allocation 50: wire %.1f Mbit/s, leaf %s %.1f\n",
               s.wire, leaf.c_str(), s.leaf);
-  CHECK(s.wire <= 50 * (1 + kCapTolerance));
-  REQUIRE(!leaf.empty());
-  CHECK(Within(s.leaf, 50));
+  CheckHeld(s, leaf, 50);
   const std::string status = StatusNaming(env, {"netqos.io/container-ceil", "refused"});
   INFO(status);
   CHECK(Contains(status, "netqos.io/container-ceil"));
@@ -141,9 +147,7 @@ TEST_CASE(
   const Sent s = SendBulk(env, cg, 15911, 50, leaf);
   std::printf("implicit 50 Mbit/s request: wire %.1f Mbit/s, leaf %s %.1f\n", s.wire, leaf.c_str(),
               s.leaf);
-  CHECK(s.wire <= 50 * (1 + kCapTolerance));
-  REQUIRE(!leaf.empty());
-  CHECK(Within(s.leaf, 50));
+  CheckHeld(s, leaf, 50);
   CHECK(env.DaemonRunning());
   CHECK(env.Leftovers() == "");
 }
@@ -200,9 +204,7 @@ TEST_CASE(
   const auto entry = env.ClassOf(cg);
   std::printf("qos_level bogus, egress 20M, no allocation: wire %.1f Mbit/s, leaf %s %.1f\n",
               s.wire, leaf.c_str(), s.leaf);
-  CHECK(s.wire <= 20 * (1 + kCapTolerance));
-  REQUIRE(!leaf.empty());
-  CHECK(Within(s.leaf, 20));
+  CheckHeld(s, leaf, 20);
   REQUIRE(entry.has_value());
   CHECK(entry->qos_level == NETQOS_QOS_SHARED);  // --unclassified-qos-level's default
   CHECK(env.DaemonRunning());

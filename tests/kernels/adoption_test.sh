@@ -19,6 +19,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=scripts/lib/lab-work.sh
 . scripts/lib/lab-work.sh
+# shellcheck source=scripts/lib/lab-netqosd.sh
+. scripts/lib/lab-netqosd.sh
 BUILD_DIR=${1:-build}
 NETQOSD=$PWD/$BUILD_DIR/bin/netqosd
 NETQOSCTL=$PWD/$BUILD_DIR/bin/netqosctl
@@ -29,7 +31,6 @@ TOL=0.02
 # flow on 5.10. A shaper holding a container far below its allocation still fails; above the cap
 # the bound stays 2 %.
 FLOOR=0.05
-fail() { echo "FAIL: $*" >&2; exit 1; }
 ((EUID == 0)) || fail "needs root"
 for t in "$NETQOSD" "$NETQOSCTL"; do [[ -x $t ]] || fail "missing $t"; done
 
@@ -56,8 +57,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ctl() { "$NETQOSCTL" --socket "$SOCK" "$@"; }
-log_tail() { echo "--- netqosd log (last 20 lines) ---" >&2; tail -n 20 "$LOG" >&2; }
 
 # skb->priority of the class map's entry for a cgroup (its HTB leaf handle), "" when none.
 priority_of() {
@@ -109,25 +108,6 @@ check_caps() {
   check_cap "$1, received" "$IFB"
 }
 
-start_daemon() {
-  local deny='' l
-  for l in /sys/class/net/*; do [[ ${l##*/} == "$NIC" ]] || deny+=${deny:+,}${l##*/}; done
-  "$NETQOSD" --enforcement=bpf --nic-allow="$NIC" --nic-deny="$deny" \
-    --nic-speed-override="$NIC=1000" --enforce-nics="$NIC" --shaping-mode=htb \
-    --pod-source=kubelet \
-    --kubelet-pods-url="file://$WORK/pods.json" --addition-cgroup-paths="/$ROOT_NAME" \
-    --bpf-pin-dir="$PIN_DIR" --qrm-socket-dirs="$SOCK_DIR" --qrm-state-dir="$STATE" \
-    --enforcement-resync-period=2 >>"$LOG" 2>&1 &
-  DAEMON=$!
-  for _ in $(seq 300); do
-    ctl plugin-info >/dev/null 2>&1 && return 0
-    kill -0 "$DAEMON" 2>/dev/null || break
-    sleep 0.1
-  done
-  log_tail
-  fail "netqosd did not start"
-}
-
 echo "== $(uname -r): a veth into a netns, a container cgroup under /$ROOT_NAME, a private bpffs"
 ip netns add "$NS" || fail "ip netns add"
 ip link add "$NIC" type veth peer name "$PEER" netns "$NS" || fail "veth"
@@ -143,7 +123,7 @@ cat >"$WORK/pods.json" <<EOF
 EOF
 
 echo "== netqosd with enforcement on $NIC; Allocate $CAP Mbit/s; the runtime creates the cgroup"
-start_daemon
+lab_netqosd_start --shaping-mode=htb
 ctl allocate --pod-uid "$UID_" --pod-namespace lab --pod-name web --container app \
   --qos shared_cores --mbps "$CAP" >/dev/null || { log_tail; fail "Allocate"; }
 mkdir -p "$CG" || fail "mkdir $CG"
@@ -194,7 +174,7 @@ check_caps "no daemon"
 
 echo "== restart: netqosd adopts the pinned state"
 : >"$LOG"
-start_daemon
+lab_netqosd_start --shaping-mode=htb
 sleep 1
 [[ $(priority_of "$CG") == "$PRIO" ]] || fail "the restarted daemon moved the container off $LEAF"
 grep -q 'qdisc_created=true' "$LOG" && { log_tail; fail "the restart re-created a root qdisc"; }

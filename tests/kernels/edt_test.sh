@@ -27,6 +27,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . scripts/lib/mq-nic.sh
 # shellcheck source=scripts/lib/lab-work.sh
 . scripts/lib/lab-work.sh
+# shellcheck source=scripts/lib/lab-netqosd.sh
+. scripts/lib/lab-netqosd.sh
 BUILD_DIR=${1:-build}
 NETQOSD=$PWD/$BUILD_DIR/bin/netqosd
 NETQOSCTL=$PWD/$BUILD_DIR/bin/netqosctl
@@ -42,7 +44,6 @@ NO_TRAFFIC=${LAB_NO_TRAFFIC:-}
 # The windows of the attack cases' own loops: none when rates are not measured.
 ATTACK_WINDOWS="1 2 3 4 5"
 [[ -z $NO_TRAFFIC ]] || ATTACK_WINDOWS=""
-fail() { echo "FAIL: $*" >&2; exit 1; }
 ((EUID == 0)) || fail "needs root"
 for t in "$NETQOSD" "$NETQOSCTL" "$ATTACK"; do [[ -x $t ]] || fail "missing $t"; done
 
@@ -103,55 +104,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ctl() { "$NETQOSCTL" --socket "$SOCK" "$@"; }
-log_tail() { echo "--- netqosd log (last 20 lines) ---" >&2; tail -n 20 "$LOG" >&2; }
-
-start_daemon() {
-  local deny='' l
-  for l in /sys/class/net/*; do [[ ${l##*/} == "$NIC" ]] || deny+=${deny:+,}${l##*/}; done
-  "$NETQOSD" --enforcement=bpf --nic-allow="$NIC" --nic-deny="$deny" \
-    --nic-speed-override="$NIC=1000" --enforce-nics="$NIC" \
-    --pod-source=kubelet \
-    --kubelet-pods-url="file://$WORK/pods.json" --addition-cgroup-paths="/$ROOT_NAME" \
-    --tenant-policy-file="$WORK/tenant-policy.json" \
-    --bpf-pin-dir="$PIN_DIR" --qrm-socket-dirs="$SOCK_DIR" --qrm-state-dir="$STATE" \
-    --enforcement-resync-period=2 >>"$LOG" 2>&1 &
-  DAEMON=$!
-  for _ in $(seq 300); do
-    ctl plugin-info >/dev/null 2>&1 && return 0
-    kill -0 "$DAEMON" 2>/dev/null || break
-    sleep 0.1
-  done
-  log_tail
-  fail "netqosd did not start"
-}
-
 # $1: the NIC's whole egress (the classes of its mq root 1:, one per TX queue) sends at the cap within 2 %: a
 # window provably above the cap fails at once; one below it or too uncertain is measured again.
 # With $2 = "at-most", only the upper bound counts (a flood paced by a dropping horizon).
 check_rate() { check_wire "$1" "${2:-exact}" "$NIC" "class 1:1,1:2,1:3,1:4" 3; }
-
-# check_wire WHAT BOUND DEV SPEC WINDOWS: tc_rate.py's rate of DEV's SPEC, as check_rate, at most
-# WINDOWS windows of 5 s. BOUND "htb": an HTB leaf, within -5/+2 % of the cap (HTB_FLOOR).
-check_wire() {
-  local what=$1 bound=$2 dev=$3 spec=$4 windows=$5 out r e verdict attempt floor=$TOL range="+-2 %"
-  if [[ $bound == htb ]]; then floor=$HTB_FLOOR range="-5/+2 %"; fi
-  if [[ -n $NO_TRAFFIC ]]; then echo "  $what: $dev ${spec#class } not measured (LAB_NO_TRAFFIC)"; return 0; fi
-  for ((attempt = 1; attempt <= windows; attempt++)); do
-    out=$(python3 tests/kernels/tc_rate.py "$dev" "$spec" 5) || fail "$what: measuring $dev"
-    read -r r e <<<"$out"
-    verdict=$(awk -v r="$r" -v e="$e" -v c="$CAP" -v t="$TOL" -v f="$floor" -v b="$bound" 'BEGIN {
-      lo = r * (1 - e / 100); hi = r * (1 + e / 100)
-      if (lo > c * (1 + t)) { print "above"; exit }
-      print (hi <= c * (1 + t) && (b == "at-most" || lo >= c * (1 - f))) ? "ok" : "again" }')
-    echo "  $what: $dev ${spec#class } sent $r Mbit/s on the wire (+-$e % timing; cap $CAP $range; window $attempt)"
-    case $verdict in
-      ok) return 0 ;;
-      above) fail "$what: $r Mbit/s is above the cap of $CAP Mbit/s + 2 %" ;;
-    esac
-  done
-  fail "$what: $r Mbit/s (+-$e %) not shown within $CAP Mbit/s $range in $windows windows"
-}
 
 # skb->priority of the class map's entry for cgroup $1 (its HTB leaf on the IFB), "" when none.
 priority_of() {
@@ -224,7 +180,7 @@ echo "{\"version\": 1, \"namespaces\": {\"agg\": {\"aggregate\": {\"egress\": \"
   >"$WORK/tenant-policy.json"
 
 echo "== netqosd (--shaping-mode default: auto) enforcing $NIC; Allocate $CAP Mbit/s"
-start_daemon
+lab_netqosd_start --tenant-policy-file="$WORK/tenant-policy.json"
 ctl allocate --pod-uid "$UID_" --pod-namespace lab --pod-name web --container app \
   --qos shared_cores --mbps "$CAP" >/dev/null || { log_tail; fail "Allocate"; }
 mkdir -p "$CG" || fail "mkdir $CG"
@@ -450,7 +406,7 @@ stop_traffic
 
 echo "== restart: netqosd adopts (no qdisc re-created)"
 : >"$LOG"
-start_daemon
+lab_netqosd_start --tenant-policy-file="$WORK/tenant-policy.json"
 sleep 2
 grep -qE 'edt_root_created=true|edt_queues_replaced=[1-9]|qdisc_created=true|fq under tx queues' "$LOG" &&
   { log_tail; fail "the restart re-created qdiscs on $NIC"; }

@@ -35,12 +35,16 @@ CHECKS=(
   "ctest|integration:the NIC egress program sets every packet's class, never the sender's"
   "ctest|integration:the ingress program classifies by pod address, fragments included"
   "ctest|integration:PACKET_QDISC_BYPASS is refused to classified containers only"
+  "ctest|integration:the pods' setsockopt guard refuses qdisc bypass and AF_XDP under the kubelet's roots"
+  "ctest|integration:the NIC egress program classifies a tunnel packet by its inner source pod"
+  "ctest|integration:the NIC ingress program places packets without ports by the owner netqos_rx learned"
   "ctest|integration:shaping: IFB devices are created idempotently and carry the same plan"
   "ctest|integration:ingress attach: the IFB redirect follows its target, passes frames on, and is ours only"
   "ctest|integration:daemon enforcement: a container cgroup created after its Allocate is classified within 2 s"
   "ctest|integration:netqosctl: status, classes, top and cgroup on a live enforcing netqosd, then without it"
   "netqosd: cgroup id, caps both ways (+2 %, -5 %), kill -9, adoption, --uninstall|tests/kernels/adoption_test.sh $BUILD_DIR"
   "netqosd EDT: auto picks edt on mq, 2 % cap (nested cgroup, AF_PACKET, CNI pod both ways, forged SO_PRIORITY, fragments), --uninstall restores|tests/kernels/edt_test.sh $BUILD_DIR"
+  "netqosd EDT, every path: a CNI pod held both ways routed, masqueraded, DNATed, in VXLAN, IPIP and Geneve, IPv6 masqueraded; raw IP to a host-network pod|tests/kernels/every_path_test.sh $BUILD_DIR"
 )
 
 # Exclusions: check name -> why this kernel cannot pass it (see README, "Supported kernels").

@@ -15,24 +15,40 @@
 //       Only setsockopt(SOL_PACKET, PACKET_QDISC_BYPASS, 1) on a fresh AF_PACKET socket (bound to
 //       DEV when given). Prints "qdisc_bypass=ok" (exit 0) or "qdisc_bypass=<ERRNO> <text>" (exit
 //       1).
-//   udp-sink --bind IP:PORT [--seconds S]
+//   udp-sink --bind IP:PORT|[IP6]:PORT [--seconds S]
 //       Binds, prints "listening", then counts what it receives for S seconds (it never sends).
+//   ip-flood --dst IP --proto N [--size N] [--mbps M] [--seconds S]
+//       Datagrams of IP protocol N (no ports: ICMP, raw IP) with N payload bytes from a raw
+//       socket, IPv4 or IPv6 by the address.
+//   ip-sink --bind IP --proto N [--seconds S]
+//       A raw socket of protocol N bound to IP: prints "listening", then counts what it receives
+//       (payload bytes, the IPv4 header left out) for S seconds.
+//   udp6-ext-flood --src IP6 --dst [IP6]:PORT --ext N [--size N] [--mbps M] [--seconds S]
+//       IPv6/UDP datagrams of N payload bytes with N destination-options headers before the UDP
+//       header, written whole (IPPROTO_RAW): a chain longer than a parser walks hides the ports.
+//   try-af-xdp
+//       Only socket(AF_XDP) and setsockopt(SOL_XDP, XDP_UMEM_REG) of a small UMEM. Prints
+//       "af_xdp=ok" (exit 0) or "af_xdp=<ERRNO> <text>" (exit 1).
 //
 // Floods print "sent_packets=N sent_bytes=N errors=N seconds=F" (bytes: payload for udp-flood,
-// whole frames for raw-flood) and the sink "received_datagrams=N received_bytes=N" (payload),
-// on stdout at the end. Exit codes: 0 done, 1 refused (try-qdisc-bypass), 2 usage, 3 set-up
-// failed (a message on stderr).
+// ip-flood and udp6-ext-flood, whole frames for raw-flood) and the sinks "received_datagrams=N
+// received_bytes=N" (payload), on stdout at the end. Exit codes: 0 done, 1 refused
+// (try-qdisc-bypass), 2 usage, 3 set-up failed (a message on stderr).
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
+#include <linux/if_xdp.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/ip.h>
+#include <netinet/ip6.h>
 #include <netinet/udp.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -51,11 +67,18 @@ using Clock = std::chrono::steady_clock;
 #ifndef PACKET_QDISC_BYPASS
 #define PACKET_QDISC_BYPASS 20
 #endif
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
 
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
                "netqos_attack_sender: %s\n"
-               "usage: netqos_attack_sender udp-flood|raw-flood|try-qdisc-bypass|udp-sink "
+               "usage: netqos_attack_sender udp-flood|raw-flood|try-qdisc-bypass|udp-sink|"
+               "ip-flood|ip-sink|udp6-ext-flood|try-af-xdp "
                "[--key value]...\n",
                why.c_str());
   std::exit(2);
@@ -276,11 +299,56 @@ int TryQdiscBypass(const Args& a) {
   return 1;
 }
 
-int UdpSink(const Args& a) {
-  const sockaddr_in at = ParseEndpoint(a.Str("bind"));
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) Fail("socket(AF_INET, SOCK_DGRAM)");
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&at), sizeof(at)) != 0) Fail("bind");
+// An IPv4 or IPv6 address with a port ("10.1.2.3:80", "[fd00::1]:80") or without one.
+sockaddr_storage ParseAny(const std::string& text, uint16_t port) {
+  sockaddr_storage ss{};
+  std::string host = text;
+  if (!host.empty() && host.front() == '[') host = host.substr(1, host.find(']') - 1);
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+  } else if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+  } else {
+    Usage("bad address " + text);
+  }
+  return ss;
+}
+
+socklen_t LengthOf(const sockaddr_storage& ss) {
+  return ss.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+}
+
+int IpFlood(const Args& a) {
+  const int proto = static_cast<int>(a.Num("proto", 253));
+  const sockaddr_storage dst = ParseAny(a.Str("dst"), 0);
+  const size_t size = a.Num("size", 1400);
+  const int fd = ::socket(dst.ss_family, SOCK_RAW | SOCK_CLOEXEC, proto);
+  if (fd < 0) Fail("socket(SOCK_RAW, " + std::to_string(proto) + ")");
+  // ICMP needs a type a receiver does not answer with an error: an echo request (8, 128 in
+  // ICMPv6); the kernel fills in the ICMPv6 checksum.
+  std::vector<uint8_t> payload(size, 'x');
+  if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) {
+    payload[0] = proto == IPPROTO_ICMP ? 8 : 128;
+    payload[1] = 0;
+    payload[2] = payload[3] = 0;
+    if (proto == IPPROTO_ICMP) {
+      const uint16_t sum = IpChecksum(payload.data(), payload.size());
+      std::memcpy(&payload[2], &sum, 2);
+    }
+  }
+  return Flood(a, size, [&] {
+    return ::sendto(fd, payload.data(), payload.size(), 0, reinterpret_cast<const sockaddr*>(&dst),
+                    LengthOf(dst)) == static_cast<ssize_t>(payload.size());
+  });
+}
+
+// Prints "listening", then counts what `fd` receives for --seconds; with ipv4_header, each
+// datagram starts with an IPv4 header, which is not payload.
+int Sink(const Args& a, int fd, bool ipv4_header) {
   std::printf("listening\n");
   std::fflush(stdout);
   const auto end = Clock::now() + std::chrono::seconds(a.Num("seconds", 5));
@@ -293,13 +361,127 @@ int UdpSink(const Args& a) {
     for (;;) {
       const ssize_t n = ::recv(fd, buf.data(), buf.size(), MSG_DONTWAIT);
       if (n < 0) break;
+      size_t header = 0;
+      if (ipv4_header && n > 0) header = static_cast<size_t>(buf[0] & 0x0f) * 4;
       ++datagrams;
-      bytes += static_cast<uint64_t>(n);
+      bytes += static_cast<uint64_t>(n) - std::min<uint64_t>(header, static_cast<uint64_t>(n));
     }
   }
   std::printf("received_datagrams=%llu received_bytes=%llu\n",
               static_cast<unsigned long long>(datagrams), static_cast<unsigned long long>(bytes));
   return 0;
+}
+
+int UdpSink(const Args& a) {
+  const std::string bind = a.Str("bind");
+  const size_t colon = bind.rfind(':');
+  if (colon == std::string::npos) Usage("want IP:PORT or [IP6]:PORT, got " + bind);
+  const sockaddr_storage at =
+      ParseAny(bind.substr(0, colon), static_cast<uint16_t>(std::stoul(bind.substr(colon + 1))));
+  const int fd = ::socket(at.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) Fail("socket(SOCK_DGRAM)");
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&at), LengthOf(at)) != 0) Fail("bind");
+  const int big = 8 << 20;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+  return Sink(a, fd, false);
+}
+
+int IpSink(const Args& a) {
+  const int proto = static_cast<int>(a.Num("proto", 253));
+  const sockaddr_storage at = ParseAny(a.Str("bind"), 0);
+  const int fd = ::socket(at.ss_family, SOCK_RAW | SOCK_CLOEXEC, proto);
+  if (fd < 0) Fail("socket(SOCK_RAW, " + std::to_string(proto) + ")");
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&at), LengthOf(at)) != 0) Fail("bind");
+  const int big = 8 << 20;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+  return Sink(a, fd, at.ss_family == AF_INET);
+}
+
+// The one's complement sum of `len` bytes, folded, not complemented.
+uint32_t Sum16(const uint8_t* p, size_t len, uint32_t sum) {
+  for (size_t i = 0; i + 1 < len; i += 2) sum += static_cast<uint32_t>(p[i] << 8 | p[i + 1]);
+  if (len % 2) sum += static_cast<uint32_t>(p[len - 1] << 8);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return sum;
+}
+
+int Udp6ExtFlood(const Args& a) {
+  in6_addr src{};
+  if (::inet_pton(AF_INET6, a.Str("src").c_str(), &src) != 1) Usage("bad --src");
+  const std::string dst_text = a.Str("dst");
+  const size_t colon = dst_text.rfind(':');
+  if (dst_text.empty() || dst_text.front() != '[' || colon == std::string::npos) {
+    Usage("want --dst [IP6]:PORT");
+  }
+  const sockaddr_storage dst = ParseAny(dst_text.substr(0, colon), 0);
+  if (dst.ss_family != AF_INET6) Usage("--dst must be IPv6");
+  const auto port = static_cast<uint16_t>(std::stoul(dst_text.substr(colon + 1)));
+  const size_t ext = a.Num("ext", 8);
+  const size_t size = a.Num("size", 1000);
+  constexpr size_t kOpt = 8;  // a destination-options header with 6 bytes of padding
+  const size_t l4 = sizeof(ip6_hdr) + ext * kOpt;
+  if (l4 + sizeof(udphdr) + size > 1500) Usage("--ext and --size exceed 1500 bytes");
+
+  std::vector<uint8_t> pkt(l4 + sizeof(udphdr) + size, 'x');
+  auto* ip6 = reinterpret_cast<ip6_hdr*>(pkt.data());
+  ip6->ip6_flow = htonl(6u << 28);
+  ip6->ip6_plen = htons(static_cast<uint16_t>(pkt.size() - sizeof(ip6_hdr)));
+  constexpr uint8_t kDstOpts = IPPROTO_DSTOPTS, kUdp = IPPROTO_UDP;
+  ip6->ip6_nxt = ext > 0 ? kDstOpts : kUdp;
+  ip6->ip6_hlim = 64;
+  ip6->ip6_src = src;
+  ip6->ip6_dst = reinterpret_cast<const sockaddr_in6*>(&dst)->sin6_addr;
+  for (size_t i = 0; i < ext; ++i) {
+    uint8_t* h = pkt.data() + sizeof(ip6_hdr) + i * kOpt;
+    h[0] = i + 1 < ext ? kDstOpts : kUdp;  // next header
+    h[1] = 0;                              // length: 8 bytes
+    h[2] = 1;                              // PadN option, 4 bytes of padding
+    h[3] = 4;
+    std::memset(h + 4, 0, 4);
+  }
+  auto* udp = reinterpret_cast<udphdr*>(pkt.data() + l4);
+  udp->source = htons(40001);
+  udp->dest = htons(port);
+  udp->len = htons(static_cast<uint16_t>(sizeof(udphdr) + size));
+  udp->check = 0;
+  // The pseudo-header: both addresses, the UDP length, the next header.
+  uint32_t sum = Sum16(reinterpret_cast<const uint8_t*>(&ip6->ip6_src), 32, 0);
+  sum += static_cast<uint32_t>(sizeof(udphdr) + size);
+  sum += kUdp;
+  sum = Sum16(pkt.data() + l4, sizeof(udphdr) + size, sum);
+  const auto check = static_cast<uint16_t>(~sum & 0xffff);
+  udp->check = htons(check == 0 ? 0xffff : check);
+
+  const int fd = ::socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+  if (fd < 0) Fail("socket(AF_INET6, SOCK_RAW, IPPROTO_RAW)");
+  return Flood(a, size, [&] {
+    return ::sendto(fd, pkt.data(), pkt.size(), 0, reinterpret_cast<const sockaddr*>(&dst),
+                    LengthOf(dst)) == static_cast<ssize_t>(pkt.size());
+  });
+}
+
+int TryAfXdp() {
+  const int fd = ::socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+  int e = 0;
+  if (fd < 0) {
+    e = errno;
+  } else {
+    constexpr size_t kSize = 16 * 4096;
+    void* area = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (area == MAP_FAILED) Fail("mmap");
+    xdp_umem_reg reg{};
+    reg.addr = reinterpret_cast<uint64_t>(area);
+    reg.len = kSize;
+    reg.chunk_size = 4096;
+    if (::setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)) == 0) {
+      std::printf("af_xdp=ok\n");
+      return 0;
+    }
+    e = errno;
+  }
+  const char* name = e == EPERM ? "EPERM" : e == EAFNOSUPPORT ? "EAFNOSUPPORT" : "E?";
+  std::printf("af_xdp=%s %d %s\n", name, e, std::strerror(e));
+  return 1;
 }
 
 }  // namespace
@@ -315,6 +497,14 @@ int main(int argc, char** argv) {
     code = TryQdiscBypass(a);
   } else if (a.mode == "udp-sink") {
     code = UdpSink(a);
+  } else if (a.mode == "ip-flood") {
+    code = IpFlood(a);
+  } else if (a.mode == "ip-sink") {
+    code = IpSink(a);
+  } else if (a.mode == "udp6-ext-flood") {
+    code = Udp6ExtFlood(a);
+  } else if (a.mode == "try-af-xdp") {
+    code = TryAfXdp();
   } else {
     Usage("unknown mode " + a.mode);
   }

@@ -64,11 +64,16 @@ struct SkbRunResult {
 };
 
 // Runs the program `repeat` times on pkt (the verdict and priority are those of the last run).
+// `ifindex`: the device the packet is on (skb->ifindex, > 1), `ingress_ifindex` the one it was
+// received on; 0 leaves them as the kernel sets them.
 inline SkbRunResult RunSkbProgram(int prog_fd, std::vector<uint8_t> pkt, uint32_t in_priority,
-                                  uint32_t repeat = 1, uint64_t in_tstamp = 0) {
+                                  uint32_t repeat = 1, uint64_t in_tstamp = 0, uint32_t ifindex = 0,
+                                  uint32_t ingress_ifindex = 0) {
   __sk_buff ctx_in{};
   ctx_in.priority = in_priority;
   ctx_in.tstamp = in_tstamp;
+  ctx_in.ifindex = ifindex;
+  ctx_in.ingress_ifindex = ingress_ifindex;
   __sk_buff ctx_out{};
   bpf_test_run_opts opts{};
   opts.sz = sizeof(opts);

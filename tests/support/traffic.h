@@ -356,16 +356,19 @@ inline bool ListensOn(pid_t pid, uint16_t port) {
   return false;
 }
 
-// `iperf3 -s` on bind_ip:port inside netns ("" = host), in the caller's cgroup. The constructor
+// `iperf3 -s` on bind_ip:port inside netns ("" = host), in a cgroup. The constructor
 // returns once the server listens (throws with its output otherwise). One test at a time per
 // server, as iperf3 serves them; it stays up for the next one until scope exit.
 class Iperf3Server {
  public:
-  Iperf3Server(std::string netns, std::string bind_ip, uint16_t port)
+  // `cgroup`: joined before the namespace is entered ("" = the caller's).
+  Iperf3Server(std::string netns, std::string bind_ip, uint16_t port,
+               const std::string& cgroup = "")
       : netns_(std::move(netns)), port_(port) {
     const std::string bin = FindProgram("iperf3");
-    pid_ = SpawnIn({bin, "-s", "-B", bind_ip, "-p", std::to_string(port)},
-                   {.cgroup = "", .netns = netns_, .stdout_fd = out_.fd(), .stderr_fd = out_.fd()});
+    pid_ = SpawnIn(
+        {bin, "-s", "-B", bind_ip, "-p", std::to_string(port)},
+        {.cgroup = cgroup, .netns = netns_, .stdout_fd = out_.fd(), .stderr_fd = out_.fd()});
     const auto deadline = TrafficClock::now() + std::chrono::seconds(5);
     while (TrafficClock::now() < deadline) {
       int status = 0;

@@ -403,6 +403,15 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
               "netqos: also set net.ipv4.ip_forward_update_priority=0 in the namespaces of "
               "--enforce-nics (off by default: not needed, the NIC's egress program "
               "classifies routed pod traffic by its source address)");
+  AddBoolFlag(app, "--pod-veths", c.pod_veths,
+              "netqos: classify pods behind a CNI at the host end of their veths (found by the "
+              "node's routes and the addresses behind each veth), so that their caps hold when "
+              "the node masquerades, DNATs or tunnels their traffic; --pod-veths=false leaves "
+              "them to the NICs' address-based classification");
+  choices.Add(app, "--node-local-traffic", c.node_local_traffic, kNodeLocalTrafficChoices,
+              "netqos: packets to a pod that never crossed a NIC (from the host or another pod "
+              "of the node): exempt from the caps, or shaped by the receiving pod's ingress cap "
+              "(at its veth)");
 
   try {
     if (argc > 0) app.name(argv[0]);

@@ -31,6 +31,9 @@ enum class Enforcement { kBpf, kNone };
 // --pod-source (cgroup/pod_source.h): the container runtime's CRI socket (no cluster credential)
 // or the kubelet's GET /pods (needs nodes/proxy; opt-in).
 enum class PodSourceKind { kCri, kKubelet };
+// --node-local-traffic: what a pod's veth does with packets that never cross a NIC (from the
+// host's own sockets or from another pod of the node).
+enum class NodeLocalTraffic { kExempt, kShaped };
 
 struct DaemonConfig {
   core::PolicyConfig policy;
@@ -111,6 +114,9 @@ struct DaemonConfig {
   // Set net.ipv4.ip_forward_update_priority=0 in the namespaces of the enforced NICs, so routed
   // pod traffic keeps the skb->priority (HTB class) the egress program gave it.
   bool set_forward_priority_sysctl = false;
+  // Classify pods behind a CNI at the host end of their veths (enforce/veth_sync.h).
+  bool pod_veths = true;
+  NodeLocalTraffic node_local_traffic = NodeLocalTraffic::kExempt;
 
   // The directory the checkpoint lives in, after --qrm-enable-in-memory-state.
   std::string EffectiveStateDir() const {

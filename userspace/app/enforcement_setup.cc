@@ -10,6 +10,7 @@
 #include "app/flag_choices.h"
 #include "app/shaping_flags.h"
 #include "bpf/bpffs.h"
+#include "bpf/veth_attach.h"
 #include "cgroup/cgroup_paths.h"
 #include "cgroup/deferred_pod_source.h"
 #include "cgroup/kubelet_pods_client.h"
@@ -96,6 +97,11 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   // The cgroup v2 root: every container below it, whatever the driver or extra roots, is seen;
   // traffic of cgroups without an entry only costs one hash lookup.
   dp.cgroup_path = *mount;
+  cgroup::CgroupLayout layout;
+  layout.driver = config.cgroup_type;
+  layout.additional_roots = config.addition_cgroup_paths;
+  // Qdisc bypass and AF_XDP are refused to every pod, classified yet or not.
+  dp.pod_roots = cgroup::KubeletRoots(*mount, layout);
   auto dataplane = bpf::Dataplane::Open(dp);
   if (!dataplane.ok()) return dataplane.status().Wrap("load the eBPF dataplane");
   stack->dataplane = std::move(*dataplane);
@@ -130,6 +136,11 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
   stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);
   stack->edt_aggregates = std::make_unique<enforce::BpfEdtAggregateTable>(*stack->dataplane);
+  // Without --pod-veths the table and attacher still take away what an earlier run placed.
+  if (config.pod_veths) stack->veth_source = std::make_unique<enforce::NetlinkVethSource>();
+  stack->veth_table = std::make_unique<enforce::BpfVethTable>(*stack->dataplane);
+  stack->veth_attacher = std::make_unique<enforce::KernelVethAttacher>(bpf::VethProgramOptions{
+      config.bpf_pin_dir, config.node_local_traffic == NodeLocalTraffic::kShaped});
 
   auto pods = MakePodSource(config);
   if (!pods.ok()) return pods.status();
@@ -139,8 +150,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   eo.policy = config.policy;
   eo.pods_source = stack->pods->Describe();
   eo.cgroup_mount = *mount;
-  eo.layout.driver = config.cgroup_type;
-  eo.layout.additional_roots = config.addition_cgroup_paths;
+  eo.layout = layout;
   if (!nics->empty()) {
     eo.is_enforced = [set = *nics](const core::Nic& nic) { return set.Contains(nic.id); };
     eo.enforce_names = nics->nics;
@@ -168,6 +178,11 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   ports.edt_aggregates = stack->edt_aggregates.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
   ports.tenant_policy = std::move(tenant_policy);
+  ports.veth_source = stack->veth_source.get();
+  ports.veth_table = stack->veth_table.get();
+  ports.veth_attacher = stack->veth_attacher.get();
+  bpf::Dataplane* plane = stack->dataplane.get();
+  ports.guard_pod_roots = [plane, roots = dp.pod_roots] { return plane->GuardPodRoots(roots); };
 
   spdlog::info(
       "enforcement starting pin_dir={} cgroup_root={} driver={} pods={} "
@@ -231,6 +246,13 @@ int Uninstall(const DaemonConfig& config) {
       l.name = id.name;
       extra.push_back(std::move(l));
     }
+  }
+  // The pods' veths first: their redirects point at the IFBs removed next.
+  if (auto cleaned = bpf::DetachAllVeths(); !cleaned.ok()) {
+    spdlog::error("uninstall: pod veth programs not fully removed: {}", cleaned.status().message());
+    rc = 1;
+  } else if (*cleaned > 0) {
+    spdlog::info("uninstall: pod veth programs removed veths={}", *cleaned);
   }
   if (Status st = enforce::RemoveInstalledLinks(InstalledLinksRecordPath(config), extra);
       !st.ok()) {

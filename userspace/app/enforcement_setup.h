@@ -16,7 +16,10 @@
 #include "enforce/kernel/bpf_class_table.h"
 #include "enforce/kernel/bpf_edt_rate_table.h"
 #include "enforce/kernel/bpf_pod_address_table.h"
+#include "enforce/kernel/bpf_veth_table.h"
 #include "enforce/kernel/kernel_link_shaper.h"
+#include "enforce/kernel/kernel_veth_attacher.h"
+#include "enforce/kernel/netlink_veth_source.h"
 #include "service/allocation_service.h"
 
 namespace netqos::app {
@@ -32,6 +35,10 @@ struct EnforcementStack {
   std::unique_ptr<enforce::BpfEdtRateTable> edt;
   std::unique_ptr<enforce::BpfEdtAggregateTable> edt_aggregates;
   std::unique_ptr<enforce::KernelLinkShaper> shaper;
+  // --pod-veths: null when off (the other two then take away what an earlier run placed).
+  std::unique_ptr<enforce::NetlinkVethSource> veth_source;
+  std::unique_ptr<enforce::BpfVethTable> veth_table;
+  std::unique_ptr<enforce::KernelVethAttacher> veth_attacher;
   std::unique_ptr<cgroup::PodSource> pods;
   std::unique_ptr<enforce::Enforcer> enforcer;
 };

@@ -32,9 +32,13 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
 
   const enforce::EnforcerStatus st = stack->enforcer->Status();
   r.pods_known = st.pods_known;
+  r.pod_veths = st.pod_veths;
   r.passes = st.passes;
   r.pod_list_failures = st.pod_list_failures;
   r.problem_reports_total = st.problem_reports_total;
+  r.pass_seconds = st.pass_seconds;
+  r.pass_failures = st.pass_failures;
+  r.kernel_failures = st.kernel_failures;
   r.shaped_nics = st.shaped_nics;
   for (const auto& [nic, choice] : st.shaping_modes) {
     r.shaping_modes[nic] = {shaping::ShapingModeName(choice.mode), choice.reason};
@@ -124,6 +128,11 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
       ce.counters.drops += ce.egress_queue.drops + ce.ingress_queue.drops;
     }
     r.classes.push_back(ce);
+  }
+  for (const auto& l : queues.levels) {
+    r.levels.push_back({l.nic, LevelName(static_cast<uint8_t>(l.level.level)),
+                        l.egress ? "egress" : "ingress", l.level.rate_bps, l.level.ceil_bps,
+                        l.counters});
   }
   return r;
 }

@@ -83,6 +83,11 @@ inline constexpr Choices<PodSourceKind, 2> kPodSourceChoices{{
     {"kubelet", PodSourceKind::kKubelet},
 }};
 
+inline constexpr Choices<NodeLocalTraffic, 2> kNodeLocalTrafficChoices{{
+    {"exempt", NodeLocalTraffic::kExempt},
+    {"shaped", NodeLocalTraffic::kShaped},
+}};
+
 // --shaping-mode (shaping::ShapingModeName's spellings).
 inline constexpr const auto& kShapingModeChoices = shaping::kShapingModeNames;
 // --container-ceil.

@@ -43,12 +43,25 @@ Result<std::unique_ptr<metrics::MetricsServer>> StartMetricsServer(
     const DaemonConfig& config, metrics::DaemonMetrics& daemon_metrics,
     service::AllocationService& service, const service::EnforcementView& view,
     std::vector<std::string> socket_paths) {
+  // /readyz's verdict as a gauge too, so that an alert sees it where the probe is only the
+  // kubelet's.
+  daemon_metrics.registry().AddCollector([&view,
+                                          paths = socket_paths](std::vector<metrics::Family>* out) {
+    out->push_back({"netqos_ready",
+                    "1 when /readyz answers 200 (every plugin socket served, enforcement's first "
+                    "pass done), else 0.",
+                    metrics::MetricType::kGauge,
+                    {{{}, CheckReadiness(paths, view.Report(false)).ok ? 1.0 : 0.0}},
+                    {},
+                    {}});
+  });
   metrics::MetricsServer::Options o;
   o.bind_address = config.metrics_bind_address;
   o.render = [&daemon_metrics] { return daemon_metrics.RenderText(); };
   o.ready = [&view, paths = std::move(socket_paths)] {
     return CheckReadiness(paths, view.Report(false));
   };
+  o.on_scrape = [&daemon_metrics](int http_status) { daemon_metrics.ObserveScrape(http_status); };
   // Both take the lock their component's work runs under: if either deadlocks, the heartbeat
   // stops and /healthz turns 503, so the kubelet restarts the daemon.
   // A failed journal flush also stops the beat: the daemon refuses every call until a restart

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 #include "common/errno_status.h"
 #include "common/fd.h"
@@ -130,6 +131,32 @@ Status RenameLegacyPin(const std::string& pin_dir, const char* legacy, const cha
   return Status::Ok();
 }
 
+// Detaches the link pinned at link_path and unpins it; Ok when there is none. Detached explicitly,
+// so the program stops even if someone else still holds the link open. A defunct link (cgroup
+// gone) reports an error here that does not matter.
+Status DetachPinnedLink(const std::string& link_path) {
+  if (!Exists(link_path)) return Status::Ok();
+  {
+    const Fd fd(bpf_obj_get(link_path.c_str()));
+    if (!fd) return ErrnoStatus("bpf_obj_get(" + link_path + ")", errno);
+    bpf_link_detach(fd.get());
+  }
+  return Unlink(link_path);
+}
+
+// The names of the pinned links of netqos_sockopt_pods in pin_dir.
+Result<std::vector<std::string>> PodSockoptPins(const std::string& pin_dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(pin_dir.c_str());
+  if (d == nullptr) return ErrnoStatus("opendir(" + pin_dir + ")", errno);
+  const std::string prefix = kPodSockoptLinkPinPrefix;
+  while (dirent* e = ::readdir(d)) {
+    if (std::string(e->d_name).rfind(prefix, 0) == 0) out.emplace_back(e->d_name);
+  }
+  ::closedir(d);
+  return out;
+}
+
 // Whether cgroup/setsockopt programs may call bpf_get_current_ancestor_cgroup_id here (not on
 // 5.10). A failed probe counts as no: the flat program is safe everywhere.
 bool SockoptCanWalkAncestors() {
@@ -236,7 +263,41 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
   // The programs now use the new maps. An unpin that fails is an error: a later Open
   // would migrate the stale entries again.
   NETQOS_RETURN_IF_ERROR(UnpinMigratedMaps(&dp->migration_));
+  dp->root_cgroup_id_ = cgroup_id;
+  if (Status st = dp->GuardPodRoots(options.pod_roots);
+      !st.ok() && st.code() != StatusCode::kNotFound) {
+    return st;
+  }
   return dp;
+}
+
+Status Dataplane::GuardPodRoots(const std::vector<std::string>& roots) {
+  std::set<std::string> wanted;
+  std::vector<std::string> missing;
+  for (const std::string& root : roots) {
+    auto id = CgroupIdOf(root);
+    if (!id.ok()) {
+      missing.push_back(root);
+      continue;
+    }
+    if (*id == root_cgroup_id_) continue;
+    const std::string pin = kPodSockoptLinkPinPrefix + std::to_string(*id);
+    wanted.insert(pin);
+    auto link = AttachCgroupLink(skel_->progs.netqos_sockopt_pods, BPF_CGROUP_SETSOCKOPT,
+                                 Join(pin_dir_, pin.c_str()), root, *id);
+    if (!link.ok()) return link.status().Wrap("guard pod root " + root);
+  }
+  NETQOS_ASSIGN_OR_RETURN(std::vector<std::string> pins, PodSockoptPins(pin_dir_));
+  for (const std::string& pin : pins) {
+    if (wanted.count(pin) != 0) continue;
+    NETQOS_RETURN_IF_ERROR(DetachPinnedLink(Join(pin_dir_, pin.c_str())));
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+    return NotFound("kubelet cgroup roots not there (yet): " + names);
+  }
+  return Status::Ok();
 }
 
 void Dataplane::SkeletonDeleter::operator()(netqos_cgroup* skel) const {
@@ -246,22 +307,19 @@ void Dataplane::SkeletonDeleter::operator()(netqos_cgroup* skel) const {
 Dataplane::~Dataplane() = default;
 
 Status Dataplane::Uninstall(const std::string& pin_dir) {
-  for (const char* link :
-       {kEgressLinkPin, kRxLinkPin, kSockoptLinkPin, kLegacyEgressLinkPin, kLegacyRxLinkPin}) {
-    const std::string link_path = Join(pin_dir, link);
-    if (!Exists(link_path)) continue;
-    {
-      const Fd fd(bpf_obj_get(link_path.c_str()));
-      if (!fd) return ErrnoStatus("bpf_obj_get(" + link_path + ")", errno);
-      // Detach explicitly, so the program stops even if someone else still holds the link
-      // open. A defunct link (cgroup gone) reports an error here that does not matter.
-      bpf_link_detach(fd.get());
-    }
-    NETQOS_RETURN_IF_ERROR(Unlink(link_path));
+  std::vector<std::string> links = {kEgressLinkPin, kRxLinkPin, kSockoptLinkPin,
+                                    kLegacyEgressLinkPin, kLegacyRxLinkPin};
+  if (Exists(pin_dir)) {
+    NETQOS_ASSIGN_OR_RETURN(std::vector<std::string> pods, PodSockoptPins(pin_dir));
+    links.insert(links.end(), pods.begin(), pods.end());
+  }
+  for (const std::string& link : links) {
+    NETQOS_RETURN_IF_ERROR(DetachPinnedLink(Join(pin_dir, link.c_str())));
   }
   const std::vector<std::string> maps = {kClassMapName,   kCgroupStatsMapName, kClassStatsMapName,
                                          kSockTagMapName, kPodAddrMapName,     kFragMapName,
-                                         kEdtMapName,     kAggregateMapName};
+                                         kEdtMapName,     kAggregateMapName,   kVethMapName,
+                                         kCarrierMapName, kRxOwnerMapName};
   for (const std::string& name : maps) NETQOS_RETURN_IF_ERROR(Unlink(pin_dir + "/" + name));
   // Maps of other layout versions, e.g. left by a migration that was refused.
   NETQOS_ASSIGN_OR_RETURN(std::vector<std::string> others, FindOtherVersionPins(pin_dir, maps));
@@ -358,6 +416,65 @@ Status Dataplane::ClearAggregate(uint64_t leaf_handle) {
 Result<std::vector<std::pair<uint64_t, uint64_t>>> Dataplane::ListAggregates() const {
   return ListEntries<uint64_t, uint64_t>(bpf_map__fd(skel_->maps.NETQOS_MAP_AGG),
                                          kAggregateMapName);
+}
+
+Status Dataplane::SetVeth(uint32_t ifindex, uint64_t cgroup_id) {
+  netqos_veth value{};
+  value.cgroup_id = cgroup_id;
+  return PutEntry(skel_->maps.NETQOS_MAP_VETH, kVethMapName, ifindex, value,
+                  ", ifindex " + std::to_string(ifindex));
+}
+
+Status Dataplane::ClearVeth(uint32_t ifindex) {
+  return DropEntry(skel_->maps.NETQOS_MAP_VETH, kVethMapName, ifindex,
+                   ", ifindex " + std::to_string(ifindex));
+}
+
+Result<std::vector<std::pair<uint32_t, uint64_t>>> Dataplane::ListVeths() const {
+  NETQOS_ASSIGN_OR_RETURN(
+      auto entries,
+      (ListEntries<uint32_t, netqos_veth>(bpf_map__fd(skel_->maps.NETQOS_MAP_VETH), kVethMapName)));
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  out.reserve(entries.size());
+  for (const auto& [ifindex, v] : entries) out.emplace_back(ifindex, v.cgroup_id);
+  return out;
+}
+
+Status Dataplane::SetCarrier(uint32_t slot, uint64_t cgroup_id) {
+  if (slot == 0 || slot >= NETQOS_CARRIER_SLOTS) {
+    return InvalidArgument("carrier slot " + std::to_string(slot) + " outside 1.." +
+                           std::to_string(NETQOS_CARRIER_SLOTS - 1));
+  }
+  return PutEntry(skel_->maps.NETQOS_MAP_CARRIER, kCarrierMapName, slot, cgroup_id,
+                  ", slot " + std::to_string(slot));
+}
+
+Status Dataplane::ClearCarrier(uint32_t slot) {
+  if (slot == 0 || slot >= NETQOS_CARRIER_SLOTS) return Status::Ok();
+  const uint64_t none = 0;
+  return PutEntry(skel_->maps.NETQOS_MAP_CARRIER, kCarrierMapName, slot, none,
+                  ", slot " + std::to_string(slot));
+}
+
+Result<std::vector<std::pair<uint32_t, uint64_t>>> Dataplane::ListCarriers() const {
+  // An array: every slot exists, so all of it is read in one batch (a lookup per slot would be
+  // 32,768 system calls).
+  const int fd = bpf_map__fd(skel_->maps.NETQOS_MAP_CARRIER);
+  std::vector<uint32_t> keys(NETQOS_CARRIER_SLOTS);
+  std::vector<uint64_t> ids(NETQOS_CARRIER_SLOTS);
+  uint32_t count = NETQOS_CARRIER_SLOTS;
+  uint32_t out_batch = 0;
+  LIBBPF_OPTS(bpf_map_batch_opts, opts);
+  const int err =
+      bpf_map_lookup_batch(fd, nullptr, &out_batch, keys.data(), ids.data(), &count, &opts);
+  if (err && err != -ENOENT) {  // ENOENT: the batch reached the end
+    return ErrnoStatus(std::string("bpf_map_lookup_batch(") + kCarrierMapName + ")", err);
+  }
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (keys[i] != 0 && ids[i] != 0) out.emplace_back(keys[i], ids[i]);
+  }
+  return out;
 }
 
 int Dataplane::EgressProgramFd() const { return bpf_program__fd(skel_->progs.netqos_egress); }

@@ -28,6 +28,10 @@ class Dataplane {
   struct Options {
     std::string pin_dir = kDefaultPinDir;  // must be on a bpffs; created if missing
     std::string cgroup_path;               // cgroup v2 dir the cgroup programs attach to
+    // The kubelet's cgroup roots (kubepods, ...): netqos_sockopt_pods is attached to each that
+    // exists (GuardPodRoots). One that is cgroup_path itself is left out: the program would
+    // refuse qdisc bypass and AF_XDP to the whole host.
+    std::vector<std::string> pod_roots;
   };
 
   // Loads the cgroup object, reusing maps pinned in pin_dir (entries survive restarts), and
@@ -48,6 +52,11 @@ class Dataplane {
   Dataplane(const Dataplane&) = delete;
   Dataplane& operator=(const Dataplane&) = delete;
 
+  // Attaches netqos_sockopt_pods to each root (pinned link_pods_setsockopt_<cgroup id>, updated
+  // in place when it exists) and unpins those of roots no longer listed. A root that does not
+  // exist (yet) is skipped and named in the NotFound returned after the others are done.
+  Status GuardPodRoots(const std::vector<std::string>& roots);
+
   Status SetClass(uint64_t cgroup_id, const netqos_class& cls);
   Status ClearClass(uint64_t cgroup_id);  // a missing entry is OK
   // Removes a container's counters, e.g. once its class entry is cleared, so the per-container
@@ -60,6 +69,18 @@ class Dataplane {
   Status SetPodAddress(const netqos_addr& addr, uint64_t cgroup_id);
   Status ClearPodAddress(const netqos_addr& addr);  // a missing entry is OK
   Result<std::vector<std::pair<netqos_addr, uint64_t>>> ListPodAddresses() const;
+
+  // The pod veth map (NETQOS_MAP_VETH): the host end of a pod's veth -> the cgroup id whose class
+  // the pod's packets take there when their socket names no container.
+  Status SetVeth(uint32_t ifindex, uint64_t cgroup_id);
+  Status ClearVeth(uint32_t ifindex);  // a missing entry is OK
+  Result<std::vector<std::pair<uint32_t, uint64_t>>> ListVeths() const;
+
+  // The carrier slots (NETQOS_MAP_CARRIER, 1..NETQOS_CARRIER_SLOTS-1): slot -> cgroup id. Cleared
+  // slots hold 0; List gives the others.
+  Status SetCarrier(uint32_t slot, uint64_t cgroup_id);
+  Status ClearCarrier(uint32_t slot);
+  Result<std::vector<std::pair<uint32_t, uint64_t>>> ListCarriers() const;
 
   // The EDT pacing map (NETQOS_MAP_EDT): a capped container's rate on NICs in EDT mode, in bytes
   // per second on the wire. Setting a rate restarts the container's pacing clock.
@@ -104,6 +125,7 @@ class Dataplane {
   BpfLinkPtr rx_link_;
   BpfLinkPtr sockopt_link_;
   bool sockopt_flat_ = false;
+  uint64_t root_cgroup_id_ = 0;  // the cgroup the three links above are attached to
   MigrationReport migration_;
 };
 

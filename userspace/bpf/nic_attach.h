@@ -11,21 +11,19 @@
 #include <optional>
 #include <string>
 
+#include "bpf/tc_slots.h"
 #include "common/status.h"
 
 struct netqos_nic;
 
 namespace netqos::bpf {
 
-// netqos's filters are the ones at this (pref, handle) of clsact ingress and egress; `tc filter
-// show dev X ingress` prints "pref 49374 bpf chain 0 handle 0x6e71 netqos_ingress:[<id>]
-// direct-action". The handle spells "nq". The pref is high on purpose: lower prefs run first, so
-// every other filter (Cilium uses pref 1, tc's auto-assigned prefs are 0xc000 and below) sees the
-// packet before ours, and our verdict (the class; at ingress a redirect to the IFB, whose
-// re-injected packets skip tc ingress) is the last word. tc keeps the pref in 16 bits; libbpf
-// rejects larger values.
-inline constexpr uint32_t kIngressTcHandle = 0x6e71;
-inline constexpr uint32_t kIngressTcPriority = 0xc0de;
+// netqos's filters are the ones at tc_slots.h's (pref, handle) of clsact ingress and egress; `tc
+// filter show dev X ingress` prints "pref 49374 bpf chain 0 handle 0x6e71 netqos_ingress:[<id>]
+// direct-action". Our verdict (the class; at ingress a redirect to the IFB, whose re-injected
+// packets skip tc ingress) is the last word.
+inline constexpr uint32_t kIngressTcHandle = tc::kHandle;
+inline constexpr uint32_t kIngressTcPriority = tc::kPriority;
 // The program names the kernel reports for our filters (used to tell ours from a foreign program
 // at the same pref/handle).
 inline constexpr const char* kIngressProgName = "netqos_ingress";
@@ -33,18 +31,13 @@ inline constexpr const char* kEgressProgName = "netqos_nic_tx";
 
 // The redirect to the IFB. netqos_ingress ends with TC_ACT_UNSPEC for a packet the IFB is to shape
 // (in direct-action mode: no verdict, the next filter decides) and TC_ACT_OK for all others; the
-// next filter is this one, one pref above the program's: a u32 rule matching every packet, with
-// `action mirred egress redirect dev nqifb<ifindex>`. `tc filter show dev X ingress` prints "pref
-// 49375 u32 chain 0 fh 800::e71 order 3697 key ht 800 bkt 0 terminal ..." and "action order 1:
-// mirred (Egress Redirect to device nqifb7) stolen". The redirect is act_mirred's and not the
-// program's bpf_redirect(): an IFB takes only packets marked as redirected, with the device they
-// came from, which act_mirred does on every kernel and bpf_redirect() only from 6.12 on (before,
-// the IFB counts them in rx_dropped and frees them: tests/kernels/ifb_redirect_probe.sh).
-inline constexpr uint32_t kIngressRedirectTcPriority = kIngressTcPriority + 1;
-// The u32 rule's node id, the last part of its handle: kIngressTcHandle's low 12 bits (the most a
-// u32 node id has). The hash table part is the kernel's (800: unless other u32 filters share the
-// clsact qdisc).
-inline constexpr uint32_t kIngressRedirectU32Node = kIngressTcHandle & 0xfff;
+// next filter is tc_slots.h's redirect rule, one pref above the program's, with `action mirred
+// egress redirect dev nqifb<ifindex>`. The redirect is act_mirred's and not the program's
+// bpf_redirect(): an IFB takes only packets marked as redirected, with the device they came from,
+// which act_mirred does on every kernel and bpf_redirect() only from 6.12 on (before, the IFB
+// counts them in rx_dropped and frees them: tests/kernels/ifb_redirect_probe.sh).
+inline constexpr uint32_t kIngressRedirectTcPriority = tc::kRedirectPriority;
+inline constexpr uint32_t kIngressRedirectU32Node = tc::kRedirectU32Node;
 
 struct IngressAttachOptions {
   std::string pin_dir;  // where Dataplane::Open pinned the maps (they must exist)

@@ -196,6 +196,19 @@ PinnedLinkState InspectLink(const std::string& path) {
 
 }  // namespace
 
+Status RequirePinned(const std::string& pin_dir, std::initializer_list<const char*> maps,
+                     const char* object) {
+  if (pin_dir.empty()) return InvalidArgument(std::string("load ") + object + ": pin_dir is empty");
+  for (const char* map : maps) {
+    struct stat st {};
+    if (::stat((pin_dir + "/" + map).c_str(), &st) != 0) {
+      return FailedPrecondition(std::string("map ") + map + " is not pinned in " + pin_dir +
+                                " (Dataplane::Open creates the maps first)");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<std::pair<uint64_t, netqos_class>>> ReadClassMap(int fd, const char* map_name) {
   std::vector<std::pair<uint64_t, netqos_class>> out;
   Status st = WalkKeys<uint64_t>(fd, map_name, [&](uint64_t key) {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,7 +21,9 @@ namespace netqos::bpf {
 
 static_assert(sizeof(netqos_class) == 16, "netqos_class layout is ABI (bpf/netqos_abi.h)");
 static_assert(offsetof(netqos_class, qos_level) == 8 && offsetof(netqos_class, dscp) == 9 &&
-              offsetof(netqos_class, flags) == 12);
+              offsetof(netqos_class, slot) == 10 && offsetof(netqos_class, flags) == 12);
+static_assert(sizeof(netqos_veth) == 8, "netqos_veth layout is ABI");
+static_assert(sizeof(netqos_flow_key) == 32, "netqos_flow_key layout is ABI");
 static_assert(sizeof(netqos_counters) == 40, "netqos_counters layout is ABI");
 static_assert(sizeof(netqos_sock_tag) == 8, "netqos_sock_tag layout is ABI");
 static_assert(sizeof(netqos_addr) == 16, "netqos_addr layout is ABI");
@@ -40,13 +43,24 @@ inline constexpr const char* kPodAddrMapName = NETQOS_STR(NETQOS_MAP_POD_ADDR);
 inline constexpr const char* kFragMapName = NETQOS_STR(NETQOS_MAP_FRAG);
 inline constexpr const char* kEdtMapName = NETQOS_STR(NETQOS_MAP_EDT);
 inline constexpr const char* kAggregateMapName = NETQOS_STR(NETQOS_MAP_AGG);
+inline constexpr const char* kVethMapName = NETQOS_STR(NETQOS_MAP_VETH);
+inline constexpr const char* kCarrierMapName = NETQOS_STR(NETQOS_MAP_CARRIER);
+inline constexpr const char* kRxOwnerMapName = NETQOS_STR(NETQOS_MAP_RX_OWNER);
 // The links of the cgroup programs (bpf/netqos_cgroup.bpf.c), named for the hook they hold.
 inline constexpr const char* kEgressLinkPin = "link_cgroup_egress";       // netqos_egress
 inline constexpr const char* kRxLinkPin = "link_cgroup_ingress";          // netqos_rx
 inline constexpr const char* kSockoptLinkPin = "link_cgroup_setsockopt";  // netqos_sockopt
+// netqos_sockopt_pods on each kubelet cgroup root: this prefix + the root's cgroup id.
+inline constexpr const char* kPodSockoptLinkPinPrefix = "link_pods_setsockopt_";
 // What netqosd before 0.x called the first two; Dataplane::Open renames them in place.
 inline constexpr const char* kLegacyEgressLinkPin = "link_egress";
 inline constexpr const char* kLegacyRxLinkPin = "link_ingress";
+
+// FailedPrecondition naming pin_dir and the map when one of `maps` is not pinned there: a BPF
+// object opened against pin_dir would get fresh, empty maps instead, which the daemon never writes.
+// `object` names what was about to be loaded.
+Status RequirePinned(const std::string& pin_dir, std::initializer_list<const char*> maps,
+                     const char* object);
 
 // --- readers over a map fd (the daemon's own maps or pins opened here) ---
 

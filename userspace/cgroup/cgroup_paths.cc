@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -192,6 +193,18 @@ Result<uint64_t> CgroupId(const std::string& dir) {
   }
   if (!S_ISDIR(st.st_mode)) return FailedPrecondition(dir + " is not a cgroup directory");
   return static_cast<uint64_t>(st.st_ino);
+}
+
+std::vector<std::string> KubeletRoots(const std::string& mount, const CgroupLayout& layout) {
+  std::vector<std::string> roots{
+      mount + (layout.driver == CgroupDriver::kSystemd ? "/kubepods.slice" : "/kubepods")};
+  for (std::string r : layout.additional_roots) {
+    while (!r.empty() && r.front() == '/') r.erase(r.begin());
+    while (!r.empty() && r.back() == '/') r.pop_back();
+    const std::string full = r.empty() ? mount : mount + "/" + r;
+    if (std::find(roots.begin(), roots.end(), full) == roots.end()) roots.push_back(full);
+  }
+  return roots;
 }
 
 }  // namespace netqos::cgroup

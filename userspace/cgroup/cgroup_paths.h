@@ -34,6 +34,10 @@ struct CgroupLayout {
   std::vector<std::string> additional_roots;
 };
 
+// The kubelet's cgroup roots under `mount` (absolute): kubepods.slice (systemd) or kubepods
+// (cgroupfs), then each additional root, without duplicates. Every pod's cgroup is below one.
+std::vector<std::string> KubeletRoots(const std::string& mount, const CgroupLayout& layout);
+
 // Candidate pod cgroups, relative to the mount, most likely first:
 //   cgroupfs: kubepods/pod<uid> (Guaranteed), kubepods/{burstable,besteffort}/pod<uid>
 //   systemd:  kubepods.slice/kubepods-pod<uid_>.slice,

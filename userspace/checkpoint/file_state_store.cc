@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <exception>
@@ -483,6 +484,11 @@ Status SetAsideSegments(const std::string& dir,
 
 }  // namespace
 
+const std::vector<double>& FlushRecordBounds() {
+  static const std::vector<double> kBounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  return kBounds;
+}
+
 // --- FileStateStore ---
 
 Result<bool> FileStateStore::HasCheckpointFiles(const std::string& dir) {
@@ -873,10 +879,12 @@ Status FileStateStore::Sync(uint64_t seq) {
       }
     }
     const bool had_segment = static_cast<bool>(fd);
+    const auto flush_start = std::chrono::steady_clock::now();
     if (fd) {
       if (::fdatasync(fd.get()) != 0) flushed = IoError("fdatasync", path, errno);
       fd.reset();
     }
+    const std::chrono::duration<double> flush_time = std::chrono::steady_clock::now() - flush_start;
     if (!flushed.ok()) {
       // After a failed fdatasync the kernel may have dropped the dirty pages and a retry can
       // report success without the data: refuse further changes until a restart reloads.
@@ -885,7 +893,13 @@ Status FileStateStore::Sync(uint64_t seq) {
     }
     sync_lock.lock();
     syncing_ = false;
-    if (had_segment) ++flushes_;
+    if (had_segment && flushed.ok()) {
+      // The records this flush made durable: those above durable_seq_, which a seal
+      // (BeginSnapshot) may have moved meanwhile for the records of the segment it flushed.
+      flush_stats_.records.Observe(
+          static_cast<double>(target > durable_seq_ ? target - durable_seq_ : 0));
+      flush_stats_.seconds.Observe(flush_time.count());
+    }
     if (flushed.ok()) {
       durable_seq_ = std::max(durable_seq_, target);
     } else if (sync_failed_.ok()) {
@@ -895,9 +909,9 @@ Status FileStateStore::Sync(uint64_t seq) {
   }
 }
 
-uint64_t FileStateStore::flushes() const {
+core::FlushStats FileStateStore::Flushes() const {
   std::lock_guard sync_lock(sync_mu_);
-  return flushes_;
+  return flush_stats_;
 }
 
 bool FileStateStore::SnapshotDue() const {

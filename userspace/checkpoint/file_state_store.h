@@ -78,6 +78,10 @@ inline constexpr size_t kMaxJournalLineBytes = size_t{8} << 20;
 // in memory, so the limit stops there.
 inline constexpr size_t kMaxSnapshotBytes = size_t{128} << 20;
 
+// Upper bounds of the records one flush makes durable: 1 when calls do not overlap, up to the
+// number of concurrent callers (the kubelet's Allocate calls, one per container admitted).
+const std::vector<double>& FlushRecordBounds();
+
 class FileStateStore final : public core::StateStore {
  public:
   struct Options {
@@ -135,9 +139,9 @@ class FileStateStore final : public core::StateStore {
   Status FinishSnapshot(uint64_t seq, const core::Snapshot& snapshot) override;
 
   const std::string& snapshot_path() const { return snapshot_path_; }
-  // Journal flushes led by Sync so far (group commit: fewer than the records synced when
-  // callers overlap).
-  uint64_t flushes() const;
+  // The journal flushes Sync led so far (group commit: fewer than the records synced when
+  // callers overlap), with the records each made durable and its time (fdatasync).
+  core::FlushStats Flushes() const override;
   // Path of the segment whose first record has sequence number `first_seq`.
   std::string SegmentPath(uint64_t first_seq) const;
 
@@ -181,7 +185,8 @@ class FileStateStore final : public core::StateStore {
   std::condition_variable sync_cv_;
   uint64_t durable_seq_ = 0;  // every record up to it is on disk
   bool syncing_ = false;      // a leader's fdatasync is in flight
-  uint64_t flushes_ = 0;
+  core::FlushStats flush_stats_{HistogramCounts(FlushRecordBounds()),
+                                HistogramCounts(LatencyBounds())};
   Status sync_failed_;  // a flush failed: every Sync fails from then on
 };
 

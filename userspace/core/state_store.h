@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/histogram.h"
 #include "common/status.h"
 #include "core/types.h"
 
@@ -34,6 +35,13 @@ struct Snapshot {
   MachineState machine_state;
 };
 
+// The journal flushes of group commit so far: how many records each one made durable (how well
+// concurrent calls share flushes) and how long each took. Failed flushes are not observed.
+struct FlushStats {
+  HistogramCounts records;
+  HistogramCounts seconds;
+};
+
 class StateStore {
  public:
   virtual ~StateStore() = default;
@@ -52,6 +60,8 @@ class StateStore {
     return uint64_t{0};
   }
   virtual Status Sync(uint64_t /*seq*/) { return Status::Ok(); }
+  // A copy of the flush statistics; a store without group commit has none (empty counts).
+  virtual FlushStats Flushes() const { return {}; }
   // True when the journal has grown enough that a new snapshot is worth writing.
   virtual bool SnapshotDue() const = 0;
   // Called under the caller's lock: seals the journal so far and returns the sequence number the

@@ -60,11 +60,22 @@ Explanation Explain(const CgroupFacts& f) {
       what += ", skb->priority left alone (counted only: no NIC is shaped)";
     } else {
       what += ", skb->priority " + HandleText(c.priority) + " (HTB class on every shaped NIC)";
-      what += (c.flags & NETQOS_CLASS_F_INGRESS_SHAPED) != 0
-                  ? "; received packets are redirected to the NIC's IFB and shaped there"
-                  : "; received packets skip the IFB (nothing there would hold them back)";
+      if ((c.flags & NETQOS_CLASS_F_VETH) == 0) {
+        what += (c.flags & NETQOS_CLASS_F_INGRESS_SHAPED) != 0
+                    ? "; received packets are redirected to the NIC's IFB and shaped there"
+                    : "; received packets skip the IFB (nothing there would hold them back)";
+      }
     }
     add(what);
+    if ((c.flags & NETQOS_CLASS_F_VETH) != 0) {
+      add("its pod is classified at the host end of its veth: what it sends carries carrier slot " +
+          std::to_string(c.slot) +
+          " to the NIC (masqueraded, DNATed or not), what it receives is " +
+          ((c.flags & NETQOS_CLASS_F_INGRESS_SHAPED) != 0
+               ? std::string("shaped there, on its NIC's IFB")
+               : std::string("not held back (nothing on the IFB would hold it)")) +
+          " (docs/enforcement.md, \"Pods behind a CNI\")");
+    }
     if (auto dscp = EntryDscp(c)) {
       add("its packets leave the shaped NICs with DSCP " + std::to_string(*dscp) +
           " (the ECN bits kept)");

@@ -54,6 +54,7 @@ struct TopFlags {
   double interval_seconds = 1;
   int64_t iterations = 0;  // 0 = until interrupted
   bool no_clear = false;   // keep scrolling instead of redrawing (a terminal is redrawn)
+  bool sparkline = false;  // a TX TREND column: each container's recent send rate
 };
 
 int CmdStatus(const GlobalOptions& g, const std::string& pin_dir, std::ostream& out,

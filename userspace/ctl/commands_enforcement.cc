@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -31,6 +32,8 @@ using Clock = std::chrono::steady_clock;
 
 // The name joins and status must not stall a refreshing `top` for the full --timeout.
 constexpr double kQuickTimeoutSeconds = 3;
+// Refreshes a TX TREND sparkline spans (at the default 1 s interval, the last 24 seconds).
+constexpr size_t kSparklineWidth = 24;
 // A node has thousands of cgroups, not millions: the walk for an id stops here.
 constexpr size_t kMaxCgroupWalk = 1000000;
 
@@ -247,6 +250,9 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
   const bool clear = !g.json && !flags.no_clear && IsTerminal(out);
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(flags.interval_seconds));
+  RateHistory history(kSparklineWidth);
+  const SparkGlyphs glyphs =
+      GlyphsForLocale(std::getenv("LC_ALL"), std::getenv("LC_CTYPE"), std::getenv("LANG"));
   CounterSample before, after;
   std::string error;
   if (!sample(&before, &error)) {
@@ -268,6 +274,7 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
     frame.source = maps ? "pinned maps" : "netqosd";
     frame.names_from_daemon = fresh.has_value();
     frame.note = pin_note;
+    if (flags.sparkline) AddTrends(history, glyphs, &frame);
     if (!fresh) {
       frame.note += (frame.note.empty() ? "" : "; ") +
                     std::string("names need the daemon (so do drops): ") + names_error;

@@ -92,6 +92,9 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   top->add_flag("--no-clear", top_flags.no_clear, "print frames one after another");
+  top->add_flag("--sparkline", top_flags.sparkline,
+                "a TX TREND column: each container's send rate over the last 24 refreshes, full "
+                "height at its cap (Unicode blocks in a UTF-8 locale, else ASCII)");
   std::string cgroup_target;
   auto* cgroup = app.add_subcommand("cgroup", "what applies to one cgroup, and why");
   add_pin_dir(cgroup);

@@ -133,6 +133,19 @@ TopFrame BuildTopFrame(const CounterSample& before, const CounterSample& after,
   return f;
 }
 
+void AddTrends(RateHistory& history, SparkGlyphs glyphs, TopFrame* frame) {
+  frame->trends = true;
+  for (auto& c : frame->containers) {
+    history.Add(c.cgroup_id, c.rates.tx_bits);
+    double full = 0;  // no ceiling of its own (it borrows, or netqosd is not reachable)
+    if (c.row && c.row->daemon && c.row->daemon->has_egress_cap()) {
+      full = static_cast<double>(c.row->daemon->egress_cap().ceil_bps());
+    }
+    c.tx_trend = Sparkline(history.Of(c.cgroup_id), full, glyphs);
+  }
+  history.Prune();
+}
+
 Json TopFrameJson(const TopFrame& f) {
   Json containers = Json::array();
   for (const auto& c : f.containers) {
@@ -183,8 +196,11 @@ void PrintTopFrame(const TopFrame& f, std::ostream& out) {
   if (f.containers.empty()) {
     out << "no containers in the class or counter maps\n";
   } else {
-    render::Table t({"CGROUP", "POD/CONTAINER", "HTB", "CAP TX/RX", "TX bit/s", "TX pkt/s",
-                     "RX bit/s", "RX pkt/s", "DROP/s TX/RX", "DROPS TX/RX"});
+    std::vector<std::string> header = {"CGROUP",       "POD/CONTAINER", "HTB",      "CAP TX/RX",
+                                       "TX bit/s",     "TX pkt/s",      "RX bit/s", "RX pkt/s",
+                                       "DROP/s TX/RX", "DROPS TX/RX"};
+    if (f.trends) header.emplace_back("TX TREND");
+    render::Table t(std::move(header));
     for (const auto& c : f.containers) {
       std::string name = "-", htb = "-", cap = "-";
       if (c.row) {
@@ -194,6 +210,7 @@ void PrintTopFrame(const TopFrame& f, std::ostream& out) {
       }
       std::vector<std::string> cells = {std::to_string(c.cgroup_id), name, htb, cap};
       for (auto& cell : RateCells(c.rates, c.drops)) cells.push_back(std::move(cell));
+      if (f.trends) cells.push_back(c.tx_trend);
       t.AddRow(std::move(cells));
     }
     t.Print(out);

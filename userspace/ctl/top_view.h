@@ -14,6 +14,7 @@
 
 #include "bpf/pinned_maps.h"
 #include "ctl/class_rows.h"
+#include "ctl/sparkline.h"
 
 namespace netqos::ctl {
 
@@ -52,6 +53,7 @@ struct TopFrame {
     Rates rates;
     TrafficCounters totals;  // drops: all known (the leaves')
     LeafDrops drops;         // the own leaves' drops so far, by direction
+    std::string tx_trend;    // the send rate's sparkline (AddTrends); "" when not asked for
   };
   struct Class {
     uint32_t net_class_id = 0;
@@ -67,12 +69,17 @@ struct TopFrame {
   std::string note;
   std::vector<Container> containers;  // busiest first
   std::vector<Class> classes;
+  bool trends = false;  // the table has a TX TREND column (--sparkline)
 };
 
 // Containers: every cgroup with counters in `after` or a row in `rows`; classes: every class id
 // with counters in `after`.
 TopFrame BuildTopFrame(const CounterSample& before, const CounterSample& after,
                        const std::vector<ClassRow>& rows);
+
+// Adds each container's send rate to `history` and draws its sparkline: full height at its
+// egress leaf's ceiling where netqosd reports one, else at the largest rate in the history.
+void AddTrends(RateHistory& history, SparkGlyphs glyphs, TopFrame* frame);
 
 nlohmann::json TopFrameJson(const TopFrame& frame);
 void PrintTopFrame(const TopFrame& frame, std::ostream& out);

@@ -46,7 +46,8 @@ struct ClassEntry {
   uint32_t priority = 0;      // skb->priority: an HTB class handle, 0 = untouched
   uint32_t net_class_id = 0;  // Katalyst class id; keys the per-class counters
   uint8_t qos_level = 0;      // shaping::QosLevel numbering (== enum netqos_qos_level)
-  uint32_t flags = 0;         // kClassIngressShaped
+  uint32_t flags = 0;         // kClassIngressShaped, kClassVeth
+  uint16_t slot = 0;          // the carrier slot of a container of a pod behind a veth; 0 = none
   // The DSCP the NIC egress program marks the container's packets with (0..63); nullopt: the DS
   // field is left alone. In the BPF value: netqos_class.dscp + NETQOS_CLASS_F_SET_DSCP.
   std::optional<uint8_t> dscp = std::nullopt;
@@ -54,6 +55,9 @@ struct ClassEntry {
 };
 // == NETQOS_CLASS_F_INGRESS_SHAPED: the ingress program redirects the class's packets to the IFB.
 inline constexpr uint32_t kClassIngressShaped = 0x1;
+// == NETQOS_CLASS_F_VETH: the container's pod is classified at its veth, and shaped there on
+// ingress (veth_sync.h); the NIC's ingress program leaves its packets alone.
+inline constexpr uint32_t kClassVeth = 0x4;
 // == NETQOS_CLASS_F_AGGREGATE: in EDT mode the NIC program also paces the class's packets by its
 // namespace's aggregate (the aggregate map); classes without it never look there.
 inline constexpr uint32_t kClassAggregate = 0x8;

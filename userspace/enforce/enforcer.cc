@@ -25,16 +25,7 @@ constexpr auto kCoalesceContainers = std::chrono::milliseconds(2);
 
 // The kubepods root of the driver and every --addition-cgroup-paths root, under the mount.
 std::vector<std::string> WatchRoots(const EnforcerOptions& o) {
-  std::vector<std::string> roots{o.cgroup_mount + (o.layout.driver == cgroup::CgroupDriver::kSystemd
-                                                       ? "/kubepods.slice"
-                                                       : "/kubepods")};
-  for (std::string r : o.layout.additional_roots) {
-    while (!r.empty() && r.front() == '/') r.erase(r.begin());
-    while (!r.empty() && r.back() == '/') r.pop_back();
-    const std::string full = r.empty() ? o.cgroup_mount : o.cgroup_mount + "/" + r;
-    if (std::find(roots.begin(), roots.end(), full) == roots.end()) roots.push_back(full);
-  }
-  return roots;
+  return cgroup::KubeletRoots(o.cgroup_mount, o.layout);
 }
 
 }  // namespace
@@ -44,7 +35,14 @@ Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
       ports_(std::move(ports)),
       resolver_(options_.cgroup_mount, options_.layout, ports_.cgroup_id),
       sync_(options_.residual_class_grace),
-      residual_(options_.residual_state_after) {}
+      residual_(options_.residual_state_after),
+      veths_({ports_.veth_source, ports_.veth_table, ports_.veth_attacher}) {
+  // Every series from the start, at zero, so that rates and alerts see the first one.
+  for (PassScope scope : {PassScope::kContainers, PassScope::kAll, PassScope::kFull}) {
+    status_.pass_seconds.emplace(PassScopeName(scope), HistogramCounts(PassSecondsBounds()));
+  }
+  for (KernelTarget target : kKernelTargets) status_.kernel_failures[KernelTargetName(target)] = 0;
+}
 
 Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, EnforcerPorts ports) {
   if (!ports.table || !ports.shaper || !ports.read_pods || !ports.snapshot) {
@@ -54,6 +52,7 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
   auto current = e->ports_.table->List();
   if (!current.ok()) return current.status().Wrap("read the class map");
   e->sync_.Adopt(*current, e->Now());
+  e->veths_.Adopt(*current);
   spdlog::info("enforcement adopting class_entries={}", current->size());
   // The first full pass runs on the worker (Loop), so that netqosd serves the kubelet at once
   // whatever the node's size: what is pinned keeps classifying and shaping meanwhile, and
@@ -165,6 +164,26 @@ void Enforcer::OnCgroupCreated(const std::string& path) {
   cv_.notify_all();
 }
 
+const char* KernelTargetName(KernelTarget target) {
+  switch (target) {
+    case KernelTarget::kClassMap:
+      return "class_map";
+    case KernelTarget::kShaping:
+      return "shaping";
+    case KernelTarget::kEdtMap:
+      return "edt_map";
+    case KernelTarget::kPodAddressMap:
+      return "pod_address_map";
+  }
+  return "unknown";
+}
+
+const std::vector<double>& PassSecondsBounds() {
+  static const std::vector<double> kBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                              0.5,   1,      2.5,   5,    10,    30,   60};
+  return kBounds;
+}
+
 EnforcerStatus Enforcer::Status() const {
   std::lock_guard<std::mutex> lock(mu_);
   EnforcerStatus s = status_;
@@ -174,13 +193,20 @@ EnforcerStatus Enforcer::Status() const {
 }
 
 void Enforcer::RunPass(bool full) {
+  kernel_failed_.clear();
+  pass_failed_ = false;
   try {
     Work(full);
   } catch (const std::exception& ex) {
     spdlog::error("enforcement pass failed: {}", ex.what());
+    pass_failed_ = true;
   } catch (...) {
     spdlog::error("enforcement pass failed with an unknown exception");
+    pass_failed_ = true;
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pass_failed_) ++status_.pass_failures;
+  for (KernelTarget target : kernel_failed_) ++status_.kernel_failures[KernelTargetName(target)];
 }
 
 void Enforcer::Loop() {
@@ -216,6 +242,7 @@ void Enforcer::Loop() {
 }
 
 void Enforcer::Work(bool full) {
+  const auto started = std::chrono::steady_clock::now();
   PendingWork w;
   std::vector<std::string> created;
   std::set<std::string> allocated;
@@ -248,18 +275,24 @@ void Enforcer::Work(bool full) {
   spdlog::debug("enforcement wake-up scope={} created={}", PassScopeName(scope), created.size());
   switch (scope) {
     case PassScope::kNothing:
+      // A pod refresh with nothing else to do: a pod still without its veth may have one now.
+      if (w.pods_read && baseline_ && veths_.waiting()) SyncVethsBetweenPasses();
       return;
     case PassScope::kContainers:
       AddContainers(created);
-      return;
+      break;
     case PassScope::kAll:
     case PassScope::kFull:
-      Pass(scope == PassScope::kFull);
+      pass_failed_ = !Pass(scope == PassScope::kFull);
       // A whole pass over thousands of pods leaves tens of MB of freed parse and resolve
       // buffers; hand them back so that the idle daemon's RSS is what it keeps.
       ::malloc_trim(0);
-      return;
+      break;
   }
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto timed = status_.pass_seconds.try_emplace(PassScopeName(scope), PassSecondsBounds()).first;
+  timed->second.Observe(took.count());
 }
 
 bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
@@ -300,7 +333,7 @@ Clock::time_point Enforcer::Now() const { return ports_.now ? ports_.now() : Clo
 
 // A whole pass, phase by phase: what is wanted (tombstones, containers, links), the class map,
 // the pod addresses, each link's shaping, residual pods; then the status the views read.
-void Enforcer::Pass(bool full) {
+bool Enforcer::Pass(bool full) {
   const auto now = Now();
   problems_.BeginPass();
   if (pods_error_) problems_.Report("kubelet", *pods_error_);
@@ -318,9 +351,10 @@ void Enforcer::Pass(bool full) {
   auto current = ports_.table->List();
   if (!current.ok()) {
     problems_.Report("class-map", current.status().message());
+    KernelFailed(KernelTarget::kClassMap);
     problems_.EndPass();
     baseline_ = false;  // what the map holds is unknown: no container is added on top of it
-    return;
+    return false;
   }
   std::map<uint64_t, uint32_t> current_priority;
   for (const auto& [id, e] : *current) current_priority[id] = e.priority;
@@ -331,6 +365,8 @@ void Enforcer::Pass(bool full) {
   annotated_ = std::move(desired.annotated);
   for (const auto& p : desired.problems)
     problems_.Report("container:" + p.substr(0, p.find(':')), p);
+  // The marks of pods classified at their veths, as the last pass left them: written unchanged.
+  veths_.ApplyMarks(desired.by_cgroup);
 
   SyncClasses(desired.by_cgroup, *current, tombstoned, now);
   SyncAddresses(desired.by_cgroup);
@@ -369,8 +405,17 @@ void Enforcer::Pass(bool full) {
     leaf_links.push_back(LeavesOf(nic_of_.at(link.id), a));
   }
   SyncEdt();
+  // After the links: a pod's veth redirects to its NIC's IFB, which the first apply makes.
+  const VethSyncResult veths = SyncVeths(desired.by_cgroup, full);
+  for (const auto& [id, e] : veths.marked) desired.by_cgroup.at(id).entry = e;
 
   if (full && pods_known_ && ports_.remove_pod) DropResidualPods(snap.allocations, now);
+  if (full && ports_.guard_pod_roots && !roots_guarded_) {
+    // A root that does not exist holds no pod: it is guarded at the resync after it appears.
+    const netqos::Status st = ports_.guard_pod_roots();
+    roots_guarded_ = st.ok();
+    if (!st.ok() && st.code() != StatusCode::kNotFound) problems_.Report("pod-roots", st.message());
+  }
   problems_.EndPass();
   unresolved_ = !resolved.missing.empty();
   baseline_ = true;
@@ -380,6 +425,7 @@ void Enforcer::Pass(bool full) {
   status_.pods_known = pods_known_;
   status_.classified = desired.by_cgroup.size();
   status_.capped = capped;
+  status_.pod_veths = veths.veths;
   status_.shaped_nics = std::move(shaped);
   status_.shaping_modes = std::move(modes);
   status_.classes = std::move(desired.by_cgroup);
@@ -392,6 +438,7 @@ void Enforcer::Pass(bool full) {
     }
   }
   leaf_links_ = std::move(leaf_links);
+  return true;
 }
 
 std::set<std::string> Enforcer::ExpireTombstones(Clock::time_point now) {
@@ -458,6 +505,7 @@ void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
   in.evict_now = &evict;
   in.now = now;
   const SyncReport report = sync_.Sync(*ports_.table, current, in);
+  if (!report.errors.empty()) KernelFailed(KernelTarget::kClassMap);
   for (size_t i = 0; i < report.errors.size(); ++i) {
     problems_.Report("cgroup:" + std::to_string(report.failed_ids[i]), report.errors[i].message());
   }
@@ -491,11 +539,13 @@ void Enforcer::SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes
   auto current = ports_.addresses->List();
   if (!current.ok()) {
     problems_.Report("pod-address-map", current.status().message());
+    KernelFailed(KernelTarget::kPodAddressMap);
     return;
   }
   const PodAddressPlan plan = PlanPodAddresses(pods_, classes);
   for (const auto& [key, message] : plan.problems) problems_.Report(key, message);
   const PodAddressSyncReport r = SyncPodAddresses(*ports_.addresses, *current, plan);
+  if (!r.errors.empty()) KernelFailed(KernelTarget::kPodAddressMap);
   for (const auto& e : r.errors) problems_.Report("pod-address-map", e.message());
   if (r.set > 0 || r.cleared > 0) {
     spdlog::info("pod addresses synced set={} cleared={} entries={}", r.set, r.cleared,

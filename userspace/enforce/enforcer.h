@@ -23,6 +23,7 @@
 #include "cgroup/cgroup_paths.h"
 #include "cgroup/cgroup_watcher.h"
 #include "cgroup/pod_list.h"
+#include "common/histogram.h"
 #include "common/status.h"
 #include "core/config.h"
 #include "core/low_priority_group.h"
@@ -39,6 +40,8 @@
 #include "enforce/problem_log.h"
 #include "enforce/residual_pods.h"
 #include "enforce/tenant_policy.h"
+#include "enforce/veth_ports.h"
+#include "enforce/veth_sync.h"
 #include "shaping/htb_plan.h"
 
 namespace netqos::enforce {
@@ -63,6 +66,15 @@ struct EnforcerPorts {
   // Pod address -> cgroup, for pods behind a CNI; optional (none: their routed traffic is not
   // classified).
   PodAddressTable* addresses = nullptr;
+  // Pods classified at the host end of their veths (veth_sync.h); optional, all three or none
+  // (none: pods behind a CNI are classified by their addresses at the NIC only).
+  VethSource* veth_source = nullptr;
+  VethTable* veth_table = nullptr;
+  VethAttacher* veth_attacher = nullptr;
+  // Attaches the pods' setsockopt guard to the kubelet's cgroup roots (bpf::Dataplane::
+  // GuardPodRoots); optional. Called on full passes until it succeeds: a root the kubelet makes
+  // after netqosd started is guarded then. NotFound (roots still missing) is no problem.
+  std::function<Status()> guard_pod_roots;
   // Container -> egress rate for NICs in EDT mode; optional (none: EDT-mode NICs pace nobody).
   EdtRateTable* edt = nullptr;
   // Leaf -> its namespace's aggregate, for NICs in EDT mode; optional (none: aggregates are held
@@ -100,17 +112,37 @@ struct EnforcerOptions {
   std::chrono::seconds residual_class_grace{std::chrono::minutes(30)};
 };
 
+// What a failed kernel write is counted under (EnforcerStatus::kernel_failures).
+enum class KernelTarget { kClassMap, kShaping, kEdtMap, kPodAddressMap };
+inline constexpr KernelTarget kKernelTargets[] = {KernelTarget::kClassMap, KernelTarget::kShaping,
+                                                  KernelTarget::kEdtMap,
+                                                  KernelTarget::kPodAddressMap};
+const char* KernelTargetName(KernelTarget target);  // "class_map", "shaping", ...
+
+// Upper bounds of a pass's time: a container added takes about a millisecond, a whole pass on a
+// node of 10,000 containers seconds, the first one after a cold start about ten.
+const std::vector<double>& PassSecondsBounds();
+
 struct EnforcerStatus {
   uint64_t passes = 0;
   uint64_t pod_list_failures = 0;
   bool pods_known = false;
   size_t classified = 0;  // entries the last pass wanted in the class map
   size_t capped = 0;      // of which with an HTB leaf
+  size_t pod_veths = 0;   // pods classified at their veth
   std::vector<std::string> shaped_nics;
   // The egress shaping mode of each shaped NIC (by identifier), and why.
   std::map<std::string, shaping::ModeChoice> shaping_modes;
   std::vector<ProblemSnapshot> problems;
   uint64_t problem_reports_total = 0;
+  // The time of each wake-up that ran a pass (pod list read included), by its scope
+  // (PassScopeName: "containers", "all", "full").
+  std::map<std::string, HistogramCounts> pass_seconds;
+  // Wake-ups that did not finish: an exception, or a pass that could not read the class map.
+  uint64_t pass_failures = 0;
+  // Wake-ups in which a kernel write (or the read it diffs against) failed, by target:
+  // "class_map", "shaping" (a NIC's qdiscs), "edt_map", "pod_address_map". The next pass retries.
+  std::map<std::string, uint64_t> kernel_failures;
   // What the last pass put in the class map, by cgroup id.
   std::map<uint64_t, DesiredContainer> classes;
   // Pods whose annotation the tenant policy refuses or bounds now, per (namespace, annotation).
@@ -168,7 +200,10 @@ class Enforcer {
   bool RefreshPods(bool force, Clock::time_point now);
   // Recomputes the whole desired state and diffs it against the class map and the shaping;
   // `full` (the periodic resync) also re-applies unchanged plans and drops residual pods.
-  void Pass(bool full);
+  // false when it could not read the class map (nothing was changed).
+  bool Pass(bool full);
+  // Notes that a kernel write of this wake-up failed (EnforcerStatus::kernel_failures).
+  void KernelFailed(KernelTarget target) { kernel_failed_.insert(target); }
   // Pass's phases. Tombstones of pods gone or expired are dropped; the live ones returned.
   std::set<std::string> ExpireTombstones(Clock::time_point now);
   // The enforced NICs that can be shaped now; reports those that cannot, and missing names.
@@ -190,12 +225,20 @@ class Enforcer {
   bool PatchLink(const core::Nic& nic, Applied& a, shaping::HtbPlan& eplan, shaping::HtbPlan& iplan,
                  std::optional<LinkLeaves>* grown);
   LinkLeaves LeavesOf(const core::Nic& nic, const Applied& a) const;
+  // The egress tree's level classes; none in EDT mode (no HTB tree on egress).
+  static std::vector<LevelClass> EgressLevels(const Applied& a);
   static std::string NicKey(const core::NicId& id);  // names a NIC's problems
   void OnCgroupCreated(const std::string& path);
   // Brings the pod address table in step with pods_ and `classes` (pod_addresses.h).
   void SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes);
   // Brings the EDT map in step with the egress leaves of the NICs in EDT mode (edt_rates.h).
   void SyncEdt();
+  // Classifies the pods of `classes` at their veths (veth_sync.h) and returns the class entries
+  // that changed; reports its problems.
+  VethSyncResult SyncVeths(const std::map<uint64_t, DesiredContainer>& classes, bool full);
+  // SyncVeths over the last pass's classes, between passes: for a new container of a pod with
+  // addresses, and on pod refreshes while a pod waits for its veth.
+  void SyncVethsBetweenPasses();
 
   EnforcerOptions options_;
   EnforcerPorts ports_;
@@ -214,6 +257,8 @@ class Enforcer {
   std::set<std::string> allocated_uids_;  // guarded by mu_: pods allocated since the last wake-up
   std::optional<Clock::time_point> retry_at_;  // guarded by mu_
   ResidualPods residual_;                      // pods with allocations not listed
+  VethSync veths_;
+  bool roots_guarded_ = false;  // guard_pod_roots succeeded
   // What the last whole pass worked from, so that a new container is added on top of it.
   bool baseline_ = false;
   bool unresolved_ = false;  // listed containers without a cgroup were left
@@ -233,6 +278,8 @@ class Enforcer {
   std::map<core::NicId, Applied> applied_;
   size_t edt_bursts_unapplied_ = 0;  // egress leaves of EDT NICs with a burst set, last logged
   std::map<uint64_t, std::string> pod_of_cgroup_;
+  std::set<KernelTarget> kernel_failed_;  // targets whose kernel writes failed in this wake-up
+  bool pass_failed_ = false;              // this wake-up's pass did not finish
   Clock::time_point next_full_;
   Clock::time_point next_pods_;
 

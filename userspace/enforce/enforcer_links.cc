@@ -51,6 +51,7 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<Lin
   auto mode = ports_.shaper->Apply(nic, *eplan, *iplan);
   if (!mode.ok()) {
     problems_.Report(NicKey(link.id), mode.status().message());
+    KernelFailed(KernelTarget::kShaping);
     a.ok = false;
     return false;
   }
@@ -77,8 +78,13 @@ bool Enforcer::PatchLink(const core::Nic& nic, Applied& a, shaping::HtbPlan& epl
   a.egress = std::move(eplan);
   a.ingress = std::move(iplan);
   if (grown != nullptr) {
-    *grown = LinkLeaves{nic, IfbNameFor(nic.ifindex), LeafHandles(egress->added),
-                        LeafHandles(ingress->added)};
+    // A patch may change a level class too (the reclaimed level's ceiling follows its group).
+    *grown = LinkLeaves{nic,
+                        IfbNameFor(nic.ifindex),
+                        LeafHandles(egress->added),
+                        LeafHandles(ingress->added),
+                        EgressLevels(a),
+                        LevelClasses(a.ingress)};
   }
   return true;
 }
@@ -86,8 +92,17 @@ bool Enforcer::PatchLink(const core::Nic& nic, Applied& a, shaping::HtbPlan& epl
 LinkLeaves Enforcer::LeavesOf(const core::Nic& nic, const Applied& a) const {
   // In EDT mode the NIC has no egress leaves: fq under its queues holds the packets.
   const bool edt = a.mode && a.mode->mode == shaping::ShapingMode::kEdt;
-  return {nic, IfbNameFor(nic.ifindex),
-          edt ? std::map<uint64_t, uint32_t>{} : LeafHandles(a.egress), LeafHandles(a.ingress)};
+  return {nic,
+          IfbNameFor(nic.ifindex),
+          edt ? std::map<uint64_t, uint32_t>{} : LeafHandles(a.egress),
+          LeafHandles(a.ingress),
+          EgressLevels(a),
+          LevelClasses(a.ingress)};
+}
+
+std::vector<LevelClass> Enforcer::EgressLevels(const Applied& a) {
+  const bool edt = a.mode && a.mode->mode == shaping::ShapingMode::kEdt;
+  return edt ? std::vector<LevelClass>{} : LevelClasses(a.egress);
 }
 
 void Enforcer::SyncEdt() {
@@ -112,11 +127,13 @@ void Enforcer::SyncEdt() {
   auto current = ports_.edt->List();
   if (!current.ok()) {
     problems_.Report("edt-map", current.status().message());
+    KernelFailed(KernelTarget::kEdtMap);
     return;
   }
   // The aggregates first: a leaf that starts naming one finds its budget there.
   const auto want = PlanEdtRates(egress_leaves_, edt_nics, egress_groups_);
   const EdtSyncReport r = SyncEdtRates(*ports_.edt, *current, want);
+  if (!r.errors.empty()) KernelFailed(KernelTarget::kEdtMap);
   for (const auto& e : r.errors) problems_.Report("edt-map", e.message());
   if (r.set > 0 || r.cleared > 0) {
     spdlog::info("edt rates synced set={} cleared={} entries={}", r.set, r.cleared, want.size());

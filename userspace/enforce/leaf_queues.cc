@@ -22,6 +22,16 @@ std::optional<Found> FindLeaf(const std::vector<LinkLeaves>& links, uint64_t key
 
 }  // namespace
 
+std::vector<LevelClass> LevelClasses(const shaping::HtbPlan& plan) {
+  std::vector<LevelClass> out;
+  for (int l = 0; l < shaping::kQosLevelCount; ++l) {
+    const auto level = static_cast<shaping::QosLevel>(l);
+    const uint32_t handle = shaping::MakeHandle(shaping::kQdiscMajor, shaping::LevelMinor(level));
+    if (const auto* c = plan.Find(handle)) out.push_back({level, handle, c->rate_bps, c->ceil_bps});
+  }
+  return out;
+}
+
 std::map<uint64_t, uint32_t> LeafHandles(const std::vector<shaping::PlannedClass>& classes) {
   std::map<uint64_t, uint32_t> out;
   for (const auto& c : classes) {
@@ -74,6 +84,19 @@ QueueSnapshot AttributeLeafQueues(const std::vector<LinkLeaves>& links,
       (egress ? q.egress : q.ingress) = std::move(leaf);
     }
     if (q.egress || q.ingress) out.containers[cgroup_id] = std::move(q);
+  }
+  for (size_t i = 0; i < links.size(); ++i) {
+    const bool read = i < readings.size() && readings[i].ok();
+    for (const bool egress : {true, false}) {
+      for (const LevelClass& level : egress ? links[i].egress_levels : links[i].ingress_levels) {
+        LevelQueue lq{links[i].nic.id.Identifier(), egress, level, std::nullopt};
+        if (read) {
+          const auto& classes = egress ? readings[i]->egress : readings[i]->ingress;
+          if (auto it = classes.find(level.handle); it != classes.end()) lq.counters = it->second;
+        }
+        out.levels.push_back(std::move(lq));
+      }
+    }
   }
   return out;
 }

@@ -20,6 +20,18 @@
 
 namespace netqos::enforce {
 
+// A QoS level's class in one tree (10:10 system ... 10:40 reclaimed): the parent of the level's
+// container leaves and of its default leaf, so everything the level sends passes through it.
+struct LevelClass {
+  shaping::QosLevel level = shaping::QosLevel::kShared;
+  uint32_t handle = 0;
+  uint64_t rate_bps = 0;  // as applied: guaranteed to the level under contention
+  uint64_t ceil_bps = 0;  // the most the level gets
+  bool operator==(const LevelClass&) const = default;
+};
+// The level classes of a plan, by level; none in an empty plan (egress paced in EDT mode).
+std::vector<LevelClass> LevelClasses(const shaping::HtbPlan& plan);
+
 // The leaves of one shaped link, as the last pass applied them.
 struct LinkLeaves {
   core::Nic nic;    // ifindex and netns_path say where the trees are
@@ -27,6 +39,8 @@ struct LinkLeaves {
   // Leaf key (a container's cgroup id, or its pod's for a pod-level allocation) -> class handle.
   std::map<uint64_t, uint32_t> egress;
   std::map<uint64_t, uint32_t> ingress;
+  std::vector<LevelClass> egress_levels;
+  std::vector<LevelClass> ingress_levels;
 };
 
 // The leaf keys of a plan's container leaves (or of some of its classes: a patch's new ones),
@@ -63,15 +77,24 @@ struct ClassQueues {
   QueueCounters ingress;
 };
 
+// A level class of a shaped link in one direction, with its counters.
+struct LevelQueue {
+  std::string nic;  // the link's NIC identifier
+  bool egress = true;
+  LevelClass level;
+  std::optional<QueueCounters> counters;  // unset: not read (the link's error is in errors)
+};
+
 struct QueueSnapshot {
   std::map<uint64_t, ContainerQueues> containers;  // by cgroup id: containers with a leaf
   std::map<uint32_t, ClassQueues> classes;         // by net class id, for every class seen
+  std::vector<LevelQueue> levels;                  // every level class of every shaped link
   std::vector<std::string> errors;                 // links that could not be read
 };
 
 // `readings[i]` is what was read for `links[i]`. Containers without a leaf key (their level's
 // default leaf) get no entry; a leaf shared by a pod's containers is reported for each of them
-// and counted once in its class.
+// and counted once in its class. Every level class of the links is reported, read or not.
 QueueSnapshot AttributeLeafQueues(const std::vector<LinkLeaves>& links,
                                   const std::vector<Result<LinkClassStats>>& readings,
                                   const std::map<uint64_t, DesiredContainer>& containers);

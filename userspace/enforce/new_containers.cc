@@ -66,6 +66,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     }
     if (!plan.desired) continue;
     if (netqos::Status st = ports_.table->Set(c.cgroup_id, plan.desired->entry); !st.ok()) {
+      KernelFailed(KernelTarget::kClassMap);
       // Worded as ClassSync words it: the whole pass that retries it reports the same problem, so
       // it is logged once, not again as a changed message.
       problems_.Report(
@@ -125,6 +126,8 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     }
     it->egress.insert(leaves.egress.begin(), leaves.egress.end());
     it->ingress.insert(leaves.ingress.begin(), leaves.ingress.end());
+    it->egress_levels = std::move(leaves.egress_levels);
+    it->ingress_levels = std::move(leaves.ingress_levels);
   }
   for (auto& [nic_id, leaves] : relinked) {
     const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
@@ -140,8 +143,11 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   }
   lock.unlock();
   // A pod behind a CNI whose container just started: its routed traffic is classified now, not
-  // at the next whole pass. status_.classes changes on this thread only.
-  if (routed_pod && !added.empty()) SyncAddresses(status_.classes);
+  // at the next whole pass, and at its veth. status_.classes changes on this thread only.
+  if (routed_pod && !added.empty()) {
+    SyncAddresses(status_.classes);
+    SyncVethsBetweenPasses();
+  }
 }
 
 }  // namespace netqos::enforce

@@ -36,14 +36,31 @@ std::string PodAddressText(const PodAddress& address) {
   return buf;
 }
 
-PodAddressPlan PlanPodAddresses(const std::vector<cgroup::PodInfo>& pods,
-                                const std::map<uint64_t, DesiredContainer>& classes) {
-  // The classified containers of each pod, by container name.
-  std::map<std::string, std::map<std::string, const std::pair<const uint64_t, DesiredContainer>*>>
-      by_pod;
+ClassesByPod GroupByPod(const std::map<uint64_t, DesiredContainer>& classes) {
+  ClassesByPod by_pod;
   for (const auto& entry : classes)
     by_pod[entry.second.pod_uid][entry.second.container_name] = &entry;
+  return by_pod;
+}
 
+RoutedContainer ChooseRoutedContainer(const std::map<std::string, ClassEntryRef>& containers) {
+  RoutedContainer r;
+  std::set<uint64_t> leaves;
+  for (const auto& [container, entry] : containers) {
+    if (entry->second.leaf_key) {
+      leaves.insert(*entry->second.leaf_key);
+      if (r.chosen == nullptr || !r.chosen->second.leaf_key) r.chosen = entry;
+    } else if (r.chosen == nullptr) {
+      r.chosen = entry;
+    }
+  }
+  r.leaves = leaves.size();
+  return r;
+}
+
+PodAddressPlan PlanPodAddresses(const std::vector<cgroup::PodInfo>& pods,
+                                const std::map<uint64_t, DesiredContainer>& classes) {
+  const ClassesByPod by_pod = GroupByPod(classes);
   PodAddressPlan plan;
   std::map<PodAddress, std::string> owner;  // address -> "<ns>/<name>" of the pod holding it
   std::set<PodAddress> contested;
@@ -53,21 +70,12 @@ PodAddressPlan PlanPodAddresses(const std::vector<cgroup::PodInfo>& pods,
     auto it = by_pod.find(pod.uid);
     if (it == by_pod.end()) continue;
     const std::string name = pod.ns + "/" + pod.name;
-
-    const std::pair<const uint64_t, DesiredContainer>* chosen = nullptr;
-    std::set<uint64_t> leaves;
-    for (const auto& [container, entry] : it->second) {
-      if (entry->second.leaf_key) {
-        leaves.insert(*entry->second.leaf_key);
-        if (chosen == nullptr || !chosen->second.leaf_key) chosen = entry;
-      } else if (chosen == nullptr) {
-        chosen = entry;
-      }
-    }
-    if (leaves.size() > 1) {
+    const RoutedContainer routed = ChooseRoutedContainer(it->second);
+    const ClassEntryRef chosen = routed.chosen;
+    if (routed.leaves > 1) {
       plan.problems.emplace_back(
           "pod:" + name,
-          name + ": " + std::to_string(leaves.size()) +
+          name + ": " + std::to_string(routed.leaves) +
               " containers have leaves of their own but share the pod's network namespace; its "
               "routed traffic is held to container " +
               chosen->second.container_name + "'s (a pod-level allocation gives them one)");

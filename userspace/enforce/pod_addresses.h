@@ -20,6 +20,20 @@ namespace netqos::enforce {
 std::optional<PodAddress> ParsePodAddress(const std::string& text);
 std::string PodAddressText(const PodAddress& address);
 
+// The classified containers of each pod: pod uid -> container name -> its entry in `classes`.
+using ClassEntryRef = const std::pair<const uint64_t, DesiredContainer>*;
+using ClassesByPod = std::map<std::string, std::map<std::string, ClassEntryRef>>;
+ClassesByPod GroupByPod(const std::map<uint64_t, DesiredContainer>& classes);
+
+// The container of a pod whose class the pod's routed traffic takes: the one with a capped leaf,
+// else the first by name. `leaves` counts the distinct leaves of the pod's containers (more than
+// one: they share the namespace, so all but the chosen one's are not held on routed traffic).
+struct RoutedContainer {
+  ClassEntryRef chosen = nullptr;
+  size_t leaves = 0;
+};
+RoutedContainer ChooseRoutedContainer(const std::map<std::string, ClassEntryRef>& containers);
+
 struct PodAddressPlan {
   std::map<PodAddress, uint64_t> entries;  // address -> class map key (a container's cgroup id)
   // Things an operator should fix, keyed like the enforcer's problems ("pod:<ns>/<name>").

@@ -1,10 +1,13 @@
 #include "metrics/daemon_metrics.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <utility>
 
 #include "core/constants.h"
+#include "metrics/health_families.h"
+#include "metrics/qos_level_families.h"
 
 namespace netqos::metrics {
 namespace {
@@ -143,11 +146,7 @@ std::string ErrorMessageLabel(std::string_view message) {
   return out;
 }
 
-const std::vector<double>& RpcDurationBounds() {
-  static const std::vector<double> kBounds = {
-      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
-  return kBounds;
-}
+const std::vector<double>& RpcDurationBounds() { return LatencyBounds(); }
 
 void CollectAllocations(const service::AllocationService::View& view, std::vector<Family>* out) {
   Family containers = MakeFamily(
@@ -245,6 +244,11 @@ void CollectEnforcement(const service::EnforcementReport& report,
       MakeFamily("netqos_enforcement_pods_known",
                  "1 once the kubelet's pod list has been read, else 0.", MetricType::kGauge);
   pods_known.samples.push_back({{}, report.pods_known ? 1.0 : 0.0});
+  Family pod_veths =
+      MakeFamily("netqos_enforcement_pod_veths",
+                 "Pods behind a CNI classified at the host end of their veths (--pod-veths).",
+                 MetricType::kGauge);
+  pod_veths.samples.push_back({{}, static_cast<double>(report.pod_veths)});
   Family shaped = MakeFamily("netqos_enforcement_shaped_nic",
                              "1 for each NIC carrying netqos's shaping.", MetricType::kGauge);
   for (const auto& nic : report.shaped_nics) shaped.samples.push_back({{{"nic", nic}}, 1});
@@ -269,6 +273,11 @@ void CollectEnforcement(const service::EnforcementReport& report,
       MetricType::kGauge);
   std::vector<Family> k_traffic = MakeFamilies(kClassTraffic);
   std::vector<Family> k_queue = MakeFamilies(kClassQueue);
+  Family c_info = MakeFamily(
+      "netqos_container_info",
+      "1 per classified container, labelled with what it is enforced as: its QoS level, the NIC "
+      "of its allocation (\"\" without one) and its HTB class; joined on cgroup_id.",
+      MetricType::kGauge);
 
   for (const auto& c : report.containers) {
     const Labels base = {{"namespace", c.pod_namespace},
@@ -281,6 +290,10 @@ void CollectEnforcement(const service::EnforcementReport& report,
       l.insert(l.end(), base.begin(), base.end());
       return l;
     };
+    Labels info = base;
+    info.insert(info.end(),
+                {{"qos_level", c.qos_level}, {"nic", c.nic}, {"htb_class", c.htb_class}});
+    c_info.samples.push_back({std::move(info), 1});
     AddTrafficSamples(kContainerTraffic, c.counters, with_direction, &c_traffic);
     // A leaf whose counters could not be read has no sample (rather than a false 0); a
     // container without a leaf of its own has no drops of its own.
@@ -323,12 +336,14 @@ void CollectEnforcement(const service::EnforcementReport& report,
     }
   }
   for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &refused, &pods_known,
-                    &shaped, &shaping_mode, &c_alloc, &c_leaf}) {
+                    &pod_veths, &shaped, &shaping_mode, &c_alloc, &c_leaf, &c_info}) {
     out->push_back(std::move(*f));
   }
   for (auto* families : {&c_traffic, &c_queue, &k_traffic, &k_queue}) {
     for (auto& f : *families) out->push_back(std::move(f));
   }
+  CollectPasses(report, out);
+  CollectQosLevels(report, out);
 }
 
 DaemonMetrics::DaemonMetrics(std::string version, service::AllocationService* allocations,
@@ -347,11 +362,28 @@ DaemonMetrics::DaemonMetrics(std::string version, service::AllocationService* al
           "netqos_allocation_failures_total",
           "Failed Allocate and AllocateForPod calls, by whether the pod carries Katalyst's "
           "resource-reallocation annotation (true, false, or none).",
-          {"method", "reallocation"})) {
+          {"method", "reallocation"})),
+      scrapes_(registry_.AddCounter(
+          "netqos_metrics_scrapes_total",
+          "Answers to /metrics by HTTP status: 200, 500 (collecting failed), 503 (not computed "
+          "within 10 s).",
+          {"code"})) {
+  // Every status an alert counts exists at 0 from the start: a series that first appears at 1
+  // shows no increase, so the first failure would go unseen.
+  for (const char* code : {"200", "500", "503"}) scrapes_.Inc({code}, 0);
+  registry_
+      .AddGauge("netqos_start_time_seconds",
+                "Unix time netqosd started (when its metrics were set up, after the checkpoint "
+                "was loaded).")
+      .Set({}, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                   .count());
   for (const auto& m : ResourcePluginMethods()) {
     rpc_requests_.Inc({m, "OK"}, 0);
     rpc_duration_.Touch({m});
   }
+  // A refusal for lack of bandwidth is what NetqosAllocationsRefused counts (see above).
+  for (const char* m : {"Allocate", "AllocateForPod"})
+    rpc_requests_.Inc({m, "RESOURCE_EXHAUSTED"}, 0);
   for (const char* m : {"Allocate", "AllocateForPod"}) {
     for (const char* r : {"none", "true", "false"}) allocation_failures_.Inc({m, r}, 0);
   }
@@ -374,6 +406,8 @@ DaemonMetrics::DaemonMetrics(std::string version, service::AllocationService* al
     registry_.AddCollector([allocations, enforcement](std::vector<Family>* out) {
       const service::AllocationService::View view = allocations->Snapshot();
       CollectAllocations(view, out);
+      CollectCheckpoint(allocations->CheckpointFlushes(), !allocations->PersistenceStatus().ok(),
+                        out);
       if (enforcement != nullptr) CollectEnforcement(enforcement->Report(true), &view, out);
     });
   } else if (enforcement != nullptr) {
@@ -390,6 +424,13 @@ void DaemonMetrics::Observe(std::string_view method, std::string_view code,
     rpc_requests_.Inc({m, std::string(code)});
     rpc_duration_.Observe({m}, seconds);
   } catch (...) {  // out of memory: the call is simply not counted
+  }
+}
+
+void DaemonMetrics::ObserveScrape(int http_status) noexcept {
+  try {
+    scrapes_.Inc({std::to_string(http_status)});
+  } catch (...) {  // out of memory: the answer is simply not counted
   }
 }
 

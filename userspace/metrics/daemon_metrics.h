@@ -49,6 +49,9 @@ class DaemonMetrics final : public service::RpcObserver {
   // netqos_allocation_failures_total (Allocate, AllocateForPod) and netqos_rpc_last_error_info.
   void ObserveFailure(std::string_view method, std::string_view message,
                       std::string_view reallocation) noexcept override;
+  // netqos_metrics_scrapes_total: the HTTP status of an answer to /metrics (MetricsServer's
+  // on_scrape).
+  void ObserveScrape(int http_status) noexcept;
   // netqos_heartbeat_timestamp_seconds.
   void SetHeartbeat(double unix_seconds) { heartbeat_.Set({}, unix_seconds); }
 
@@ -61,6 +64,7 @@ class DaemonMetrics final : public service::RpcObserver {
   HistogramVec& rpc_duration_;
   GaugeVec& heartbeat_;
   CounterVec& allocation_failures_;
+  CounterVec& scrapes_;
   mutable std::mutex last_error_mu_;
   std::map<std::string, std::string> last_error_;  // method -> sanitized message
 };

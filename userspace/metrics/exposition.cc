@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <utility>
 
 namespace netqos::metrics {
 namespace {
@@ -125,6 +126,13 @@ void RenderHistogram(std::string& out, Family& f) {
 }
 
 }  // namespace
+
+HistogramSample FromCounts(Labels labels, const HistogramCounts& counts) {
+  std::vector<uint64_t> buckets = counts.buckets;
+  // Counts that observed nothing yet may not have their buckets: all zero.
+  if (buckets.size() != counts.bounds.size() + 1) buckets.assign(counts.bounds.size() + 1, 0);
+  return {std::move(labels), std::move(buckets), counts.sum};
+}
 
 bool IsValidMetricName(std::string_view name) {
   if (name.empty()) return false;

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/histogram.h"
+
 namespace netqos::metrics {
 
 enum class MetricType { kCounter, kGauge, kHistogram };
@@ -30,6 +32,9 @@ struct HistogramSample {
   std::vector<uint64_t> bucket_counts;
   double sum = 0;
 };
+
+// A sample of counts an adapter kept (common/histogram.h); its bounds must be the family's.
+HistogramSample FromCounts(Labels labels, const HistogramCounts& counts);
 
 struct Family {
   std::string name;

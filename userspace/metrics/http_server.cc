@@ -322,6 +322,7 @@ class MetricsServer::Listener {
     size_t written = 0;
     size_t lingered = 0;
     bool head_only = false;  // HEAD: no body in the answer
+    bool scrape = false;     // a /metrics request: its answer's status is reported (on_scrape)
   };
   // One thread computing one kind of answer, for connections in kWaiting.
   struct AnswerQueue {
@@ -472,7 +473,8 @@ class MetricsServer::Listener {
       const ProbeResult r = server_->Health();  // an atomic load: answered on this thread
       Respond(id, c, Line(r.ok ? 200 : 503, r.reason));
     } else if (req.path == "/metrics" || req.path == "/readyz") {
-      AnswerQueue& q = req.path == "/metrics" ? metrics_ : ready_;
+      c.scrape = req.path == "/metrics";
+      AnswerQueue& q = c.scrape ? metrics_ : ready_;
       c.phase = Phase::kWaiting;
       c.deadline = Clock::now() + opts_.response_timeout;
       {
@@ -486,6 +488,7 @@ class MetricsServer::Listener {
   }
 
   void Respond(uint64_t id, Conn& c, const Answer& a) {
+    if (c.scrape && opts_.on_scrape) opts_.on_scrape(a.status);
     c.out = Serialize(a, c.head_only);
     c.written = 0;
     c.phase = Phase::kWriting;

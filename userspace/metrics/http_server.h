@@ -52,6 +52,9 @@ class MetricsServer {
     std::function<ProbeResult()> ready;        // /readyz; null = always ready
     std::function<void()> liveness_probe;      // run by the ticker before each heartbeat
     std::function<void(double)> on_heartbeat;  // unix time of each heartbeat (a gauge)
+    // The HTTP status of each /metrics answer (200; 500 when rendering failed; 503 when it was
+    // not computed in time), on the connection thread: must be quick and not throw.
+    std::function<void(int)> on_scrape;
     std::chrono::milliseconds heartbeat_interval{1000};
     std::chrono::milliseconds heartbeat_timeout{10000};  // older: /healthz says 503
 

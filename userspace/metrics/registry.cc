@@ -82,22 +82,16 @@ HistogramVec::HistogramVec(std::string name, std::string help, std::vector<std::
   }
 }
 
-HistogramVec::Series& HistogramVec::SeriesLocked(const std::vector<std::string>& label_values) {
-  Series& s = series_[label_values];
-  if (s.buckets.empty()) s.buckets.assign(bounds_.size() + 1, 0);
-  return s;
+HistogramCounts& HistogramVec::SeriesLocked(const std::vector<std::string>& label_values) {
+  auto it = series_.find(label_values);
+  if (it == series_.end()) it = series_.emplace(label_values, HistogramCounts(bounds_)).first;
+  return it->second;
 }
 
 void HistogramVec::Observe(const std::vector<std::string>& label_values, double value) {
   CheckArity(label_values);
-  if (std::isnan(value)) return;
-  // The first bucket whose upper bound is >= value ("le" is inclusive); past the last: +Inf.
-  const size_t index = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), value) -
-                                           bounds_.begin());
   std::lock_guard lk(mu_);
-  Series& s = SeriesLocked(label_values);
-  ++s.buckets[index];
-  s.sum += value;
+  SeriesLocked(label_values).Observe(value);
 }
 
 void HistogramVec::Touch(const std::vector<std::string>& label_values) {
@@ -109,7 +103,7 @@ void HistogramVec::Touch(const std::vector<std::string>& label_values) {
 Family HistogramVec::Collect() const {
   Family f{name_, help_, MetricType::kHistogram, {}, bounds_, {}};
   std::lock_guard lk(mu_);
-  for (const auto& [values, s] : series_) f.histograms.push_back({Zip(values), s.buckets, s.sum});
+  for (const auto& [values, s] : series_) f.histograms.push_back(FromCounts(Zip(values), s));
   return f;
 }
 

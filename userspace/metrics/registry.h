@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/histogram.h"
 #include "metrics/exposition.h"
 
 namespace netqos::metrics {
@@ -74,14 +75,10 @@ class HistogramVec : public MetricVecBase {
   Family Collect() const override;
 
  private:
-  struct Series {
-    std::vector<uint64_t> buckets;  // per bucket, bounds.size() + 1
-    double sum = 0;
-  };
-  Series& SeriesLocked(const std::vector<std::string>& label_values);
+  HistogramCounts& SeriesLocked(const std::vector<std::string>& label_values);
 
   std::vector<double> bounds_;
-  std::map<std::vector<std::string>, Series> series_;
+  std::map<std::vector<std::string>, HistogramCounts> series_;
 };
 
 class Registry {

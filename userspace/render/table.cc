@@ -5,6 +5,16 @@
 #include "common/terminal_text.h"
 
 namespace netqos::render {
+namespace {
+
+// Columns on a terminal: one per UTF-8 character (the continuation bytes 10xxxxxx take none),
+// so that a name with accents or a sparkline's block glyphs keep the columns aligned.
+size_t DisplayWidth(const std::string& s) {
+  return static_cast<size_t>(std::count_if(
+      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
 
 void Table::AddRow(std::vector<std::string> row) {
   // Cells carry names and messages from pods: nothing in them may drive the terminal.
@@ -16,7 +26,7 @@ void Table::Print(std::ostream& out) const {
   std::vector<size_t> widths(header_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
     for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
+      widths[i] = std::max(widths[i], DisplayWidth(row[i]));
     }
   };
   measure(header_);
@@ -26,7 +36,7 @@ void Table::Print(std::ostream& out) const {
     for (size_t i = 0; i < widths.size(); ++i) {
       const std::string cell = i < row.size() ? row[i] : "";
       line += cell;
-      if (i + 1 < widths.size()) line += std::string(widths[i] - cell.size() + 2, ' ');
+      if (i + 1 < widths.size()) line += std::string(widths[i] - DisplayWidth(cell) + 2, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";

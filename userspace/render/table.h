@@ -1,5 +1,5 @@
 // Table: left-aligned columns separated by two spaces, for the human output of netqosctl and
-// netqosd --print-topology.
+// netqosd --print-topology. Widths count UTF-8 characters, not bytes.
 #pragma once
 
 #include <nlohmann/json.hpp>

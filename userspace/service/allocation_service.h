@@ -70,6 +70,8 @@ class AllocationService {
   // memory holds, so every call is refused from then on and the liveness probe fails, to have
   // the daemon restarted from what the disk really has.
   Status PersistenceStatus();
+  // The journal's group-commit flushes so far (records each made durable, its time).
+  core::FlushStats CheckpointFlushes() const { return store_->Flushes(); }
 
   // Consistent copies for operators and metrics.
   struct View {

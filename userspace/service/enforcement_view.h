@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/counters.h"
+#include "common/histogram.h"
 
 namespace netqos::service {
 
@@ -77,6 +78,18 @@ struct ClassEnforcement {
   QueueCounters ingress_queue;
 };
 
+// A QoS level's HTB class on a shaped NIC in one direction (egress on the NIC, ingress on its
+// IFB): the rates it was applied with, and what passed through it (all of the level's traffic
+// there, its containers' leaves and its default leaf together).
+struct LevelEnforcement {
+  std::string nic;        // the NIC's identifier
+  std::string qos_level;  // "shared_cores", ...
+  std::string direction;  // "egress" or "ingress"
+  uint64_t rate_bps = 0;
+  uint64_t ceil_bps = 0;
+  std::optional<QueueCounters> counters;  // unset: the class could not be read
+};
+
 struct EnforcementProblem {
   std::string object;
   std::string message;
@@ -92,9 +105,15 @@ struct EnforcementReport {
   std::string pin_dir;
   std::string cgroup_root;
   bool pods_known = false;
+  size_t pod_veths = 0;  // pods classified at the host end of their veths
   uint64_t passes = 0;
   uint64_t pod_list_failures = 0;
   uint64_t problem_reports_total = 0;
+  // Each pass's time by scope ("containers", "all", "full"); passes that did not finish; passes
+  // whose kernel writes failed, by target ("class_map", "shaping", "edt_map", "pod_address_map").
+  std::map<std::string, HistogramCounts> pass_seconds;
+  uint64_t pass_failures = 0;
+  std::map<std::string, uint64_t> kernel_failures;
   std::vector<std::string> shaped_nics;
   // Each shaped NIC's egress shaping mode ("htb", "edt") and why it was chosen, by NIC identifier.
   struct NicShaping {
@@ -105,6 +124,7 @@ struct EnforcementReport {
   std::vector<EnforcementProblem> problems;
   std::vector<ContainerEnforcement> containers;
   std::vector<ClassEnforcement> classes;
+  std::vector<LevelEnforcement> levels;  // read with the counters only
   bool queue_counters = false;  // the HTB leaves were read: the *_queue members are meaningful
   // Pods whose annotation the tenant policy refuses or bounds now, per (namespace, annotation).
   std::map<std::pair<std::string, std::string>, uint64_t> refused_annotations;

@@ -91,7 +91,7 @@ TEST_CASE("a value converts to netqos_class member by member, by name", "[bpf]")
   CHECK(Contains(conv->dropped, "legacy"));
   CHECK(Contains(conv->dropped, "flags"));  // u16 -> u32: not the same member any more
   CHECK(Contains(conv->zeroed, "qos_level"));
-  CHECK(Contains(conv->zeroed, "pad"));
+  CHECK(Contains(conv->zeroed, "slot"));
   CHECK(Contains(conv->zeroed, "flags"));
 
   const uint32_t in[4] = {7, 0x10010, 0xdead, 0xffff};
@@ -102,6 +102,7 @@ TEST_CASE("a value converts to netqos_class member by member, by name", "[bpf]")
   CHECK(out.net_class_id == 7u);
   CHECK(out.qos_level == 0);
   CHECK(out.flags == 0u);
+  CHECK(out.slot == 0u);
   netqos_cgroup__destroy(skel);
 }
 

@@ -8,9 +8,11 @@
 
 #include "bpf/dataplane.h"
 #include "bpf/nic_attach.h"
+#include "bpf/veth_attach.h"
 #include "netqos_abi.h"
 #include "netqos_cgroup.skel.h"
 #include "netqos_nic.skel.h"
+#include "netqos_pod.skel.h"
 
 namespace {
 
@@ -19,19 +21,30 @@ struct ExpectedMap {
   uint32_t key_size;
   uint32_t value_size;
   bpf_map_type type;
+  uint32_t max_entries;
 };
 
 const ExpectedMap kExpected[] = {
-    {netqos::bpf::kClassMapName, sizeof(uint64_t), sizeof(netqos_class), BPF_MAP_TYPE_HASH},
+    {netqos::bpf::kClassMapName, sizeof(uint64_t), sizeof(netqos_class), BPF_MAP_TYPE_HASH,
+     NETQOS_MAX_ENTRIES},
     {netqos::bpf::kCgroupStatsMapName, sizeof(uint64_t), sizeof(netqos_counters),
-     BPF_MAP_TYPE_PERCPU_HASH},
+     BPF_MAP_TYPE_PERCPU_HASH, NETQOS_MAX_ENTRIES},
     {netqos::bpf::kClassStatsMapName, sizeof(uint32_t), sizeof(netqos_counters),
-     BPF_MAP_TYPE_PERCPU_HASH},
-    {netqos::bpf::kSockTagMapName, sizeof(int), sizeof(netqos_sock_tag), BPF_MAP_TYPE_SK_STORAGE},
-    {netqos::bpf::kPodAddrMapName, sizeof(netqos_addr), sizeof(uint64_t), BPF_MAP_TYPE_HASH},
-    {netqos::bpf::kFragMapName, sizeof(netqos_frag_key), sizeof(uint64_t), BPF_MAP_TYPE_LRU_HASH},
-    {netqos::bpf::kEdtMapName, sizeof(uint64_t), sizeof(netqos_edt), BPF_MAP_TYPE_HASH},
-    {netqos::bpf::kAggregateMapName, sizeof(uint64_t), sizeof(uint64_t), BPF_MAP_TYPE_HASH},
+     BPF_MAP_TYPE_PERCPU_HASH, NETQOS_MAX_ENTRIES},
+    {netqos::bpf::kSockTagMapName, sizeof(int), sizeof(netqos_sock_tag), BPF_MAP_TYPE_SK_STORAGE,
+     0},
+    {netqos::bpf::kPodAddrMapName, sizeof(netqos_addr), sizeof(uint64_t), BPF_MAP_TYPE_HASH,
+     NETQOS_MAX_ENTRIES},
+    {netqos::bpf::kFragMapName, sizeof(netqos_frag_key), sizeof(uint64_t), BPF_MAP_TYPE_LRU_HASH,
+     NETQOS_MAX_FRAGS},
+    {netqos::bpf::kAggregateMapName, sizeof(uint64_t), sizeof(uint64_t), BPF_MAP_TYPE_HASH,
+     NETQOS_MAX_ENTRIES},
+    {netqos::bpf::kVethMapName, sizeof(uint32_t), sizeof(netqos_veth), BPF_MAP_TYPE_HASH,
+     NETQOS_MAX_ENTRIES},
+    {netqos::bpf::kCarrierMapName, sizeof(uint32_t), sizeof(uint64_t), BPF_MAP_TYPE_ARRAY,
+     NETQOS_CARRIER_SLOTS},
+    {netqos::bpf::kRxOwnerMapName, sizeof(netqos_flow_key), sizeof(uint64_t), BPF_MAP_TYPE_LRU_HASH,
+     NETQOS_MAX_RX_OWNERS},
 };
 
 void CheckObject(bpf_object* obj) {
@@ -44,11 +57,7 @@ void CheckObject(bpf_object* obj) {
     CHECK(bpf_map__key_size(map) == e.key_size);
     CHECK(bpf_map__value_size(map) == e.value_size);
     CHECK(bpf_map__type(map) == e.type);
-    if (e.type == BPF_MAP_TYPE_LRU_HASH) {
-      CHECK(bpf_map__max_entries(map) == NETQOS_MAX_FRAGS);
-    } else if (e.type != BPF_MAP_TYPE_SK_STORAGE) {
-      CHECK(bpf_map__max_entries(map) == NETQOS_MAX_ENTRIES);
-    }
+    if (e.type != BPF_MAP_TYPE_SK_STORAGE) CHECK(bpf_map__max_entries(map) == e.max_entries);
   }
   bpf_map* map = nullptr;
   bpf_object__for_each_map(map, obj) {
@@ -60,7 +69,7 @@ void CheckObject(bpf_object* obj) {
 }  // namespace
 
 // File names say where the programs attach: the cgroup object holds cgroup hooks only, the NIC
-// object tc programs only.
+// and pod objects tc programs only.
 TEST_CASE("cgroup skeleton maps match the ABI header", "[bpf][abi]") {
   netqos_cgroup* skel = netqos_cgroup__open();
   REQUIRE(skel != nullptr);
@@ -89,4 +98,16 @@ TEST_CASE("NIC skeleton maps match the ABI header", "[bpf][abi]") {
 TEST_CASE("CgroupIdOf rejects paths that are not cgroup2 directories", "[bpf]") {
   CHECK(netqos::bpf::CgroupIdOf("/").status().code() == netqos::StatusCode::kInvalidArgument);
   CHECK(!netqos::bpf::CgroupIdOf("/nonexistent/netqos").ok());
+}
+
+TEST_CASE("pod veth skeleton maps match the ABI header", "[bpf][abi]") {
+  netqos_pod* skel = netqos_pod__open();
+  REQUIRE(skel != nullptr);
+  CheckObject(skel->obj);
+  CHECK(std::string(bpf_program__section_name(skel->progs.netqos_pod_tx)) == "tc");
+  CHECK(std::string(bpf_program__section_name(skel->progs.netqos_pod_rx)) == "tc");
+  CHECK(std::string(bpf_program__name(skel->progs.netqos_pod_tx)) == netqos::bpf::kPodTxProgName);
+  CHECK(std::string(bpf_program__name(skel->progs.netqos_pod_rx)) == netqos::bpf::kPodRxProgName);
+  CHECK(skel->rodata->cfg_shape_node_local == 0);
+  netqos_pod__destroy(skel);
 }

@@ -396,6 +396,19 @@ TEST_CASE("cgroup: what applies and why", "[ctl]") {
     CHECK_THAT(text.str(), Catch::Contains("100 Mbps on eth0"));
   }
 
+  SECTION("container of a pod classified at its veth") {
+    f.entry = Entry(0x100100, 7);
+    f.entry->flags = NETQOS_CLASS_F_INGRESS_SHAPED | NETQOS_CLASS_F_VETH;
+    f.entry->slot = 12;
+    f.daemon = DaemonEntry(77, "web", "app", 0x100100, true, 100);
+    const std::string all = joined(Explain(f));
+    CHECK_THAT(all, Catch::Contains("classified at the host end of its veth"));
+    CHECK_THAT(all, Catch::Contains("carrier slot 12"));
+    CHECK_THAT(all, Catch::Contains("shaped there, on its NIC's IFB"));
+    // Not the NIC's own redirect: the NIC leaves the pod to its veth.
+    CHECK_THAT(all, !Catch::Contains("redirected to the NIC's IFB"));
+  }
+
   SECTION("level default class") {
     f.entry = Entry(0x100031, 7);
     f.daemon = DaemonEntry(77, "web", "app", 0x100031, false, 0);

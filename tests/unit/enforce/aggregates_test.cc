@@ -34,7 +34,7 @@ std::optional<uint32_t> MinorOf(uint64_t key) {
 
 }  // namespace
 
-TEST_CASE("aggregates: one level takes the whole aggregate; members keep their rates",
+TEST_CASE("aggregates: one level takes the whole aggregate, and members keep their rates",
           "[enforce][aggregate]") {
   const std::vector<AggregateMember> members = {
       {1, "media", QosLevel::kShared, 50 * kMbit, 50 * kMbit, false},

@@ -59,6 +59,7 @@ constexpr uint32_t kLeafBase =
 struct FakeClassTable : ClassTable {
   Result<std::map<uint64_t, ClassEntry>> List() const override {
     std::lock_guard<std::mutex> l(mu);
+    if (list_fails) return netqos::Internal("bpf_map_get_next_key(netqos_cls): EPERM");
     return entries;
   }
   Status Set(uint64_t id, const ClassEntry& e) override {
@@ -82,6 +83,7 @@ struct FakeClassTable : ClassTable {
   mutable std::mutex mu;
   std::map<uint64_t, ClassEntry> entries;
   size_t capacity = 1000;
+  bool list_fails = false;
 };
 
 struct FakeAddresses : PodAddressTable {
@@ -711,4 +713,59 @@ TEST_CASE("desired options: low-priority groups send reclaimed traffic through t
   CHECK_FALSE(netqos::enforce::DesiredOptionsFor(s, true).ingress_level_limited[reclaimed]);
   s.low_priority_floor_percent = 5;
   CHECK(netqos::enforce::DesiredOptionsFor(s, true).ingress_level_limited[reclaimed]);
+}
+
+TEST_CASE("enforcer: each pass is timed under its scope", "[enforce]") {
+  Node node;
+  node.Start();
+  auto count = [&](const std::string& scope) {
+    return node.enforcer->Status().pass_seconds.at(scope).count();
+  };
+  CHECK(count("full") == 1);  // the first pass
+  CHECK(count("all") == 0);
+  CHECK(count("containers") == 0);
+  CHECK(node.enforcer->Status().pass_seconds.at("full").bounds ==
+        netqos::enforce::PassSecondsBounds());
+  node.CapPod({"11111111-0000-0000-0000-000000000031", "c31", {}}, "eth0", 100);
+  CHECK(count("containers") + count("all") >= 1);
+  node.enforcer->OnTopologyChanged();
+  CHECK(node.Eventually([&] { return count("all") >= 1; }));
+  const auto status = node.enforcer->Status();
+  CHECK(status.pass_failures == 0);
+  for (const auto& [target, n] : status.kernel_failures) {
+    INFO(target);
+    CHECK(n == 0);
+  }
+  CHECK(status.kernel_failures.size() == 4);
+}
+
+TEST_CASE(
+    "enforcer: failed kernel writes are counted by target, an unreadable class map fails "
+    "the pass",
+    "[enforce]") {
+  Node node;
+  node.shaper.failing = {"eth0"};
+  node.table.capacity = 0;
+  const FakePod a{"11111111-0000-0000-0000-000000000032", "c32", {}};
+  node.AddPod(a);
+  node.Allocate(a.uid, "eth0", 100);
+  node.Start();
+  auto status = node.enforcer->Status();
+  CHECK(status.kernel_failures.at("shaping") >= 1);
+  const uint64_t class_map = status.kernel_failures.at("class_map");
+  CHECK(class_map >= 1);
+  CHECK(status.kernel_failures.at("edt_map") == 0);
+  CHECK(status.pass_failures == 0);  // the pass went on: the other NIC and containers
+
+  {
+    std::lock_guard<std::mutex> l(node.table.mu);
+    node.table.list_fails = true;
+  }
+  const uint64_t passes = node.enforcer->Status().passes;
+  node.enforcer->OnTopologyChanged();
+  CHECK(node.Eventually([&] { return node.enforcer->Status().pass_failures >= 1; }));
+  status = node.enforcer->Status();
+  CHECK(status.passes == passes);  // no pass finished
+  CHECK(status.kernel_failures.at("class_map") > class_map);
+  CHECK(node.HasProblem("class-map"));
 }

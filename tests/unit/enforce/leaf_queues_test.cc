@@ -27,6 +27,7 @@ using netqos::enforce::ComputeDesiredState;
 using netqos::enforce::DesiredState;
 using netqos::enforce::EnforcedLink;
 using netqos::enforce::LeafHandles;
+using netqos::enforce::LevelClasses;
 using netqos::enforce::LinkClassStats;
 using netqos::enforce::LinkLeaves;
 using netqos::enforce::ObservedContainer;
@@ -106,8 +107,8 @@ struct TwoLinks {
       nic.id = id;
       nic.ifindex = ifindex;
       nic.netns_path = netns;
-      links.push_back(
-          {nic, netqos::enforce::IfbNameFor(ifindex), LeafHandles(*egress), LeafHandles(*ingress)});
+      links.push_back({nic, netqos::enforce::IfbNameFor(ifindex), LeafHandles(*egress),
+                       LeafHandles(*ingress), LevelClasses(*egress), LevelClasses(*ingress)});
     }
   }
 
@@ -215,4 +216,34 @@ TEST_CASE("no shaped links: containers have no queues, classes are listed at zer
   CHECK(q.errors.empty());
   CHECK(q.classes.size() == 2);
   CHECK(q.classes.at(7).egress.drops == 0);
+}
+
+TEST_CASE("every level class of every link is reported with its rates and, read, its counters",
+          "[enforce]") {
+  TwoLinks w;
+  // A link of 1000 Mbit/s: the default config's shared level gets 40 % and may borrow the rest.
+  REQUIRE(w.links[0].egress_levels.size() == 4);
+  const auto& shared = w.links[0].egress_levels[2];
+  CHECK(shared.level == netqos::shaping::QosLevel::kShared);
+  CHECK(shared.handle == MakeHandle(0x10, 0x30));
+  CHECK(shared.rate_bps == 400'000'000);
+  CHECK(shared.ceil_bps == 1'000'000'000);
+  CHECK(LevelClasses(netqos::shaping::HtbPlan{}).empty());  // no tree (EDT egress): no levels
+
+  LinkClassStats eth0;
+  eth0.egress = {{MakeHandle(0x10, 0x30), Stats(MakeHandle(0x10, 0x30), 0, 17)}};
+  std::vector<Result<LinkClassStats>> readings = {eth0, netqos::NotFound("setns: gone")};
+  const QueueSnapshot q = AttributeLeafQueues(w.links, readings, w.desired.by_cgroup);
+  REQUIRE(q.levels.size() == 16);  // 2 links x 2 directions x 4 levels
+  int read = 0;
+  for (const auto& l : q.levels) {
+    if (!l.counters) continue;
+    ++read;
+    CHECK(l.nic == "eth0");
+    CHECK(l.egress);
+    CHECK(l.level.level == netqos::shaping::QosLevel::kShared);
+    CHECK(l.counters->overlimits == 17);
+    CHECK(l.counters->bytes == 1);
+  }
+  CHECK(read == 1);  // the other classes were not in the reading, or their link was not read
 }

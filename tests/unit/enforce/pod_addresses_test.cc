@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/routed_pods.h"
+
 namespace {
 
 using netqos::Status;
@@ -14,28 +16,8 @@ using netqos::enforce::PodAddressPlan;
 using netqos::enforce::PodAddressTable;
 using netqos::enforce::PodAddressText;
 using netqos::enforce::SyncPodAddresses;
-
-PodInfo Pod(const std::string& uid, std::vector<std::string> ips, bool host = false) {
-  PodInfo p;
-  p.uid = uid;
-  p.ns = "ns";
-  p.name = "pod-" + uid;
-  p.phase = "Running";
-  p.ips = std::move(ips);
-  p.host_network = host;
-  return p;
-}
-
-DesiredContainer Container(const std::string& uid, const std::string& name,
-                           std::optional<uint64_t> leaf = std::nullopt) {
-  DesiredContainer d;
-  d.pod_uid = uid;
-  d.pod_namespace = "ns";
-  d.pod_name = "pod-" + uid;
-  d.container_name = name;
-  d.leaf_key = leaf;
-  return d;
-}
+using netqos::testing::ClassifiedIn;
+using netqos::testing::RoutedPod;
 
 PodAddress A(const std::string& text) { return *ParsePodAddress(text); }
 
@@ -74,14 +56,14 @@ TEST_CASE("pod addresses: IPv4 is mapped into IPv6, text round-trips", "[enforce
 
 TEST_CASE("pod addresses: each address of a routed pod maps to its capped container", "[enforce]") {
   std::map<uint64_t, DesiredContainer> classes = {
-      {11, Container("p1", "app", 11)},
-      {12, Container("p1", "sidecar")},
-      {21, Container("p2", "only")},
-      {31, Container("host", "app", 31)},
+      {11, ClassifiedIn("p1", "app", 11)},
+      {12, ClassifiedIn("p1", "sidecar")},
+      {21, ClassifiedIn("p2", "only")},
+      {31, ClassifiedIn("host", "app", 31)},
   };
-  const std::vector<PodInfo> pods = {Pod("p1", {"10.0.0.1", "fd00::1"}), Pod("p2", {"10.0.0.2"}),
-                                     Pod("host", {"192.168.0.9"}, true),
-                                     Pod("unclassified", {"10.0.0.3"})};
+  const std::vector<PodInfo> pods = {
+      RoutedPod("p1", {"10.0.0.1", "fd00::1"}), RoutedPod("p2", {"10.0.0.2"}),
+      RoutedPod("host", {"192.168.0.9"}, true), RoutedPod("unclassified", {"10.0.0.3"})};
   const PodAddressPlan plan = PlanPodAddresses(pods, classes);
   CHECK(plan.problems.empty());
   CHECK(plan.entries == std::map<PodAddress, uint64_t>{
@@ -90,13 +72,15 @@ TEST_CASE("pod addresses: each address of a routed pod maps to its capped contai
 
 TEST_CASE("pod addresses: finished pods, bad and contested addresses are left out", "[enforce]") {
   std::map<uint64_t, DesiredContainer> classes = {
-      {1, Container("done", "c", 1)}, {2, Container("new", "c", 2)}, {3, Container("a", "c", 3)},
-      {4, Container("b", "c", 4)},    {5, Container("bad", "c", 5)},
+      {1, ClassifiedIn("done", "c", 1)}, {2, ClassifiedIn("new", "c", 2)},
+      {3, ClassifiedIn("a", "c", 3)},    {4, ClassifiedIn("b", "c", 4)},
+      {5, ClassifiedIn("bad", "c", 5)},
   };
-  PodInfo done = Pod("done", {"10.0.0.7"});
+  PodInfo done = RoutedPod("done", {"10.0.0.7"});
   done.phase = "Succeeded";
-  const std::vector<PodInfo> pods = {done, Pod("new", {"10.0.0.7"}), Pod("a", {"10.0.0.8"}),
-                                     Pod("b", {"10.0.0.8"}), Pod("bad", {"not-an-ip", "10.0.0.9"})};
+  const std::vector<PodInfo> pods = {done, RoutedPod("new", {"10.0.0.7"}),
+                                     RoutedPod("a", {"10.0.0.8"}), RoutedPod("b", {"10.0.0.8"}),
+                                     RoutedPod("bad", {"not-an-ip", "10.0.0.9"})};
   const PodAddressPlan plan = PlanPodAddresses(pods, classes);
   // The finished pod's address went to the new pod; the address two running pods claim to
   // neither; the bad text is skipped, the good one of the same pod kept.
@@ -109,17 +93,18 @@ TEST_CASE("pod addresses: finished pods, bad and contested addresses are left ou
 }
 
 TEST_CASE("pod addresses: containers with leaves of their own are reported", "[enforce]") {
-  std::map<uint64_t, DesiredContainer> classes = {
-      {7, Container("p", "zeta", 7)}, {8, Container("p", "alpha", 8)}, {9, Container("p", "mid")}};
-  const PodAddressPlan plan = PlanPodAddresses({Pod("p", {"10.0.0.1"})}, classes);
+  std::map<uint64_t, DesiredContainer> classes = {{7, ClassifiedIn("p", "zeta", 7)},
+                                                  {8, ClassifiedIn("p", "alpha", 8)},
+                                                  {9, ClassifiedIn("p", "mid")}};
+  const PodAddressPlan plan = PlanPodAddresses({RoutedPod("p", {"10.0.0.1"})}, classes);
   CHECK(plan.entries.at(A("10.0.0.1")) == 8);  // the first capped one by name
   REQUIRE(plan.problems.size() == 1);
   CHECK(plan.problems[0].first == "pod:ns/pod-p");
   CHECK(plan.problems[0].second.find("container alpha") != std::string::npos);
 
   // One pod-level leaf shared by all: no problem.
-  classes = {{7, Container("p", "zeta", 70)}, {8, Container("p", "alpha", 70)}};
-  CHECK(PlanPodAddresses({Pod("p", {"10.0.0.1"})}, classes).problems.empty());
+  classes = {{7, ClassifiedIn("p", "zeta", 70)}, {8, ClassifiedIn("p", "alpha", 70)}};
+  CHECK(PlanPodAddresses({RoutedPod("p", {"10.0.0.1"})}, classes).problems.empty());
 }
 
 TEST_CASE("pod addresses: the sync writes the difference only", "[enforce]") {

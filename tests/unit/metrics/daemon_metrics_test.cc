@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/health_families.h"
 #include "support/prom_parser.h"
 
 using netqos::metrics::CollectAllocations;
@@ -66,6 +67,8 @@ netqos::service::EnforcementReport SomeEnforcement() {
   c.pod_name = "web \"1\"";
   c.container = "app";
   c.net_class_id = 22345;
+  c.qos_level = "shared_cores";
+  c.htb_class = "10:100";
   c.nic = "eth0";
   c.allocated_mbps = 100;
   c.counters = {1000, 10, 2000, 20, 9};
@@ -187,6 +190,108 @@ TEST_CASE("per-container and per-class counters by direction, enforcement status
   CHECK(doc.Value("netqos_enforcement_problems", {{"object", "nic eth9"}}) == 1);
   CHECK(doc.Value("netqos_enforcement_pods_known") == 1);
   CHECK(doc.Value("netqos_enforcement_shaped_nic", {{"nic", "eth0"}}) == 1);
+  // One info series per container: what a rate is joined with to sum it by QoS level or NIC.
+  CHECK(doc.Value("netqos_container_info", {{"cgroup_id", "4242"},
+                                            {"namespace", "default"},
+                                            {"pod", "web \"1\""},
+                                            {"container", "app"},
+                                            {"class_id", "22345"},
+                                            {"qos_level", "shared_cores"},
+                                            {"nic", "eth0"},
+                                            {"htb_class", "10:100"}}) == 1);
+  CHECK(doc.Value("netqos_container_info", {{"pod", "idle"}, {"nic", ""}}) == 1);
+  CHECK(doc.Family("netqos_container_info").samples.size() == 3);
+}
+
+TEST_CASE("QoS level classes: rate and ceiling, and what passed through them when read") {
+  netqos::service::EnforcementReport r = SomeEnforcement();
+  netqos::QueueCounters shared{125000, 100, 0, 9, 0, 0};
+  r.levels = {{"eth0", "shared_cores", "egress", 400000000, 1000000000, shared},
+              {"ns1-eth1", "reclaimed_cores", "ingress", 150000000, 1000000000, std::nullopt}};
+  std::vector<Family> fams;
+  CollectEnforcement(r, nullptr, &fams);
+  auto doc = Render(fams);
+  const netqos::testing::PromLabels eth0 = {
+      {"nic", "eth0"}, {"qos_level", "shared_cores"}, {"direction", "egress"}};
+  auto with_bound = [](netqos::testing::PromLabels l, const char* bound) {
+    l["bound"] = bound;
+    return l;
+  };
+  CHECK(doc.Value("netqos_qos_level_class_bits_per_second", with_bound(eth0, "rate")) == 400e6);
+  CHECK(doc.Value("netqos_qos_level_class_bits_per_second", with_bound(eth0, "ceil")) == 1e9);
+  CHECK(doc.Value("netqos_qos_level_class_bytes_total", eth0) == 125000);
+  CHECK(doc.Value("netqos_qos_level_class_packets_total", eth0) == 100);
+  CHECK(doc.Value("netqos_qos_level_class_overlimits_total", eth0) == 9);
+  // Not read: its rates, no counters (rather than a false 0).
+  CHECK(doc.Value("netqos_qos_level_class_bits_per_second",
+                  {{"nic", "ns1-eth1"}, {"bound", "rate"}}) == 150e6);
+  CHECK_FALSE(doc.Find("netqos_qos_level_class_bytes_total", {{"nic", "ns1-eth1"}}));
+}
+
+TEST_CASE("enforcement passes: time by scope, failures, failed kernel writes by target") {
+  netqos::service::EnforcementReport r = SomeEnforcement();
+  netqos::HistogramCounts full({0.01, 1});
+  full.Observe(0.005);
+  full.Observe(2);
+  r.pass_seconds = {{"full", full}, {"containers", netqos::HistogramCounts({0.01, 1})}};
+  r.pass_failures = 3;
+  r.kernel_failures = {{"class_map", 0}, {"shaping", 4}};
+  std::vector<Family> fams;
+  CollectEnforcement(r, nullptr, &fams);
+  auto doc = Render(fams);
+  CHECK(doc.Family("netqos_enforcement_pass_duration_seconds").type == "histogram");
+  CHECK(doc.Value("netqos_enforcement_pass_duration_seconds_bucket",
+                  {{"scope", "full"}, {"le", "0.01"}}) == 1);
+  CHECK(doc.Value("netqos_enforcement_pass_duration_seconds_bucket",
+                  {{"scope", "full"}, {"le", "+Inf"}}) == 2);
+  CHECK(doc.Value("netqos_enforcement_pass_duration_seconds_sum", {{"scope", "full"}}) ==
+        Approx(2.005));
+  CHECK(doc.Value("netqos_enforcement_pass_duration_seconds_count", {{"scope", "containers"}}) ==
+        0);
+  CHECK(doc.Value("netqos_enforcement_pass_failures_total") == 3);
+  CHECK(doc.Value("netqos_enforcement_kernel_failures_total", {{"target", "shaping"}}) == 4);
+  CHECK(doc.Value("netqos_enforcement_kernel_failures_total", {{"target", "class_map"}}) == 0);
+}
+
+TEST_CASE("checkpoint: records and time per group-commit flush, and the failed-flush stop") {
+  netqos::core::FlushStats flushes{netqos::HistogramCounts({1, 2, 4}),
+                                   netqos::HistogramCounts({0.001, 0.01})};
+  flushes.records.Observe(1);
+  flushes.records.Observe(3);
+  flushes.seconds.Observe(0.0004);
+  flushes.seconds.Observe(0.02);
+  std::vector<Family> fams;
+  netqos::metrics::CollectCheckpoint(flushes, false, &fams);
+  auto doc = Render(fams);
+  CHECK(doc.Value("netqos_checkpoint_flush_records_bucket", {{"le", "1"}}) == 1);
+  CHECK(doc.Value("netqos_checkpoint_flush_records_bucket", {{"le", "4"}}) == 2);
+  CHECK(doc.Value("netqos_checkpoint_flush_records_sum") == 4);
+  CHECK(doc.Value("netqos_checkpoint_flush_duration_seconds_bucket", {{"le", "0.001"}}) == 1);
+  CHECK(doc.Value("netqos_checkpoint_flush_duration_seconds_count") == 2);
+  CHECK(doc.Value("netqos_checkpoint_flush_failed") == 0);
+
+  fams.clear();
+  netqos::metrics::CollectCheckpoint({}, true, &fams);  // a store without group commit
+  doc = Render(fams);
+  CHECK(doc.Value("netqos_checkpoint_flush_failed") == 1);
+  CHECK(doc.Family("netqos_checkpoint_flush_records").samples.empty());
+  CHECK(doc.Family("netqos_checkpoint_flush_records").type == "histogram");
+}
+
+TEST_CASE("scrapes are counted by HTTP status, and the start time is exposed") {
+  DaemonMetrics m("1.2.3", nullptr, nullptr);
+  auto before = ParsePrometheusText(m.RenderText());
+  for (const char* code : {"200", "500", "503"}) {
+    CHECK(before.Value("netqos_metrics_scrapes_total", {{"code", code}}) == 0);
+  }
+  CHECK(before.Value("netqos_start_time_seconds") > 1.7e9);
+  m.ObserveScrape(200);
+  m.ObserveScrape(503);
+  m.ObserveScrape(503);
+  auto doc = ParsePrometheusText(m.RenderText());
+  CHECK(doc.Value("netqos_metrics_scrapes_total", {{"code", "200"}}) == 1);
+  CHECK(doc.Value("netqos_metrics_scrapes_total", {{"code", "503"}}) == 2);
+  CHECK(doc.Value("netqos_start_time_seconds") == before.Value("netqos_start_time_seconds"));
 }
 
 TEST_CASE("enforcement off: the mode is exposed and the per-container families are empty") {
@@ -207,6 +312,11 @@ TEST_CASE("the RPC observer counts calls by method and code and times them") {
     INFO(method);
     CHECK(before.Value("netqos_rpc_requests_total", {{"method", method}, {"code", "OK"}}) == 0);
     CHECK(before.Value("netqos_rpc_duration_seconds_count", {{"method", method}}) == 0);
+  }
+  // So is a refusal for lack of bandwidth, which an alert counts with increase().
+  for (const char* method : {"Allocate", "AllocateForPod"}) {
+    CHECK(before.Value("netqos_rpc_requests_total",
+                       {{"method", method}, {"code", "RESOURCE_EXHAUSTED"}}) == 0);
   }
   m.Observe("Allocate", "OK", 0.002);
   m.Observe("Allocate", "OK", 0.0004);

@@ -371,12 +371,18 @@ TEST_CASE("metrics listener: a /metrics answer not computed in time is a 503") {
   std::mutex mu;
   std::condition_variable cv;
   bool release = false;
+  std::mutex codes_mu;
+  std::vector<int> codes;  // what on_scrape reported, answer by answer
   auto o = Defaults();
   o.response_timeout = milliseconds(300);
   o.render = [&] {
     std::unique_lock lk(mu);
     cv.wait(lk, [&] { return release; });
     return std::string("x 1\n");
+  };
+  o.on_scrape = [&](int code) {
+    std::lock_guard lk(codes_mu);
+    codes.push_back(code);
   };
   auto server = StartOrFail(std::move(o));
   RawClient c(server->address().port);
@@ -393,4 +399,6 @@ TEST_CASE("metrics listener: a /metrics answer not computed in time is a 503") {
   auto m = Probe(server->address().port, "/metrics");
   REQUIRE(m);
   CHECK(m->status == 200);
+  std::lock_guard lk(codes_mu);
+  CHECK(codes == std::vector<int>{503, 200});  // the dropped late answer is not counted
 }

@@ -60,6 +60,9 @@ TEST_CASE("metrics server answers /metrics, /healthz and /readyz") {
   o.render = [] { return std::string("# HELP x X.\n# TYPE x gauge\nx 1\n"); };
   o.ready = [&] { return ready ? ProbeResult{true, "ready"} : ProbeResult{false, "not yet"}; };
   o.on_heartbeat = [&](double) { ++beats; };
+  std::atomic<int> scrapes_ok{0};
+  std::atomic<int> scrapes_other{0};
+  o.on_scrape = [&](int code) { ++(code == 200 ? scrapes_ok : scrapes_other); };
   o.heartbeat_interval = std::chrono::milliseconds(20);
   auto server = StartOrFail(std::move(o));
   CHECK(beats >= 1);  // one beat before serving
@@ -89,6 +92,10 @@ TEST_CASE("metrics server answers /metrics, /healthz and /readyz") {
   auto missing = client.Get("/nothing");
   REQUIRE(missing);
   CHECK(missing->status == 404);
+
+  // Only answers to /metrics are scrapes.
+  CHECK(scrapes_ok == 1);
+  CHECK(scrapes_other == 0);
 
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK(beats >= 3);  // the ticker keeps beating

@@ -1,7 +1,11 @@
 #include "enforce/kernel/bpf_class_table.h"
 
 static_assert(netqos::enforce::kClassIngressShaped == NETQOS_CLASS_F_INGRESS_SHAPED);
-static_assert((netqos::enforce::kClassIngressShaped & NETQOS_CLASS_F_SET_DSCP) == 0);
+static_assert(netqos::enforce::kClassVeth == NETQOS_CLASS_F_VETH);
+static_assert(netqos::enforce::kClassAggregate == NETQOS_CLASS_F_AGGREGATE);
+static_assert(((netqos::enforce::kClassIngressShaped | netqos::enforce::kClassVeth |
+                netqos::enforce::kClassAggregate) &
+               NETQOS_CLASS_F_SET_DSCP) == 0);
 
 namespace netqos::enforce {
 
@@ -10,7 +14,7 @@ Result<std::map<uint64_t, ClassEntry>> BpfClassTable::List() const {
   if (!list.ok()) return list.status();
   std::map<uint64_t, ClassEntry> out;
   for (const auto& [id, cls] : *list) {
-    ClassEntry e{cls.priority, cls.net_class_id, cls.qos_level, cls.flags};
+    ClassEntry e{cls.priority, cls.net_class_id, cls.qos_level, cls.flags, cls.slot};
     // The DSCP flag is ClassEntry::dscp's, not one of ClassEntry::flags.
     e.flags &= ~NETQOS_CLASS_F_SET_DSCP;
     if ((cls.flags & NETQOS_CLASS_F_SET_DSCP) != 0) e.dscp = cls.dscp;
@@ -25,6 +29,7 @@ Status BpfClassTable::Set(uint64_t cgroup_id, const ClassEntry& entry) {
   cls.net_class_id = entry.net_class_id;
   cls.qos_level = entry.qos_level;
   cls.flags = entry.flags;
+  cls.slot = entry.slot;
   if (entry.dscp) {
     cls.dscp = *entry.dscp;
     cls.flags |= NETQOS_CLASS_F_SET_DSCP;

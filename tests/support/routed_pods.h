@@ -1,0 +1,44 @@
+// Pods behind a CNI as the pure planners of their routed traffic see them (pod_addresses.h,
+// pod_veths.h): a listed pod with its addresses, and a classified container of it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cgroup/pod_list.h"
+#include "core/types.h"
+#include "enforce/desired_state.h"
+
+namespace netqos::testing {
+
+// Pod "ns/pod-<uid>", running, with `ips` (the node's when `host`).
+inline cgroup::PodInfo RoutedPod(const std::string& uid, std::vector<std::string> ips,
+                                 bool host = false) {
+  cgroup::PodInfo p;
+  p.uid = uid;
+  p.ns = "ns";
+  p.name = "pod-" + uid;
+  p.phase = "Running";
+  p.ips = std::move(ips);
+  p.host_network = host;
+  return p;
+}
+
+// Container `name` of pod-<uid>, with a leaf of its own (on `leaf_nics`) when `leaf` is given.
+inline enforce::DesiredContainer ClassifiedIn(const std::string& uid, const std::string& name,
+                                              std::optional<uint64_t> leaf = std::nullopt,
+                                              std::vector<core::NicId> leaf_nics = {}) {
+  enforce::DesiredContainer d;
+  d.pod_uid = uid;
+  d.pod_namespace = "ns";
+  d.pod_name = "pod-" + uid;
+  d.container_name = name;
+  d.leaf_key = leaf;
+  d.leaf_nics = std::move(leaf_nics);
+  return d;
+}
+
+}  // namespace netqos::testing

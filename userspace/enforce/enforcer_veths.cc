@@ -1,0 +1,32 @@
+// Enforcer::SyncVeths: the whole pass's and the new-container path's call into VethSync, with the
+// enforced NICs a pod's veth can redirect to.
+#include "enforce/enforcer.h"
+
+namespace netqos::enforce {
+
+VethSyncResult Enforcer::SyncVeths(const std::map<uint64_t, DesiredContainer>& classes, bool full) {
+  if (!veths_.enabled()) return {};
+  // The enforced NICs of netqosd's own namespace, whose IFBs a veth there can redirect to.
+  std::vector<core::NicId> enforced;
+  std::map<core::NicId, int> home_ifindex;
+  for (const auto& link : links_) {
+    const core::Nic& nic = nic_of_.at(link.id);
+    if (!link.id.netns.empty() || nic.ifindex <= 0) continue;
+    enforced.push_back(link.id);
+    home_ifindex[link.id] = nic.ifindex;
+  }
+  VethSyncResult r = veths_.Sync(pods_, classes, enforced, home_ifindex, *ports_.table, full);
+  for (const auto& [key, message] : r.problems) problems_.Report(key, message);
+  return r;
+}
+
+void Enforcer::SyncVethsBetweenPasses() {
+  // status_.classes changes on this thread only: read without the lock, written under it. Its
+  // problems are reported like AddContainers' (the next whole pass clears what is gone).
+  const VethSyncResult veths = SyncVeths(status_.classes, false);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, e] : veths.marked) status_.classes.at(id).entry = e;
+  status_.pod_veths = veths.veths;
+}
+
+}  // namespace netqos::enforce
