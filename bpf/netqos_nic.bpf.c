@@ -365,6 +365,10 @@ int netqos_ingress(struct __sk_buff *skb)
 	/* A pod behind a CNI: its address names it in every packet, fragments included. */
 	cgroup_id = netqos_pod_of(&pkt.daddr);
 	int socket = 0;
+	/* Routed on into a pod's veth: only a packet placed by its pod address. A local socket (or
+	 * the owner learned at one) of the same pod is in this namespace: nothing else shapes it.
+	 */
+	int to_veth = cgroup_id != 0;
 
 	if (!cgroup_id && pkt.ports) {
 		cgroup_id = netqos_socket_of(skb, &pkt, &socket);
@@ -392,7 +396,7 @@ int netqos_ingress(struct __sk_buff *skb)
 	if (!cls)
 		return netqos_done(cfg_redirect_unclassified);
 	/* Shaped at the pod's veth, after the node's DNAT and decapsulation: not twice. */
-	if (cls->flags & NETQOS_CLASS_F_VETH)
+	if (to_veth && (cls->flags & NETQOS_CLASS_F_VETH))
 		return TC_ACT_OK;
 	if (cls->priority)
 		skb->priority = cls->priority;

@@ -27,7 +27,9 @@
 #   NETQOS_KERNEL_CACHE   downloads and extracted kernels (default
 #                         ${XDG_CACHE_HOME:-$HOME/.cache}/netqos/kernels); reused across runs
 #   NETQOS_KERNEL_REFRESH=1  look for a newer build of the series in Debian's archive
-#   NETQOS_DEBIAN_MIRROR  default http://deb.debian.org (…/debian and …/debian-security)
+#   NETQOS_DEBIAN_MIRROR  an archive's base URL (…/debian and …/debian-security) in place of
+#                         this machine's own apt sources, which are the default: their entries
+#                         for this machine's release, with the lab's suite (scripts/lib/apt_sources_for.py)
 #   NETQOS_LAB_ACCEL      tcg, kvm or auto (default): kvm only where /dev/kvm exists and a short
 #                         probe boot, made once per host boot and remembered, came up (a KVM
 #                         guest hangs where nested virtualisation is broken)
@@ -142,7 +144,7 @@ extract_vmlinux() {
 }
 
 prepare_kernel() {
-  local dir=$CACHE/$kernel a=$CACHE/apt/$suite mirror=${NETQOS_DEBIAN_MIRROR:-http://deb.debian.org}
+  local dir=$CACHE/$kernel a=$CACHE/apt/$suite
   if [[ -f $dir/ready && -z ${NETQOS_KERNEL_REFRESH:-} ]]; then return; fi
   exec 9>"$CACHE/.lock"
   flock 9
@@ -150,11 +152,17 @@ prepare_kernel() {
   mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$a/preferences.d"
   : >"$a/status"
   : >"$a/preferences"
-  local key=/usr/share/keyrings/debian-archive-keyring.gpg
-  {
-    echo "deb [signed-by=$key] $mirror/debian $suite main"
-    echo "deb [signed-by=$key] $mirror/debian-security $suite-security main"
-  } >"$a/sources.list"
+  if [[ -n ${NETQOS_DEBIAN_MIRROR:-} ]]; then
+    local key=/usr/share/keyrings/debian-archive-keyring.gpg
+    {
+      echo "deb [signed-by=$key] $NETQOS_DEBIAN_MIRROR/debian $suite main"
+      echo "deb [signed-by=$key] $NETQOS_DEBIAN_MIRROR/debian-security $suite-security main"
+    } >"$a/sources.list"
+  else
+    # The machine's own archive (mirror, proxy, keys), for the lab's suite.
+    python3 "$here/lib/apt_sources_for.py" "$suite" >"$a/sources.list" ||
+      die "no apt source for $suite derived from this machine's (set NETQOS_DEBIAN_MIRROR)"
+  fi
   local opts
   mapfile -t opts < <(apt_opts "$suite")
   note "looking up Debian $suite's kernel"

@@ -16,10 +16,14 @@ else  # an exported tree
     \( -name '*.cc' -o -name '*.h' -o -name '*.c' \) | sort)
 fi
 ((${#files[@]} > 100)) || { echo "format: only ${#files[@]} files found" >&2; exit 1; }
-bad=()
-for f in "${files[@]}"; do
-  "$clang_format" --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
-done
+# One clang-format for all the files (each still takes the nearest .clang-format): a process per
+# file was a minute of the test run. Each file that differs is named in its report.
+report=$("$clang_format" --dry-run -Werror "${files[@]}" 2>&1 >/dev/null) && rc=0 || rc=$?
+mapfile -t bad < <(sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error: .*/\1/p' <<<"$report" | sort -u)
+if ((rc != 0 && ${#bad[@]} == 0)); then
+  echo "format: $clang_format failed (exit $rc): $report" >&2
+  exit 1
+fi
 if ((${#bad[@]} > 0)); then
   echo "format: ${#bad[@]} file(s) differ from clang-format; fix with:"
   echo "  $clang_format -i ${bad[*]}"

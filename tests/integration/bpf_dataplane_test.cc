@@ -1300,17 +1300,16 @@ std::vector<uint8_t> Ipv6Packet(const uint8_t* src) {
 
 TEST_CASE("the NIC egress program classifies a tunnel packet by its inner source pod", "[bpf]") {
   BpfFixture fx;
-  auto dp = Dataplane::Open(fx.options());
-  REQUIRE(dp.ok());
-  auto id_b = CgroupIdOf(fx.cg_b());
-  REQUIRE(id_b.ok());
-  REQUIRE((*dp)->SetClass(*id_b, Class(0x10077, 87)).ok());
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  Dataplane& dp = *opened.dp;
+  const uint64_t id_b = opened.id_b;
+  REQUIRE(dp.SetClass(id_b, Class(0x10077, 87)).ok());
   constexpr uint32_t kPodIp = 0x0af40005;  // 10.244.0.5
-  REQUIRE((*dp)->SetPodAddress(V4Key(kPodIp), *id_b).ok());
+  REQUIRE(dp.SetPodAddress(V4Key(kPodIp), id_b).ok());
   netqos_addr pod6{};
   const uint8_t v6[16] = {0xfd, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x05};
   std::memcpy(pod6.addr, v6, 16);
-  REQUIRE((*dp)->SetPodAddress(pod6, *id_b).ok());
+  REQUIRE(dp.SetPodAddress(pod6, id_b).ok());
   auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
   REQUIRE(nic.ok());
   const int tx = (*nic)->EgressFd();
@@ -1377,6 +1376,39 @@ TEST_CASE("the NIC ingress program leaves pods classified at their veth to the v
   TestRunResult at_veth{};
   REQUIRE(TestRun(ingress, to_pod, 3, &at_veth) == 0);
   CHECK(at_veth.retval == static_cast<uint32_t>(TC_ACT_OK));  // not redirected here
+}
+
+TEST_CASE("a host socket of a pod classified at its veth is still shaped at the NIC", "[bpf]") {
+  // Its packets never cross the pod's veth: the NIC is the only place that can hold them.
+  BpfFixture fx;
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  netqos_class shaped = Class(0x1007a, 90);
+  const auto nic = ShapedOnIngress(fx, *opened.dp, opened.id_a, &shaped);
+  shaped.flags |= NETQOS_CLASS_F_VETH;
+  shaped.slot = 4;
+  REQUIRE(opened.dp->SetClass(opened.id_a, shaped).ok());
+  const int ingress = nic->IngressFd();
+
+  struct Runs {
+    TestRunResult whole, first, later;
+  };
+  Runs runs{};
+  std::function<int(Runs*)> child = [&](Runs* r) {
+    sockaddr_in addr{};
+    const int s = TaggedUdpSocket(&addr);
+    if (s < 0) return -s;
+    const auto pkt = Ipv4Packet(IPPROTO_UDP, kLoopback, 6000, kLoopback, ntohs(addr.sin_port));
+    int rc = TestRun(ingress, pkt, 3, &r->whole);
+    rc |= TestRun(ingress, Fragment(pkt, 4244, 0, true), 3, &r->first);
+    rc |= TestRun(ingress, Fragment(pkt, 4244, 185, false), 3, &r->later);
+    ::close(s);
+    return rc;
+  };
+  REQUIRE(RunInChild(fx.cg_a(), child, &runs) == 0);
+  for (const TestRunResult* r : {&runs.whole, &runs.first, &runs.later}) {
+    CHECK(r->retval == static_cast<uint32_t>(TC_ACT_UNSPEC));  // on to the IFB redirect
+    CHECK(r->priority == 0x1007au);
+  }
 }
 
 TEST_CASE("the NIC ingress program places packets without ports by the owner netqos_rx learned",

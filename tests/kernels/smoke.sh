@@ -38,6 +38,7 @@ CHECKS=(
   "ctest|integration:the pods' setsockopt guard refuses qdisc bypass and AF_XDP under the kubelet's roots"
   "ctest|integration:the NIC egress program classifies a tunnel packet by its inner source pod"
   "ctest|integration:the NIC ingress program places packets without ports by the owner netqos_rx learned"
+  "ctest|integration:a host socket of a pod classified at its veth is still shaped at the NIC"
   "ctest|integration:shaping: IFB devices are created idempotently and carry the same plan"
   "ctest|integration:ingress attach: the IFB redirect follows its target, passes frames on, and is ours only"
   "ctest|integration:daemon enforcement: a container cgroup created after its Allocate is classified within 2 s"
