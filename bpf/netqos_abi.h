@@ -28,6 +28,7 @@ enum netqos_qos_level {
 #define NETQOS_MAP_POD_ADDR netqos_podip_v1   /* hash: netqos_addr -> __u64 cgroup id */
 #define NETQOS_MAP_FRAG netqos_frag_v1	      /* lru hash: netqos_frag_key -> __u64 cgroup id */
 #define NETQOS_MAP_EDT netqos_edt_v1	      /* hash: __u64 leaf class handle -> netqos_edt */
+#define NETQOS_MAP_AGG netqos_agg_v1	      /* hash: __u64 leaf class handle -> __u64 aggregate */
 #define NETQOS_MAP_VETH netqos_veth_v1	      /* hash: __u32 ifindex -> netqos_veth */
 #define NETQOS_MAP_CARRIER netqos_carry_v1    /* array: __u32 slot -> __u64 cgroup id */
 #define NETQOS_MAP_RX_OWNER netqos_rxown_v1   /* lru hash: netqos_flow_key -> __u64 cgroup id */
@@ -91,6 +92,18 @@ struct netqos_class {
  * netqos_class.slot was padding before (zero in entries an older netqosd wrote: no slot).
  */
 #define NETQOS_CLASS_F_VETH 0x4u
+/* netqos_class.flags: the container's leaf is in its namespace's aggregate (the tenant policy's):
+ * in EDT mode netqos_nic_tx also paces its packets by the aggregate's budget, the netqos_edt_v1
+ * entry of the aggregate's class handle that NETQOS_MAP_AGG names for the leaf. Without the bit
+ * the map is never looked at: pods of namespaces without an aggregate pay nothing.
+ */
+#define NETQOS_CLASS_F_AGGREGATE 0x8u
+
+/* netqos_nic_tx's cfg_unmarked_dscp (--dscp-default): this bit set, the low 6 bits are the DSCP of
+ * every packet whose class sets none, and of every packet of no class; clear: those are left as
+ * their sender marked them.
+ */
+#define NETQOS_UNMARKED_DSCP_ON 0x100u
 
 /* Value of both counter maps (per CPU; userspace sums). */
 struct netqos_counters {

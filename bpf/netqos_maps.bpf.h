@@ -79,6 +79,19 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } NETQOS_MAP_EDT SEC(".maps");
 
+/* EDT mode: the aggregate (its class handle, a key of NETQOS_MAP_EDT) a leaf's packets are also
+ * paced by; looked up only for classes flagged NETQOS_CLASS_F_AGGREGATE. Only leaves of namespaces
+ * with an aggregate have an entry.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, NETQOS_MAX_ENTRIES);
+	__type(key, __u64);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} NETQOS_MAP_AGG SEC(".maps");
+
 /* The host ends of pods' veths netqos classifies at (see netqos_pod.bpf.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

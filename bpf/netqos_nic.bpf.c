@@ -43,6 +43,12 @@ const volatile __u32 cfg_edt = 0;
  */
 const volatile __u64 cfg_edt_horizon_ns = 2000000000ULL;
 
+/* Set by the loader: NETQOS_UNMARKED_DSCP_ON | dscp marks every packet whose class sets no DSCP
+ * (and every packet of no class) with that DSCP, so a sender's IP_TOS never chooses the fabric's
+ * priority; 0 leaves them alone.
+ */
+const volatile __u32 cfg_unmarked_dscp = 0;
+
 /* Set by the loader before load: non-zero = the NIC has an IFB, and the filter after this one
  * redirects to it what this program gives TC_ACT_UNSPEC; 0 = classify only, no redirect.
  */
@@ -436,13 +442,8 @@ static __always_inline __u32 netqos_edt_priority(const struct netqos_class *cls)
  * share of the rate. Returns TC_ACT_SHOT beyond the horizon. wire_len counts every segment of a
  * GSO packet with its headers, as they leave the NIC.
  */
-static __always_inline int netqos_edt_pace(struct __sk_buff *skb, const struct netqos_class *cls)
+static __always_inline int netqos_edt_pace_by(struct __sk_buff *skb, struct netqos_edt *e)
 {
-	/* Keyed by the leaf, not the container: the containers of a pod-level leaf (a pod-level
-	 * allocation, a pod capped by its annotations) share one budget.
-	 */
-	__u64 leaf = cls->priority;
-	struct netqos_edt *e = bpf_map_lookup_elem(&NETQOS_MAP_EDT, &leaf);
 	__u64 rate, now, t, delay, next;
 
 	if (!e)
@@ -473,6 +474,36 @@ static __always_inline int netqos_edt_pace(struct __sk_buff *skb, const struct n
 	bpf_spin_unlock(&e->lock);
 	skb->tstamp = next;
 	return TC_ACT_OK;
+}
+
+static __always_inline int netqos_edt_pace(struct __sk_buff *skb, const struct netqos_class *cls)
+{
+	/* Keyed by the leaf, not the container: the containers of a pod-level leaf (a pod-level
+	 * allocation, a pod capped by its annotations) share one budget.
+	 */
+	__u64 leaf = cls->priority;
+
+	return netqos_edt_pace_by(skb, bpf_map_lookup_elem(&NETQOS_MAP_EDT, &leaf));
+}
+
+/* The leaf's own pacing, then its namespace's aggregate's (NETQOS_CLASS_F_AGGREGATE): a packet
+ * leaves at the later of the two departure times, each budget moved by it. The aggregate's map is
+ * looked at only for flagged classes.
+ */
+static __always_inline int netqos_edt_pace_all(struct __sk_buff *skb,
+					       const struct netqos_class *cls)
+{
+	__u64 leaf = cls->priority;
+	__u64 *aggregate;
+
+	if (netqos_edt_pace(skb, cls) == TC_ACT_SHOT)
+		return TC_ACT_SHOT;
+	if (!(cls->flags & NETQOS_CLASS_F_AGGREGATE))
+		return TC_ACT_OK;
+	aggregate = bpf_map_lookup_elem(&NETQOS_MAP_AGG, &leaf);
+	if (!aggregate)
+		return TC_ACT_OK;
+	return netqos_edt_pace_by(skb, bpf_map_lookup_elem(&NETQOS_MAP_EDT, aggregate));
 }
 
 /* Counts a packet the horizon dropped (the container's counters' drops). */
@@ -528,6 +559,17 @@ static __always_inline void netqos_set_dscp(struct __sk_buff *skb, __u8 dscp)
 	}
 }
 
+/* The DSCP a sent packet leaves with: its class's, else --dscp-default's, else the sender's. One
+ * test of a flag for the packets of classes that are not marked, one more when the default is off.
+ */
+static __always_inline void netqos_mark(struct __sk_buff *skb, const struct netqos_class *cls)
+{
+	if (cls && (cls->flags & NETQOS_CLASS_F_SET_DSCP))
+		netqos_set_dscp(skb, cls->dscp);
+	else if (cfg_unmarked_dscp & NETQOS_UNMARKED_DSCP_ON)
+		netqos_set_dscp(skb, (__u8)(cfg_unmarked_dscp & 0x3f));
+}
+
 SEC("tc")
 int netqos_nic_tx(struct __sk_buff *skb)
 {
@@ -555,15 +597,13 @@ int netqos_nic_tx(struct __sk_buff *skb)
 				cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
 		}
 	}
-	/* One test of a flag for the packets of classes that are not marked. */
-	if (cls && (cls->flags & NETQOS_CLASS_F_SET_DSCP))
-		netqos_set_dscp(skb, cls->dscp);
+	netqos_mark(skb, cls);
 	/* Never the sender's own value: SO_PRIORITY could otherwise pick any leaf, or HTB's direct
 	 * queue (the root's handle), which no cap holds; in EDT mode, fq's first band.
 	 */
 	if (cfg_edt) {
 		skb->priority = netqos_edt_priority(cls);
-		if (cls && netqos_edt_pace(skb, cls) == TC_ACT_SHOT) {
+		if (cls && netqos_edt_pace_all(skb, cls) == TC_ACT_SHOT) {
 			netqos_count_drop(cgroup_id);
 			return TC_ACT_SHOT;
 		}

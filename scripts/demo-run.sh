@@ -98,6 +98,7 @@ cat <<EOF
     --nic-allow=$NIC_A,$NIC_B --nic-speed-override=$NIC_A=1000 --nic-speed-override=$NIC_B=500 \\
     --enforce-nics=$NIC_A,$NS_B/$NIC_B --shaping-mode=$SHAPING_MODE \\
     --qos-level-dscp=dedicated_cores=AF41,reclaimed_cores=CS1 \\
+    --tenant-policy-file=$WORK/tenant-policy.json \\
     --network-resource-plugin-reserved-bandwidth=100 \\
     --network-resource-plugin-class-id-{shared,reclaimed,dedicated}-cores=20,10,30 \\
     --pod-source=kubelet --kubelet-pods-url=file://$WORK/pods.json ...   (socket, state and bpffs in $WORK)

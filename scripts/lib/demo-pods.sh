@@ -11,7 +11,8 @@
 # allocation capped by the standard bandwidth annotations alone. The kubelet's pod list (file://
 # stands in for its API) tells netqosd which cgroup belongs to which container, and carries the
 # pods' annotations: web asks for DSCP EF on its packets, cache may borrow beyond its allocation
-# up to its QoS level's ceiling (docs/enforcement.md, "The bandwidth model").
+# up to its QoS level's ceiling (docs/enforcement.md, "The bandwidth model"); the tenant policy
+# lets namespace demo ask for both (docs/tenant-policy.md, written by start_daemon).
 C_LABEL=(web/app db/db batch/worker cache/app video/app)
 C_POD=(web db batch cache video)
 C_CONTAINER=(app db worker app app)
@@ -28,8 +29,9 @@ C_ANN=(', "netqos.io/dscp": "EF"' '' '' ', "netqos.io/container-ceil": "level"'
 C_EXPECT=(100 200 50 150 20)
 C_BORROWS=(0 0 0 1 0)
 C_CAP=("100 (alloc)" "200 (alloc)" "50 (alloc)" ">=150 (borrows)" "20 (annotation)")
-# The DS field each sends with: web's annotation, then --qos-level-dscp's per-level marks.
-C_WANT_DSCP=(46 34 8 - -)
+# The DS field each sends with: web's annotation, then --qos-level-dscp's per-level marks, and CS0
+# for the others (--dscp-default auto: some levels are marked, so no sender chooses its own).
+C_WANT_DSCP=(46 34 8 0 0)
 # network_enhancement: host_ns pins a container to host NICs (NIC A), anti_host_ns to the NICs of
 # other namespaces (NIC B); topology_affinity_restricted keeps db on its NUMA hint.
 ENH=katalyst.kubewharf.io/network_enhancement
@@ -73,6 +75,9 @@ start_daemon() {
   for link in /sys/class/net/*; do
     [[ ${link##*/} == "$NIC_A" ]] || deny+=${deny:+,}${link##*/}
   done
+  # What the tenants of namespace demo may ask for beyond what is stricter: borrowing, and DSCP EF.
+  echo '{"version": 1, "namespaces": {"demo": {"borrow": true, "dscp": ["EF"]}}}' \
+    >"$WORK/tenant-policy.json"
   # A session of its own: Ctrl-C in the terminal interrupts the demo, whose cleanup then stops the
   # daemon, rather than stopping the daemon under a command that is still talking to it.
   setsid "$NETQOSD" --machine-net-multi-ns --machine-net-ns-dir="$NS_DIR" \
@@ -84,6 +89,7 @@ start_daemon() {
     --network-resource-plugin-class-id-dedicated-cores=30 \
     --enforce-nics="$NIC_A,$NS_B/$NIC_B" --shaping-mode="$SHAPING_MODE" \
     --qos-level-dscp=dedicated_cores=AF41,reclaimed_cores=CS1 \
+    --tenant-policy-file="$WORK/tenant-policy.json" \
     --pod-source=kubelet \
     --kubelet-pods-url="file://$WORK/pods.json" --addition-cgroup-paths="/$CG_ROOT_NAME" \
     --bpf-pin-dir="$PIN_DIR" --qrm-socket-dirs="$SOCK_DIR" --qrm-state-dir="$STATE_DIR" \

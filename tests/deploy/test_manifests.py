@@ -18,6 +18,8 @@ mounted, the kubelet's certificate verified against a CA file. The opt-in overla
 deploy/overlays/metrics-proxy (an authenticating proxy for scrapes from elsewhere) is checked as
 applied: netqosd still binds loopback, the proxy forwards /metrics alone to that address, serves
 TLS with a certificate of its own, runs unprivileged, and is the only container with a token.
+The tenant policy: --tenant-policy-file on a read-only ConfigMap directory mount (no subPath),
+and the ConfigMap's policy accepted by `netqosd --check-tenant-policy`.
 
 --self-test instead breaks the manifests in memory, one mutation at a time, and fails unless each
 breakage is reported: the checks themselves are tested.
@@ -30,6 +32,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 try:
     import yaml
@@ -601,6 +604,7 @@ class Checker:
             self.check_kubelet_ca(pod, flags, mounts, cw)
         else:
             self.check_cri_socket(flags, mounts, cw)
+        self.check_tenant_policy(flags, mounts, ns, cw)
         self.check_probes(c, sources, raw.get("--metrics-bind-address"), tmpl, cw)
         self.check_image(c, cw)
         for proxy in (x for x in containers[1:] if x.get("name") == "metrics-proxy"):
@@ -668,6 +672,46 @@ class Checker:
         candidates = CRI_AUTO_SOCKETS if sock == "auto" else [sock.removeprefix("unix://")]
         self.expect(any(self.mount_for(mounts, p) is not None for p in candidates), where,
                     f"--cri-socket {sock}: no host path mount holds {' or '.join(candidates)}")
+
+    def check_tenant_policy(self, flags, mounts, ns, where):
+        """The tenant policy comes from a ConfigMap mounted read-only as a directory (a subPath
+        mount never sees the ConfigMap's updates), and netqosd accepts what it holds."""
+        path = flags.get("--tenant-policy-file", "")
+        if not self.expect(path, where,
+                           "--tenant-policy-file is not set: tenants get only the built-in "
+                           "policy, and the operator cannot widen it without a rollout"):
+            return
+        m = self.mount_for(mounts, path)
+        if not self.expect(m is not None and "configMap" in m[1][1], where,
+                           f"--tenant-policy-file {path} is not on a mounted ConfigMap"):
+            return
+        mount_path, (vm, volume) = m
+        self.expect(vm.get("readOnly") is True, where,
+                    f"the tenant policy mount {mount_path} must be readOnly: true")
+        self.expect("subPath" not in vm and "subPathExpr" not in vm, where,
+                    f"the tenant policy mount {mount_path} uses a subPath: the file would never "
+                    "follow the ConfigMap's updates")
+        key = path[len(mount_path.rstrip("/")) + 1:]
+        for item in volume["configMap"].get("items") or []:
+            if item.get("path") == key:
+                key = item.get("key")
+        name = volume["configMap"].get("name")
+        cm = self.find("ConfigMap", name, ns)
+        if not self.expect(cm is not None, where, f"tenant policy ConfigMap {ns}/{name} is not "
+                           "defined"):
+            return
+        text = (cm.get("data") or {}).get(key)
+        if not self.expect(text is not None, where,
+                           f"tenant policy ConfigMap {name} has no key {key!r}"):
+            return
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            f.write(text)
+            f.flush()
+            r = subprocess.run([self.netqosd, f"--check-tenant-policy={f.name}"],
+                               capture_output=True, text=True, timeout=30)
+        self.expect(r.returncode == 0, where,
+                    f"netqosd refuses the tenant policy in ConfigMap {name}: "
+                    f"{(r.stderr or r.stdout).strip()}")
 
     def check_kubelet_ca(self, pod, flags, mounts, where):
         """An https pod list is verified against a CA file that the pod has."""
@@ -901,6 +945,11 @@ def _configmap(docs):
     return next(d for _, d in docs if d.get("kind") == "ConfigMap")
 
 
+def _tenant_policy(docs):
+    return next(d for _, d in docs if d.get("kind") == "ConfigMap" and
+                d["metadata"]["name"] == "netqosd-tenant-policy")
+
+
 def _rename_key(obj, old, new):
     obj[new] = obj.pop(old)
 
@@ -992,6 +1041,20 @@ MUTATIONS = [
      "--bpf-pin-dir='/sys/fs/bpf/x' differs from the DaemonSet's"),
     ("host path moved", lambda docs: _mount(_ds(docs), "/var/run/netns").update(
         mountPath="/host/netns"), "mount host paths at the same path"),
+    ("no tenant policy", lambda docs: _set_arg(_ds(docs), "--tenant-policy-file", None),
+     "--tenant-policy-file is not set"),
+    ("tenant policy not mounted", lambda docs: _drop_mount(_ds(docs), "/etc/netqos/tenant-policy"),
+     "is not on a mounted ConfigMap"),
+    ("tenant policy writable", lambda docs: _mount(_ds(docs), "/etc/netqos/tenant-policy").pop(
+        "readOnly"), "must be readOnly: true"),
+    ("tenant policy on a subPath", lambda docs: _mount(_ds(docs), "/etc/netqos/tenant-policy")
+     .update(subPath="policy.json"), "uses a subPath"),
+    ("tenant policy invalid", lambda docs: _tenant_policy(docs)["data"].update(
+        {"policy.json": '{"version": 1, "default": {"borrow": "yes"}}'}),
+     "netqosd refuses the tenant policy"),
+    ("tenant policy key missing", lambda docs: _rename_key(_tenant_policy(docs)["data"],
+                                                           "policy.json", "policy.yaml"),
+     "has no key 'policy.json'"),
 ]
 
 # Broken variants of the kubelet-pods overlay (applied on top of the default manifests).

@@ -338,8 +338,8 @@ TEST_CASE("pins are visible to bpftool, reused by a second Open, and survive the
   for (const char* name :
        {netqos::bpf::kClassMapName, netqos::bpf::kCgroupStatsMapName,
         netqos::bpf::kClassStatsMapName, netqos::bpf::kSockTagMapName, netqos::bpf::kPodAddrMapName,
-        netqos::bpf::kFragMapName, netqos::bpf::kEgressLinkPin, netqos::bpf::kRxLinkPin,
-        netqos::bpf::kSockoptLinkPin}) {
+        netqos::bpf::kFragMapName, netqos::bpf::kEdtMapName, netqos::bpf::kAggregateMapName,
+        netqos::bpf::kEgressLinkPin, netqos::bpf::kRxLinkPin, netqos::bpf::kSockoptLinkPin}) {
     INFO(name);
     CHECK(Exists(fx.pin_dir() + "/" + name));
   }
@@ -869,6 +869,74 @@ TEST_CASE(
   REQUIRE(dp->ClearEdtRate(kLeafB).ok());
   REQUIRE(dp->ClearEdtRate(kLeafB).ok());  // a missing entry is fine
   auto cleared = dp->ListEdtRates();
+  REQUIRE(cleared.ok());
+  CHECK(cleared->empty());
+}
+
+TEST_CASE(
+    "in EDT mode two leaves of a namespace's aggregate share its budget, and only classes "
+    "flagged for it look at the aggregate map",
+    "[bpf][aggregate]") {
+  BpfFixture fx;
+  OpenedDataplane opened = OpenWithCgroups(fx);
+  auto& dp = opened.dp;
+  // a and b: two pods of one namespace, their own leaves 10:a0 and 10:a1 each at 1000 bytes/s,
+  // their aggregate 10:a5 at 500 bytes/s: together they leave at the aggregate's rate.
+  constexpr uint64_t kLeafA = 0x100a0, kLeafB = 0x100a1, kAggregate = 0x100a5;
+  netqos_class a = Class(kLeafA, 95);
+  netqos_class b = Class(kLeafB, 96);
+  a.flags |= NETQOS_CLASS_F_AGGREGATE;
+  b.flags |= NETQOS_CLASS_F_AGGREGATE;
+  REQUIRE(dp->SetClass(opened.id_a, a).ok());
+  REQUIRE(dp->SetClass(opened.id_b, b).ok());
+  constexpr uint32_t kPodA = 0x0a0a0a01;
+  constexpr uint32_t kPodB = 0x0a0a0a02;
+  REQUIRE(dp->SetPodAddress(V4Key(kPodA), opened.id_a).ok());
+  REQUIRE(dp->SetPodAddress(V4Key(kPodB), opened.id_b).ok());
+  REQUIRE(dp->SetEdtRate(kLeafA, 1000).ok());
+  REQUIRE(dp->SetEdtRate(kLeafB, 1000).ok());
+  REQUIRE(dp->SetEdtRate(kAggregate, 500).ok());
+  REQUIRE(dp->SetAggregate(kLeafA, kAggregate).ok());
+  REQUIRE(dp->SetAggregate(kLeafB, kAggregate).ok());
+  auto listed = dp->ListAggregates();
+  REQUIRE(listed.ok());
+  CHECK(listed->size() == 2);
+  auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir(), .edt = true});
+  REQUIRE(nic.ok());
+  const int tx = (*nic)->EgressFd();
+  const auto from_a = Ipv4Packet(IPPROTO_UDP, kPodA, 4000, 0x0a000001, 53);
+  const auto from_b = Ipv4Packet(IPPROTO_UDP, kPodB, 4000, 0x0a000001, 53);
+  REQUIRE(from_a.size() == from_b.size());
+  const uint64_t aggregate_share = from_a.size() * 1'000'000'000ull / 500;
+  // Alternating senders: each packet a share of the aggregate's rate after the one before,
+  // though each leaf alone would let its packets go twice as often and once per its own share.
+  (void)netqos::testing::RunSkbProgram(tx, from_a, 0);
+  std::vector<uint64_t> departures;
+  for (int i = 0; i < 6; i++) {
+    auto r = netqos::testing::RunSkbProgram(tx, i % 2 ? from_a : from_b, 0);
+    REQUIRE(r.err == 0);
+    REQUIRE(r.retval == static_cast<uint32_t>(TC_ACT_OK));
+    departures.push_back(r.tstamp);
+  }
+  for (size_t i = 2; i < departures.size(); i++) {
+    INFO("packet " << i);
+    CHECK(departures[i] - departures[i - 1] == aggregate_share);
+  }
+
+  // Without the flag the map is not looked at: b is paced by its own leaf only.
+  REQUIRE(dp->SetClass(opened.id_b, Class(kLeafB, 96)).ok());
+  REQUIRE(dp->SetEdtRate(kLeafB, 1000).ok());
+  REQUIRE(dp->SetEdtRate(kAggregate, 500).ok());
+  const uint64_t leaf_share = from_b.size() * 1'000'000'000ull / 1000;
+  (void)netqos::testing::RunSkbProgram(tx, from_b, 0);
+  auto b1 = netqos::testing::RunSkbProgram(tx, from_b, 0);
+  auto b2 = netqos::testing::RunSkbProgram(tx, from_b, 0);
+  CHECK(b2.tstamp - b1.tstamp == leaf_share);
+
+  REQUIRE(dp->ClearAggregate(kLeafA).ok());
+  REQUIRE(dp->ClearAggregate(kLeafA).ok());  // a missing entry is fine
+  REQUIRE(dp->ClearAggregate(kLeafB).ok());
+  auto cleared = dp->ListAggregates();
   REQUIRE(cleared.ok());
   CHECK(cleared->empty());
 }

@@ -94,7 +94,7 @@ TEST_CASE("pinned maps: read-only view of what the dataplane pinned", "[bpf][ctl
     CHECK(state.exists);
     CHECK(state.on_bpffs);
     CHECK(state.error.empty());
-    REQUIRE(state.maps.size() == 7);
+    REQUIRE(state.maps.size() == 8);
     CHECK(state.maps[0].name == netqos::bpf::kClassMapName);
     CHECK(state.maps[0].present);
     CHECK(state.maps[0].counted);
@@ -108,6 +108,8 @@ TEST_CASE("pinned maps: read-only view of what the dataplane pinned", "[bpf][ctl
     CHECK(state.maps[4].present);
     CHECK(state.maps[5].name == netqos::bpf::kFragMapName);
     CHECK(state.maps[5].present);
+    CHECK(state.maps[7].name == netqos::bpf::kAggregateMapName);
+    CHECK(state.maps[7].present);
     for (const auto& m : state.maps) CHECK(m.error.empty());
     CHECK(state.egress_link.present);
     CHECK(state.egress_link.error.empty());

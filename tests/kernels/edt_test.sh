@@ -11,7 +11,9 @@
 # container keeps its cap, the attacker stays within its own: pacing is by cgroup id); UDP
 # datagrams larger than the MTU (fragments) to a socket the container holds, held by the IFB to
 # its ingress cap with nothing going around the IFB; and what the CNI pod receives, held by the
-# IFB to its cap (classified by its address). After kill -9 the cap holds; a restarted netqosd
+# IFB to its cap (classified by its address). Three pods of a namespace with an aggregate (the
+# tenant policy's) are held to it together by the aggregate's budget in the NIC program. After
+# kill -9 the cap holds; a restarted netqosd
 # adopts without re-creating qdiscs; --uninstall gives the NIC back its fq_codel queues and leaves
 # no clsact, pin or IFB.
 #
@@ -68,6 +70,8 @@ CG_A=$CGROOT/$ROOT_NAME/pod$UID_A/$CID_A
 # leaf for the pod, paced at the annotation.
 UID_V=edt-3 CID_V=c0ffee10 CAP_V=$((CAP / 2))
 CG_V=$CGROOT/$ROOT_NAME/pod$UID_V/$CID_V
+# Three pods of namespace agg, no caps of their own, its aggregate $CAP Mbit/s (tenant policy).
+AGG_CIDS=(c0ffee21 c0ffee22 c0ffee23)
 DAEMON="" SERVER="" CLIENT="" FLOODS=""
 export MQ_NIC_LEAF=fq_codel
 
@@ -163,11 +167,20 @@ cat >"$WORK/pods.json" <<JSON
     "kubernetes.io/egress-bandwidth": "${CAP_V}M"}},
   "spec": {"hostNetwork": true},
   "status": {"qosClass": "Burstable", "phase": "Running",
-    "containerStatuses": [{"name": "app", "containerID": "containerd://$CID_V"}]}}]}
+    "containerStatuses": [{"name": "app", "containerID": "containerd://$CID_V"}]}}$(
+  for i in 0 1 2; do printf ',
+  {"metadata": {"uid": "agg-%d", "namespace": "agg", "name": "agg-%d",
+  "annotations": {"katalyst.kubewharf.io/qos_level": "shared_cores"}},
+  "spec": {"hostNetwork": true},
+  "status": {"qosClass": "Burstable", "phase": "Running",
+    "containerStatuses": [{"name": "app", "containerID": "containerd://%s"}]}}' \
+    "$i" "$i" "${AGG_CIDS[$i]}"; done)]}
 JSON
+echo "{\"version\": 1, \"namespaces\": {\"agg\": {\"aggregate\": {\"egress\": \"${CAP}M\"}}}}" \
+  >"$WORK/tenant-policy.json"
 
 echo "== netqosd (--shaping-mode default: auto) enforcing $NIC; Allocate $CAP Mbit/s"
-lab_netqosd_start
+lab_netqosd_start --tenant-policy-file="$WORK/tenant-policy.json"
 ctl allocate --pod-uid "$UID_" --pod-namespace lab --pod-name web --container app \
   --qos shared_cores --mbps "$CAP" >/dev/null || { log_tail; fail "Allocate"; }
 mkdir -p "$CG" || fail "mkdir $CG"
@@ -256,6 +269,44 @@ for _ in $(seq 100); do RATE_V=$(edt_rate_of "$CG_V"); [[ -n $RATE_V ]] && break
 echo "  pod leaf $(printf '10:%x' $(($(priority_of "$CG_V") & 0xffff))) -> netqos_edt_v1 rate $RATE_V bytes/s"
 start_tcp "$CG_V"
 CAP=$CAP_V check_rate "annotated pod"
+stop_traffic
+
+echo "== three pods of namespace agg, no caps of their own, its aggregate $CAP Mbit/s: held together"
+AGG_CGS=()
+for i in 0 1 2; do
+  AGG_CGS+=("$CGROOT/$ROOT_NAME/podagg-$i/${AGG_CIDS[$i]}")
+  mkdir -p "${AGG_CGS[$i]}" || fail "mkdir ${AGG_CGS[$i]}"
+done
+members=
+for _ in $(seq 100); do
+  members=$(bpftool -j map dump pinned "$PIN_DIR/netqos_agg_v1" 2>/dev/null |
+    python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null)
+  [[ $members == 3 ]] && break
+  sleep 0.1
+done
+[[ $members == 3 ]] || { log_tail; fail "netqos_agg_v1 holds '$members' leaves, want the 3 pods'"; }
+AGG=$(bpftool -j map dump pinned "$PIN_DIR/netqos_agg_v1" | python3 -c '
+import json, sys
+aggregates = {e.get("formatted", e)["value"] for e in json.load(sys.stdin)}
+print(aggregates.pop() if len(aggregates) == 1 else "")')
+[[ -n $AGG ]] || fail "the 3 leaves do not name one aggregate in netqos_agg_v1"
+AGG_RATE=$(bpftool map dump pinned "$PIN_DIR/netqos_edt_v1" | grep -A3 "\"key\": $AGG," |
+  sed -n 's/.*"rate": \([0-9]*\).*/\1/p')
+[[ $AGG_RATE == $((CAP * 125000)) ]] ||
+  { log_tail; fail "netqos_edt_v1 for the aggregate $AGG is '$AGG_RATE', want $((CAP * 125000))"; }
+echo "  3 leaves -> aggregate $(printf '10:%x' $((AGG & 0xffff))) paced at $AGG_RATE bytes/s"
+for i in 0 1 2; do
+  nsenter --net="/run/netns/$NS" iperf3 -s -B "$REMOTE" -p $((PORT + 10 + i)) >/dev/null 2>&1 &
+  SERVER="$SERVER $!"
+done
+sleep 1
+for i in 0 1 2; do
+  sh -c "echo \$\$ > ${AGG_CGS[$i]}/cgroup.procs && exec iperf3 -c $REMOTE -p $((PORT + 10 + i)) -t 120" \
+    >/dev/null 2>&1 &
+  CLIENT="$CLIENT $!"
+done
+sleep 2
+check_rate "three pods of one aggregate"
 stop_traffic
 
 echo "== SO_PRIORITY forged from below another capped container ($CAP_A Mbit/s)"
@@ -355,7 +406,7 @@ stop_traffic
 
 echo "== restart: netqosd adopts (no qdisc re-created)"
 : >"$LOG"
-lab_netqosd_start
+lab_netqosd_start --tenant-policy-file="$WORK/tenant-policy.json"
 sleep 2
 grep -qE 'edt_root_created=true|edt_queues_replaced=[1-9]|qdisc_created=true|fq under tx queues' "$LOG" &&
   { log_tail; fail "the restart re-created qdiscs on $NIC"; }
@@ -377,5 +428,5 @@ grep -q nqifb <<<"$links" && fail "an IFB left behind: $(grep nqifb <<<"$links")
 if [[ -n $NO_TRAFFIC ]]; then
   echo "PASS: auto chose edt on mq, every case ran (rates not measured: LAB_NO_TRAFFIC), killed, adopted, fq_codel queues back after --uninstall"
 else
-  echo "PASS: auto chose edt on mq, cap held within 2 % (container, nested cgroup, AF_PACKET at most, CNI pod both ways, forged SO_PRIORITY, fragments at most, killed, adopted), fq_codel queues back after --uninstall"
+  echo "PASS: auto chose edt on mq, cap held within 2 % (container, nested cgroup, AF_PACKET at most, CNI pod both ways, three pods of one aggregate, forged SO_PRIORITY, fragments at most, killed, adopted), fq_codel queues back after --uninstall"
 fi

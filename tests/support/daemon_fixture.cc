@@ -249,6 +249,13 @@ void DaemonFixture::WritePods() {
 
 void DaemonFixture::DeletePods() { std::filesystem::remove(PodsFile()); }
 
+std::string DaemonFixture::WriteTenantPolicy(const std::string& json) {
+  const std::string tmp = TenantPolicyFile() + ".tmp";
+  WriteFile(tmp, json);
+  std::filesystem::rename(tmp, TenantPolicyFile());
+  return "--tenant-policy-file=" + TenantPolicyFile();
+}
+
 std::string DaemonFixture::PodDir(const FakePod& p) const {
   if (!o_.systemd_driver) return root_path_ + "/pod" + p.uid;
   std::string uid = p.uid;
@@ -347,10 +354,19 @@ CommandResult DaemonFixture::Ctl(std::vector<std::string> args, std::chrono::sec
   return RunCommand(args, dir_.file("ctl.out"), timeout);
 }
 
-json DaemonFixture::Allocate(const FakePod& p, int mbps, const std::string& container) {
-  auto r = Ctl({"allocate", "--pod-uid=" + p.uid, "--pod-namespace=" + p.ns, "--pod-name=" + p.name,
-                "--container=" + (container.empty() ? p.containers.at(0).name : container),
-                "--qos=shared_cores", "--mbps=" + std::to_string(mbps), "--json"});
+json DaemonFixture::Allocate(const FakePod& p, int mbps, const std::string& container,
+                             const std::map<std::string, std::string>& annotations) {
+  std::vector<std::string> args = {
+      "allocate",
+      "--pod-uid=" + p.uid,
+      "--pod-namespace=" + p.ns,
+      "--pod-name=" + p.name,
+      "--container=" + (container.empty() ? p.containers.at(0).name : container),
+      "--qos=shared_cores",
+      "--mbps=" + std::to_string(mbps),
+      "--json"};
+  for (const auto& [k, v] : annotations) args.push_back("--annotation=" + k + "=" + v);
+  auto r = Ctl(args);
   if (r.exit_code != 0) throw std::runtime_error("netqosctl allocate failed: " + r.output);
   return json::parse(r.output);
 }

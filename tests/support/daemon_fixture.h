@@ -156,6 +156,12 @@ class DaemonFixture {
   // records the old value for --uninstall); the host's own value is put back at the end.
   void SetForwardPriorityBefore(int value);
 
+  // --- the tenant policy ---
+  // Writes `json` as the tenant policy file, atomically (a rename, as a ConfigMap update does);
+  // returns the --tenant-policy-file flag that names it.
+  std::string WriteTenantPolicy(const std::string& json);
+  std::string TenantPolicyFile() const { return dir_.file("tenant-policy.json"); }
+
   // --- the daemon ---
   // extra flags are appended; a --kubelet-pods-url among them replaces the file:// pod list.
   void StartDaemon(const std::vector<std::string>& extra = {});
@@ -164,8 +170,10 @@ class DaemonFixture {
   CommandResult Ctl(std::vector<std::string> args,
                     std::chrono::seconds timeout = std::chrono::seconds(30));
   // Allocate through gRPC (netqosctl --json), as the kubelet does before it starts the container;
-  // `container` "" = the pod's first. Throws when netqosctl fails.
-  nlohmann::json Allocate(const FakePod& p, int mbps, const std::string& container = "");
+  // `container` "" = the pod's first; `annotations` go into the request beside the QoS level.
+  // Throws when netqosctl fails.
+  nlohmann::json Allocate(const FakePod& p, int mbps, const std::string& container = "",
+                          const std::map<std::string, std::string>& annotations = {});
   void RemovePod(const FakePod& p);
 
   // --- /metrics (options.metrics) ---

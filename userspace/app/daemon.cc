@@ -18,9 +18,11 @@
 #include "app/logging.h"
 #include "app/metrics_setup.h"
 #include "app/registration_watch.h"
+#include "app/tenant_policy_file.h"
 #include "app/topology_setup.h"
 #include "core/constants.h"
 #include "core/policy.h"
+#include "enforce/tenant_rules.h"
 #include "grpc/admin_service.h"
 #include "grpc/kubelet_registrar.h"
 #include "grpc/plugin_server.h"
@@ -111,13 +113,30 @@ int RunDaemon(const DaemonConfig& config) {
   if (!svc.ok()) return Fail(svc.status());
   phases.Mark("state");
 
+  // The tenant policy (--tenant-policy-file): read now, before the first Allocate, so that the
+  // implicit-bandwidth grants hold from the start; re-read by its own thread when it changes.
+  TenantPolicyFile tenant_policy(config.tenant_policy_file, std::chrono::seconds(2));
+  (**svc).SetImplicitGrants(enforce::ImplicitGrantsOf(*tenant_policy.Policy()));
+
   // Enforcement starts after serving (enforcement_start.h): the kubelet waits for the topology
   // and the allocation state only. Taking the change listener now, before serving, keeps every
   // Allocate for the enforcer; what an earlier run pinned keeps enforcing meanwhile.
   std::unique_ptr<EnforcementStart> enforcement;
   if (config.enforcement == Enforcement::kBpf) {
-    enforcement = std::make_unique<EnforcementStart>(config, **svc, phases.start());
+    enforcement = std::make_unique<EnforcementStart>(
+        config, **svc, phases.start(), [&tenant_policy] { return tenant_policy.Policy(); });
   }
+  service::AllocationService* policy_service = svc->get();
+  EnforcementStart* policy_enforcement = enforcement.get();
+  tenant_policy.SetListener([policy_service, policy_enforcement](const enforce::TenantPolicy& p) {
+    policy_service->SetImplicitGrants(enforce::ImplicitGrantsOf(p));
+    if (policy_enforcement != nullptr) policy_enforcement->OnTenantPolicyChanged();
+  });
+  // Detaches the listener before `enforcement` goes, on every way out of here.
+  struct DetachListener {
+    TenantPolicyFile& file;
+    ~DetachListener() { file.SetListener(nullptr); }
+  } detach_listener{tenant_policy};
   // Without enforcement, allocations of pods the kubelet forgot to remove are still cleared after
   // 5 minutes (Katalyst HEAD does this whatever applies its net classes). When enforcement fails
   // to start, EnforcementStart starts it.
@@ -157,10 +176,14 @@ int RunDaemon(const DaemonConfig& config) {
   grpcadapter::RegistrationService registration;
   RegistrationWatch registration_watch(
       registration, std::chrono::seconds(config.kubelet_registration_timeout_seconds));
-  if (daemon_metrics) registration_watch.AddMetrics(daemon_metrics->registry());
-  grpcadapter::AdminService admin(**svc,
-                                  {choice->description, &enforcement_view, config.qrm_socket_dirs,
-                                   [&registration_watch] { return registration_watch.Health(); }});
+  if (daemon_metrics) {
+    registration_watch.AddMetrics(daemon_metrics->registry());
+    tenant_policy.AddMetrics(daemon_metrics->registry());
+  }
+  grpcadapter::AdminService admin(
+      **svc, {choice->description, &enforcement_view, config.qrm_socket_dirs,
+              [&registration_watch] { return registration_watch.Health(); },
+              [&tenant_policy] { return TenantPolicyReportOf(tenant_policy); }});
 
   auto server = grpcadapter::PluginServer::Create(config.qrm_socket_dirs,
                                                   {&resource_plugin, &registration, &admin});

@@ -351,19 +351,35 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
               "netqos: what an allocated container's HTB leaf may reach: allocation (a hard cap "
               "at its allocation) or level (the allocation is guaranteed, and idle bandwidth is "
               "borrowed up to its QoS level's ceiling); a pod's netqos.io/container-ceil "
-              "annotation overrides it");
+              "annotation may choose allocation, and level where the tenant policy allows "
+              "borrowing");
   app.add_option("--qos-level-dscp", c.qos_level_dscp,
                  "netqos: DSCP to mark each QoS level's packets with on the --enforce-nics NICs "
                  "(the ECN bits kept), level=dscp,... with dscp 0..63 or a name (EF, CS0..CS7, "
                  "AF11..AF43), e.g. system_cores=46,dedicated_cores=AF41; a pod's netqos.io/dscp "
-                 "annotation overrides it (default: none, the DS field is left alone)")
+                 "annotation overrides it where the tenant policy lists the value (default: none, "
+                 "see --dscp-default)")
       ->delimiter(',');
+  app.add_option("--dscp-default", c.dscp_default,
+                 "netqos: DSCP of every packet the --enforce-nics NICs send that no QoS level or "
+                 "pod marks (unclassified and node traffic too), so that a sender's IP_TOS cannot "
+                 "choose the fabric's priority: a DSCP (CS0, 0..63, ...), keep (the sender's "
+                 "stays), or auto: CS0 when --qos-level-dscp marks any level, else keep")
+      ->default_val("auto");
   app.add_option("--qos-level-burst", c.qos_level_burst,
                  "netqos: burst (HTB bucket) of each QoS level's container leaves and default "
                  "leaf, level=bytes,... with bytes a quantity from 1600 (one packet) to 1Gi, e.g. "
                  "64Ki or 1M, or auto: what the rate earns in 1 ms + 1600 bytes (the default); a "
-                 "pod's netqos.io/burst annotation overrides it; not applied to EDT egress pacing")
+                 "pod's netqos.io/burst annotation may ask for less, or up to the tenant policy's "
+                 "max_burst; not applied to EDT egress pacing")
       ->delimiter(',');
+  app.add_option("--tenant-policy-file", c.tenant_policy_file,
+                 "netqos: the operator's tenant policy (JSON, docs/tenant-policy.md): per "
+                 "namespace, which pod annotations are honoured and how far they may raise a "
+                 "pod's treatment (borrowing, DSCP, burst, implicit bandwidth, QoS level), and "
+                 "namespace aggregates; re-read when it changes, a bad file keeps the last good "
+                 "policy. Default: none, the built-in policy (annotations only ever make a pod's "
+                 "treatment stricter)");
   choices.Add(app, "--unclassified-qos-level", c.unclassified_qos_level, kQosLevelChoices,
               "netqos: QoS level whose class takes traffic of containers netqos did not "
               "classify");
@@ -376,6 +392,10 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
                  "allocatable (Katalyst HEAD: 5)");
   app.add_option("--enforcement-resync-period", c.enforcement_resync_seconds,
                  "netqos: seconds between full resyncs of cgroups, maps and qdiscs");
+  app.add_option("--check-tenant-policy", c.check_tenant_policy,
+                 "netqos: validate a tenant policy file (as --tenant-policy-file reads it), print "
+                 "it with every rule explicit, and exit: 0 if netqosd would take it, 1 with the "
+                 "error if not");
   AddBoolFlag(app, "--uninstall", c.uninstall,
               "netqos: remove the pinned BPF programs, maps and the qdiscs netqos installed, "
               "fold the checkpoint's journal into a snapshot Katalyst can load, then exit");

@@ -103,11 +103,14 @@ struct DaemonConfig {
   std::vector<std::string> qos_level_shaping;  // level=rate:ceil:prio; see shaping_flags.h
   std::vector<std::string> qos_level_dscp;     // level=dscp; see shaping_flags.h
   std::vector<std::string> qos_level_burst;    // level=bytes|auto; see shaping_flags.h
+  std::string dscp_default = "auto";           // auto, keep or a DSCP; see shaping_flags.h
+  std::string tenant_policy_file;              // "" = the built-in tenant policy
   shaping::QosLevel unclassified_qos_level = shaping::QosLevel::kShared;
   bool low_priority_groups = false;               // see shaping_flags.h
   uint32_t low_priority_group_floor_percent = 5;  // Katalyst HEAD's constant
   int enforcement_resync_seconds = 30;
   bool uninstall = false;
+  std::string check_tenant_policy;  // a file to validate, then exit
   // Set net.ipv4.ip_forward_update_priority=0 in the namespaces of the enforced NICs, so routed
   // pod traffic keeps the skb->priority (HTB class) the egress program gave it.
   bool set_forward_priority_sysctl = false;

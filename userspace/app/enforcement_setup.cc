@@ -76,8 +76,9 @@ std::string InstalledLinksRecordPath(const DaemonConfig& config) {
   return config.qrm_state_dir + "/netqos-enforced-links.json";
 }
 
-Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& config,
-                                                           service::AllocationService& service) {
+Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
+    const DaemonConfig& config, service::AllocationService& service,
+    std::function<std::shared_ptr<const enforce::TenantPolicy>()> tenant_policy) {
   auto nics = ParseEnforceNics(config.enforce_nics);
   if (!nics.ok()) return nics.status();
   auto shaping = BuildShapingConfig(config);
@@ -125,6 +126,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   so.redirect_unclassified =
       enforce::DesiredOptionsFor(*shaping, true)
           .ingress_level_limited[static_cast<size_t>(shaping->default_level)];
+  so.unmarked_dscp = shaping->unmarked_dscp;
   so.mode = config.shaping_mode;
   if (so.mode != shaping::ShapingMode::kHtb && !nics->empty()) {
     so.fq = shaping::ProbeQdiscKind("fq");
@@ -133,6 +135,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   }
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
   stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);
+  stack->edt_aggregates = std::make_unique<enforce::BpfEdtAggregateTable>(*stack->dataplane);
   // Without --pod-veths the table and attacher still take away what an earlier run placed.
   if (config.pod_veths) stack->veth_source = std::make_unique<enforce::NetlinkVethSource>();
   stack->veth_table = std::make_unique<enforce::BpfVethTable>(*stack->dataplane);
@@ -172,7 +175,9 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& c
   ports.shaper = stack->shaper.get();
   ports.addresses = stack->addresses.get();
   ports.edt = stack->edt.get();
+  ports.edt_aggregates = stack->edt_aggregates.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
+  ports.tenant_policy = std::move(tenant_policy);
   ports.veth_source = stack->veth_source.get();
   ports.veth_table = stack->veth_table.get();
   ports.veth_attacher = stack->veth_attacher.get();

@@ -3,6 +3,7 @@
 // (the container runtime's CRI socket, or the kubelet's pod list). Also `netqosd --uninstall`.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,7 @@ struct EnforcementStack {
   std::unique_ptr<enforce::BpfClassTable> table;
   std::unique_ptr<enforce::BpfPodAddressTable> addresses;
   std::unique_ptr<enforce::BpfEdtRateTable> edt;
+  std::unique_ptr<enforce::BpfEdtAggregateTable> edt_aggregates;
   std::unique_ptr<enforce::KernelLinkShaper> shaper;
   // --pod-veths: null when off (the other two then take away what an earlier run placed).
   std::unique_ptr<enforce::NetlinkVethSource> veth_source;
@@ -49,8 +51,10 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& con
 // Opens the dataplane, adopts the pinned class map and starts the enforcer (its first pass runs
 // on its worker). Allocation changes reach the enforcer only once the caller forwards them
 // (ForwardChange): app/enforcement_start.h relays those made while this runs.
-Result<std::unique_ptr<EnforcementStack>> StartEnforcement(const DaemonConfig& config,
-                                                           service::AllocationService& service);
+// `tenant_policy` gives the tenant policy in force at each pass (null: the built-in default).
+Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
+    const DaemonConfig& config, service::AllocationService& service,
+    std::function<std::shared_ptr<const enforce::TenantPolicy>()> tenant_policy = nullptr);
 
 // Hands one allocation change to the enforcer (it only wakes its worker).
 void ForwardChange(enforce::Enforcer& enforcer, const service::AllocationService::ChangeEvent& ev);

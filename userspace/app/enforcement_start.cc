@@ -41,9 +41,14 @@ size_t ChangeRelay::Pending() const {
   return pods_.size() + (topology_ ? 1 : 0);
 }
 
-EnforcementStart::EnforcementStart(const DaemonConfig& config, service::AllocationService& service,
-                                   std::chrono::steady_clock::time_point daemon_start)
-    : config_(config), service_(service), daemon_start_(daemon_start) {
+EnforcementStart::EnforcementStart(
+    const DaemonConfig& config, service::AllocationService& service,
+    std::chrono::steady_clock::time_point daemon_start,
+    std::function<std::shared_ptr<const enforce::TenantPolicy>()> tenant_policy)
+    : config_(config),
+      service_(service),
+      daemon_start_(daemon_start),
+      tenant_policy_(std::move(tenant_policy)) {
   service_.SetChangeListener([this](const ChangeRelay::Event& e) { relay_.Deliver(e); });
 }
 
@@ -69,12 +74,17 @@ EnforcementState EnforcementStart::State() const {
   return s;
 }
 
+void EnforcementStart::OnTenantPolicyChanged() {
+  std::lock_guard lock(mu_);
+  if (stack_ && stack_->enforcer) stack_->enforcer->OnTenantPolicyChanged();
+}
+
 void EnforcementStart::Run() {
   const auto t0 = std::chrono::steady_clock::now();
   auto ms = [](std::chrono::steady_clock::duration d) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   };
-  auto started = StartEnforcement(config_, service_);
+  auto started = StartEnforcement(config_, service_, tenant_policy_);
   if (started.ok()) {
     enforce::Enforcer* e = (*started)->enforcer.get();
     {

@@ -56,8 +56,11 @@ struct EnforcementState {
 // service's change listener, so no Allocate is missed), call Start once served.
 class EnforcementStart {
  public:
-  EnforcementStart(const DaemonConfig& config, service::AllocationService& service,
-                   std::chrono::steady_clock::time_point daemon_start);
+  // `tenant_policy` (null: the built-in default) gives the enforcer the policy in force.
+  EnforcementStart(
+      const DaemonConfig& config, service::AllocationService& service,
+      std::chrono::steady_clock::time_point daemon_start,
+      std::function<std::shared_ptr<const enforce::TenantPolicy>()> tenant_policy = nullptr);
   // Waits for a start still running, detaches the service's listener, then stops the enforcer:
   // the pins stay (EnforcementStack).
   ~EnforcementStart();
@@ -66,6 +69,9 @@ class EnforcementStart {
 
   void Start();
   EnforcementState State() const;
+  // The tenant policy changed: the enforcer (once started) applies it with a whole pass; one
+  // still starting reads it at its first pass anyway.
+  void OnTenantPolicyChanged();
 
  private:
   void Run();
@@ -73,6 +79,7 @@ class EnforcementStart {
   const DaemonConfig& config_;
   service::AllocationService& service_;
   const std::chrono::steady_clock::time_point daemon_start_;
+  const std::function<std::shared_ptr<const enforce::TenantPolicy>()> tenant_policy_;
   ChangeRelay relay_;
   mutable std::mutex mu_;
   // Set once by the start thread, under mu_; destroyed only after it is joined and every reader

@@ -44,6 +44,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     r.shaping_modes[nic] = {shaping::ShapingModeName(choice.mode), choice.reason};
   }
   for (const auto& p : st.problems) r.problems.push_back({p.key, p.message, p.times_seen});
+  r.refused_annotations = st.refused_annotations;
 
   // Read after the status, from the enforcer's own copy of the last pass: should a pass run in
   // between, a container whose leaf it removed shows no queue in this one report.
@@ -87,6 +88,15 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     c.egress_cap = cap(d.rates.egress, !edt_egress);
     c.ingress_cap = cap(d.rates.ingress, true);
     c.dscp = d.entry.dscp;
+    c.tenant_policy = d.tenant_entry;
+    if (d.aggregate_minor) {
+      c.aggregate_class =
+          shaping::HandleText(shaping::MakeHandle(shaping::kQdiscMajor, *d.aggregate_minor));
+    }
+    for (const auto& t : d.decisions) {
+      c.tenant_decisions.push_back(
+          {t.annotation, t.value, std::string(enforce::TenantVerdictName(t.verdict)), t.reason});
+    }
     if (with_counters && stack->dataplane) {
       if (auto counters = stack->dataplane->ContainerCounters(id); counters.ok()) {
         c.counters = *counters;

@@ -9,6 +9,7 @@
 #include "app/daemon_config.h"
 #include "app/enforcement_setup.h"
 #include "app/logging.h"
+#include "app/tenant_policy_file.h"
 
 int main(int argc, char** argv) {
   // Everything netqosd creates (state dir, journal, snapshot, enforced-links record, socket
@@ -19,6 +20,10 @@ int main(int argc, char** argv) {
     auto parsed = netqos::app::ParseDaemonFlags(argc, argv);
     if (!parsed.config) return parsed.exit_code;
     if (parsed.config->print_topology) return netqos::app::PrintTopology(*parsed.config);
+    if (!parsed.config->check_tenant_policy.empty()) {
+      return netqos::app::CheckTenantPolicyFile(parsed.config->check_tenant_policy, std::cout,
+                                                std::cerr);
+    }
     if (parsed.config->uninstall) {
       netqos::app::SetupLogging(parsed.config->log_level, parsed.config->log_format);
       return netqos::app::Uninstall(*parsed.config);

@@ -68,6 +68,19 @@ Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config) {
       enforce::ParseLevelDscpItems(config.qos_level_dscp, "--qos-level-dscp", &out.dscp));
   NETQOS_RETURN_IF_ERROR(
       enforce::ParseLevelBurstItems(config.qos_level_burst, "--qos-level-burst", &out.burst_bytes));
+  if (config.dscp_default == "auto") {
+    // Marking some levels says the fabric honours DSCP: the others must not choose their own.
+    for (const auto& d : out.dscp) {
+      if (d) out.unmarked_dscp = 0;
+    }
+  } else if (config.dscp_default != "keep") {
+    auto dscp = enforce::ParseDscp(config.dscp_default);
+    if (!dscp.ok()) {
+      return InvalidArgument("--dscp-default: \"" + config.dscp_default.substr(0, 64) +
+                             "\": " + dscp.status().message() + ", or auto or keep");
+    }
+    out.unmarked_dscp = *dscp;
+  }
 
   if (config.low_priority_group_floor_percent > 100) {
     return InvalidArgument("--low-priority-group-floor-percent must be 0..100, got " +

@@ -15,6 +15,7 @@ namespace netqos::app {
 // than 1000 permille; every message names the flag and the item. Each --qos-level-dscp item
 // "<level>=<dscp>" sets the level's DSCP (enforce/dscp.h; errors name that flag and the item),
 // each --qos-level-burst item "<level>=<bytes|auto>" the level's burst (enforce/burst.h, alike).
+// --dscp-default (auto, keep or a DSCP) gives unmarked_dscp: auto is CS0 when a level is marked.
 Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config);
 
 }  // namespace netqos::app

@@ -316,9 +316,10 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
   for (const std::string& link : links) {
     NETQOS_RETURN_IF_ERROR(DetachPinnedLink(Join(pin_dir, link.c_str())));
   }
-  const std::vector<std::string> maps = {
-      kClassMapName, kCgroupStatsMapName, kClassStatsMapName, kSockTagMapName, kPodAddrMapName,
-      kFragMapName,  kEdtMapName,         kVethMapName,       kCarrierMapName, kRxOwnerMapName};
+  const std::vector<std::string> maps = {kClassMapName,   kCgroupStatsMapName, kClassStatsMapName,
+                                         kSockTagMapName, kPodAddrMapName,     kFragMapName,
+                                         kEdtMapName,     kAggregateMapName,   kVethMapName,
+                                         kCarrierMapName, kRxOwnerMapName};
   for (const std::string& name : maps) NETQOS_RETURN_IF_ERROR(Unlink(pin_dir + "/" + name));
   // Maps of other layout versions, e.g. left by a migration that was refused.
   NETQOS_ASSIGN_OR_RETURN(std::vector<std::string> others, FindOtherVersionPins(pin_dir, maps));
@@ -400,6 +401,21 @@ Result<std::vector<std::pair<uint64_t, uint64_t>>> Dataplane::ListEdtRates() con
   out.reserve(entries.size());
   for (const auto& [id, edt] : entries) out.emplace_back(id, edt.rate);
   return out;
+}
+
+Status Dataplane::SetAggregate(uint64_t leaf_handle, uint64_t aggregate_handle) {
+  return PutEntry(skel_->maps.NETQOS_MAP_AGG, kAggregateMapName, leaf_handle, aggregate_handle,
+                  LeafText(leaf_handle));
+}
+
+Status Dataplane::ClearAggregate(uint64_t leaf_handle) {
+  return DropEntry(skel_->maps.NETQOS_MAP_AGG, kAggregateMapName, leaf_handle,
+                   LeafText(leaf_handle));
+}
+
+Result<std::vector<std::pair<uint64_t, uint64_t>>> Dataplane::ListAggregates() const {
+  return ListEntries<uint64_t, uint64_t>(bpf_map__fd(skel_->maps.NETQOS_MAP_AGG),
+                                         kAggregateMapName);
 }
 
 Status Dataplane::SetVeth(uint32_t ifindex, uint64_t cgroup_id) {

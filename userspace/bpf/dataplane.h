@@ -89,6 +89,12 @@ class Dataplane {
   Status ClearEdtRate(uint64_t leaf_handle);                                // a missing entry is OK
   Result<std::vector<std::pair<uint64_t, uint64_t>>> ListEdtRates() const;  // leaf -> bytes/s
 
+  // The aggregate map (NETQOS_MAP_AGG): the namespace aggregate (its class handle, also a key of
+  // the EDT map) whose budget also paces a leaf's packets on NICs in EDT mode.
+  Status SetAggregate(uint64_t leaf_handle, uint64_t aggregate_handle);
+  Status ClearAggregate(uint64_t leaf_handle);  // a missing entry is OK
+  Result<std::vector<std::pair<uint64_t, uint64_t>>> ListAggregates() const;  // leaf -> aggregate
+
   // Counters since the entry was first created; an id never seen yields all zeros.
   Result<TrafficCounters> ContainerCounters(uint64_t cgroup_id) const;
   Result<TrafficCounters> ClassCounters(uint32_t net_class_id) const;

@@ -10,6 +10,7 @@
 #include "bpf/dataplane.h"
 #include "bpf/tc_slots.h"
 #include "common/errno_status.h"
+#include "netqos_abi.h"
 #include "netqos_nic.skel.h"
 
 namespace netqos::bpf {
@@ -24,11 +25,12 @@ constexpr tc::Side kEgress{Direction::kEgress, kEgressProgName};
 }  // namespace
 
 Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOptions& options) {
-  NETQOS_RETURN_IF_ERROR(RequirePinned(
-      options.pin_dir,
-      {kClassMapName, kCgroupStatsMapName, kClassStatsMapName, kSockTagMapName, kPodAddrMapName,
-       kFragMapName, kEdtMapName, kVethMapName, kCarrierMapName, kRxOwnerMapName},
-      "BPF object netqos_nic"));
+  NETQOS_RETURN_IF_ERROR(
+      RequirePinned(options.pin_dir,
+                    {kClassMapName, kCgroupStatsMapName, kClassStatsMapName, kSockTagMapName,
+                     kPodAddrMapName, kFragMapName, kEdtMapName, kAggregateMapName, kVethMapName,
+                     kCarrierMapName, kRxOwnerMapName},
+                    "BPF object netqos_nic"));
   bpf_object_open_opts open_opts{};
   open_opts.sz = sizeof(open_opts);
   open_opts.pin_root_path = options.pin_dir.c_str();
@@ -38,6 +40,10 @@ Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOption
   p->skel_->rodata->cfg_redirect_to_ifb = options.ifb_ifindex != 0 ? 1 : 0;
   p->skel_->rodata->cfg_redirect_unclassified = options.redirect_unclassified ? 1 : 0;
   p->skel_->rodata->cfg_edt = options.edt ? 1 : 0;
+  if (options.unmarked_dscp) {
+    p->skel_->rodata->cfg_unmarked_dscp =
+        NETQOS_UNMARKED_DSCP_ON | (*options.unmarked_dscp & 0x3fu);
+  }
   if (options.edt_horizon_ns != 0) p->skel_->rodata->cfg_edt_horizon_ns = options.edt_horizon_ns;
   if (int err = netqos_nic__load(p->skel_.get()); err) {
     return ErrnoStatus("load BPF object netqos_nic (pin dir " + options.pin_dir + ")", err);

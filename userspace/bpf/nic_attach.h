@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "bpf/tc_slots.h"
@@ -48,6 +49,9 @@ struct IngressAttachOptions {
   // The egress program's mode (see EgressPacing); the ingress program ignores it.
   bool edt = false;
   uint64_t edt_horizon_ns = 0;  // 0 = the program's default (2 s)
+  // The egress program marks every IP packet whose class does not set a DSCP (and every packet of
+  // no class) with this one (--dscp-default); nullopt: it leaves them as sent.
+  std::optional<uint8_t> unmarked_dscp = std::nullopt;
 };
 
 // How netqos_nic_tx treats a NIC's sent packets: HTB mode (the default) sets skb->priority to the

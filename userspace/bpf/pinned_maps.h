@@ -42,6 +42,7 @@ inline constexpr const char* kSockTagMapName = NETQOS_STR(NETQOS_MAP_SOCK_TAG);
 inline constexpr const char* kPodAddrMapName = NETQOS_STR(NETQOS_MAP_POD_ADDR);
 inline constexpr const char* kFragMapName = NETQOS_STR(NETQOS_MAP_FRAG);
 inline constexpr const char* kEdtMapName = NETQOS_STR(NETQOS_MAP_EDT);
+inline constexpr const char* kAggregateMapName = NETQOS_STR(NETQOS_MAP_AGG);
 inline constexpr const char* kVethMapName = NETQOS_STR(NETQOS_MAP_VETH);
 inline constexpr const char* kCarrierMapName = NETQOS_STR(NETQOS_MAP_CARRIER);
 inline constexpr const char* kRxOwnerMapName = NETQOS_STR(NETQOS_MAP_RX_OWNER);

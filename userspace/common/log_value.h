@@ -5,11 +5,20 @@
 // parses these pairs (app/logging.h).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace netqos {
 
 std::string LogValue(std::string_view value);
+
+// LogValue of at most `max_bytes` of `value` (cut at a UTF-8 character boundary), followed by
+// "...(<n> bytes)" when it was cut: a value from outside quoted in a message or an error text.
+std::string BoundedLogValue(std::string_view value, size_t max_bytes = 64);
+
+// The same, always in double quotes: a value from outside quoted in an error text
+// ("net class id \"0x10\" is not a decimal number").
+std::string QuotedValue(std::string_view value, size_t max_bytes = 64);
 
 }  // namespace netqos

@@ -37,6 +37,22 @@ struct AllocationAnnotationKeys {
   std::string bandwidth = kDefaultBandwidthAnnotationKey;
 };
 
+// Which namespaces may declare implicit bandwidth (Katalyst HEAD's quantity-from-qrm-declaration:
+// the declared bandwidth is recorded, nothing is reserved), and up to how many Mbit/s: the tenant
+// policy's (--tenant-policy-file). A declaration it does not allow is reserved as an explicit
+// request. By default no namespace may declare.
+struct ImplicitBandwidthGrants {
+  uint32_t default_max_mbps = 0;
+  std::map<std::string, uint32_t> max_mbps_by_namespace;
+  // Whether a pod of `pod_namespace` may declare `mbps` without reserving them.
+  bool Allows(const std::string& pod_namespace, uint32_t mbps) const {
+    auto it = max_mbps_by_namespace.find(pod_namespace);
+    const uint32_t max = it == max_mbps_by_namespace.end() ? default_max_mbps : it->second;
+    return max != 0 && mbps <= max;
+  }
+  bool operator==(const ImplicitBandwidthGrants&) const = default;
+};
+
 struct PolicyConfig {
   float egress_capacity_rate = 0.94f;
   float ingress_capacity_rate = 0.9f;
@@ -54,6 +70,7 @@ struct PolicyConfig {
   // only, and Katalyst's are whole sockets. Off by default: under the other policies a narrower
   // network hint narrows where the kubelet places CPUs and memory.
   bool numa_node_hints = false;
+  ImplicitBandwidthGrants implicit_grants;
 };
 
 }  // namespace netqos::core

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/log_value.h"
+
 namespace netqos::core {
 
 Result<uint32_t> ParseNetClassId(std::string_view text) {
@@ -9,11 +11,11 @@ Result<uint32_t> ParseNetClassId(std::string_view text) {
   uint64_t v = 0;
   for (char c : text) {
     if (c < '0' || c > '9') {
-      return InvalidArgument("net class id \"" + std::string(text) + "\" is not a decimal number");
+      return InvalidArgument("net class id " + QuotedValue(text) + " is not a decimal number");
     }
     v = v * 10 + static_cast<uint64_t>(c - '0');
     if (v > 4294967295ULL) {
-      return InvalidArgument("net class id \"" + std::string(text) + "\" exceeds 4294967295");
+      return InvalidArgument("net class id " + QuotedValue(text) + " exceeds 4294967295");
     }
   }
   return static_cast<uint32_t>(v);

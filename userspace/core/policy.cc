@@ -105,7 +105,9 @@ Result<PreparedRequest> Prepare(const PolicyConfig& config, const ContainerReque
   // ones for the reservation and the pod's for the report, which then disagree by default).
   auto implicit = IsImplicitRequest(req.annotations);
   if (!implicit.ok()) return implicit.status().Wrap(PodLabel(req));
-  if (*implicit) {
+  // Declaring without reserving is for the namespaces the tenant policy names; any other
+  // declaration is reserved like an explicit request (the enforcer reports the refusal).
+  if (*implicit && config.implicit_grants.Allows(req.pod_namespace, *mbps)) {
     p.implicit_mbps = *mbps;
   } else {
     p.mbps = *mbps;

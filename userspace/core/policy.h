@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -58,6 +59,11 @@ class StaticPolicy {
                                                            std::string_view container) const;
   Result<AllocatableResources> GetTopologyAwareAllocatableResources() const;
   PluginOptions Options() const { return PluginOptions{}; }
+  // The tenant policy changed which namespaces may declare implicit bandwidth: later requests
+  // follow it; allocations made before keep what they reserved.
+  void SetImplicitGrants(ImplicitBandwidthGrants grants) {
+    config_.implicit_grants = std::move(grants);
+  }
 
   const PolicyConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "common/log_value.h"
 #include "core/constants.h"
 #include "core/json_object.h"
 
@@ -74,7 +75,7 @@ Result<std::string> ResolveQosLevel(const QosConfig& config, const StringMap& an
     auto it = annotations.find(kQosLevelKey);
     std::string got = it == annotations.end()
                           ? ""
-                          : " (" + std::string(kQosLevelKey) + "=\"" + it->second + "\")";
+                          : " (" + std::string(kQosLevelKey) + "=" + QuotedValue(it->second) + ")";
     return InvalidArgument("can't get valid qos level" + got);
   }
   return std::string(kSharedCores);
@@ -149,16 +150,16 @@ Result<FilteredRequest> FilterRequest(const QosConfig& config, const StringMap& 
   if (auto it = f.annotations.find(kNamespaceTypeKey); it != f.annotations.end()) {
     const std::string& v = it->second;
     if (v != kHostNs && v != kHostNsPreferred && v != kAntiHostNs && v != kAntiHostNsPreferred) {
-      return InvalidArgument(std::string("invalid ") + kNamespaceTypeKey + " \"" + v +
-                             "\" in the network enhancement; valid values: " + kHostNs + ", " +
+      return InvalidArgument(std::string("invalid ") + kNamespaceTypeKey + " " + QuotedValue(v) +
+                             " in the network enhancement; valid values: " + kHostNs + ", " +
                              kHostNsPreferred + ", " + kAntiHostNs + ", " + kAntiHostNsPreferred);
     }
   }
   if (auto it = f.annotations.find(kTopologyAffinityRestrictedKey); it != f.annotations.end()) {
     if (it->second != "true" && it->second != "false") {
-      return InvalidArgument(std::string("invalid ") + kTopologyAffinityRestrictedKey + " \"" +
-                             it->second +
-                             "\" in the network enhancement; valid values: true, false");
+      return InvalidArgument(std::string("invalid ") + kTopologyAffinityRestrictedKey + " " +
+                             QuotedValue(it->second) +
+                             " in the network enhancement; valid values: true, false");
     }
   }
   return f;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/log_value.h"
 #include "core/constants.h"
 
 namespace netqos::core {
@@ -40,8 +41,8 @@ Result<bool> IsImplicitRequest(const StringMap& annotations) {
   auto it = annotations.find(kQuantityFromQrmDeclarationKey);
   if (it == annotations.end() || it->second == "false") return false;
   if (it->second == "true") return true;
-  return InvalidArgument(std::string("invalid annotation ") + kQuantityFromQrmDeclarationKey +
-                         " \"" + it->second + "\"; valid values: true, false");
+  return InvalidArgument(std::string("invalid annotation ") + kQuantityFromQrmDeclarationKey + " " +
+                         QuotedValue(it->second) + "; valid values: true, false");
 }
 
 }  // namespace netqos::core

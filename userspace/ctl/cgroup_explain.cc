@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "common/terminal_text.h"
 #include "ctl/class_rows.h"
 #include "render/table.h"
 
@@ -93,6 +94,21 @@ Explanation Explain(const CgroupFacts& f) {
         add("no allocation of its own: it shares its QoS level's default class " +
             HandleText(c.priority) + ", which may borrow up to the level's ceiling");
       }
+      if (!f.daemon->tenant_policy().empty()) {
+        std::string policy = "tenant policy: the " + f.daemon->tenant_policy() + " entry applies";
+        if (f.daemon->tenant_decisions().empty()) {
+          policy += "; its pod has no annotation it decides about";
+        }
+        add(policy + " (docs/tenant-policy.md)");
+      }
+      if (!f.daemon->aggregate_class().empty()) {
+        add("its namespace's aggregate (tenant policy) holds it with the namespace's other pods: "
+            "its leaf sits under the class " +
+            f.daemon->aggregate_class() + " on every shaped NIC");
+      }
+      for (const auto& t : f.daemon->tenant_decisions()) {
+        add(t.annotation() + "=" + t.value() + " " + t.verdict() + ": " + t.reason());
+      }
       if (f.daemon->priority() != c.priority) {
         add("the daemon's last pass wanted " + HandleText(f.daemon->priority()) +
             ": the entry is being reconciled");
@@ -168,7 +184,10 @@ Json CgroupJson(const CgroupFacts& f, const Explanation& why) {
                            {"nic", d.nic()},
                            {"allocated_mbps", d.allocated_mbps()},
                            {"egress_cap", CapJson(d.has_egress_cap(), d.egress_cap())},
-                           {"ingress_cap", CapJson(d.has_ingress_cap(), d.ingress_cap())}};
+                           {"ingress_cap", CapJson(d.has_ingress_cap(), d.ingress_cap())},
+                           {"tenant_policy", d.tenant_policy()},
+                           {"tenant_decisions", TenantDecisionsJson(d)},
+                           {"aggregate_class", d.aggregate_class()}};
   }
   return {{"path", f.path},
           {"cgroup_id", f.cgroup_id},
@@ -212,7 +231,7 @@ void PrintCgroup(const CgroupFacts& f, const Explanation& why, std::ostream& out
   }
   render::PrintKeyValues(kv, out);
   out << "why:\n";
-  for (const auto& r : why.reasons) out << "  - " << r << "\n";
+  for (const auto& r : why.reasons) out << "  - " << TerminalText(r) << "\n";
 }
 
 }  // namespace netqos::ctl

@@ -243,6 +243,17 @@ ClassRows JoinClasses(const PinnedSnapshot* pinned, const admin::ListClassesResp
   return out;
 }
 
+Json TenantDecisionsJson(const admin::ContainerClass& d) {
+  Json out = Json::array();
+  for (const auto& t : d.tenant_decisions()) {
+    out.push_back({{"annotation", t.annotation()},
+                   {"value", t.value()},
+                   {"verdict", t.verdict()},
+                   {"reason", t.reason()}});
+  }
+  return out;
+}
+
 Json ClassRowJson(const ClassRow& r) {
   Json j = {{"cgroup_id", r.cgroup_id},
             {"in_pinned_map", r.pinned.has_value()},
@@ -263,6 +274,9 @@ Json ClassRowJson(const ClassRow& r) {
     j["allocated_mbps"] = d.allocated_mbps();
     j["egress_cap"] = CapJson(d.has_egress_cap(), d.egress_cap());
     j["ingress_cap"] = CapJson(d.has_ingress_cap(), d.ingress_cap());
+    j["tenant_policy"] = d.tenant_policy();
+    j["tenant_decisions"] = TenantDecisionsJson(d);
+    j["aggregate_class"] = d.aggregate_class();
     if (r.queues_read) {
       j["queues"] = {{"egress", LeafQueueJson(d.has_egress_queue(), d.egress_queue())},
                      {"ingress", LeafQueueJson(d.has_ingress_queue(), d.ingress_queue())}};
@@ -276,6 +290,9 @@ Json ClassRowJson(const ClassRow& r) {
     j["allocated_mbps"] = 0;
     j["egress_cap"] = nullptr;
     j["ingress_cap"] = nullptr;
+    j["tenant_policy"] = "";
+    j["tenant_decisions"] = Json::array();
+    j["aggregate_class"] = "";
   }
   if (!j.contains("queues")) j["queues"] = {{"egress", nullptr}, {"ingress", nullptr}};
   j["drops"] = DropsJson(r.Drops());

@@ -40,6 +40,8 @@ std::string HumanCount(uint64_t v);
 std::string CapText(const ::netqos::admin::v1::ContainerClass& d);
 // {rate_bps, ceil_bps, borrows, source}, or null without a leaf in that direction.
 nlohmann::json CapJson(bool has, const ::netqos::admin::v1::LeafCap& cap);
+// The tenant policy's decisions about the container's pod's annotations, as an array.
+nlohmann::json TenantDecisionsJson(const ::netqos::admin::v1::ContainerClass& d);
 
 // Every field, by its name in common/counters.h's list.
 nlohmann::json CountersJson(const TrafficCounters& c);

@@ -42,6 +42,9 @@ int CmdAllocations(const GlobalOptions& g, std::ostream& out, std::ostream& err)
 int CmdCapacity(const GlobalOptions& g, std::ostream& out, std::ostream& err);
 int CmdTopology(const GlobalOptions& g, std::ostream& out, std::ostream& err);
 int CmdPluginInfo(const GlobalOptions& g, std::ostream& out, std::ostream& err);
+// The tenant policy in force (GetTenantPolicy): its source, the file's error if any, and every
+// rule per namespace.
+int CmdTenantPolicy(const GlobalOptions& g, std::ostream& out, std::ostream& err);
 int CmdNotifyRegistered(const GlobalOptions& g, const std::optional<std::string>& error,
                         std::ostream& out, std::ostream& err);
 

@@ -59,7 +59,7 @@ int CmdAllocations(const GlobalOptions& g, std::ostream& out, std::ostream& err)
                       {"numa_nodes", a.numa_nodes()},
                       {"net_class_id", a.net_class_id()}});
     }
-    out << Json{{"allocations", list}}.dump(2) << "\n";
+    out << render::JsonText(Json{{"allocations", list}}) << "\n";
     return kExitOk;
   }
   if (resp.allocations().empty()) {
@@ -72,6 +72,98 @@ int CmdAllocations(const GlobalOptions& g, std::ostream& out, std::ostream& err)
     t.AddRow({a.pod_namespace() + "/" + a.pod_name(), a.pod_uid(), Or(a.container_name(), "<pod>"),
               a.container_type(), Or(a.qos_level()), Or(a.nic()), std::to_string(a.egress_mbps()),
               std::to_string(a.ingress_mbps()), Or(a.numa_nodes()), Or(a.net_class_id())});
+  }
+  t.Print(out);
+  return kExitOk;
+}
+
+namespace {
+
+// One rule of the policy JSON as a table cell.
+std::string RuleText(const Json& rules, const char* key) {
+  const Json& v = rules.contains(key) ? rules.at(key) : Json(nullptr);
+  if (v.is_null()) return "-";
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) {
+    if (v.empty()) return "none";
+    std::string out;
+    for (const auto& e : v)
+      out += (out.empty() ? "" : ",") + (e.is_string() ? e.get<std::string>() : e.dump());
+    return out;
+  }
+  return v.dump();
+}
+
+std::string HonouredText(const Json& rules) {
+  const Json& h = rules.at("honoured_annotations");
+  return h.size() == 7 ? std::string("all") : RuleText(rules, "honoured_annotations");
+}
+
+std::string AggregateText(const Json& rules) {
+  if (!rules.contains("aggregate") || rules.at("aggregate").is_null()) return "-";
+  const Json& a = rules.at("aggregate");
+  auto dir = [&](const char* ceil, const char* rate) {
+    std::string t = RuleText(a, ceil);
+    if (t != "-" && RuleText(a, rate) != "-") t = RuleText(a, rate) + ".." + t;
+    return t;
+  };
+  return "tx " + dir("egress", "egress_guarantee") + " rx " + dir("ingress", "ingress_guarantee") +
+         " bit/s";
+}
+
+}  // namespace
+
+int CmdTenantPolicy(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
+  auto conn = Connection::Open(g, err);
+  if (!conn) return kExitRpcError;
+  auto stub = admin::Admin::NewStub(conn->channel());
+  grpc::ClientContext ctx;
+  conn->Prepare(&ctx);
+  admin::GetTenantPolicyResponse resp;
+  auto s = stub->GetTenantPolicy(&ctx, admin::GetTenantPolicyRequest{}, &resp);
+  if (!s.ok()) return ReportRpcError("GetTenantPolicy", s, err);
+  const Json policy = Json::parse(resp.policy_json(), nullptr, /*allow_exceptions=*/false);
+  if (policy.is_discarded() || !policy.is_object() || !policy.contains("default")) {
+    err << "netqosctl: the daemon's tenant policy is not the JSON it should be\n";
+    return kExitRpcError;
+  }
+  if (g.json) {
+    out << render::JsonText(Json{{"path", resp.path()},
+                                 {"source", resp.source()},
+                                 {"generation", resp.generation()},
+                                 {"loaded_at", resp.loaded_at()},
+                                 {"error", resp.error()},
+                                 {"load_errors_total", resp.load_errors_total()},
+                                 {"policy", policy}})
+        << "\n";
+    return kExitOk;
+  }
+  render::PrintKeyValues(
+      {{"source", Or(resp.source())},
+       {"file",
+        resp.path().empty() ? std::string("none (--tenant-policy-file not given)") : resp.path()},
+       {"file state", resp.error().empty()
+                          ? std::string("in force")
+                          : "NOT in force, the policy above stays: " + resp.error()},
+       {"loads", std::to_string(resp.generation()) + " taken, " +
+                     std::to_string(resp.load_errors_total()) + " failed"}},
+      out);
+  out << "\n";
+  render::Table t({"NAMESPACE", "HONOURED", "BORROW", "DSCP", "MAX-BURST", "IMPLICIT-MAX-MBPS",
+                   "UNALLOCATED-LEVEL-MAX", "AGGREGATE"});
+  auto row = [&](const std::string& name, const Json& rules) {
+    t.AddRow({name, HonouredText(rules), RuleText(rules, "borrow"), RuleText(rules, "dscp"),
+              RuleText(rules, "max_burst") == "-" ? "level's" : RuleText(rules, "max_burst"),
+              RuleText(rules, "implicit_bandwidth_max_mbps"),
+              RuleText(rules, "unallocated_qos_level_max") == "-"
+                  ? "unclassified level"
+                  : RuleText(rules, "unallocated_qos_level_max"),
+              AggregateText(rules)});
+  };
+  row("(default)", policy.at("default"));
+  if (policy.contains("namespaces")) {
+    for (const auto& [name, rules] : policy.at("namespaces").items()) row(name, rules);
   }
   t.Print(out);
   return kExitOk;
@@ -144,7 +236,7 @@ int CmdCapacity(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
               {"topology_aware_allocatable_quantity_list", a},
               {"topology_aware_capacity_quantity_list", c}};
     }
-    out << Json{{"nics", nics}, {"kubelet_allocatable", view}}.dump(2) << "\n";
+    out << render::JsonText(Json{{"nics", nics}, {"kubelet_allocatable", view}}) << "\n";
     return kExitOk;
   }
 
@@ -201,11 +293,10 @@ int CmdPluginInfo(const GlobalOptions& g, std::ostream& out, std::ostream& err) 
     versions_text += (versions_text.empty() ? "" : ",") + v;
   }
   if (g.json) {
-    out << Json{{"type", info.type()},
-                {"name", info.name()},
-                {"endpoint", info.endpoint()},
-                {"supported_versions", versions}}
-               .dump(2)
+    out << render::JsonText(Json{{"type", info.type()},
+                                 {"name", info.name()},
+                                 {"endpoint", info.endpoint()},
+                                 {"supported_versions", versions}})
         << "\n";
     return kExitOk;
   }
@@ -231,7 +322,8 @@ int CmdNotifyRegistered(const GlobalOptions& g, const std::optional<std::string>
   auto s = stub->NotifyRegistrationStatus(&ctx, req, &resp);
   if (!s.ok()) return ReportRpcError("NotifyRegistrationStatus", s, err);
   if (g.json) {
-    out << Json{{"plugin_registered", req.plugin_registered()}, {"error", req.error()}}.dump(2)
+    out << render::JsonText(
+               Json{{"plugin_registered", req.plugin_registered()}, {"error", req.error()}})
         << "\n";
   } else {
     out << "notified plugin_registered=" << (req.plugin_registered() ? "true" : "false");

@@ -22,6 +22,7 @@
 #include "ctl/top_view.h"
 #include "netqos/admin/v1/admin.grpc.pb.h"
 #include "render/counters_proto.h"
+#include "render/table.h"
 
 namespace netqos::ctl {
 namespace {
@@ -141,7 +142,7 @@ int CmdStatus(const GlobalOptions& g, const std::string& pin_dir_flag, std::ostr
   in.pins = bpf::InspectPinDir(
       ResolvePinDir(pin_dir_flag, in.daemon ? in.daemon->enforcement().pin_dir() : ""));
   if (g.json) {
-    out << StatusJson(in).dump(2) << "\n";
+    out << render::JsonText(StatusJson(in)) << "\n";
   } else {
     PrintStatus(in, out);
   }
@@ -179,7 +180,7 @@ int CmdClasses(const GlobalOptions& g, const std::string& pin_dir_flag, std::ost
   const ClassRows rows =
       JoinClasses(sources.pinned_read ? &snap : nullptr, daemon ? &*daemon : nullptr);
   if (g.json) {
-    out << ClassesJson(rows, sources).dump(2) << "\n";
+    out << render::JsonText(ClassesJson(rows, sources)) << "\n";
   } else {
     PrintClasses(rows, sources, out);
   }
@@ -282,7 +283,7 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
                     std::string("this netqosd does not report its HTB leaves' drops");
     }
     if (g.json) {
-      out << TopFrameJson(frame).dump() << "\n";
+      out << render::JsonText(TopFrameJson(frame), -1) << "\n";
     } else {
       if (clear) out << "\033[H\033[2J";
       PrintTopFrame(frame, out);
@@ -384,7 +385,7 @@ int CmdCgroup(const GlobalOptions& g, const std::string& pin_dir_flag, const std
 
   const Explanation why = Explain(f);
   if (g.json) {
-    out << CgroupJson(f, why).dump(2) << "\n";
+    out << render::JsonText(CgroupJson(f, why)) << "\n";
   } else {
     PrintCgroup(f, why, out);
   }

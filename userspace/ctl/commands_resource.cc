@@ -170,7 +170,7 @@ int CmdHints(const GlobalOptions& g, const RequestFlags& f, std::ostream& out, s
     auto s = stub->GetPodTopologyHints(&ctx, PodRequest(f, *built), &resp);
     if (!s.ok()) return ReportRpcError("GetPodTopologyHints", s, err);
     if (g.json) {
-      out << HintsJson(resp).dump(2) << "\n";
+      out << render::JsonText(HintsJson(resp)) << "\n";
       return kExitOk;
     }
     PrintPodLine(resp, out);
@@ -184,7 +184,7 @@ int CmdHints(const GlobalOptions& g, const RequestFlags& f, std::ostream& out, s
   if (g.json) {
     Json j = HintsJson(resp);
     AddContainerJson(resp, &j);
-    out << j.dump(2) << "\n";
+    out << render::JsonText(j) << "\n";
     return kExitOk;
   }
   PrintPodLine(resp, out);
@@ -211,7 +211,7 @@ int CmdAllocate(const GlobalOptions& g, const RequestFlags& f, std::ostream& out
       Json j = PodJson(resp);
       j["allocation_result"] =
           resp.has_allocation_result() ? ToJson(resp.allocation_result()) : Json(nullptr);
-      out << j.dump(2) << "\n";
+      out << render::JsonText(j) << "\n";
       return kExitOk;
     }
     PrintPodLine(resp, out);
@@ -227,7 +227,7 @@ int CmdAllocate(const GlobalOptions& g, const RequestFlags& f, std::ostream& out
     AddContainerJson(resp, &j);
     j["allocation_result"] =
         resp.has_allocation_result() ? ToJson(resp.allocation_result()) : Json(nullptr);
-    out << j.dump(2) << "\n";
+    out << render::JsonText(j) << "\n";
     return kExitOk;
   }
   PrintPodLine(resp, out);
@@ -250,7 +250,7 @@ int CmdRemove(const GlobalOptions& g, const std::string& pod_uid, std::ostream& 
   auto s = stub->RemovePod(&ctx, req, &resp);
   if (!s.ok()) return ReportRpcError("RemovePod", s, err);
   if (g.json) {
-    out << Json{{"removed_pod_uid", pod_uid}}.dump(2) << "\n";
+    out << render::JsonText(Json{{"removed_pod_uid", pod_uid}}) << "\n";
   } else {
     out << "removed pod uid=" << pod_uid << "\n";
   }
@@ -298,7 +298,7 @@ int CmdTopologyAware(const GlobalOptions& g, const std::string& pod_uid,
       }
       j["allocated_resources"] = res;
     }
-    out << j.dump(2) << "\n";
+    out << render::JsonText(j) << "\n";
     return kExitOk;
   }
   if (!found) {
@@ -332,10 +332,9 @@ int CmdOptions(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
   if (!s.ok()) return ReportRpcError("GetResourcePluginOptions", s, err);
   auto b = [](bool v) { return std::string(v ? "true" : "false"); };
   if (g.json) {
-    out << Json{{"pre_start_required", resp.pre_start_required()},
-                {"with_topology_alignment", resp.with_topology_alignment()},
-                {"need_reconcile", resp.need_reconcile()}}
-               .dump(2)
+    out << render::JsonText(Json{{"pre_start_required", resp.pre_start_required()},
+                                 {"with_topology_alignment", resp.with_topology_alignment()},
+                                 {"need_reconcile", resp.need_reconcile()}})
         << "\n";
     return kExitOk;
   }

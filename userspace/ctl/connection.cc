@@ -9,6 +9,7 @@
 #include <chrono>
 
 #include "common/status.h"
+#include "common/terminal_text.h"
 #include "ctl/ctl.h"
 
 namespace netqos::ctl {
@@ -70,7 +71,8 @@ std::string DescribeRpcError(const std::string& rpc, const grpc::Status& status,
 }
 
 int ReportRpcError(const std::string& rpc, const grpc::Status& status, std::ostream& err) {
-  err << "netqosctl: " << DescribeRpcError(rpc, status, "") << "\n";
+  // The daemon's message may quote a pod's names and annotations.
+  err << "netqosctl: " << TerminalText(DescribeRpcError(rpc, status, "")) << "\n";
   return kExitRpcError;
 }
 

@@ -65,6 +65,9 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
   auto* capacity = app.add_subcommand("capacity", "per-NIC capacity and what the kubelet sees");
   auto* topology = app.add_subcommand(
       "topology", "the NICs the daemon sees: namespace, ifindex, speed, NUMA, IPs, health");
+  auto* tenant_policy = app.add_subcommand(
+      "tenant-policy",
+      "the tenant policy in force: what each namespace's pods may ask for with annotations");
 
   std::string pin_dir;
   auto add_pin_dir = [&pin_dir](CLI::App* cmd) {
@@ -134,6 +137,7 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
   if (allocations->parsed()) return CmdAllocations(g, out, err);
   if (capacity->parsed()) return CmdCapacity(g, out, err);
   if (topology->parsed()) return CmdTopology(g, out, err);
+  if (tenant_policy->parsed()) return CmdTenantPolicy(g, out, err);
   if (topo->parsed()) return CmdTopologyAware(g, ta_uid, ta_container, out, err);
   if (options->parsed()) return CmdOptions(g, out, err);
   if (info->parsed()) return CmdPluginInfo(g, out, err);

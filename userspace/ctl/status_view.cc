@@ -68,7 +68,8 @@ Json DaemonJson(const admin::GetStatusResponse& s) {
                   {"error", s.kubelet_registration().error()},
                   {"get_info_calls", s.kubelet_registration().get_info_calls()},
                   {"seconds_since_get_info", s.kubelet_registration().seconds_since_get_info()}}
-           : Json(nullptr)}};
+           : Json(nullptr)},
+      {"tenant_policy", {{"source", s.tenant_policy()}, {"error", s.tenant_policy_error()}}}};
 }
 
 Json LinkJson(const bpf::PinnedLinkState& l) {
@@ -222,6 +223,10 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
       {"sockets", Or(Join(s.socket_paths()))},
       {"kubelet", KubeletRegistrationText(s)},
       {"topology", Or(s.topology_source())},
+      {"tenants", "policy " + Or(s.tenant_policy()) +
+                      (s.tenant_policy_error().empty()
+                           ? std::string()
+                           : "; the file is NOT in force: " + s.tenant_policy_error())},
       {"allocations", std::to_string(s.containers()) + " containers in " +
                           std::to_string(s.pods()) + " pods, " +
                           std::to_string(s.allocated_egress_mbps()) + "/" +

@@ -1,6 +1,5 @@
 #include "enforce/burst.h"
 
-#include "common/log_value.h"
 #include "core/bandwidth_quantity.h"
 #include "shaping/level_items.h"
 
@@ -27,24 +26,17 @@ Status ParseLevelBurstItems(const std::vector<std::string>& items, const char* f
   return shaping::ParseLevelItems(items, flag, "<bytes> or <level>=auto", ParseBurst, out);
 }
 
-PodBurst ReadPodBurst(const core::StringMap& annotations, const LevelBurst& levels,
-                      shaping::QosLevel level) {
+PodBurst ReadPodBurst(const core::StringMap& annotations) {
   PodBurst out;
   auto it = annotations.find(kBurstAnnotation);
   if (it == annotations.end()) return out;
   auto burst = ParseBurst(it->second);
   if (burst.ok()) {
     out.bytes = *burst;
-    return out;
+  } else {
+    out.error = burst.status().message();
   }
-  out.note = std::string("annotation ") + kBurstAnnotation + "=" + LogValue(it->second) + ": " +
-             burst.status().message() + "; using the " + shaping::QosLevelName(level) +
-             " level's burst, " + BurstText(levels[static_cast<size_t>(level)]);
   return out;
-}
-
-uint32_t ResolveBurst(const LevelBurst& levels, shaping::QosLevel level, const PodBurst& pod) {
-  return pod.bytes ? *pod.bytes : levels[static_cast<size_t>(level)];
 }
 
 }  // namespace netqos::enforce

@@ -1,6 +1,7 @@
-// A leaf's burst: the size of its HTB token buckets. Its QoS level's (--qos-level-burst),
-// overridden by its pod's netqos.io/burst annotation; neither: the default bucket, what the rate
-// earns in 1 ms plus one packet (shaping::DefaultBucketBytes). Pure (no I/O). What a bucket does
+// A leaf's burst: the size of its HTB token buckets. Its QoS level's (--qos-level-burst), or its
+// pod's netqos.io/burst annotation within what the tenant policy allows (tenant_rules.h); neither:
+// the default bucket, what the rate earns in 1 ms plus one packet (shaping::DefaultBucketBytes).
+// Pure (no I/O). What a bucket does
 // and what a small one costs: docs/enforcement.md, "The bandwidth model".
 #pragma once
 
@@ -36,19 +37,13 @@ std::string BurstText(uint32_t burst_bytes);
 Status ParseLevelBurstItems(const std::vector<std::string>& items, const char* flag,
                             LevelBurst* out);
 
-// A pod's netqos.io/burst, read once per pod.
+// A pod's netqos.io/burst, read once per pod. What it may be (the tenant policy's bound, else the
+// level's burst) is tenant_rules.h's RuleBurst.
 struct PodBurst {
   std::optional<uint32_t> bytes;  // the annotation's burst (0 = auto); nullopt: absent or refused
-  std::string note;               // non-empty: refused, why (the caller names the pod)
+  std::string error;              // non-empty: not a burst, why
 };
 
-// Reads the annotation. A bad value gives a note naming the annotation and its value (LogValue)
-// and saying that `level`'s burst is used instead, with `levels`' value for it.
-PodBurst ReadPodBurst(const core::StringMap& annotations, const LevelBurst& levels,
-                      shaping::QosLevel level);
-
-// The burst of a leaf of `level` in a pod: the pod's annotation when it has a good one, else the
-// level's.
-uint32_t ResolveBurst(const LevelBurst& levels, shaping::QosLevel level, const PodBurst& pod);
+PodBurst ReadPodBurst(const core::StringMap& annotations);
 
 }  // namespace netqos::enforce

@@ -4,8 +4,10 @@
 #include <set>
 
 #include "core/constants.h"
+#include "core/low_priority_group.h"
 #include "core/net_class.h"
 #include "core/qos.h"
+#include "enforce/aggregates.h"
 
 namespace netqos::enforce {
 namespace {
@@ -19,25 +21,30 @@ const core::AllocationInfo* FindAllocation(const core::PodEntries& allocations,
   return it == pod->second.end() ? nullptr : &it->second;
 }
 
-std::string PodName(const ObservedContainer& c) {
-  return c.pod_namespace + "/" + c.pod_name + " container " + c.container_name;
-}
-
 struct Leaf {
   std::vector<core::NicId> nics;
   shaping::QosLevel level = shaping::QosLevel::kShared;
   LeafRates rates;
   uint32_t burst_bytes = 0;
   std::vector<uint64_t> cgroups;  // containers whose traffic uses this leaf
+  // The namespace's aggregate (tenant policy), when it has one: the leaf goes under its class.
+  std::string pod_namespace;
+  NamespaceAggregate aggregate;
 };
 
-// What a pod's annotations ask for, read once per pod per pass.
+// What a pod's annotations ask for under its tenant rules, read once per pod per pass.
 struct PodCaps {
   core::AnnotatedBandwidth annotated;
   ContainerCeil ceil = ContainerCeil::kAllocation;
-  PodBurst burst;
+  PodBurst burst;  // the pod's netqos.io/burst when read and valid (bounded per leaf later)
+  std::vector<TenantDecision> decisions;  // about the pod's bandwidth, ceiling and burst
   bool any() const { return annotated.egress_bps || annotated.ingress_bps; }
 };
+
+const TenantPolicy& PolicyOf(const DesiredOptions& options) {
+  static const TenantPolicy kBuiltIn;
+  return options.tenant ? *options.tenant : kBuiltIn;
+}
 
 std::string PodLabel(const ObservedContainer& c) { return c.pod_namespace + "/" + c.pod_name; }
 
@@ -47,17 +54,32 @@ std::string Joined(const std::vector<std::string>& notes) {
   return out;
 }
 
-// A refused annotation keeps the value the pod was enforced with before, if any.
+// A refused annotation keeps the value the pod was enforced with before, if any. The tenant
+// rules decide what the pod may ask for at all (tenant_rules.h).
 // `level` is the first container's: a refused burst names the level whose burst is used instead.
 PodCaps ReadPodCaps(const ObservedContainer& c, shaping::QosLevel level,
-                    const DesiredOptions& options, const AnnotatedByPod& previous,
+                    const DesiredOptions& options, const TenantRules& rules,
+                    const std::string& entry, const AnnotatedByPod& previous,
                     std::vector<std::string>& problems) {
   PodCaps caps;
   std::vector<std::string> notes;
   caps.annotated = core::ReadBandwidthAnnotations(c.pod_annotations);
-  caps.ceil = ContainerCeilFor(c.pod_annotations, options.container_ceil, notes);
-  caps.burst = ReadPodBurst(c.pod_annotations, options.level_burst, level);
-  if (!caps.burst.note.empty()) notes.push_back(caps.burst.note);
+  caps.decisions = RuleBandwidth(c.pod_annotations, caps.annotated, rules, entry);
+  CeilRuling ceil = RuleContainerCeil(c.pod_annotations, options.container_ceil, rules, entry);
+  caps.ceil = ceil.ceil;
+  if (ceil.decision) caps.decisions.push_back(std::move(*ceil.decision));
+  if (auto refused = BurstNotHonoured(c.pod_annotations, rules, entry)) {
+    caps.decisions.push_back(std::move(*refused));
+  } else {
+    caps.burst = ReadPodBurst(c.pod_annotations);
+    if (!caps.burst.error.empty()) {
+      caps.decisions.push_back(
+          {kBurstAnnotation, TenantValue(c.pod_annotations.at(kBurstAnnotation)),
+           TenantVerdict::kRefused,
+           caps.burst.error + "; the " + shaping::QosLevelName(level) + " level's burst, " +
+               BurstText(options.level_burst[static_cast<size_t>(level)]) + ", applies"});
+    }
+  }
   auto before = previous.find(c.pod_uid);
   const core::AnnotatedBandwidth* old = before == previous.end() ? nullptr : &before->second;
   const auto keep = [&](bool refused, std::optional<uint64_t>& now,
@@ -112,18 +134,119 @@ std::optional<LeafPlacement> PlaceLeaf(const ObservedContainer& c,
     link_bps = std::min(link_bps, shaping::MbitToBits(link_mbps.at(id)));
   const std::string on = p.nics.size() == 1 ? " on " + p.nics[0].Identifier() : "";
   // Katalyst's allocation reserves the request both ways; one without egress (an implicit
-  // request) reserves nothing.
+  // request) reserves nothing, and is capped at what it declared, both ways.
   const uint64_t egress_mbps = alloc != nullptr ? alloc->egress : 0;
   const uint64_t ingress_mbps = egress_mbps != 0 ? alloc->ingress : 0;
-  p.rates.egress = ComputeDirectionRates(egress_mbps, caps.annotated.egress_bps, caps.ceil,
-                                         link_bps, "egress" + on, notes);
-  p.rates.ingress = ComputeDirectionRates(ingress_mbps, caps.annotated.ingress_bps, caps.ceil,
-                                          link_bps, "ingress" + on, notes);
+  const uint32_t declared_mbps =
+      alloc != nullptr && egress_mbps == 0 ? core::RequestedMbps(*alloc) : 0;
+  if (declared_mbps != 0) {
+    const uint64_t declared = shaping::MbitToBits(declared_mbps);
+    p.rates.egress =
+        ImplicitDirectionRates(declared, caps.annotated.egress_bps, link_bps, "egress" + on, notes);
+    p.rates.ingress = ImplicitDirectionRates(declared, caps.annotated.ingress_bps, link_bps,
+                                             "ingress" + on, notes);
+  } else {
+    p.rates.egress = ComputeDirectionRates(egress_mbps, caps.annotated.egress_bps, caps.ceil,
+                                           link_bps, "egress" + on, notes);
+    p.rates.ingress = ComputeDirectionRates(ingress_mbps, caps.annotated.ingress_bps, caps.ceil,
+                                            link_bps, "ingress" + on, notes);
+  }
   if (!p.rates.any()) return std::nullopt;
   if (p.key == 0) {
     notes.push_back("pod-level cap but the pod cgroup was not found; not capped");
     return std::nullopt;
   }
+  return p;
+}
+
+// Puts the leaves of aggregated namespaces under their aggregate's class, on each NIC and in each
+// direction (aggregates.h), and adds the classes to the state.
+void PlaceAggregates(const std::map<uint64_t, Leaf>& leaves,
+                     const std::map<uint64_t, uint32_t>& aggregate_minors, DesiredState& s) {
+  std::map<std::string, AggregateCap> egress_caps, ingress_caps;
+  for (const auto& [key, leaf] : leaves) {
+    if (!leaf.aggregate.any()) continue;
+    const NamespaceAggregate& a = leaf.aggregate;
+    if (a.egress_ceil_bps != 0)
+      egress_caps[leaf.pod_namespace] = {a.egress_ceil_bps, a.egress_rate_bps};
+    if (a.ingress_ceil_bps != 0) {
+      ingress_caps[leaf.pod_namespace] = {a.ingress_ceil_bps, a.ingress_rate_bps};
+    }
+  }
+  const auto minor_of = [&](uint64_t key) -> std::optional<uint32_t> {
+    auto it = aggregate_minors.find(key);
+    if (it == aggregate_minors.end()) return std::nullopt;
+    return it->second;
+  };
+  struct Direction {
+    std::map<core::NicId, std::vector<shaping::ContainerAllocation>>* trees;
+    std::map<core::NicId, std::vector<shaping::GroupClass>>* groups;
+    const std::map<std::string, AggregateCap>* caps;
+    const char* name;
+  };
+  for (Direction dir : {Direction{&s.egress, &s.egress_groups, &egress_caps, "egress"},
+                        Direction{&s.ingress, &s.ingress_groups, &ingress_caps, "ingress"}}) {
+    if (dir.caps->empty()) continue;
+    for (auto& [nic, tree] : *dir.trees) {
+      std::vector<AggregateMember> members;
+      for (const auto& a : tree) {
+        const Leaf& leaf = leaves.at(a.key);
+        if (dir.caps->count(leaf.pod_namespace) == 0) continue;
+        members.push_back({a.key, leaf.pod_namespace, a.level, a.rate_bps, a.ceil_bps, a.borrow});
+      }
+      if (members.empty()) continue;
+      AggregatePlan plan = PlanAggregates(
+          members, *dir.caps, minor_of, "aggregate on " + nic.Identifier() + " " + dir.name + ": ");
+      for (auto& a : tree) {
+        auto placed = plan.members.find(a.key);
+        if (placed == plan.members.end()) continue;
+        a.group_minor = placed->second.group_minor;
+        a.rate_bps = placed->second.rate_bps;
+        a.ceil_bps = placed->second.ceil_bps;
+      }
+      (*dir.groups)[nic] = std::move(plan.groups);
+      for (auto& p : plan.problems) s.problems.push_back(std::move(p));
+    }
+  }
+  for (auto& [cg, d] : s.by_cgroup) {
+    if (!d.leaf_key) continue;
+    auto leaf = leaves.find(*d.leaf_key);
+    if (leaf == leaves.end() || !leaf->second.aggregate.any()) continue;
+    if (auto m = minor_of(AggregateKey(leaf->second.level, leaf->second.pod_namespace))) {
+      d.aggregate_minor = *m;
+    }
+  }
+}
+
+// A direction of a leaf that is there for its namespace's aggregate only: the smallest guarantee,
+// borrowing up to the aggregate.
+DirectionRates MemberRates(uint64_t aggregate_ceil_bps) {
+  DirectionRates r;
+  r.rate_bps = std::min(aggregate_ceil_bps, kUnreservedLeafRateBps);
+  r.borrow = true;
+  r.member = true;
+  return r;
+}
+
+// Every pod of an aggregated namespace is in the aggregate, in every direction it caps: a pod
+// without a leaf gets one (its pod's, on every enforced NIC, like a pod capped by annotations), a
+// leaf without a direction the aggregate caps gets it.
+void AddMemberDirections(LeafPlacement& p, const NamespaceAggregate& a) {
+  if (a.egress_ceil_bps != 0 && !p.rates.egress.capped()) {
+    p.rates.egress = MemberRates(a.egress_ceil_bps);
+  }
+  if (a.ingress_ceil_bps != 0 && !p.rates.ingress.capped()) {
+    p.rates.ingress = MemberRates(a.ingress_ceil_bps);
+  }
+}
+
+std::optional<LeafPlacement> MemberLeaf(const ObservedContainer& c, const NamespaceAggregate& a,
+                                        const std::map<core::NicId, uint64_t>& link_mbps) {
+  LeafPlacement p;
+  p.key = c.pod_cgroup_id != 0 ? c.pod_cgroup_id : c.cgroup_id;
+  for (const auto& [id, mbps] : link_mbps) p.nics.push_back(id);
+  if (p.nics.empty() || p.key == 0) return std::nullopt;
+  AddMemberDirections(p, a);
   return p;
 }
 
@@ -151,7 +274,18 @@ DesiredOptions DesiredOptionsFor(const shaping::ShapingConfig& shaping, bool sha
   o.container_ceil = shaping.container_ceil;
   o.level_dscp = shaping.dscp;
   o.level_burst = shaping.burst_bytes;
+  o.unmarked_dscp = shaping.unmarked_dscp;
   return o;
+}
+
+void CountRefusals(const DesiredContainer& d,
+                   std::set<std::pair<std::string, std::string>>& counted,
+                   std::map<std::pair<std::string, std::string>, uint64_t>& refused) {
+  for (const auto& decision : d.decisions) {
+    if (decision.verdict == TenantVerdict::kHonoured) continue;
+    if (!counted.insert({d.pod_uid, decision.annotation}).second) continue;
+    ++refused[{d.pod_namespace, decision.annotation}];
+  }
 }
 
 uint32_t ClassFlags(const DesiredOptions& options, shaping::QosLevel level, bool leaf_minor,
@@ -184,7 +318,8 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
     s.ingress[l.id];
   }
 
-  std::map<uint64_t, Leaf> leaves;  // by leaf key
+  std::map<uint64_t, Leaf> leaves;                        // by leaf key
+  std::set<std::pair<std::string, std::string>> counted;  // (pod uid, annotation) refused
   for (const auto& c : containers) {
     if (c.cgroup_id == 0) continue;
     const core::AllocationInfo* alloc = FindAllocation(allocations, c.pod_uid, c.container_name);
@@ -194,29 +329,36 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       pod_level = alloc != nullptr;
     }
 
-    std::string level_name;
-    if (alloc != nullptr) {
-      level_name = alloc->qos_level;
-    } else {
-      auto resolved = core::ResolveQosLevel(policy.qos, c.pod_annotations);
-      if (!resolved.ok()) {
-        s.problems.push_back(PodName(c) + ": QoS level: " + resolved.status().message() +
-                             "; not classified");
-        continue;
-      }
-      level_name = *resolved;
-    }
-    const auto level = LevelOf(level_name);
-    if (!level) {
-      s.problems.push_back(PodName(c) + ": unknown QoS level \"" + level_name +
-                           "\"; not classified");
-      continue;
-    }
-
     // Everything about the container an operator should fix, in one problem: the problem log
     // keys problems by what precedes the first ':', and two under one key would flap.
     std::vector<std::string>& notes = notes_by_cgroup[c.cgroup_id];
+    const TenantPolicy& tenant = PolicyOf(options);
+    const TenantRules& rules = tenant.For(c.pod_namespace);
     DesiredContainer d;
+    d.tenant_entry = tenant.EntryName(c.pod_namespace);
+
+    // The allocation's level, which the kubelet asked for and netqos admitted; without one, what
+    // the pod's annotations claim, held to what its tenant rules allow. A level that cannot be
+    // used classifies the container at the unclassified level: it keeps its caps.
+    std::string level_name;
+    std::optional<shaping::QosLevel> level;
+    if (alloc != nullptr) {
+      level_name = alloc->qos_level;
+      level = LevelOf(level_name);
+      if (!level) {
+        level = options.unclassified_level;
+        notes.push_back("the allocation's QoS level " + TenantValue(level_name) +
+                        " is unknown; classified at the unclassified level " +
+                        KatalystLevelName(*level));
+        level_name = KatalystLevelName(*level);
+      }
+    } else {
+      LevelChoice choice = UnallocatedLevel(policy.qos, c.pod_annotations, rules, d.tenant_entry,
+                                            options.unclassified_level);
+      level = choice.level;
+      level_name = choice.katalyst_name;
+      if (choice.decision) d.decisions.push_back(std::move(*choice.decision));
+    }
     d.pod_uid = c.pod_uid;
     d.pod_namespace = c.pod_namespace;
     d.pod_name = c.pod_name;
@@ -231,40 +373,79 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       notes.push_back(id.status().message() + "; using the " + level_name + " class id " +
                       std::to_string(d.entry.net_class_id));
     }
-    auto dscp = ResolveDscp(options.level_dscp, *level, c.pod_annotations);
-    d.entry.dscp = dscp.dscp;
-    if (!dscp.problem.empty()) notes.push_back(std::move(dscp.problem));
+    DscpRuling dscp =
+        RuleDscp(options.level_dscp, *level, c.pod_annotations, rules, d.tenant_entry);
+    d.entry.dscp = dscp.dscp ? dscp.dscp : options.unmarked_dscp;
+    if (dscp.decision) d.decisions.push_back(std::move(*dscp.decision));
 
     auto pod = pod_caps.find(c.pod_uid);
     if (pod == pod_caps.end()) {
       pod = pod_caps
-                .emplace(c.pod_uid, ReadPodCaps(c, *level, options, previous_annotated, s.problems))
+                .emplace(c.pod_uid, ReadPodCaps(c, *level, options, rules, d.tenant_entry,
+                                                previous_annotated, s.problems))
                 .first;
       s.annotated[c.pod_uid] = pod->second.annotated;
     }
+    d.decisions.insert(d.decisions.end(), pod->second.decisions.begin(),
+                       pod->second.decisions.end());
     if (alloc != nullptr) {
       d.nic = alloc->nic();
       d.allocated_mbps = alloc->egress;
+      const uint32_t declared = alloc->egress == 0 ? core::RequestedMbps(*alloc) : 0;
+      if (auto implicit =
+              ImplicitDecision(c.pod_annotations, alloc->egress, declared, rules, d.tenant_entry)) {
+        d.decisions.push_back(std::move(*implicit));
+      }
     }
-    if (auto placed = PlaceLeaf(c, alloc, pod_level, pod->second, link_mbps, notes)) {
+    std::optional<LeafPlacement> placed =
+        PlaceLeaf(c, alloc, pod_level, pod->second, link_mbps, notes);
+    if (rules.aggregate.any()) {
+      if (placed) {
+        AddMemberDirections(*placed, rules.aggregate);
+      } else {
+        placed = MemberLeaf(c, rules.aggregate, link_mbps);
+      }
+    }
+    if (placed) {
       Leaf& leaf = leaves[placed->key];
       leaf.nics = placed->nics;
       leaf.level = *level;
       leaf.rates = placed->rates;
-      leaf.burst_bytes = ResolveBurst(options.level_burst, *level, pod->second.burst);
+      leaf.pod_namespace = c.pod_namespace;
+      leaf.aggregate = rules.aggregate;
+      BurstRuling burst = RuleBurst(pod->second.burst, c.pod_annotations, options.level_burst,
+                                    *level, placed->rates, rules, d.tenant_entry);
+      leaf.burst_bytes = burst.burst_bytes;
+      if (burst.decision) d.decisions.push_back(std::move(*burst.decision));
       leaf.cgroups.push_back(c.cgroup_id);
       d.leaf_key = placed->key;
       d.rates = placed->rates;
       d.burst_bytes = leaf.burst_bytes;
       d.leaf_nics = std::move(placed->nics);
     }
+    for (const auto& decision : d.decisions) {
+      if (decision.verdict != TenantVerdict::kHonoured) notes.push_back(DecisionText(decision));
+    }
+    CountRefusals(d, counted, s.refused);
     s.by_cgroup[c.cgroup_id] = std::move(d);
   }
 
+  // The aggregates' classes take minors from the same allocator, under keys no leaf has.
+  std::map<uint64_t, std::string> aggregate_keys;  // key -> namespace
+  for (const auto& [key, leaf] : leaves) {
+    if (!leaf.aggregate.any()) continue;
+    const uint64_t k = AggregateKey(leaf.level, leaf.pod_namespace);
+    auto [it, added] = aggregate_keys.emplace(k, leaf.pod_namespace);
+    if (!added && it->second != leaf.pod_namespace) {
+      s.problems.push_back("aggregate: namespaces " + it->second + " and " + leaf.pod_namespace +
+                           " hash to one class key; " + leaf.pod_namespace +
+                           " is shaped without its aggregate");
+    }
+  }
   // Minors: release the departed, let containers keep the minor they already run with, then
   // hand out fresh ones.
   for (uint64_t key : minors.Keys()) {
-    if (leaves.count(key) == 0) minors.Release(key);
+    if (leaves.count(key) == 0 && aggregate_keys.count(key) == 0) minors.Release(key);
   }
   for (const auto& [key, leaf] : leaves) {
     if (minors.Lookup(key)) continue;
@@ -284,6 +465,17 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       notes_by_cgroup[cg].push_back("no free HTB leaf minor; shaped by its QoS level only");
     }
     it = leaves.erase(it);
+  }
+
+  std::map<uint64_t, uint32_t> aggregate_minors;  // aggregate key -> class minor
+  for (const auto& [key, ns] : aggregate_keys) {
+    auto minor = minors.Acquire(key);
+    if (minor.ok()) {
+      aggregate_minors[key] = *minor;
+    } else {
+      s.problems.push_back("aggregate: namespace " + ns + ": " + minor.status().message() +
+                           "; shaped without its aggregate");
+    }
   }
 
   for (const auto& [cg, notes] : notes_by_cgroup) {
@@ -309,9 +501,17 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       for (auto [into, r] : {std::pair{&s.egress[nic], &leaf.rates.egress},
                              std::pair{&s.ingress[nic], &leaf.rates.ingress}}) {
         if (!r->capped()) continue;
-        into->push_back(
-            {key, leaf.level, r->rate_bps, r->ceil_bps, r->borrow, minor, leaf.burst_bytes});
+        shaping::ContainerAllocation a{key,       leaf.level, r->rate_bps,     r->ceil_bps,
+                                       r->borrow, minor,      leaf.burst_bytes};
+        a.aggregate_member = r->member;
+        into->push_back(a);
       }
+    }
+  }
+  if (!aggregate_minors.empty()) {
+    PlaceAggregates(leaves, aggregate_minors, s);
+    for (auto& [cg, d] : s.by_cgroup) {
+      if (options.set_priority && d.aggregate_minor) d.entry.flags |= kClassAggregate;
     }
   }
   return s;

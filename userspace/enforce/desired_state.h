@@ -5,8 +5,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/bandwidth_quantity.h"
@@ -15,6 +18,8 @@
 #include "enforce/burst.h"
 #include "enforce/dscp.h"
 #include "enforce/leaf_rates.h"
+#include "enforce/tenant_policy.h"
+#include "enforce/tenant_rules.h"
 #include "shaping/htb_plan.h"
 
 namespace netqos::enforce {
@@ -53,6 +58,9 @@ inline constexpr uint32_t kClassIngressShaped = 0x1;
 // == NETQOS_CLASS_F_VETH: the container's pod is classified at its veth, and shaped there on
 // ingress (veth_sync.h); the NIC's ingress program leaves its packets alone.
 inline constexpr uint32_t kClassVeth = 0x4;
+// == NETQOS_CLASS_F_AGGREGATE: in EDT mode the NIC program also paces the class's packets by its
+// namespace's aggregate (the aggregate map); classes without it never look there.
+inline constexpr uint32_t kClassAggregate = 0x8;
 
 struct DesiredContainer {
   ClassEntry entry;
@@ -70,6 +78,13 @@ struct DesiredContainer {
   std::vector<core::NicId> leaf_nics;
   // The leaf's burst (both directions, rate and ceiling buckets), bytes; 0 = the default bucket.
   uint32_t burst_bytes = 0;
+  // The tenant policy's entry for the pod's namespace ("namespace <name>" or "default"), and
+  // what it decided about each tenant annotation of the pod (tenant_rules.h).
+  std::string tenant_entry;
+  std::vector<TenantDecision> decisions;
+  // The class of its namespace's aggregate its leaf sits under (the same minor on every NIC);
+  // nullopt: none (its namespace has no aggregate).
+  std::optional<uint32_t> aggregate_minor;
 };
 
 // Per pod uid: the bandwidth annotations a pod is enforced with. A refused value keeps the one
@@ -81,9 +96,14 @@ struct DesiredState {
   // Leaves per enforced NIC, minors assigned: egress on the NIC, ingress on its IFB.
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress;
+  // The namespace aggregates' classes per enforced NIC (only where a namespace has one).
+  std::map<core::NicId, std::vector<shaping::GroupClass>> egress_groups;
+  std::map<core::NicId, std::vector<shaping::GroupClass>> ingress_groups;
   // Things an operator should fix; the affected container is still enforced as well as possible.
   std::vector<std::string> problems;
   AnnotatedByPod annotated;  // for the next pass's `previous_annotated`
+  // Pods whose annotation the tenant policy refused or bounded, per (namespace, annotation key).
+  std::map<std::pair<std::string, std::string>, uint64_t> refused;
 };
 
 struct DesiredOptions {
@@ -104,6 +124,12 @@ struct DesiredOptions {
   // Per QoS level: the burst of its leaves (--qos-level-burst), 0 = the default bucket; a pod's
   // netqos.io/burst annotation overrides it (enforce/burst.h).
   LevelBurst level_burst{};
+  // The DSCP of every container no level or annotation marks (--dscp-default); nullopt: left
+  // alone. The NIC program marks packets of no container with it too.
+  std::optional<uint8_t> unmarked_dscp = std::nullopt;
+  // What tenants may ask for with their pods' annotations (tenant_policy.h); null: the built-in
+  // default, the strictest.
+  std::shared_ptr<const TenantPolicy> tenant = nullptr;
 };
 
 // The options for enforcing with `shaping` (on at least one NIC when `shaping_on`).
@@ -126,6 +152,11 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
                                  const std::map<uint64_t, uint32_t>& current,
                                  const DesiredOptions& options, shaping::MinorAllocator& minors,
                                  const AnnotatedByPod& previous_annotated = {});
+
+// Counts the refusals of `d` (once per pod and annotation, `counted` remembers) into `refused`.
+void CountRefusals(const DesiredContainer& d,
+                   std::set<std::pair<std::string, std::string>>& counted,
+                   std::map<std::pair<std::string, std::string>, uint64_t>& refused);
 
 // Katalyst level name ("shared_cores") -> shaping level; unknown names give nullopt.
 std::optional<shaping::QosLevel> LevelOf(const std::string& katalyst_level);

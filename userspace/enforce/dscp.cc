@@ -2,7 +2,6 @@
 
 #include <cctype>
 
-#include "common/log_value.h"
 #include "shaping/level_items.h"
 
 namespace netqos::enforce {
@@ -62,26 +61,6 @@ std::string DscpText(uint8_t dscp) {
 Status ParseLevelDscpItems(const std::vector<std::string>& items, const char* flag,
                            LevelDscp* out) {
   return shaping::ParseLevelItems(items, flag, "<dscp>", ParseDscp, out);
-}
-
-DscpChoice ResolveDscp(const LevelDscp& levels, shaping::QosLevel level,
-                       const core::StringMap& annotations) {
-  DscpChoice out;
-  out.dscp = levels[static_cast<size_t>(level)];
-  auto it = annotations.find(kDscpAnnotation);
-  if (it == annotations.end()) return out;
-  auto dscp = ParseDscp(it->second);
-  if (dscp.ok()) {
-    out.dscp = *dscp;
-    return out;
-  }
-  out.problem = std::string("annotation ") + kDscpAnnotation + "=" +
-                LogValue(std::string_view(it->second).substr(0, 64)) + ": " +
-                dscp.status().message() + "; " +
-                (out.dscp ? "using the " + std::string(shaping::QosLevelName(level)) +
-                                " level's DSCP " + DscpText(*out.dscp)
-                          : std::string("not marked"));
-  return out;
 }
 
 }  // namespace netqos::enforce

@@ -1,6 +1,7 @@
 // DSCP marking: which DS field codepoint a container's packets leave the enforced NICs with. Its
-// QoS level's value (--qos-level-dscp), overridden by its pod's netqos.io/dscp annotation; none
-// of either: the DS field is left alone. Pure (no I/O).
+// QoS level's value (--qos-level-dscp), or its pod's netqos.io/dscp annotation where the tenant
+// policy lists the value (tenant_rules.h); none of either: --dscp-default's, else the DS field is
+// left alone. Pure (no I/O).
 #pragma once
 
 #include <array>
@@ -32,17 +33,5 @@ std::string DscpText(uint8_t dscp);
 // Applies --qos-level-dscp items "<level>=<dscp>" (level: one of shaping::kQosLevelSpellings) to
 // *out. Errors name the flag (`flag`) and the item; a level given twice is an error.
 Status ParseLevelDscpItems(const std::vector<std::string>& items, const char* flag, LevelDscp* out);
-
-struct DscpChoice {
-  std::optional<uint8_t> dscp;  // what the container's packets are marked with; nullopt: none
-  std::string problem;          // non-empty: the annotation was refused (dscp is the level's)
-};
-
-// The DSCP of a container of `level` in a pod with `annotations`: the annotation's when present
-// and valid, else the level's. A bad annotation gives a problem naming the annotation and its
-// value (LogValue, at most 64 characters of it; the caller names the container), and keeps the
-// level's value.
-DscpChoice ResolveDscp(const LevelDscp& levels, shaping::QosLevel level,
-                       const core::StringMap& annotations);
 
 }  // namespace netqos::enforce

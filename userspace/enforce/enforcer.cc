@@ -139,6 +139,14 @@ void Enforcer::OnPodRemoved(const std::string& pod_uid) {
 
 void Enforcer::OnTopologyChanged() { Wake(); }
 
+void Enforcer::OnTenantPolicyChanged() { Wake(); }
+
+DesiredOptions Enforcer::PassOptions() const {
+  DesiredOptions o = DesiredOptionsFor(options_.shaping, static_cast<bool>(options_.is_enforced));
+  if (ports_.tenant_policy) o.tenant = ports_.tenant_policy();
+  return o;
+}
+
 void Enforcer::OnCgroupCreated(const std::string& path) {
   auto name = ParseContainerCgroupPath(path);
   if (!name) return;  // pod, QoS and slice directories need nothing
@@ -351,8 +359,7 @@ bool Enforcer::Pass(bool full) {
   std::map<uint64_t, uint32_t> current_priority;
   for (const auto& [id, e] : *current) current_priority[id] = e.priority;
 
-  const DesiredOptions dopts =
-      DesiredOptionsFor(options_.shaping, static_cast<bool>(options_.is_enforced));
+  const DesiredOptions dopts = PassOptions();
   DesiredState desired = ComputeDesiredState(options_.policy, snap.allocations, resolved.containers,
                                              links, current_priority, dopts, minors_, annotated_);
   annotated_ = std::move(desired.annotated);
@@ -374,6 +381,8 @@ bool Enforcer::Pass(bool full) {
   nic_of_ = std::move(nic_of);
   egress_leaves_ = std::move(desired.egress);
   ingress_leaves_ = std::move(desired.ingress);
+  egress_groups_ = std::move(desired.egress_groups);
+  ingress_groups_ = std::move(desired.ingress_groups);
   if (options_.shaping.low_priority_floor_percent) {
     auto groups = core::ComputeLowPriorityGroups(snap.machine_state, snap.allocations,
                                                  *options_.shaping.low_priority_floor_percent);
@@ -420,6 +429,14 @@ bool Enforcer::Pass(bool full) {
   status_.shaped_nics = std::move(shaped);
   status_.shaping_modes = std::move(modes);
   status_.classes = std::move(desired.by_cgroup);
+  status_.refused_annotations = std::move(desired.refused);
+  refusals_counted_.clear();
+  for (const auto& [id, d] : status_.classes) {
+    for (const auto& decision : d.decisions) {
+      if (decision.verdict != TenantVerdict::kHonoured)
+        refusals_counted_.insert({d.pod_uid, decision.annotation});
+    }
+  }
   leaf_links_ = std::move(leaf_links);
   return true;
 }

@@ -31,6 +31,7 @@
 #include "enforce/class_sync.h"
 #include "enforce/class_table.h"
 #include "enforce/container_resolver.h"
+#include "enforce/desired_state.h"
 #include "enforce/edt_rates.h"
 #include "enforce/leaf_queues.h"
 #include "enforce/link_shaper.h"
@@ -38,6 +39,7 @@
 #include "enforce/pod_address_table.h"
 #include "enforce/problem_log.h"
 #include "enforce/residual_pods.h"
+#include "enforce/tenant_policy.h"
 #include "enforce/veth_ports.h"
 #include "enforce/veth_sync.h"
 #include "shaping/htb_plan.h"
@@ -75,12 +77,18 @@ struct EnforcerPorts {
   std::function<Status()> guard_pod_roots;
   // Container -> egress rate for NICs in EDT mode; optional (none: EDT-mode NICs pace nobody).
   EdtRateTable* edt = nullptr;
+  // Leaf -> its namespace's aggregate, for NICs in EDT mode; optional (none: aggregates are held
+  // on EDT NICs' ingress only).
+  EdtAggregateTable* edt_aggregates = nullptr;
   // Reads a shaped NIC's HTB class counters, for QueueStats(); optional (none: no queues).
   ReadLinkClassStats read_class_stats;
   // The id of a cgroup directory; optional (none: cgroup::CgroupId, which wants cgroup2).
   CgroupIdFn cgroup_id;
   // The time; optional (none: Clock::now). Tests move it to age residual entries.
   std::function<Clock::time_point()> now;
+  // The tenant policy in force, read at every pass; optional (none, or null: the built-in
+  // default, tenant_policy.h).
+  std::function<std::shared_ptr<const TenantPolicy>()> tenant_policy;
 };
 
 struct EnforcerOptions {
@@ -137,6 +145,8 @@ struct EnforcerStatus {
   std::map<std::string, uint64_t> kernel_failures;
   // What the last pass put in the class map, by cgroup id.
   std::map<uint64_t, DesiredContainer> classes;
+  // Pods whose annotation the tenant policy refuses or bounds now, per (namespace, annotation).
+  std::map<std::pair<std::string, std::string>, uint64_t> refused_annotations;
 };
 
 class Enforcer {
@@ -151,6 +161,8 @@ class Enforcer {
   void OnAllocated(const std::string& pod_uid);
   void OnPodRemoved(const std::string& pod_uid);
   void OnTopologyChanged();
+  // The tenant policy changed: a whole pass applies it.
+  void OnTenantPolicyChanged();
 
   EnforcerStatus Status() const;
   // The HTB leaves' counters, read now (outside the lock, from the calling thread) and attributed
@@ -175,6 +187,8 @@ class Enforcer {
 
   Enforcer(EnforcerOptions options, EnforcerPorts ports);
   void Wake();  // something only a whole pass handles happened
+  // The options of a pass: the shaping flags and the tenant policy in force now.
+  DesiredOptions PassOptions() const;
   // On the worker, before its first pass: one inotify watcher per kubelet cgroup root.
   void StartWatchers();
   // One Work(full), its failure logged (the loop goes on).
@@ -252,7 +266,13 @@ class Enforcer {
   std::map<core::NicId, core::Nic> nic_of_;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress_leaves_;
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress_leaves_;
+  // The namespace aggregates' classes of the last whole pass (a container added between passes
+  // into an aggregated namespace asks for a whole pass instead).
+  std::map<core::NicId, std::vector<shaping::GroupClass>> egress_groups_;
+  std::map<core::NicId, std::vector<shaping::GroupClass>> ingress_groups_;
   AnnotatedByPod annotated_;  // the bandwidth annotations each pod was last enforced with
+  // (pod uid, annotation) pairs counted in status_.refused_annotations since the last whole pass.
+  std::set<std::pair<std::string, std::string>> refusals_counted_;
   // Low-priority network groups of the last whole pass (shaping.low_priority_floor_percent set).
   std::map<core::NicId, core::LowPriorityGroup> groups_;
   std::map<core::NicId, Applied> applied_;

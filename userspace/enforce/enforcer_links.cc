@@ -32,10 +32,12 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<Lin
       ingress_ceilings[reclaimed] = g->second.ingress_mbps;
     }
   }
-  auto eplan = shaping::BuildHtbPlan(link.id.Identifier(), options_.shaping, link.link_mbps,
-                                     egress_leaves_[link.id], egress_ceilings);
-  auto iplan = shaping::BuildHtbPlan(IfbNameFor(nic.ifindex), options_.shaping, link.link_mbps,
-                                     ingress_leaves_[link.id], ingress_ceilings);
+  auto eplan =
+      shaping::BuildHtbPlan(link.id.Identifier(), options_.shaping, link.link_mbps,
+                            egress_leaves_[link.id], egress_ceilings, egress_groups_[link.id]);
+  auto iplan =
+      shaping::BuildHtbPlan(IfbNameFor(nic.ifindex), options_.shaping, link.link_mbps,
+                            ingress_leaves_[link.id], ingress_ceilings, ingress_groups_[link.id]);
   if (!eplan.ok() || !iplan.ok()) {
     problems_.Report(NicKey(link.id), (!eplan.ok() ? eplan.status() : iplan.status()).message());
     return false;
@@ -128,12 +130,26 @@ void Enforcer::SyncEdt() {
     KernelFailed(KernelTarget::kEdtMap);
     return;
   }
-  const auto want = PlanEdtRates(egress_leaves_, edt_nics);
+  // The aggregates first: a leaf that starts naming one finds its budget there.
+  const auto want = PlanEdtRates(egress_leaves_, edt_nics, egress_groups_);
   const EdtSyncReport r = SyncEdtRates(*ports_.edt, *current, want);
   if (!r.errors.empty()) KernelFailed(KernelTarget::kEdtMap);
   for (const auto& e : r.errors) problems_.Report("edt-map", e.message());
   if (r.set > 0 || r.cleared > 0) {
     spdlog::info("edt rates synced set={} cleared={} entries={}", r.set, r.cleared, want.size());
+  }
+  if (ports_.edt_aggregates == nullptr) return;
+  auto members = ports_.edt_aggregates->List();
+  if (!members.ok()) {
+    problems_.Report("aggregate-map", members.status().message());
+    return;
+  }
+  const auto placed = PlanEdtAggregates(egress_leaves_, edt_nics);
+  const EdtSyncReport a = SyncEdtRates(*ports_.edt_aggregates, *members, placed);
+  for (const auto& e : a.errors) problems_.Report("aggregate-map", e.message());
+  if (a.set > 0 || a.cleared > 0) {
+    spdlog::info("edt aggregates synced set={} cleared={} entries={}", a.set, a.cleared,
+                 placed.size());
   }
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "common/log_value.h"
 #include "shaping/htb_plan.h"
 
 namespace netqos::enforce {
@@ -51,16 +50,25 @@ DirectionRates ComputeDirectionRates(uint64_t allocated_mbps, std::optional<uint
   return r;
 }
 
-ContainerCeil ContainerCeilFor(const core::StringMap& annotations, ContainerCeil fallback,
-                               std::vector<std::string>& notes) {
-  auto it = annotations.find(kContainerCeilAnnotation);
-  if (it == annotations.end()) return fallback;
-  if (auto mode = FindChoice(it->second, kContainerCeilNames)) return *mode;
-  notes.push_back(std::string("annotation ") + kContainerCeilAnnotation + "=" +
-                  LogValue(it->second.substr(0, 64)) + " is not " +
-                  ChoiceList(kContainerCeilNames) + "; using " +
-                  std::string(ChoiceName(fallback, kContainerCeilNames)));
-  return fallback;
+DirectionRates ImplicitDirectionRates(uint64_t declared_bps, std::optional<uint64_t> annotated_bps,
+                                      uint64_t link_bps, const std::string& direction,
+                                      std::vector<std::string>& notes) {
+  DirectionRates r;
+  r.ceil_bps = declared_bps;
+  r.declared = true;
+  if (annotated_bps && *annotated_bps < declared_bps) {
+    r.ceil_bps = *annotated_bps;
+    r.declared = false;
+    r.annotated = true;
+  }
+  if (r.ceil_bps > link_bps) {
+    notes.push_back(direction + " " + shaping::BitRateText(r.ceil_bps) +
+                    " exceeds the link rate of " + shaping::BitRateText(link_bps) + "; capped at " +
+                    shaping::BitRateText(link_bps));
+    r.ceil_bps = link_bps;
+  }
+  r.rate_bps = std::min(r.ceil_bps, kUnreservedLeafRateBps);
+  return r;
 }
 
 }  // namespace netqos::enforce

@@ -26,6 +26,8 @@ struct DirectionRates {
   uint64_t ceil_bps = 0;  // the most it gets; 0 with `borrow`: its QoS level's ceiling
   bool borrow = false;
   bool annotated = false;  // the pod's annotation set the ceiling
+  bool declared = false;   // an implicit allocation's declared bandwidth set the ceiling
+  bool member = false;     // there only for the namespace's aggregate (it borrows from it)
   bool capped() const { return rate_bps != 0; }
 };
 
@@ -48,9 +50,12 @@ DirectionRates ComputeDirectionRates(uint64_t allocated_mbps, std::optional<uint
                                      ContainerCeil mode, uint64_t link_bps,
                                      const std::string& direction, std::vector<std::string>& notes);
 
-// The pod's netqos.io/container-ceil, else `fallback`. A value that is neither "allocation" nor
-// "level" gives `fallback` and a note (the caller names the pod).
-ContainerCeil ContainerCeilFor(const core::StringMap& annotations, ContainerCeil fallback,
-                               std::vector<std::string>& notes);
+// One direction of an implicit allocation (quantity-from-qrm-declaration), which reserved
+// nothing: capped at what it declared (`declared_bps`), or at the annotation when lower, with the
+// guarantee of a cap that reserves nothing (kUnreservedLeafRateBps). Never borrows: the
+// declaration is the most it gets, whatever the ceiling mode.
+DirectionRates ImplicitDirectionRates(uint64_t declared_bps, std::optional<uint64_t> annotated_bps,
+                                      uint64_t link_bps, const std::string& direction,
+                                      std::vector<std::string>& notes);
 
 }  // namespace netqos::enforce

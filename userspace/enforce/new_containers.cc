@@ -21,6 +21,10 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   // pods_, known_containers_ and status_.classes change on this thread only: read without the lock.
   std::vector<ObservedContainer> found;
   bool routed_pod = false;  // a new container's pod has addresses of its own
+  // A container of a namespace with an aggregate changes its aggregate's class (its rate, and
+  // the share of each level): a whole pass places it.
+  const DesiredOptions dopts = PassOptions();
+  bool aggregated = false;
   for (const auto& id : container_ids) {
     auto ref = known_containers_.find(id);
     if (ref == known_containers_.end()) continue;
@@ -32,8 +36,18 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
       continue;
     }
     if (status_.classes.count(o->cgroup_id) != 0) continue;
+    if (dopts.tenant && dopts.tenant->For(o->pod_namespace).aggregate.any()) {
+      aggregated = true;
+      continue;
+    }
     routed_pod = routed_pod || (!pod.host_network && !pod.ips.empty());
     found.push_back(std::move(*o));
+  }
+  if (aggregated) {
+    std::lock_guard<std::mutex> lock(mu_);
+    general_ = true;
+    dirty_ = true;
+    cv_.notify_all();
   }
   if (found.empty()) return;
 
@@ -42,8 +56,6 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   for (const auto& c : found) uids.push_back(c.pod_uid);
   const core::PodEntries allocations =
       ports_.pod_allocations ? ports_.pod_allocations(uids) : ports_.snapshot().allocations;
-  const DesiredOptions dopts =
-      DesiredOptionsFor(options_.shaping, static_cast<bool>(options_.is_enforced));
   std::set<core::NicId> changed_links;
   std::map<uint64_t, DesiredContainer> added;
   for (const auto& c : found) {
@@ -99,6 +111,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   ++status_.passes;
   for (auto& [id, d] : added) {
     if (d.leaf_key) ++status_.capped;
+    CountRefusals(d, refusals_counted_, status_.refused_annotations);
     status_.classes[id] = std::move(d);
   }
   status_.classified = status_.classes.size();

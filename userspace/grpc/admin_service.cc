@@ -218,6 +218,15 @@ void FillClasses(const service::EnforcementReport& report, admin::ListClassesRes
     if (c.egress_cap) put_cap(*c.egress_cap, cc->mutable_egress_cap());
     if (c.ingress_cap) put_cap(*c.ingress_cap, cc->mutable_ingress_cap());
     if (c.dscp) cc->set_dscp(*c.dscp);
+    cc->set_tenant_policy(c.tenant_policy);
+    cc->set_aggregate_class(c.aggregate_class);
+    for (const auto& t : c.tenant_decisions) {
+      auto* td = cc->add_tenant_decisions();
+      td->set_annotation(t.annotation);
+      td->set_value(t.value);
+      td->set_verdict(t.verdict);
+      td->set_reason(t.reason);
+    }
     render::CountersToProto(c.counters, cc->mutable_counters());
     if (c.egress_queue) FillLeaf(*c.egress_queue, cc->mutable_egress_queue());
     if (c.ingress_queue) FillLeaf(*c.ingress_queue, cc->mutable_ingress_queue());
@@ -289,6 +298,11 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const admin::GetStatu
       k->set_get_info_calls(h.get_info_calls);
       k->set_seconds_since_get_info(h.seconds_since_get_info);
     }
+    if (options_.tenant_policy) {
+      const service::TenantPolicyReport t = options_.tenant_policy();
+      resp->set_tenant_policy(t.source);
+      resp->set_tenant_policy_error(t.error);
+    }
     return grpc::Status::OK;
   });
 }
@@ -302,6 +316,26 @@ grpc::Status AdminService::ListClasses(grpc::ServerContext*, const admin::ListCl
       return grpc::Status::OK;
     }
     FillClasses(options_.enforcement->Report(!req->without_counters()), resp);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AdminService::GetTenantPolicy(grpc::ServerContext*,
+                                           const admin::GetTenantPolicyRequest*,
+                                           admin::GetTenantPolicyResponse* resp) {
+  return RunGuarded("GetTenantPolicy", [&] {
+    spdlog::debug("rpc called rpc=GetTenantPolicy");
+    if (!options_.tenant_policy) {
+      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "this netqosd reports no tenant policy");
+    }
+    const service::TenantPolicyReport t = options_.tenant_policy();
+    resp->set_path(t.path);
+    resp->set_source(t.source);
+    resp->set_generation(t.generation);
+    resp->set_loaded_at(t.loaded_at);
+    resp->set_error(t.error);
+    resp->set_load_errors_total(t.load_errors_total);
+    resp->set_policy_json(t.policy_json);
     return grpc::Status::OK;
   });
 }

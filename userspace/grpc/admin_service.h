@@ -26,6 +26,8 @@ class AdminService final : public ::netqos::admin::v1::Admin::Service {
     std::vector<std::string> socket_dirs;
     // The kubelet's registration of the socket, for GetStatus; null: not reported.
     std::function<RegistrationHealth()> kubelet_registration;
+    // The tenant policy in force, for GetTenantPolicy and GetStatus; null: the built-in default.
+    std::function<service::TenantPolicyReport()> tenant_policy = nullptr;
   };
 
   explicit AdminService(service::AllocationService& service) : AdminService(service, Options{}) {}
@@ -51,6 +53,9 @@ class AdminService final : public ::netqos::admin::v1::Admin::Service {
   grpc::Status ListClasses(grpc::ServerContext* ctx,
                            const ::netqos::admin::v1::ListClassesRequest* req,
                            ::netqos::admin::v1::ListClassesResponse* resp) override;
+  grpc::Status GetTenantPolicy(grpc::ServerContext* ctx,
+                               const ::netqos::admin::v1::GetTenantPolicyRequest* req,
+                               ::netqos::admin::v1::GetTenantPolicyResponse* resp) override;
 
  private:
   service::AllocationService& service_;

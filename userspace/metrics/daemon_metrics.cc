@@ -231,6 +231,15 @@ void CollectEnforcement(const service::EnforcementReport& report,
       "netqos_enforcement_problems",
       "1 for each enforcement problem active now (object: what it is about).", MetricType::kGauge);
   for (const auto& p : report.problems) problems.samples.push_back({{{"object", p.object}}, 1});
+  Family refused = MakeFamily(
+      "netqos_tenant_refused_annotations",
+      "Pods whose annotation the tenant policy refuses or bounds now, by namespace and annotation "
+      "key (docs/tenant-policy.md).",
+      MetricType::kGauge);
+  for (const auto& [key, pods] : report.refused_annotations) {
+    refused.samples.push_back(
+        {{{"namespace", key.first}, {"annotation", key.second}}, static_cast<double>(pods)});
+  }
   Family pods_known =
       MakeFamily("netqos_enforcement_pods_known",
                  "1 once the kubelet's pod list has been read, else 0.", MetricType::kGauge);
@@ -326,8 +335,8 @@ void CollectEnforcement(const service::EnforcementReport& report,
       AddQueueSamples(kClassQueue, *q, with_direction(direction), &k_queue);
     }
   }
-  for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &pods_known, &pod_veths,
-                    &shaped, &shaping_mode, &c_alloc, &c_leaf, &c_info}) {
+  for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &refused, &pods_known,
+                    &pod_veths, &shaped, &shaping_mode, &c_alloc, &c_leaf, &c_info}) {
     out->push_back(std::move(*f));
   }
   for (auto* families : {&c_traffic, &c_queue, &k_traffic, &k_queue}) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/terminal_text.h"
+
 namespace netqos::render {
 namespace {
 
@@ -13,6 +15,12 @@ size_t DisplayWidth(const std::string& s) {
 }
 
 }  // namespace
+
+void Table::AddRow(std::vector<std::string> row) {
+  // Cells carry names and messages from pods: nothing in them may drive the terminal.
+  for (auto& cell : row) cell = TerminalText(cell);
+  rows_.push_back(std::move(row));
+}
 
 void Table::Print(std::ostream& out) const {
   std::vector<size_t> widths(header_.size(), 0);
@@ -41,8 +49,14 @@ void PrintKeyValues(const std::vector<std::pair<std::string, std::string>>& kv, 
   size_t width = 0;
   for (const auto& [k, v] : kv) width = std::max(width, k.size());
   for (const auto& [k, v] : kv) {
-    out << k << ":" << std::string(width - k.size() + 1, ' ') << v << "\n";
+    out << k << ":" << std::string(width - k.size() + 1, ' ') << TerminalText(v) << "\n";
   }
+}
+
+std::string JsonText(const nlohmann::json& j, int indent) {
+  // ASCII only: no control character, C1 included, reaches the terminal unescaped; bytes that are
+  // not UTF-8 are replaced rather than thrown on.
+  return j.dump(indent, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace netqos::render

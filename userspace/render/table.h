@@ -2,6 +2,7 @@
 // netqosd --print-topology. Widths count UTF-8 characters, not bytes.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -11,7 +12,8 @@ namespace netqos::render {
 class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
-  void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Each cell is made safe for a terminal (common/terminal_text.h): escaped and bounded.
+  void AddRow(std::vector<std::string> row);
   bool empty() const { return rows_.empty(); }
   void Print(std::ostream& out) const;
 
@@ -20,7 +22,11 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// "key: value" lines with the keys padded to one width.
+// "key: value" lines with the keys padded to one width; values made safe for a terminal.
 void PrintKeyValues(const std::vector<std::pair<std::string, std::string>>& kv, std::ostream& out);
+
+// A JSON document as netqosctl prints it: `indent` as nlohmann's dump, ASCII only (every other
+// character \u-escaped), invalid UTF-8 replaced.
+std::string JsonText(const nlohmann::json& j, int indent = 2);
 
 }  // namespace netqos::render

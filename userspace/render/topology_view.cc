@@ -41,7 +41,8 @@ void PrintTopology(const ::netqos::admin::v1::GetTopologyResponse& topo, bool js
                       {"netns_path", n.netns_path()},
                       {"pci_address", n.pci_address()}});
     }
-    out << nlohmann::json{{"source", topo.source()}, {"numa_nodes", numa}, {"nics", nics}}.dump(2)
+    out << render::JsonText(
+               nlohmann::json{{"source", topo.source()}, {"numa_nodes", numa}, {"nics", nics}})
         << "\n";
     return;
   }

@@ -161,6 +161,11 @@ core::PluginOptions AllocationService::Options() {
   return policy_.Options();
 }
 
+void AllocationService::SetImplicitGrants(core::ImplicitBandwidthGrants grants) {
+  std::lock_guard lk(mu_);
+  policy_.SetImplicitGrants(std::move(grants));
+}
+
 Status AllocationService::UpdateTopology(core::Topology topology) {
   {
     std::lock_guard lk(mu_);

@@ -50,6 +50,8 @@ class AllocationService {
   Result<core::AllocatableResources> GetTopologyAwareAllocatableResources();
   core::PluginOptions Options();
   Status UpdateTopology(core::Topology topology);
+  // The tenant policy's implicit-bandwidth grants (core::StaticPolicy::SetImplicitGrants).
+  void SetImplicitGrants(core::ImplicitBandwidthGrants grants);
 
   // What changed, for whoever acts on allocations (the enforcer). Called after the change is
   // durable and applied, outside the service's lock, on the thread that made the change.

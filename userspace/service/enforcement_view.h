@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/counters.h"
@@ -34,6 +35,14 @@ struct LeafCap {
   uint32_t burst_bytes = 0;
 };
 
+// What the tenant policy decided about one of a pod's annotations (enforce/tenant_rules.h).
+struct TenantDecision {
+  std::string annotation;
+  std::string value;  // bounded and escaped
+  std::string verdict;
+  std::string reason;
+};
+
 struct ContainerEnforcement {
   uint64_t cgroup_id = 0;
   std::string pod_uid;
@@ -51,6 +60,9 @@ struct ContainerEnforcement {
   std::optional<LeafCap> egress_cap;
   std::optional<LeafCap> ingress_cap;
   std::optional<uint8_t> dscp;  // what the enforced NICs mark its packets with; nullopt: none
+  std::string tenant_policy;    // the policy entry of its namespace ("namespace x", "default")
+  std::vector<TenantDecision> tenant_decisions;
+  std::string aggregate_class;  // its namespace's aggregate class ("10:105"), "" when none
   TrafficCounters counters;     // since the entry was created; drops include its own leaves'
   // Its own leaves, read with the counters. Unset: no leaf of its own in that direction (its
   // traffic shares its QoS level's default leaf, whose drops cannot be told apart by container).
@@ -114,6 +126,19 @@ struct EnforcementReport {
   std::vector<ClassEnforcement> classes;
   std::vector<LevelEnforcement> levels;  // read with the counters only
   bool queue_counters = false;  // the HTB leaves were read: the *_queue members are meaningful
+  // Pods whose annotation the tenant policy refuses or bounds now, per (namespace, annotation).
+  std::map<std::pair<std::string, std::string>, uint64_t> refused_annotations;
+};
+
+// The tenant policy in force (--tenant-policy-file), for netqosctl and the status.
+struct TenantPolicyReport {
+  std::string path;    // "" = no file
+  std::string source;  // "built-in default" or "<path> (read <time>)"
+  uint64_t generation = 0;
+  std::string loaded_at;
+  std::string error;  // why the file's current content is not in force ("" = it is)
+  uint64_t load_errors_total = 0;
+  std::string policy_json;  // canonical
 };
 
 class EnforcementView {

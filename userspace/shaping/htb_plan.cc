@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <utility>
 
 #include "common/tc_handle.h"
@@ -230,15 +231,64 @@ Status ValidateContainers(const std::string& where, uint64_t link_mbps,
   return Status::Ok();
 }
 
+// Checks the aggregates and the leaves that name one: a group's minor is in the container range
+// and no container's, its rate within its ceiling within the link; a leaf's group exists and is of
+// its level.
+Status ValidateGroups(const std::string& where, uint64_t link_mbps,
+                      const std::vector<ContainerAllocation>& containers,
+                      const std::vector<GroupClass>& groups) {
+  if (groups.empty()) {
+    for (const auto& c : containers) {
+      if (c.group_minor != 0) {
+        return InvalidArgument(
+            where + "container " + std::to_string(c.key) + ": its aggregate class " +
+            HandleText(MakeHandle(kQdiscMajor, c.group_minor)) + " is not planned");
+      }
+    }
+    return Status::Ok();
+  }
+  std::map<uint32_t, const GroupClass*> by_minor;
+  for (const auto& g : groups) {
+    const std::string who =
+        where + "aggregate " + HandleText(MakeHandle(kQdiscMajor, g.minor)) + ": ";
+    if (g.minor < kFirstContainerMinor || g.minor > kLastContainerMinor) {
+      return InvalidArgument(who + "minor outside the container range");
+    }
+    const int l = static_cast<int>(g.level);
+    if (l < 0 || l >= kQosLevelCount) return InvalidArgument(who + "unknown QoS level");
+    if (g.rate_bps == 0 || g.rate_bps > g.ceil_bps || g.ceil_bps > MbitToBits(link_mbps)) {
+      return InvalidArgument(who + "rate " + BitRateText(g.rate_bps) + " and ceiling " +
+                             BitRateText(g.ceil_bps) + " must be 0 < rate <= ceiling <= link");
+    }
+    if (!by_minor.emplace(g.minor, &g).second)
+      return InvalidArgument(who + "listed more than once");
+  }
+  for (const auto& c : containers) {
+    if (by_minor.count(c.minor) != 0) {
+      return InvalidArgument(where + "container " + std::to_string(c.key) + ": leaf minor " +
+                             HandleText(MakeHandle(kQdiscMajor, c.minor)) + " is an aggregate's");
+    }
+    if (c.group_minor == 0) continue;
+    auto g = by_minor.find(c.group_minor);
+    if (g == by_minor.end() || g->second->level != c.level) {
+      return InvalidArgument(where + "container " + std::to_string(c.key) +
+                             ": no aggregate class " +
+                             HandleText(MakeHandle(kQdiscMajor, c.group_minor)) + " of its level");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config,
                              uint64_t link_mbps, const std::vector<ContainerAllocation>& containers,
-                             const LevelCeilings& ceilings) {
+                             const LevelCeilings& ceilings, const std::vector<GroupClass>& groups) {
   const std::string where = NicPrefix(nic);
   NETQOS_RETURN_IF_ERROR(ValidateConfig(config).Wrap("nic " + nic));
   if (link_mbps == 0) return InvalidArgument(where + "link rate is 0 Mbps");
   NETQOS_RETURN_IF_ERROR(ValidateContainers(where, link_mbps, containers, true));
+  NETQOS_RETURN_IF_ERROR(ValidateGroups(where, link_mbps, containers, groups));
 
   HtbPlan plan;
   plan.nic = nic;
@@ -246,23 +296,39 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
   plan.default_minor = LevelDefaultMinor(config.default_level);
   const uint64_t link_bps = MbitToBits(link_mbps);
   const uint32_t top = MakeHandle(kQdiscMajor, kTopMinor);
-  plan.classes.reserve(1 + 2 * kQosLevelCount + containers.size());
+  plan.classes.reserve(1 + 2 * kQosLevelCount + containers.size() + groups.size());
   plan.classes.push_back({top, MakeHandle(kQdiscMajor, 0), link_bps, link_bps, 0, {}});
 
   uint64_t guaranteed = 0;
   for (QosLevel l : kLevels) {
     const LevelConfig& lc = config.levels[static_cast<size_t>(l)];
     std::vector<PlannedClass> leaves;
-    uint64_t containers_sum = 0;
+    uint64_t containers_sum = 0;  // what the level's children are guaranteed
     for (const auto& c : containers) {
       if (c.level != l) continue;
-      containers_sum += c.rate_bps;
-      leaves.push_back({MakeHandle(kQdiscMajor, c.minor), MakeHandle(kQdiscMajor, LevelMinor(l)),
+      const uint32_t parent = c.group_minor != 0 ? c.group_minor : LevelMinor(l);
+      if (c.group_minor == 0) containers_sum += c.rate_bps;
+      leaves.push_back({MakeHandle(kQdiscMajor, c.minor), MakeHandle(kQdiscMajor, parent),
                         c.rate_bps, c.borrow ? 0 : std::max(c.rate_bps, c.ceil_bps), lc.prio, c.key,
                         c.burst_bytes});
     }
-    std::sort(leaves.begin(), leaves.end(),
-              [](const PlannedClass& a, const PlannedClass& b) { return a.handle < b.handle; });
+    std::vector<PlannedClass> aggregates;
+    for (const auto& g : groups) {
+      if (g.level != l) continue;
+      containers_sum += g.rate_bps;
+      // Like the level classes: HTB uses prio only on leaves.
+      aggregates.push_back({MakeHandle(kQdiscMajor, g.minor),
+                            MakeHandle(kQdiscMajor, LevelMinor(l)),
+                            g.rate_bps,
+                            g.ceil_bps,
+                            0,
+                            {}});
+    }
+    auto by_handle = [](const PlannedClass& a, const PlannedClass& b) {
+      return a.handle < b.handle;
+    };
+    std::sort(leaves.begin(), leaves.end(), by_handle);
+    std::sort(aggregates.begin(), aggregates.end(), by_handle);
 
     const uint64_t configured = Permille(link_bps, lc.rate_permille);
     uint64_t ceil = std::max<uint64_t>(kBitsPerMbit, Permille(link_bps, lc.ceil_permille));
@@ -299,9 +365,22 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
                             lc.prio,
                             {},
                             config.burst_bytes[static_cast<size_t>(l)]});
+    // Parents before children: the aggregates before the leaves (some of which are theirs).
+    for (auto& a : aggregates) {
+      a.ceil_bps = std::min(a.ceil_bps, ceil);
+      a.rate_bps = std::min(a.rate_bps, a.ceil_bps);
+      plan.classes.push_back(a);
+    }
     for (auto leaf : leaves) {
-      // Borrowing leaves reach up to what their level may take; HTB wants rate <= ceil.
-      if (leaf.ceil_bps == 0) leaf.ceil_bps = std::max(leaf.rate_bps, ceil);
+      // Borrowing leaves reach up to what their parent may take (the level, or their namespace's
+      // aggregate); HTB wants rate <= ceil.
+      if (leaf.ceil_bps == 0) {
+        uint64_t parent_ceil = ceil;
+        for (const auto& a : aggregates) {
+          if (a.handle == leaf.parent) parent_ceil = a.ceil_bps;
+        }
+        leaf.ceil_bps = std::max(leaf.rate_bps, parent_ceil);
+      }
       plan.classes.push_back(leaf);
     }
   }

@@ -112,6 +112,9 @@ struct ShapingConfig {
   // The DSCP each level's packets are marked with on the enforced NICs (--qos-level-dscp);
   // nullopt: left alone. Not HTB's: carried here with the other per-level settings of the flags.
   std::array<std::optional<uint8_t>, kQosLevelCount> dscp{};
+  // The DSCP of every packet the enforced NICs send that no level or pod marks
+  // (--dscp-default); nullopt: left as its sender set it.
+  std::optional<uint8_t> unmarked_dscp;
   // Each level's burst in bytes (--qos-level-burst), for its container leaves and its default
   // leaf; 0: the default bucket. A pod's netqos.io/burst overrides it for the pod's leaves.
   std::array<uint32_t, kQosLevelCount> burst_bytes{};
@@ -128,6 +131,23 @@ struct ContainerAllocation {
   uint32_t minor = 0;
   // The leaf's burst (its rate and ceiling buckets), bytes; 0 = the default bucket.
   uint32_t burst_bytes = 0;
+  // The namespace aggregate class the leaf sits under (GroupClass::minor); 0: its level's class.
+  uint32_t group_minor = 0;
+  // This direction of the leaf is only there to put its pod under its namespace's aggregate (no
+  // allocation or annotation caps it): it borrows from the aggregate, and EDT does not pace it
+  // (it has no rate of its own to pace at).
+  bool aggregate_member = false;
+};
+
+// A namespace aggregate on one NIC and QoS level (the tenant policy's): a class between the
+// level's class and the leaves of the namespace's pods (node, level, namespace, pod, container).
+// Namespaces without an aggregate have none: their leaves stay right under their level.
+struct GroupClass {
+  uint32_t minor = 0;  // in the container range, from the node-wide allocator
+  QosLevel level = QosLevel::kShared;
+  uint64_t rate_bps = 0;  // guaranteed: at least what its leaves are guaranteed together
+  uint64_t ceil_bps = 0;  // the aggregate (its share on this level, when the namespace spans more)
+  bool operator==(const GroupClass&) const = default;
 };
 
 struct PlannedClass {
@@ -209,9 +229,12 @@ using LevelCeilings = std::array<std::optional<uint64_t>, kQosLevelCount>;
 
 // Plans one NIC for containers that already carry their leaf minors (a node-wide allocator keeps
 // a container's minor, and so its skb->priority, the same on every NIC and IFB). Pure.
+// `groups`: the namespace aggregates on this NIC; a container's group_minor must name one of its
+// level.
 Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config,
                              uint64_t link_mbps, const std::vector<ContainerAllocation>& containers,
-                             const LevelCeilings& ceilings = {});
+                             const LevelCeilings& ceilings = {},
+                             const std::vector<GroupClass>& groups = {});
 
 // Validates a ShapingConfig (permille ≤ 1000, rate ≤ ceil, prio ≤ 7).
 Status ValidateConfig(const ShapingConfig& config);

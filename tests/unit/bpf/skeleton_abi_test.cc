@@ -37,6 +37,8 @@ const ExpectedMap kExpected[] = {
      NETQOS_MAX_ENTRIES},
     {netqos::bpf::kFragMapName, sizeof(netqos_frag_key), sizeof(uint64_t), BPF_MAP_TYPE_LRU_HASH,
      NETQOS_MAX_FRAGS},
+    {netqos::bpf::kAggregateMapName, sizeof(uint64_t), sizeof(uint64_t), BPF_MAP_TYPE_HASH,
+     NETQOS_MAX_ENTRIES},
     {netqos::bpf::kVethMapName, sizeof(uint32_t), sizeof(netqos_veth), BPF_MAP_TYPE_HASH,
      NETQOS_MAX_ENTRIES},
     {netqos::bpf::kCarrierMapName, sizeof(uint32_t), sizeof(uint64_t), BPF_MAP_TYPE_ARRAY,

@@ -1,6 +1,7 @@
 // Implicit bandwidth (Katalyst HEAD): a pod annotated quantity-from-qrm-declaration=true declares
-// its bandwidth without reserving it. The declared value is kept in the state annotation
-// net_bandwidth_implicit, and the response carries no bandwidth annotation.
+// its bandwidth without reserving it, where the tenant policy lets its namespace. The declared
+// value is kept in the state annotation net_bandwidth_implicit, and the response carries no
+// bandwidth annotation.
 #include <algorithm>
 #include <catch2/catch.hpp>
 
@@ -21,13 +22,23 @@ ContainerRequest Implicit(double mbps, const char* value = "true") {
   return r;
 }
 
+// A policy whose requests' namespace ("test") may declare up to 100,000 Mbit/s: the tenant
+// policy grants it (implicit_bandwidth_max_mbps); without a grant nothing is implicit.
+StaticPolicy MakeGrantingPolicy(uint32_t max_mbps = 100000) {
+  PolicyConfig config = testing::FixtureConfig();
+  config.implicit_grants.max_mbps_by_namespace["test"] = max_mbps;
+  auto created = StaticPolicy::Create(config, testing::FixtureTopology());
+  REQUIRE(created.ok());
+  return std::move(created).value();
+}
+
 uint32_t EgressAllocated(const StaticPolicy& policy, const NicId& nic) {
   return policy.machine_state().at(nic).egress.allocated;
 }
 
 TEST_CASE("implicit bandwidth: the request reserves nothing and its declared value is recorded",
           "[policy][implicit]") {
-  StaticPolicy policy = MakePolicy();
+  StaticPolicy policy = MakeGrantingPolicy();
   AllocationResponse resp = AllocateAndApply(policy, Implicit(5000.2));
   CHECK(resp.allocated_quantity == 0);
   REQUIRE(resp.allocation_annotations.has_value());
@@ -47,7 +58,7 @@ TEST_CASE("implicit bandwidth: the declaration is read whatever the kept keys ar
   // Katalyst HEAD zeroes the request only when the annotation is in --pod-annotation-kept-keys,
   // but omits the bandwidth annotation either way; netqos reads the pod's own annotations for
   // both, so the reservation and the report always agree.
-  StaticPolicy policy = MakePolicy();
+  StaticPolicy policy = MakeGrantingPolicy();
   REQUIRE(policy.config().qos.annotation_kept_keys.end() ==
           std::find(policy.config().qos.annotation_kept_keys.begin(),
                     policy.config().qos.annotation_kept_keys.end(),
@@ -56,10 +67,9 @@ TEST_CASE("implicit bandwidth: the declaration is read whatever the kept keys ar
   CHECK(policy.FindAllocation("pod-uid", "test")->egress == 0);
 }
 
-TEST_CASE("implicit bandwidth: an explicit request is reserved and reported as before",
-          "[policy][implicit]") {
-  StaticPolicy policy = MakePolicy();
-  AllocationResponse resp = AllocateAndApply(policy, Implicit(5000, "false"));
+// Allocates `req` (5000 Mbps) and checks it was reserved and reported like any request.
+void CheckReservedAsExplicit(StaticPolicy& policy, const ContainerRequest& req) {
+  AllocationResponse resp = AllocateAndApply(policy, req);
   CHECK(resp.allocated_quantity == 5000);
   CHECK(resp.allocation_annotations->at(kDefaultBandwidthAnnotationKey) == "5000");
   const AllocationInfo* info = policy.FindAllocation("pod-uid", "test");
@@ -68,9 +78,15 @@ TEST_CASE("implicit bandwidth: an explicit request is reserved and reported as b
   CHECK(EgressAllocated(policy, {"", "eth0"}) == 5000);
 }
 
+TEST_CASE("implicit bandwidth: an explicit request is reserved and reported as before",
+          "[policy][implicit]") {
+  StaticPolicy policy = MakeGrantingPolicy();
+  CheckReservedAsExplicit(policy, Implicit(5000, "false"));
+}
+
 TEST_CASE("implicit bandwidth: a declaration other than true or false is refused, naming it",
           "[policy][implicit]") {
-  StaticPolicy policy = MakePolicy();
+  StaticPolicy policy = MakeGrantingPolicy();
   FirstNicChooser chooser;
   for (const char* bad : {"True", "1", "yes", ""}) {
     INFO(bad);
@@ -88,6 +104,7 @@ TEST_CASE("implicit bandwidth: a tenant's own net_bandwidth_implicit annotation 
   // Even when an operator keeps the key, only netqos writes it: a forged value must not count
   // as the pod's declared bandwidth.
   PolicyConfig config = testing::FixtureConfig();
+  config.implicit_grants.default_max_mbps = 100000;
   config.qos.annotation_kept_keys.push_back(kNetBandwidthImplicitKey);
   auto created = StaticPolicy::Create(config, testing::FixtureTopology());
   REQUIRE(created.ok());
@@ -108,7 +125,7 @@ TEST_CASE("implicit bandwidth: a tenant's own net_bandwidth_implicit annotation 
 TEST_CASE("implicit bandwidth: hints are computed for a request of 0", "[policy][implicit]") {
   // 30000 Mbps fits no NIC; declared implicitly it reserves nothing, so its hints are those of a
   // request of 0.
-  StaticPolicy policy = MakePolicy();
+  StaticPolicy policy = MakeGrantingPolicy();
   auto too_big = policy.GetTopologyHints(Implicit(30000, "false"));
   auto zero = policy.GetTopologyHints(Implicit(0, "false"));
   auto implicit = policy.GetTopologyHints(Implicit(30000));
@@ -120,7 +137,7 @@ TEST_CASE("implicit bandwidth: hints are computed for a request of 0", "[policy]
 }
 
 TEST_CASE("implicit bandwidth: a pod-level allocation is implicit too", "[policy][implicit]") {
-  StaticPolicy policy = MakePolicy();
+  StaticPolicy policy = MakeGrantingPolicy();
   PodRequest req = MakePodRequest({kSharedCores, 2000});
   req.annotations[kQuantityFromQrmDeclarationKey] = "true";
   FirstNicChooser chooser;
@@ -133,6 +150,24 @@ TEST_CASE("implicit bandwidth: a pod-level allocation is implicit too", "[policy
   CHECK(info->egress == 0);
   CHECK(info->annotations.at(kNetBandwidthImplicitKey) == "2000");
   CHECK(plan->response.allocation_annotations->count(kDefaultBandwidthAnnotationKey) == 0);
+}
+
+TEST_CASE(
+    "implicit bandwidth: a namespace the tenant policy does not let declare, or a declaration "
+    "above its maximum, is reserved like any request",
+    "[policy][implicit]") {
+  for (uint32_t max : {0u, 4999u}) {
+    INFO("maximum " << max);
+    StaticPolicy policy = max == 0 ? MakePolicy() : MakeGrantingPolicy(max);
+    CheckReservedAsExplicit(policy, Implicit(5000));
+  }
+  // The grants change with the policy: later requests follow.
+  StaticPolicy policy = MakePolicy();
+  ImplicitBandwidthGrants grants;
+  grants.max_mbps_by_namespace["test"] = 5000;
+  policy.SetImplicitGrants(grants);
+  AllocateAndApply(policy, Implicit(5000));
+  CHECK(policy.FindAllocation("pod-uid", "test")->egress == 0);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,6 @@ using netqos::enforce::LevelBurst;
 using netqos::enforce::ParseBurst;
 using netqos::enforce::ParseLevelBurstItems;
 using netqos::enforce::ReadPodBurst;
-using netqos::enforce::ResolveBurst;
 using netqos::shaping::QosLevel;
 
 uint32_t At(const LevelBurst& t, QosLevel l) { return t[static_cast<size_t>(l)]; }
@@ -84,35 +84,18 @@ TEST_CASE("ParseLevelBurstItems: levels by either name, errors name the flag and
   CHECK_THAT(twice.message(), Contains("already set by \"shared=1M\""));
 }
 
-TEST_CASE("ResolveBurst: the pod's annotation over its level's burst, a bad one noted") {
-  LevelBurst levels{};
-  levels[static_cast<size_t>(QosLevel::kShared)] = 65536;
-
-  const auto none = ReadPodBurst({}, levels, QosLevel::kShared);
-  CHECK(none.note.empty());
-  CHECK(ResolveBurst(levels, QosLevel::kShared, none) == 65536);
-  CHECK(ResolveBurst(levels, QosLevel::kSystem, none) == 0);
-
-  const auto set = ReadPodBurst({{kBurstAnnotation, "1600"}}, levels, QosLevel::kShared);
-  CHECK(set.note.empty());
-  CHECK(ResolveBurst(levels, QosLevel::kShared, set) == 1600);
-
-  // auto on the pod: the default bucket, whatever the level says.
-  const auto automatic = ReadPodBurst({{kBurstAnnotation, "auto"}}, levels, QosLevel::kShared);
-  CHECK(ResolveBurst(levels, QosLevel::kShared, automatic) == 0);
-
-  const auto bad = ReadPodBurst({{kBurstAnnotation, "tiny"}}, levels, QosLevel::kShared);
-  CHECK(ResolveBurst(levels, QosLevel::kShared, bad) == 65536);
-  CHECK_THAT(bad.note, StartsWith("annotation netqos.io/burst=tiny: burst must be auto"));
-  CHECK_THAT(bad.note, Contains("using the shared level's burst, 65536 bytes"));
-  const auto bad_auto = ReadPodBurst({{kBurstAnnotation, "10"}}, levels, QosLevel::kSystem);
-  CHECK_THAT(bad_auto.note, Contains("using the system level's burst, auto"));
-
-  // The value is quoted: it cannot end the message's field or start a new log line.
-  const auto hostile =
-      ReadPodBurst({{kBurstAnnotation, "1M\" pod=x/y\nfake"}}, levels, QosLevel::kShared);
-  CHECK_THAT(hostile.note, Contains("netqos.io/burst=\"1M\\\" pod=x/y\\nfake\""));
-  CHECK(hostile.note.find('\n') == std::string::npos);
+TEST_CASE("ReadPodBurst: a burst, auto, or why the value is none") {
+  const auto none = ReadPodBurst({});
+  CHECK_FALSE(none.bytes.has_value());
+  CHECK(none.error.empty());
+  CHECK(ReadPodBurst({{kBurstAnnotation, "1600"}}).bytes == std::optional<uint32_t>(1600));
+  CHECK(ReadPodBurst({{kBurstAnnotation, "auto"}}).bytes == std::optional<uint32_t>(0));
+  const auto bad = ReadPodBurst({{kBurstAnnotation, "tiny"}});
+  CHECK_FALSE(bad.bytes.has_value());
+  CHECK_THAT(bad.error, StartsWith("burst must be auto"));
+  // The error never repeats the value: the caller quotes it, bounded and escaped.
+  const auto hostile = ReadPodBurst({{kBurstAnnotation, "1M\" pod=x/y\nfake"}});
+  CHECK(hostile.error.find("pod=x/y") == std::string::npos);
 }
 
 TEST_CASE("ComputeDesiredState: each leaf carries its burst, one problem per pod") {
@@ -129,6 +112,10 @@ TEST_CASE("ComputeDesiredState: each leaf carries its burst, one problem per pod
   const char kIngress[] = "kubernetes.io/ingress-bandwidth";
   DesiredOptions options{true};
   options.level_burst[static_cast<size_t>(QosLevel::kDedicated)] = 65536;
+  // Namespace "ns" may claim dedicated_cores without an allocation.
+  auto policy = std::make_shared<netqos::enforce::TenantPolicy>();
+  policy->namespaces["ns"].max_unallocated_level = QosLevel::kDedicated;
+  options.tenant = policy;
   netqos::shaping::MinorAllocator minors;
   const netqos::core::NicId eth0{"", "eth0"};
   const auto s = ComputeDesiredState(
@@ -157,10 +144,10 @@ TEST_CASE("ComputeDesiredState: each leaf carries its burst, one problem per pod
   CHECK(s.ingress.at(eth0)[0].burst_bytes == 0);
 
   REQUIRE(s.problems.size() == 1);
-  CHECK_THAT(s.problems[0], StartsWith("ns/pod-u4: "));
-  CHECK_THAT(s.problems[0], Contains("netqos.io/container-ceil"));
-  CHECK_THAT(s.problems[0], Contains("annotation netqos.io/burst=x: burst must be auto"));
-  CHECK_THAT(s.problems[0], Contains("using the dedicated level's burst, 65536 bytes"));
+  CHECK_THAT(s.problems[0], StartsWith("ns/pod-u4 container c: "));
+  CHECK_THAT(s.problems[0], Contains("refused netqos.io/container-ceil=sky"));
+  CHECK_THAT(s.problems[0], Contains("refused netqos.io/burst=x: burst must be auto"));
+  CHECK_THAT(s.problems[0], Contains("the dedicated level's burst, 65536 bytes, applies"));
 
   // The plan gives the leaves' classes their burst, and each level's default leaf its level's.
   netqos::shaping::ShapingConfig config;

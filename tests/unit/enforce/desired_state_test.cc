@@ -13,6 +13,7 @@
 
 #include "core/constants.h"
 #include "support/observed_container.h"
+#include "unit/enforce/desired_world.h"
 
 namespace {
 
@@ -37,43 +38,13 @@ using netqos::shaping::QosLevel;
 
 constexpr uint32_t H(uint32_t minor) { return MakeHandle(kQdiscMajor, minor); }
 
-const NicId kEth0{"", "eth0"};  // enforced
-const NicId kEth1{"", "eth1"};  // not enforced
+using netqos::testing::Alloc;
+using netqos::testing::kEth0;
+using netqos::testing::kEth1;
+using netqos::testing::World;
 const char kQosKey[] = "katalyst.kubewharf.io/qos_level";
 const char kClassKey[] = "katalyst.kubewharf.io/net_class_id";
-
-AllocationInfo Alloc(const std::string& level, const NicId& nic, uint32_t egress,
-                     uint32_t ingress) {
-  AllocationInfo a;
-  a.qos_level = level;
-  a.if_name = nic.name;
-  a.ns_name = nic.netns;
-  a.egress = egress;
-  a.ingress = ingress;
-  return a;
-}
-
 using netqos::testing::ObservedIn;
-
-// Everything ComputeDesiredState reads, with one enforced 1000 Mbps NIC (eth0).
-struct World {
-  PolicyConfig policy;
-  netqos::core::PodEntries allocations;
-  std::vector<ObservedContainer> containers;
-  std::vector<EnforcedLink> enforced{{kEth0, 1000}};
-  std::map<uint64_t, uint32_t> current;
-  DesiredOptions options{true};
-  MinorAllocator minors;
-
-  netqos::enforce::AnnotatedByPod annotated;  // carried from pass to pass, as the enforcer does
-
-  DesiredState Compute() {
-    DesiredState s = ComputeDesiredState(policy, allocations, containers, enforced, current,
-                                         options, minors, annotated);
-    annotated = s.annotated;
-    return s;
-  }
-};
 
 using LeafTuple = std::tuple<uint64_t, int, uint64_t, uint32_t>;  // key, level, Mbit/s, minor
 std::vector<LeafTuple> Leaves(const std::vector<ContainerAllocation>& v) {
@@ -198,6 +169,7 @@ TEST_CASE("unallocated container: QoS level from its annotations", "[enforce]") 
   for (const auto& row : kLevelRows) {
     INFO(row.name);
     World w;
+    w.options.tenant = netqos::testing::AnyLevelPolicy();
     w.containers = {ObservedIn("u1", "c1", 42, {{kQosKey, row.name}})};
     const DesiredState s = w.Compute();
     CHECK(s.problems.empty());
@@ -310,6 +282,7 @@ TEST_CASE("net class id from the pod annotation or the level's configured id", "
   for (const auto& row : rows) {
     INFO(row.what);
     World w;
+    w.options.tenant = netqos::testing::AnyLevelPolicy();
     w.policy.pod_net_class_annotation_key = row.annotation_key;
     w.policy.qos_class_ids[netqos::core::kDedicatedCores] = 3;
     w.policy.qos_class_ids[netqos::core::kSharedCores] = 7;
@@ -339,7 +312,9 @@ TEST_CASE("a bad class id annotation does not stop the cap", "[enforce]") {
   CHECK_THAT(s.problems[0], Contains("reclaimed_cores class id 4"));
 }
 
-TEST_CASE("QoS annotations that cannot be resolved leave the container unclassified", "[enforce]") {
+TEST_CASE(
+    "QoS annotations that cannot be resolved classify the container at the unclassified level",
+    "[enforce]") {
   struct Row {
     const char* what;
     StringMap annotations;
@@ -348,32 +323,34 @@ TEST_CASE("QoS annotations that cannot be resolved leave the container unclassif
   const std::vector<Row> rows = {
       {"conflicting selectors",
        {{kQosKey, "dedicated_cores"}, {"example.com/tier", "silver"}},
-       "conflicts"},
-      {"unknown level", {{kQosKey, "gold_cores"}}, "can't get valid qos level"},
+       "conflicting or unknown selectors"},
+      {"unknown level", {{kQosKey, "gold_cores"}}, "conflicting or unknown selectors"},
   };
   for (const auto& row : rows) {
     INFO(row.what);
     World w;
+    w.options.tenant = netqos::testing::AnyLevelPolicy();
     w.policy.qos.extra_selectors[netqos::core::kDedicatedCores] = {{"example.com/tier", "gold"}};
     w.containers = {ObservedIn("u1", "bad", 21, row.annotations),
                     ObservedIn("u2", "good", 22, {{kQosKey, "system_cores"}})};
     const DesiredState s = w.Compute();
-    CHECK(s.by_cgroup.count(21) == 0);
+    CHECK(At(s, 21).entry.qos_level == static_cast<uint8_t>(QosLevel::kShared));
+    CHECK(At(s, 21).entry.priority == H(0x31));
     CHECK(At(s, 22).entry.priority == H(0x11));  // the others are unaffected
     REQUIRE(s.problems.size() == 1);
     CHECK_THAT(s.problems[0], Contains("ns/pod-u1 container bad") && Contains(row.problem) &&
-                                  Contains("not classified"));
+                                  Contains("classified at the unclassified level shared_cores"));
   }
 }
 
-TEST_CASE("an allocation with an unknown QoS level leaves the container unclassified",
+TEST_CASE("an allocation with an unknown QoS level is classified at the unclassified level",
           "[enforce]") {
   World w;
   w.allocations["u1"]["c1"] = Alloc("gold_cores", kEth0, 100, 100);
   w.containers = {ObservedIn("u1", "c1", 31)};
   const DesiredState s = w.Compute();
-  CHECK(s.by_cgroup.empty());
-  CHECK(s.egress.at(kEth0).empty());
+  CHECK(At(s, 31).entry.qos_level == static_cast<uint8_t>(QosLevel::kShared));
+  REQUIRE(s.egress.at(kEth0).size() == 1);  // its cap holds
   REQUIRE(s.problems.size() == 1);
   CHECK_THAT(s.problems[0], Contains("ns/pod-u1 container c1") && Contains("gold_cores"));
 }
@@ -751,12 +728,14 @@ TEST_CASE("a refused bandwidth annotation keeps the pod's previous cap and names
   const ContainerAllocation* e = LeafOf(s.egress.at(kEth0), 10);
   REQUIRE(e != nullptr);
   CHECK(e->ceil_bps == 20 * kMbit);
-  REQUIRE(s.problems.size() == 1);
-  CHECK_THAT(s.problems[0],
-             Contains("ns/pod-u1: ") &&
-                 Contains("annotation kubernetes.io/egress-bandwidth=\"20 Mbit\"") &&
+  // The quantity the kubelet would refuse is the pod's problem; the ceiling mode, a tenant
+  // policy decision, its container's.
+  REQUIRE(s.problems.size() == 2);
+  CHECK_THAT(s.problems[0] + "\n" + s.problems[1],
+             Contains("ns/pod-u1: annotation kubernetes.io/egress-bandwidth=\"20 Mbit\"") &&
                  Contains("keeps the cap it had") &&
-                 Contains("netqos.io/container-ceil=sometimes is not allocation or level"));
+                 Contains("ns/pod-u1 container a: refused netqos.io/container-ceil=sometimes: "
+                          "not allocation or level"));
   // A pod first seen with a bad value has no cap to keep.
   World fresh;
   fresh.containers = {ObservedIn("u2", "a", 21, {{kEgressKey, "-5M"}}, 20)};

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +22,6 @@ using netqos::enforce::kDscpAnnotation;
 using netqos::enforce::LevelDscp;
 using netqos::enforce::ParseDscp;
 using netqos::enforce::ParseLevelDscpItems;
-using netqos::enforce::ResolveDscp;
 using netqos::shaping::QosLevel;
 
 std::optional<uint8_t> At(const LevelDscp& t, QosLevel l) { return t[static_cast<size_t>(l)]; }
@@ -149,47 +149,6 @@ TEST_CASE("ParseLevelDscpItems: rejections name the flag and the item") {
   CHECK_THAT(twice.message(), Contains("\"shared_cores=2\"") && Contains("\"shared=1\""));
 }
 
-TEST_CASE("ResolveDscp: annotation over level over none") {
-  LevelDscp levels{};
-  levels[static_cast<size_t>(QosLevel::kDedicated)] = 34;
-  auto level_only = ResolveDscp(levels, QosLevel::kDedicated, {});
-  CHECK(level_only.dscp == std::optional<uint8_t>(34));
-  CHECK(level_only.problem.empty());
-
-  auto none = ResolveDscp(levels, QosLevel::kShared, {{"other", "46"}});
-  CHECK(none.dscp == std::nullopt);
-  CHECK(none.problem.empty());
-
-  auto over_level = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "ef"}});
-  CHECK(over_level.dscp == std::optional<uint8_t>(46));
-  CHECK(over_level.problem.empty());
-
-  // DSCP 0 is a mark too, not "none".
-  auto zero = ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "0"}});
-  CHECK(zero.dscp == std::optional<uint8_t>(0));
-  auto zero_over = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "CS0"}});
-  CHECK(zero_over.dscp == std::optional<uint8_t>(0));
-}
-
-TEST_CASE("ResolveDscp: a bad annotation keeps the level's value and names the key and value") {
-  LevelDscp levels{};
-  levels[static_cast<size_t>(QosLevel::kDedicated)] = 34;
-  auto kept = ResolveDscp(levels, QosLevel::kDedicated, {{kDscpAnnotation, "64"}});
-  CHECK(kept.dscp == std::optional<uint8_t>(34));
-  CHECK_THAT(kept.problem, Catch::StartsWith("annotation netqos.io/dscp=64: "));
-  CHECK_THAT(kept.problem, Contains("0..63") && Contains("using the dedicated level's DSCP 34"));
-
-  auto unmarked = ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "gold"}});
-  CHECK(unmarked.dscp == std::nullopt);
-  CHECK_THAT(unmarked.problem, Contains("netqos.io/dscp=gold") && Contains("; not marked"));
-
-  // A hostile value cannot end the field or start a log line: quoted and escaped.
-  auto hostile = ResolveDscp(levels, QosLevel::kShared, {{kDscpAnnotation, "46\" pod=x/y\nfake"}});
-  CHECK(hostile.dscp == std::nullopt);
-  CHECK_THAT(hostile.problem, Contains("netqos.io/dscp=\"46\\\" pod=x/y\\nfake\""));
-  CHECK(hostile.problem.find('\n') == std::string::npos);
-}
-
 TEST_CASE("ComputeDesiredState: each container's class entry carries its DSCP") {
   using netqos::enforce::ComputeDesiredState;
   using netqos::enforce::DesiredOptions;
@@ -200,6 +159,11 @@ TEST_CASE("ComputeDesiredState: each container's class entry carries its DSCP") 
   const char kQos[] = "katalyst.kubewharf.io/qos_level";
   DesiredOptions options{true};
   options.level_dscp[static_cast<size_t>(QosLevel::kDedicated)] = 34;
+  // Namespace "ns" may claim dedicated_cores without an allocation and mark EF and CS0.
+  auto policy = std::make_shared<netqos::enforce::TenantPolicy>();
+  policy->namespaces["ns"].max_unallocated_level = QosLevel::kDedicated;
+  policy->namespaces["ns"].dscp = {46, 0};
+  options.tenant = policy;
   netqos::shaping::MinorAllocator minors;
   const auto s = ComputeDesiredState(
       netqos::core::PolicyConfig{}, {},
@@ -217,5 +181,6 @@ TEST_CASE("ComputeDesiredState: each container's class entry carries its DSCP") 
   CHECK(s.by_cgroup.at(45).entry.dscp == std::optional<uint8_t>(34));
   REQUIRE(s.problems.size() == 1);
   CHECK_THAT(s.problems[0],
-             Catch::StartsWith("ns/pod-u5 container c: annotation netqos.io/dscp=AF5"));
+             Catch::StartsWith("ns/pod-u5 container c: refused netqos.io/dscp=AF5: DSCP must be"));
+  CHECK_THAT(s.problems[0], Contains("the dedicated level's DSCP 34 (AF41) stands"));
 }

@@ -169,15 +169,19 @@ TEST_CASE("new container plan: no free minor leaves the container on its level's
   CHECK_THAT(plan.problems[0], Catch::Contains("no free HTB leaf minor"));
 }
 
-TEST_CASE("new container plan: an unknown QoS level is not classified, with its problem",
-          "[enforce]") {
+TEST_CASE(
+    "new container plan: an unknown QoS level is classified at the unclassified level, with its "
+    "problem",
+    "[enforce]") {
   World w;
   w.allocations["u1"]["a"] = Alloc(kEth0, 100, 0, "gold_cores");
   const NewContainerPlan plan = w.Add(Container("u1", "a", 41));
-  CHECK_FALSE(plan.desired.has_value());
+  REQUIRE(plan.desired.has_value());
+  CHECK(plan.desired->entry.qos_level == static_cast<uint8_t>(netqos::shaping::QosLevel::kShared));
+  CHECK(EgressOn(plan).has_value());  // its cap holds
   REQUIRE(plan.problems.size() == 1);
-  CHECK_THAT(plan.problems[0], Catch::Contains("unknown QoS level"));
-  CHECK(w.minors.size() == 0);
+  CHECK_THAT(plan.problems[0],
+             Catch::Contains("gold_cores is unknown; classified at the unclassified level"));
 }
 
 TEST_CASE("new container plan: a pod capped by its annotations alone gets its leaf on every NIC",

@@ -312,4 +312,79 @@ TEST_CASE("netqosctl enforcement commands against a daemon with a fake enforceme
   }
 }
 
+TEST_CASE(
+    "netqosctl shows the tenant policy in force and the decisions, with every tenant value escaped",
+    "[grpc][ctl]") {
+  const std::string binary = CtlPath();
+  REQUIRE_FALSE(binary.empty());
+  service::EnforcementReport report = netqos::testing::SampleEnforcementReport();
+  // What a hostile pod's annotation leaves in a problem and a decision.
+  const std::string hostile =
+      "\x1b]0;owned\x07\x1b[2J\nnetqos: fine\r\xc2\x9b"
+      "31m";
+  report.problems.push_back({"container:shop/web", "refused netqos.io/dscp=" + hostile, 1});
+  report.containers[0].tenant_policy = "namespace shop";
+  report.containers[0].tenant_decisions.push_back(
+      {"netqos.io/dscp", hostile, "refused", "DSCP 46 (EF) is not one the policy lists"});
+  netqos::testing::FakeEnforcementView view(report);
+  service::TenantPolicyReport policy{"/etc/netqos/tenant-policy/policy.json",
+                                     "/etc/netqos/tenant-policy/policy.json (read 2026-01-01)",
+                                     2,
+                                     "2026-01-01T00:00:00Z",
+                                     "namespaces.shop.borrow: must be true or false",
+                                     5,
+                                     R"({"version": 1, "default": {"honoured_annotations": [],
+                                        "borrow": false, "dscp": [], "max_burst": null,
+                                        "implicit_bandwidth_max_mbps": 0,
+                                        "unallocated_qos_level_max": null},
+                                        "namespaces": {"shop": {"honoured_annotations": [],
+                                        "borrow": true, "dscp": [46], "max_burst": 65536,
+                                        "implicit_bandwidth_max_mbps": 0,
+                                        "unallocated_qos_level_max": null,
+                                        "aggregate": {"egress": "500000000", "ingress": null,
+                                        "egress_guarantee": null, "ingress_guarantee": null}}}})"};
+  netqos::testing::ServedStack stack(&view, [&policy] { return policy; });
+  netqos::testing::TempDir scratch;
+  Ctl ctl(binary, stack.socket(), scratch.path());
+  const std::string no_pins = "--bpf-pin-dir=" + scratch.path() + "/no-pins";
+
+  SECTION("tenant-policy") {
+    auto r = ctl({"tenant-policy"});
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.output, Catch::Contains("NOT in force, the policy above stays: "
+                                         "namespaces.shop.borrow"));
+    CHECK_THAT(r.output, Catch::Contains("2 taken, 5 failed"));
+    CHECK_THAT(r.output, Catch::Contains("(default)"));
+    CHECK_THAT(r.output, Catch::Contains("shop"));
+    CHECK_THAT(r.output, Catch::Contains("tx 500000000 rx - bit/s"));
+    r = ctl({"tenant-policy", "--json"});
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.output);
+    CHECK(j["policy"]["namespaces"]["shop"]["borrow"] == true);
+    CHECK(j["generation"] == 2);
+  }
+
+  SECTION("status and classes escape what the tenant wrote") {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"status", no_pins},
+          std::vector<std::string>{"status", "--json", no_pins},
+          std::vector<std::string>{"classes", "--json", no_pins}}) {
+      auto r = ctl(args);
+      INFO(args[0] << " " << r.output);
+      REQUIRE(r.exit_code == 0);
+      CHECK(r.output.find('\x1b') == std::string::npos);
+      CHECK(r.output.find('\x07') == std::string::npos);
+      CHECK(r.output.find('\r') == std::string::npos);
+      CHECK(r.output.find("\xc2\x9b") == std::string::npos);
+      CHECK(r.output.find("\nnetqos: fine") == std::string::npos);
+    }
+    auto r = ctl({"status", no_pins});
+    CHECK_THAT(r.output, Catch::Contains("\\x1b]0;owned"));
+    auto j = nlohmann::json::parse(ctl({"classes", "--json", no_pins}).output);
+    CHECK(j["containers"][0]["tenant_policy"] == "namespace shop");
+    CHECK(j["containers"][0]["tenant_decisions"][0]["verdict"] == "refused");
+  }
+}
+
 }  // namespace netqos::grpcadapter

@@ -2,6 +2,7 @@
 // unix socket in a temp dir, with the three services the daemon registers.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,8 +34,10 @@ class MemoryStateStore final : public core::StateStore {
 
 class ServedStack {
  public:
-  // `enforcement` (not owned, may be null) backs the admin GetStatus and ListClasses RPCs.
-  explicit ServedStack(const service::EnforcementView* enforcement = nullptr) {
+  // `enforcement` (not owned, may be null) backs the admin GetStatus and ListClasses RPCs;
+  // `tenant_policy` (may be null) GetTenantPolicy.
+  explicit ServedStack(const service::EnforcementView* enforcement = nullptr,
+                       std::function<service::TenantPolicyReport()> tenant_policy = nullptr) {
     core::PolicyConfig config;
     config.reserved_bandwidth = 4000;
     auto policy = core::StaticPolicy::Create(config, FixtureTopology());
@@ -46,7 +49,8 @@ class ServedStack {
     service_ = std::move(svc).value();
     resource_plugin_ = std::make_unique<grpcadapter::ResourcePluginService>(*service_);
     admin_ = std::make_unique<grpcadapter::AdminService>(
-        *service_, grpcadapter::AdminService::Options{"fixture", enforcement, {dir_.path()}, {}});
+        *service_, grpcadapter::AdminService::Options{
+                       "fixture", enforcement, {dir_.path()}, {}, std::move(tenant_policy)});
     auto server = grpcadapter::PluginServer::Create(
         {dir_.path()}, {resource_plugin_.get(), &registration_, admin_.get()});
     if (!server.ok()) throw std::runtime_error("server: " + server.status().message());

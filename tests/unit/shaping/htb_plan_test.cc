@@ -486,3 +486,71 @@ TEST_CASE("a leaf with a ceiling above its rate, and a borrowing one, in the pla
   CHECK_THAT(bad.status().message(),
              Catch::Contains("ceiling 40 Mbit/s is below its rate 50 Mbit/s"));
 }
+
+TEST_CASE("namespace aggregates: a class between the level and its namespace's leaves",
+          "[shaping][aggregate]") {
+  // Two leaves of an aggregated namespace (one borrowing) under aggregate 10:110, one leaf of
+  // another namespace right under its level.
+  std::vector<ContainerAllocation> cs = {
+      {1, QosLevel::kShared, 50'000'000, 50'000'000, false, 0x100},
+      {2, QosLevel::kShared, 1'000'000, 0, true, 0x101},
+      {3, QosLevel::kShared, 20'000'000, 20'000'000, false, 0x102},
+  };
+  cs[0].group_minor = 0x110;
+  cs[1].group_minor = 0x110;
+  const std::vector<GroupClass> groups = {{0x110, QosLevel::kShared, 51'000'000, 100'000'000}};
+  auto plan = BuildHtbPlan("eth0", ShapingConfig{}, 1000, cs, {}, groups);
+  INFO(plan.status().message());
+  REQUIRE(plan.ok());
+  const PlannedClass* group = plan->Find(MakeHandle(kQdiscMajor, 0x110));
+  REQUIRE(group != nullptr);
+  CHECK(group->parent == MakeHandle(kQdiscMajor, 0x30));
+  CHECK(group->rate_bps == 51'000'000);
+  CHECK(group->ceil_bps == 100'000'000);
+  CHECK_FALSE(group->container_key.has_value());
+  CHECK(plan->Find(MakeHandle(kQdiscMajor, 0x100))->parent == group->handle);
+  const PlannedClass* borrower = plan->Find(MakeHandle(kQdiscMajor, 0x101));
+  CHECK(borrower->parent == group->handle);
+  CHECK(borrower->ceil_bps == 100'000'000);  // borrows up to the aggregate, not the level
+  CHECK(plan->Find(MakeHandle(kQdiscMajor, 0x102))->parent == MakeHandle(kQdiscMajor, 0x30));
+  // Parents before children.
+  size_t group_at = 0, leaf_at = 0;
+  for (size_t i = 0; i < plan->classes.size(); ++i) {
+    if (plan->classes[i].handle == group->handle) group_at = i;
+    if (plan->classes[i].handle == MakeHandle(kQdiscMajor, 0x100)) leaf_at = i;
+  }
+  CHECK(group_at < leaf_at);
+  // The level's guarantee counts the aggregate's rate, not its leaves' again.
+  const PlannedClass* level = plan->Find(MakeHandle(kQdiscMajor, 0x30));
+  CHECK(level->rate_bps >= 51'000'000 + 20'000'000);
+
+  // Without aggregates the same leaves plan as before: no extra class.
+  std::vector<ContainerAllocation> plain = cs;
+  for (auto& c : plain) c.group_minor = 0;
+  auto without = BuildHtbPlan("eth0", ShapingConfig{}, 1000, plain);
+  REQUIRE(without.ok());
+  CHECK(without->classes.size() + 1 == plan->classes.size());
+}
+
+TEST_CASE("namespace aggregates: bad groups are refused, naming them", "[shaping][aggregate]") {
+  ContainerAllocation leaf{1, QosLevel::kShared, 10'000'000, 10'000'000, false, 0x100};
+  leaf.group_minor = 0x110;
+  struct Row {
+    std::vector<GroupClass> groups;
+    const char* error;
+  };
+  const std::vector<Row> rows = {
+      {{}, "is not planned"},
+      {{{0x110, QosLevel::kReclaimed, 1000, 1000}}, "no aggregate class 10:110 of its level"},
+      {{{0x100, QosLevel::kShared, 1000, 1000}}, "is an aggregate's"},
+      {{{0x110, QosLevel::kShared, 2000, 1000}}, "must be 0 < rate <= ceiling <= link"},
+      {{{0x10, QosLevel::kShared, 1000, 1000}}, "outside the container range"},
+      {{{0x110, QosLevel::kShared, 1000, 1000}, {0x110, QosLevel::kShared, 1000, 1000}},
+       "listed more than once"},
+  };
+  for (const auto& row : rows) {
+    auto plan = BuildHtbPlan("eth0", ShapingConfig{}, 1000, {leaf}, {}, row.groups);
+    REQUIRE_FALSE(plan.ok());
+    CHECK_THAT(plan.status().message(), Catch::Contains(row.error));
+  }
+}

@@ -2,7 +2,9 @@
 
 static_assert(netqos::enforce::kClassIngressShaped == NETQOS_CLASS_F_INGRESS_SHAPED);
 static_assert(netqos::enforce::kClassVeth == NETQOS_CLASS_F_VETH);
-static_assert(((netqos::enforce::kClassIngressShaped | netqos::enforce::kClassVeth) &
+static_assert(netqos::enforce::kClassAggregate == NETQOS_CLASS_F_AGGREGATE);
+static_assert(((netqos::enforce::kClassIngressShaped | netqos::enforce::kClassVeth |
+                netqos::enforce::kClassAggregate) &
                NETQOS_CLASS_F_SET_DSCP) == 0);
 
 namespace netqos::enforce {

@@ -200,6 +200,7 @@ Result<const bpf::NicPrograms*> KernelLinkShaper::ProgramsFor(bool redirect_to_i
     load.ifb_ifindex = redirect_to_ifb ? 1 : 0;  // only whether there is one matters to the load
     load.redirect_unclassified = options_.redirect_unclassified;
     load.edt = edt;
+    load.unmarked_dscp = options_.unmarked_dscp;
     auto loaded = bpf::NicPrograms::Load(load);
     if (!loaded.ok()) return loaded.status();
     slot = std::move(*loaded);

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +38,8 @@ struct KernelLinkShaperOptions {
   shaping::ShapingMode mode = shaping::ShapingMode::kHtb;
   // Whether the kernel has sch_fq (shaping::ProbeQdiscKind("fq")); consulted for auto and edt.
   shaping::QdiscSupport fq;
+  // The DSCP of every sent packet no class marks (--dscp-default); nullopt: left as sent.
+  std::optional<uint8_t> unmarked_dscp;
 };
 
 class KernelLinkShaper : public LinkShaper {
