@@ -18,7 +18,7 @@ constexpr char kNamespace[] = "test";  // Req::Container's
 
 TEST_CASE(
     "e2e: an implicit request the tenant policy allows reserves nothing and reports no bandwidth "
-    "annotation; one it does not is reserved") {
+    "annotation, and one it does not is reserved") {
   Harness h;
   // The requests' namespace may declare up to 1000 Mbit/s (docs/tenant-policy.md).
   const std::string policy = h.root() + "/tenant-policy.json";

@@ -213,7 +213,7 @@ TEST_CASE(
 
 TEST_CASE(
     "tenant policy: netqos.io/dscp is applied only where the policy lists the value, else the "
-    "level's marking stands; every other packet leaves as CS0",
+    "level's marking stands, and every other packet leaves as CS0",
     "[enforcement][escape]") {
   DaemonFixture env(Case("d", 218));
   FakePod& ef = env.AddPod(1, "asks-ef");  // shared_cores, marked 8 by the operator
