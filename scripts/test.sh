@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, configures and builds netqos from scratch and runs
 # every test through CTest (stage main), the privileged smoke subset inside Debian's 6.1 kernel
-# under qemu (stage kernels; 5.10 and 6.12 in the full matrix: scripts/kernel-lab.sh runs tests/kernels/smoke.sh on the
-# main build directory's binaries), then the same unit and e2e tests under ASan + UBSan (stage
+# under qemu (stage kernels, 5.10 and 6.12 in the full matrix: scripts/kernel-lab.sh runs
+# tests/kernels/smoke.sh on the main build directory's binaries), then the same unit and e2e tests under ASan + UBSan (stage
 # asan), the concurrency tests under ThreadSanitizer (stage tsan), a short libFuzzer run of every
 # fuzz target (stage fuzz), each in its own build directory, and clang-tidy's CTest case (stage
 # lint, left out of main). Fails if any stage fails; prints a summary with each stage's build and
