@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -224,6 +225,30 @@ int TaggedUdpSocket(sockaddr_in* addr) {
   const char byte = 0;
   if (::sendto(s, &byte, 1, 0, reinterpret_cast<sockaddr*>(addr), sizeof(*addr)) != 1) return -4;
   return s;
+}
+
+// The ingress program's results for N packets arriving for a UDP socket that the container of
+// cgroup_dir holds (tagged by a datagram it sent itself), run from inside that container.
+// packets(datagram) makes them from a datagram addressed to the socket's port.
+template <size_t N>
+std::array<TestRunResult, N> RunForTaggedSocket(
+    const std::string& cgroup_dir, int ingress,
+    const std::function<std::array<std::vector<uint8_t>, N>(const std::vector<uint8_t>&)>&
+        packets) {
+  std::array<TestRunResult, N> runs{};
+  std::function<int(std::array<TestRunResult, N>*)> child = [&](std::array<TestRunResult, N>* r) {
+    sockaddr_in addr{};
+    const int s = TaggedUdpSocket(&addr);
+    if (s < 0) return -s;
+    const auto datagram = Ipv4Packet(IPPROTO_UDP, kLoopback, 6000, kLoopback, ntohs(addr.sin_port));
+    int rc = 0;
+    const auto pkts = packets(datagram);
+    for (size_t i = 0; i < N; ++i) rc |= TestRun(ingress, pkts[i], 3, &(*r)[i]);
+    ::close(s);
+    return rc;
+  };
+  REQUIRE(RunInChild(cgroup_dir, child, &runs) == 0);
+  return runs;
 }
 
 }  // namespace
@@ -1127,30 +1152,17 @@ TEST_CASE("later fragments to a host socket take its first fragment's class", "[
   REQUIRE(nic.ok());
   const int ingress = (*nic)->IngressFd();
 
-  struct Runs {
-    TestRunResult first, middle, last, other_id, orphan;
-  };
-  Runs runs{};
-  // A UDP socket in container a, tagged by the datagram it sends itself; then the fragments of a
-  // datagram "arriving" for it.
-  std::function<int(Runs*)> child = [&](Runs* r) {
-    sockaddr_in addr{};
-    const int s = TaggedUdpSocket(&addr);
-    if (s < 0) return -s;
-    const auto pkt = Ipv4Packet(IPPROTO_UDP, kLoopback, 6000, kLoopback, ntohs(addr.sin_port));
-    int rc = TestRun(ingress, Fragment(pkt, 4242, 0, true), 3, &r->first);
-    rc |= TestRun(ingress, Fragment(pkt, 4242, 185, true), 3, &r->middle);
-    rc |= TestRun(ingress, Fragment(pkt, 4242, 370, false), 3, &r->last);
-    rc |= TestRun(ingress, Fragment(pkt, 4243, 185, false), 3, &r->other_id);
-    ::close(s);
-    return rc;
-  };
-  REQUIRE(RunInChild(fx.cg_a(), child, &runs) == 0);
-  CHECK(runs.first.priority == 0x10080u);
-  CHECK(runs.middle.priority == 0x10080u);
-  CHECK(runs.last.priority == 0x10080u);
-  // A fragment of a datagram whose first fragment was never seen: unclassified.
-  CHECK(runs.other_id.priority == 3u);
+  // The fragments of a datagram "arriving" for a socket of container a: first, middle, last,
+  // and a fragment of another datagram whose first fragment was never seen.
+  const auto runs = RunForTaggedSocket<4>(fx.cg_a(), ingress, [](const std::vector<uint8_t>& d) {
+    return std::array<std::vector<uint8_t>, 4>{
+        Fragment(d, 4242, 0, true), Fragment(d, 4242, 185, true), Fragment(d, 4242, 370, false),
+        Fragment(d, 4243, 185, false)};
+  });
+  CHECK(runs[0].priority == 0x10080u);
+  CHECK(runs[1].priority == 0x10080u);
+  CHECK(runs[2].priority == 0x10080u);
+  CHECK(runs[3].priority == 3u);  // unclassified
 }
 
 struct SockoptResult {
@@ -1389,25 +1401,14 @@ TEST_CASE("a host socket of a pod classified at its veth is still shaped at the 
   REQUIRE(opened.dp->SetClass(opened.id_a, shaped).ok());
   const int ingress = nic->IngressFd();
 
-  struct Runs {
-    TestRunResult whole, first, later;
-  };
-  Runs runs{};
-  std::function<int(Runs*)> child = [&](Runs* r) {
-    sockaddr_in addr{};
-    const int s = TaggedUdpSocket(&addr);
-    if (s < 0) return -s;
-    const auto pkt = Ipv4Packet(IPPROTO_UDP, kLoopback, 6000, kLoopback, ntohs(addr.sin_port));
-    int rc = TestRun(ingress, pkt, 3, &r->whole);
-    rc |= TestRun(ingress, Fragment(pkt, 4244, 0, true), 3, &r->first);
-    rc |= TestRun(ingress, Fragment(pkt, 4244, 185, false), 3, &r->later);
-    ::close(s);
-    return rc;
-  };
-  REQUIRE(RunInChild(fx.cg_a(), child, &runs) == 0);
-  for (const TestRunResult* r : {&runs.whole, &runs.first, &runs.later}) {
-    CHECK(r->retval == static_cast<uint32_t>(TC_ACT_UNSPEC));  // on to the IFB redirect
-    CHECK(r->priority == 0x1007au);
+  // A whole datagram, then the first and a later fragment of another.
+  const auto runs = RunForTaggedSocket<3>(fx.cg_a(), ingress, [](const std::vector<uint8_t>& d) {
+    return std::array<std::vector<uint8_t>, 3>{d, Fragment(d, 4244, 0, true),
+                                               Fragment(d, 4244, 185, false)};
+  });
+  for (const TestRunResult& r : runs) {
+    CHECK(r.retval == static_cast<uint32_t>(TC_ACT_UNSPEC));  // on to the IFB redirect
+    CHECK(r.priority == 0x1007au);
   }
 }
 
