@@ -152,6 +152,11 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
   // The container of a pod behind a CNI: its class entry is looked up by the pod's address or
   // veth, never by the test run's socket (the cases run in the other two cgroups).
   testing::TestCgroup pod_container(root, "pod");
+  // EDT mode: a container paced by its leaf alone (a namespace without an aggregate) and one
+  // paced by its leaf and then its namespace's aggregate. Their rates are too high for any
+  // delay, so every run takes the same branch of the pacing and none is dropped by the horizon.
+  testing::TestCgroup paced(root, "paced");
+  testing::TestCgroup aggregated(root, "aggregated");
 
   bpf::Dataplane::Options o;
   o.pin_dir = dir.file("bpf") + "/netqos";
@@ -177,6 +182,23 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
   if (!nic.ok()) throw std::runtime_error(nic.status().message());
   const int ingress = (*nic)->IngressFd();
   const int nic_tx = (*nic)->EgressFd();
+  auto nic_edt = netqos::bpf::NicPrograms::Load({.pin_dir = o.pin_dir, .edt = true});
+  if (!nic_edt.ok()) throw std::runtime_error(nic_edt.status().message());
+  const int nic_tx_edt = (*nic_edt)->EgressFd();
+  constexpr uint64_t kPacedLeaf = 0x1001a0, kAggregatedLeaf = 0x1001a1, kAggregate = 0x1001a5;
+  constexpr uint64_t kNoDelay = 1'000'000'000'000;  // bytes/s: 54 bytes take 0 ns
+  netqos_class paced_cls = cls;
+  paced_cls.priority = kPacedLeaf;
+  netqos_class aggregated_cls = cls;
+  aggregated_cls.priority = kAggregatedLeaf;
+  aggregated_cls.flags |= NETQOS_CLASS_F_AGGREGATE;
+  for (const Status& st :
+       {(*dp)->SetClass(paced.Id(), paced_cls), (*dp)->SetClass(aggregated.Id(), aggregated_cls),
+        (*dp)->SetEdtRate(kPacedLeaf, kNoDelay), (*dp)->SetEdtRate(kAggregatedLeaf, kNoDelay),
+        (*dp)->SetEdtRate(kAggregate, kNoDelay),
+        (*dp)->SetAggregate(kAggregatedLeaf, kAggregate)}) {
+    if (!st.ok()) throw std::runtime_error(st.message());
+  }
   // A pod behind a CNI: its address in the pod address map, its veth (played by the loopback
   // device's neighbour, any device will do: the programs look its ifindex up) in the veth map,
   // its container with a carrier slot and shaped on ingress.
@@ -228,6 +250,12 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
        [&] { return TestRunNs(ingress, no_socket, repeat); }, false},
       {"netqos_nic_tx (tc egress)", "container's socket: class map hit", classified.Path(),
        [&] { return TestRunNs(nic_tx, tcp, repeat); }, false},
+      {"netqos_nic_tx (tc egress, EDT mode)",
+       "container's socket: its leaf paced (a namespace without an aggregate)", paced.Path(),
+       [&] { return TestRunNs(nic_tx_edt, tcp, repeat); }, false},
+      {"netqos_nic_tx (tc egress, EDT mode)",
+       "container's socket: its leaf paced, then its namespace's aggregate", aggregated.Path(),
+       [&] { return TestRunNs(nic_tx_edt, tcp, repeat); }, false},
       {"netqos_nic_tx (tc egress)", "no container's socket: pod address lookup, no pod",
        unclassified.Path(), [&] { return TestRunNs(nic_tx, tcp, repeat); }, false},
       {"netqos_nic_tx (tc egress)", "no socket, a pod's source address (classified by address)",

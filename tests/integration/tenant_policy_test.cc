@@ -46,22 +46,34 @@ DaemonFixtureOptions Case(const std::string& tag, int subnet) {
   return {.tag = "t" + tag, .subnet = subnet, .pod_namespace = "tenant"};
 }
 
-// What the peer receives (whatever class the packets took) while `cgroup` sends bulk TCP, and
-// what `leaf` carries when given; measured after the warm-up, within MeasureCaps's windows against
-// `cap`. The leaf's HTB bytes are wire bytes (each segment with its headers); the veth counts a GSO
-// packet's headers once, a few percent less: the peer's count is an upper bound only.
+// Which way the bulk TCP flows: the container sends (its leaf on the veth's host end), or the
+// container receives (iperf3 -R: its leaf on the veth's IFB).
+enum class Way { kOut, kIn };
+const char* WayText(Way way) { return way == Way::kOut ? "out" : "in"; }
+
+// What gets through (whatever class the packets took) while `cgroup` exchanges bulk TCP with the
+// peer, and what `leaf` carries when given; measured after the warm-up, within MeasureCaps's
+// windows against `cap`. Out: what the peer's veth received. In: what the IFB passed on to the
+// node, all its classes (the veth's own receive counter would also count what the IFB drops).
+// The leaf's HTB bytes are wire bytes (each segment with its headers); the devices count a GSO or
+// GRO packet's headers once, a few percent less: their count is an upper bound only.
 struct Sent {
   double wire = 0;
   double leaf = -1;  // -1: no leaf measured
 };
 Sent SendBulk(DaemonFixture& env, const std::string& cgroup, uint16_t port, double cap,
-              const std::string& leaf = "") {
+              const std::string& leaf = "", Way way = Way::kOut) {
   env.Server(0, port);
-  env.Client(cgroup, 0, port, kRunSeconds);
+  env.Client(cgroup, 0, port, kRunSeconds, way == Way::kIn);
   std::this_thread::sleep_for(kWarmUp);
   WireRate w;
-  w.Link("wire", env.ns(), env.veth().peer, LinkDirection::kRx);
-  if (!leaf.empty()) w.HtbClass("leaf", "", env.veth().host, leaf);
+  if (way == Way::kOut) {
+    w.Link("wire", env.ns(), env.veth().peer, LinkDirection::kRx);
+  } else {
+    w.Link("wire", "", env.veth().Ifb(), LinkDirection::kTx);
+  }
+  const std::string leaf_dev = way == Way::kOut ? env.veth().host : env.veth().Ifb();
+  if (!leaf.empty()) w.HtbClass("leaf", "", leaf_dev, leaf);
   MeasureCaps(w, {{leaf.empty() ? "wire" : "leaf", cap}});
   env.StopTraffic();
   Sent s;
@@ -109,22 +121,26 @@ bool Contains(const std::string& text, const std::string& needle) {
 // ---------------------------------------------------------------------------------------------
 
 TEST_CASE(
-    "tenant policy: netqos.io/container-ceil: level with a 10G egress annotation is held to "
-    "the allocation where the policy allows no borrowing",
+    "tenant policy: netqos.io/container-ceil: level with 10G bandwidth annotations is held to "
+    "the allocation both ways where the policy allows no borrowing",
     "[enforcement][escape]") {
   DaemonFixture env(Case("c", 214));
   FakePod& p = env.AddPod(1);
   p.annotations["netqos.io/container-ceil"] = "level";
   p.annotations["kubernetes.io/egress-bandwidth"] = "10G";
+  p.annotations["kubernetes.io/ingress-bandwidth"] = "10G";
   env.WritePods();
   const std::string cg = env.MakeCgroup(p);
   env.StartDaemon();
   env.Allocate(p, 50);
   const std::string leaf = LeafOf(env, cg);
-  const Sent s = SendBulk(env, cg, 15901, 50, leaf);
-  std::printf("container-ceil: level + egress 10G, allocation 50: wire %.1f Mbit/s, leaf %s %.1f\n",
-              s.wire, leaf.c_str(), s.leaf);
-  CheckHeld(s, leaf, 50);
+  for (Way way : {Way::kOut, Way::kIn}) {
+    const Sent s = SendBulk(env, cg, way == Way::kOut ? 15901 : 15902, 50, leaf, way);
+    std::printf("container-ceil: level + 10G, allocation 50, %s: wire %.1f Mbit/s, leaf %s %.1f\n",
+                WayText(way), s.wire, leaf.c_str(), s.leaf);
+    INFO(WayText(way));
+    CheckHeld(s, leaf, 50);
+  }
   const std::string status = StatusNaming(env, {"netqos.io/container-ceil", "refused"});
   INFO(status);
   CHECK(Contains(status, "netqos.io/container-ceil"));
@@ -134,7 +150,7 @@ TEST_CASE(
 
 TEST_CASE(
     "tenant policy: an implicit allocation (quantity-from-qrm-declaration) is capped at its "
-    "declared bandwidth by a leaf of its own",
+    "declared bandwidth both ways by a leaf of its own",
     "[enforcement][escape]") {
   DaemonFixture env(Case("i", 215));
   FakePod& p = env.AddPod(1);
@@ -144,10 +160,13 @@ TEST_CASE(
   env.StartDaemon();
   env.Allocate(p, 50, "", {{"qrm.katalyst.kubewharf.io/quantity-from-qrm-declaration", "true"}});
   const std::string leaf = LeafOf(env, cg);
-  const Sent s = SendBulk(env, cg, 15911, 50, leaf);
-  std::printf("implicit 50 Mbit/s request: wire %.1f Mbit/s, leaf %s %.1f\n", s.wire, leaf.c_str(),
-              s.leaf);
-  CheckHeld(s, leaf, 50);
+  for (Way way : {Way::kOut, Way::kIn}) {
+    const Sent s = SendBulk(env, cg, way == Way::kOut ? 15911 : 15912, 50, leaf, way);
+    std::printf("implicit 50 Mbit/s request, %s: wire %.1f Mbit/s, leaf %s %.1f\n", WayText(way),
+                s.wire, leaf.c_str(), s.leaf);
+    INFO(WayText(way));
+    CheckHeld(s, leaf, 50);
+  }
   CHECK(env.DaemonRunning());
   CHECK(env.Leftovers() == "");
 }
@@ -164,23 +183,34 @@ TEST_CASE(
   env.Allocate(p, 50);
   const std::string leaf = LeafOf(env, cg);
   REQUIRE(!leaf.empty());
-  // A new leaf starts with its buckets full: the first 2 s of bulk TCP spend them.
-  env.Server(0, 15921);
-  WireRate w;
-  w.Link("wire", env.ns(), env.veth().peer, LinkDirection::kRx);
-  w.Start();
-  env.Client(cg, 0, 15921, 2);
-  std::this_thread::sleep_for(2000ms);
-  w.Stop();
-  env.StopTraffic();
-  const auto classes = netqos::testing::TcClasses(env.veth().host);
-  const uint64_t burst = classes.count(leaf) ? classes.at(leaf).burst_bytes : 0;
-  std::printf("burst 1Gi, allocation 50: first 2 s on the wire %.1f Mbit/s, leaf burst %llu B\n",
-              w.Mbps("wire"), static_cast<unsigned long long>(burst));
-  CHECK(w.Mbps("wire") <= 50 * (1 + kCapTolerance));
-  CHECK(w.Mbps("wire") >= 25);  // traffic flowed
-  // The default bucket at 50 Mbit/s: 1 ms of it + one packet (tc prints it rounded).
-  CHECK(burst <= 16 * 1024);
+  // A new leaf starts with its buckets full: the first 2 s of bulk TCP spend them. The leaf's
+  // ingress bucket (on the IFB) is untouched by the egress run: it starts full too.
+  for (Way way : {Way::kOut, Way::kIn}) {
+    const uint16_t port = way == Way::kOut ? 15921 : 15922;
+    env.Server(0, port);
+    WireRate w;
+    if (way == Way::kOut) {
+      w.Link("wire", env.ns(), env.veth().peer, LinkDirection::kRx);
+    } else {
+      w.Link("wire", "", env.veth().Ifb(), LinkDirection::kTx);
+    }
+    w.Start();
+    env.Client(cg, 0, port, 2, way == Way::kIn);
+    std::this_thread::sleep_for(2000ms);
+    w.Stop();
+    env.StopTraffic();
+    const std::string dev = way == Way::kOut ? env.veth().host : env.veth().Ifb();
+    const auto classes = netqos::testing::TcClasses(dev);
+    const uint64_t burst = classes.count(leaf) ? classes.at(leaf).burst_bytes : 0;
+    std::printf("burst 1Gi, allocation 50, %s: first 2 s on the wire %.1f Mbit/s, leaf burst %llu B\n",
+                WayText(way), w.Mbps("wire"), static_cast<unsigned long long>(burst));
+    INFO(WayText(way));
+    CHECK(w.Mbps("wire") <= 50 * (1 + kCapTolerance));
+    CHECK(w.Mbps("wire") >= 25);  // traffic flowed
+    // The default bucket at 50 Mbit/s: 1 ms of it + one packet (tc prints it rounded).
+    CHECK(burst > 0);
+    CHECK(burst <= 16 * 1024);
+  }
   const std::string status = StatusNaming(env, {"netqos.io/burst", "refused"});
   INFO(status);
   CHECK(Contains(status, "netqos.io/burst"));
@@ -190,21 +220,25 @@ TEST_CASE(
 
 TEST_CASE(
     "tenant policy: a pod with an invalid QoS level is classified at the unclassified level and "
-    "keeps its annotation cap",
+    "keeps its annotation caps",
     "[enforcement][escape]") {
   DaemonFixture env(Case("q", 217));
   FakePod& p = env.AddPod(1);
   p.annotations[kQosKey] = "bogus";
   p.annotations["kubernetes.io/egress-bandwidth"] = "20M";
+  p.annotations["kubernetes.io/ingress-bandwidth"] = "20M";
   env.WritePods();
   const std::string cg = env.MakeCgroup(p);
   env.StartDaemon();
   const std::string leaf = LeafOf(env, cg);
-  const Sent s = SendBulk(env, cg, 15931, 20, leaf);
+  for (Way way : {Way::kOut, Way::kIn}) {
+    const Sent s = SendBulk(env, cg, way == Way::kOut ? 15931 : 15932, 20, leaf, way);
+    std::printf("qos_level bogus, 20M annotations, no allocation, %s: wire %.1f Mbit/s, leaf %s %.1f\n",
+                WayText(way), s.wire, leaf.c_str(), s.leaf);
+    INFO(WayText(way));
+    CheckHeld(s, leaf, 20);
+  }
   const auto entry = env.ClassOf(cg);
-  std::printf("qos_level bogus, egress 20M, no allocation: wire %.1f Mbit/s, leaf %s %.1f\n",
-              s.wire, leaf.c_str(), s.leaf);
-  CheckHeld(s, leaf, 20);
   REQUIRE(entry.has_value());
   CHECK(entry->qos_level == NETQOS_QOS_SHARED);  // --unclassified-qos-level's default
   CHECK(env.DaemonRunning());
@@ -415,7 +449,7 @@ TEST_CASE(
 
 TEST_CASE(
     "tenant policy: three pods of a namespace with an aggregate are held to it together on the "
-    "wire, and a namespace without one pays nothing",
+    "wire both ways, and a namespace without one pays nothing",
     "[enforcement][traffic]") {
   DaemonFixture env({.tag = "ta", .subnet = 222, .pod_namespace = "agg"});
   std::vector<FakePod*> members;
@@ -428,7 +462,7 @@ TEST_CASE(
   for (auto* p : members) cgs.push_back(env.MakeCgroup(*p));
   const std::string cg_free = env.MakeCgroup(free_pod);
   const std::string flag = env.WriteTenantPolicy(
-      R"({"version": 1, "namespaces": {"agg": {"aggregate": {"egress": "100M"}}}})");
+      R"({"version": 1, "namespaces": {"agg": {"aggregate": {"egress": "100M", "ingress": "100M"}}}})");
   env.StartDaemon({flag});
   const std::string host = env.veth().host;
   std::vector<std::string> leaves;
@@ -478,6 +512,34 @@ TEST_CASE(
   CHECK(together <= 100 * (1 + kCapTolerance));
   CHECK(w.Mbps("free") > 100);  // not held by another namespace's aggregate
   CHECK(w.Mbps("free") <= 200 * (1 + kCapTolerance));
+
+  // Receiving: the same three under their aggregate on the IFB (the free pod has no ingress cap:
+  // its packets skip the IFB).
+  const std::string ifb = env.veth().Ifb();
+  auto ifb_classes = netqos::testing::TcClasses(ifb);
+  REQUIRE(ifb_classes.count(leaves[0]) == 1);
+  const std::string aggregate_in = ifb_classes.at(leaves[0]).parent;
+  CHECK(aggregate_in != "10:30");
+  for (const auto& leaf : leaves) CHECK(ifb_classes.at(leaf).parent == aggregate_in);
+  REQUIRE(ifb_classes.count(aggregate_in) == 1);
+  CHECK(ifb_classes.at(aggregate_in).ceil_bits == 100'000'000);
+  for (unsigned i = 0; i < 3; ++i) {
+    env.Server(0, static_cast<uint16_t>(15961 + i));
+    env.Client(cgs[i], 0, static_cast<uint16_t>(15961 + i), kRunSeconds, /*reverse=*/true);
+  }
+  std::this_thread::sleep_for(kWarmUp);
+  WireRate in;
+  in.HtbClass("aggregate", "", ifb, aggregate_in);
+  for (unsigned i = 0; i < 3; ++i) in.HtbClass("pod" + std::to_string(i), "", ifb, leaves[i]);
+  MeasureCaps(in, {{"aggregate", 100}});
+  env.StopTraffic();
+  const double together_in = in.Mbps("pod0") + in.Mbps("pod1") + in.Mbps("pod2");
+  std::printf("aggregate 100M received by three pods: class %s on %s %.1f Mbit/s (pods %.1f + %.1f "
+              "+ %.1f = %.1f)\n",
+              aggregate_in.c_str(), ifb.c_str(), in.Mbps("aggregate"), in.Mbps("pod0"),
+              in.Mbps("pod1"), in.Mbps("pod2"), together_in);
+  CHECK(Within(in.Mbps("aggregate"), 100));
+  CHECK(together_in <= 100 * (1 + kCapTolerance));
   CHECK(env.DaemonRunning());
   CHECK(env.Leftovers() == "");
 }

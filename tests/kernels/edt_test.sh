@@ -12,7 +12,10 @@
 # datagrams larger than the MTU (fragments) to a socket the container holds, held by the IFB to
 # its ingress cap with nothing going around the IFB; and what the CNI pod receives, held by the
 # IFB to its cap (classified by its address). Three pods of a namespace with an aggregate (the
-# tenant policy's) are held to it together by the aggregate's budget in the NIC program. After
+# tenant policy's) are held to it together by the aggregate's budget in the NIC program. A tenant's
+# annotations lift nothing with netqosd's default flags, both ways: borrowing with 10G bandwidth
+# annotations, an implicit request, an invalid QoS level, a 1Gi burst, an EF DSCP, system_cores on
+# a pod without an allocation. After
 # kill -9 the cap holds; a restarted netqosd
 # adopts without re-creating qdiscs; --uninstall gives the NIC back its fq_codel queues and leaves
 # no clsact, pin or IFB.
@@ -33,7 +36,7 @@ BUILD_DIR=${1:-build}
 NETQOSD=$PWD/$BUILD_DIR/bin/netqosd
 NETQOSCTL=$PWD/$BUILD_DIR/bin/netqosctl
 ATTACK=$PWD/$BUILD_DIR/bin/netqos_attack_sender
-CAP=${LAB_CAP_MBPS:-100}
+CAP=${LAB_CAP_MBPS:-100} CAP_ALL=${LAB_CAP_MBPS:-100}
 TOL=0.02
 # What an HTB leaf (the IFB's, for what is received) must reach at least: 5 % below its cap, not
 # 2 %. HTB sleeps on a timer between bursts, and a TCG guest on a busy or slow host wakes it
@@ -72,6 +75,17 @@ UID_V=edt-3 CID_V=c0ffee10 CAP_V=$((CAP / 2))
 CG_V=$CGROOT/$ROOT_NAME/pod$UID_V/$CID_V
 # Three pods of namespace agg, no caps of their own, its aggregate $CAP Mbit/s (tenant policy).
 AGG_CIDS=(c0ffee21 c0ffee22 c0ffee23)
+# Tenants' annotations that lifted a cap before the tenant policy (docs/tenant-policy.md), each on
+# a pod of its own: "greedy" (allocation $CAP_E) asks to borrow up to 10G both ways, a 1Gi burst
+# and EF; "implicit" declares $CAP_E Mbit/s without reserving them; "bogus" has an invalid QoS
+# level and ${CAP_Q}M annotations, no allocation; "sys" claims system_cores, no allocation.
+CAP_E=$((CAP / 2)) CAP_Q=$((CAP / 4))
+UID_E=edt-e CID_E=c0ffee31 UID_I=edt-i CID_I=c0ffee32 UID_Q=edt-q CID_Q=c0ffee33 UID_S=edt-s CID_S=c0ffee34
+CG_E=$CGROOT/$ROOT_NAME/pod$UID_E/$CID_E CG_I=$CGROOT/$ROOT_NAME/pod$UID_I/$CID_I
+CG_Q=$CGROOT/$ROOT_NAME/pod$UID_Q/$CID_Q CG_S=$CGROOT/$ROOT_NAME/pod$UID_S/$CID_S
+# The operator marks the shared level 8; the lab's netqosd runs with nothing else that is not the
+# default.
+DSCP_FLAG=--qos-level-dscp=shared_cores=8
 DAEMON="" SERVER="" CLIENT="" FLOODS=""
 export MQ_NIC_LEAF=fq_codel
 
@@ -124,6 +138,29 @@ edt_rate_of() {
     grep -A3 "\"key\": $leaf," | sed -n 's/.*"rate": \([0-9]*\).*/\1/p'
 }
 
+# Waits up to 10 s for cgroup $1's leaf to be paced at $2 Mbit/s in netqos_edt_v1; fails naming $3.
+wait_edt_rate() {
+  local rate=
+  for _ in $(seq 100); do
+    rate=$(edt_rate_of "$1")
+    [[ $rate == $(($2 * 125000)) ]] && return 0
+    sleep 0.1
+  done
+  log_tail
+  fail "$3: netqos_edt_v1 holds '$rate' bytes/s for its leaf, want $(($2 * 125000))"
+}
+# The IFB leaf ("10:1a4") of cgroup $1's class entry.
+ifb_leaf_of() { printf '10:%x' $(($(priority_of "$1") & 0xffff)); }
+# A clsact on the peer for counting filters, once.
+peer_clsact() {
+  tc -n "$NS" qdisc show dev "$PEER" | grep -q clsact || tc -n "$NS" qdisc add dev "$PEER" clsact
+}
+# Packets counted so far by the filter at pref $1 on the peer's ingress.
+peer_packets() {
+  tc -s -n "$NS" filter show dev "$PEER" ingress pref "$1" |
+    awk '/Sent [0-9]+ bytes [0-9]+ pkt/ { for (i = 1; i <= NF; i++) if ($i == "pkt") n += $(i - 1) } END { print n + 0 }'
+}
+
 # An iperf3 server in netns $1 on $2:$3 (SERVER), back once it listens (at most 15 s).
 start_server() {
   nsenter --net="/run/netns/$1" iperf3 -s -B "$2" -p "$3" >/dev/null 2>&1 &
@@ -135,12 +172,12 @@ start_server() {
 }
 
 # Bulk TCP from cgroup $1 to the peer (from the pod's netns with $2 = pod), for the measurement
-# that follows.
+# that follows; further arguments go to iperf3 (-R: the peer sends, the cgroup receives).
 start_tcp() {
   start_server "$NS" "$REMOTE" "$PORT"
   local in_pod=""
   [[ ${2:-} == pod ]] && in_pod="nsenter --net=/run/netns/$POD_NS"
-  sh -c "echo \$\$ > $1/cgroup.procs && exec $in_pod iperf3 -c $REMOTE -p $PORT -t 120" >/dev/null 2>&1 &
+  sh -c "echo \$\$ > $1/cgroup.procs && exec $in_pod iperf3 -c $REMOTE -p $PORT -t 120 ${*:3}" >/dev/null 2>&1 &
   CLIENT=$!
   sleep 2
 }
@@ -174,13 +211,25 @@ cat >"$WORK/pods.json" <<JSON
   "spec": {"hostNetwork": true},
   "status": {"qosClass": "Burstable", "phase": "Running",
     "containerStatuses": [{"name": "app", "containerID": "containerd://%s"}]}}' \
-    "$i" "$i" "${AGG_CIDS[$i]}"; done)]}
+    "$i" "$i" "${AGG_CIDS[$i]}"; done)$(
+  while read -r uid name cid annotations; do printf ',
+  {"metadata": {"uid": "%s", "namespace": "lab", "name": "%s", "annotations": {%s}},
+  "spec": {"hostNetwork": true},
+  "status": {"qosClass": "Burstable", "phase": "Running",
+    "containerStatuses": [{"name": "app", "containerID": "containerd://%s"}]}}' \
+    "$uid" "$name" "$annotations" "$cid"; done <<PODS
+$UID_E greedy $CID_E "katalyst.kubewharf.io/qos_level": "shared_cores", "netqos.io/container-ceil": "level", "kubernetes.io/egress-bandwidth": "10G", "kubernetes.io/ingress-bandwidth": "10G", "netqos.io/burst": "1Gi", "netqos.io/dscp": "46"
+$UID_I implicit $CID_I "katalyst.kubewharf.io/qos_level": "shared_cores", "qrm.katalyst.kubewharf.io/quantity-from-qrm-declaration": "true"
+$UID_Q bogus $CID_Q "katalyst.kubewharf.io/qos_level": "bogus", "kubernetes.io/egress-bandwidth": "${CAP_Q}M", "kubernetes.io/ingress-bandwidth": "${CAP_Q}M"
+$UID_S sys $CID_S "katalyst.kubewharf.io/qos_level": "system_cores"
+PODS
+)]}
 JSON
-echo "{\"version\": 1, \"namespaces\": {\"agg\": {\"aggregate\": {\"egress\": \"${CAP}M\"}}}}" \
+echo "{\"version\": 1, \"namespaces\": {\"agg\": {\"aggregate\": {\"egress\": \"${CAP}M\", \"ingress\": \"${CAP}M\"}}}}" \
   >"$WORK/tenant-policy.json"
 
 echo "== netqosd (--shaping-mode default: auto) enforcing $NIC; Allocate $CAP Mbit/s"
-lab_netqosd_start --tenant-policy-file="$WORK/tenant-policy.json"
+lab_netqosd_start --tenant-policy-file="$WORK/tenant-policy.json" "$DSCP_FLAG"
 ctl allocate --pod-uid "$UID_" --pod-namespace lab --pod-name web --container app \
   --qos shared_cores --mbps "$CAP" >/dev/null || { log_tail; fail "Allocate"; }
 mkdir -p "$CG" || fail "mkdir $CG"
@@ -271,6 +320,80 @@ start_tcp "$CG_V"
 CAP=$CAP_V check_rate "annotated pod"
 stop_traffic
 
+echo "== a tenant's annotations with netqosd's default flags lift nothing, both ways"
+ctl allocate --pod-uid "$UID_E" --pod-namespace lab --pod-name greedy --container app \
+  --qos shared_cores --mbps "$CAP_E" >/dev/null || { log_tail; fail "Allocate $UID_E"; }
+ctl allocate --pod-uid "$UID_I" --pod-namespace lab --pod-name implicit --container app \
+  --qos shared_cores --mbps "$CAP_E" \
+  --annotation qrm.katalyst.kubewharf.io/quantity-from-qrm-declaration=true >/dev/null ||
+  { log_tail; fail "Allocate $UID_I"; }
+mkdir -p "$CG_E" "$CG_I" "$CG_Q" "$CG_S" || fail "mkdir the tenants' cgroups"
+wait_edt_rate "$CG_E" "$CAP_E" "greedy (container-ceil: level, 10G annotations, allocation $CAP_E)"
+wait_edt_rate "$CG_I" "$CAP_E" "implicit ($CAP_E Mbit/s declared)"
+wait_edt_rate "$CG_Q" "$CAP_Q" "bogus (an invalid QoS level, ${CAP_Q}M annotations)"
+level=
+for _ in $(seq 100); do
+  level=$(bpftool map dump pinned "$PIN_DIR/netqos_cls_v1" 2>/dev/null |
+    grep -A5 "\"key\": $(stat -c %i "$CG_S")," | sed -n 's/.*"qos_level": \([0-9]*\).*/\1/p')
+  [[ -n $level ]] && break
+  sleep 0.1
+done
+# 2: shared_cores, the unclassified level (0 would be system_cores).
+[[ $level == 2 ]] || { log_tail; fail "sys (system_cores, no allocation): class entry level '$level', want 2"; }
+echo "  paced: greedy $CAP_E, implicit $CAP_E, bogus $CAP_Q Mbit/s; sys at level $level (shared_cores)"
+LEAF_E=$(ifb_leaf_of "$CG_E")
+burst=$(tc class show dev "$IFB" classid "$LEAF_E" | sed -n 's/.* burst \([0-9]*\)b.*/\1/p')
+# The default bucket at $CAP_E Mbit/s: 1 ms of it + one packet, far from 1 GiB.
+if [[ -z $burst ]] || ((burst > 16384)); then
+  fail "greedy's IFB leaf $LEAF_E has burst '$burst' bytes: $(tc class show dev "$IFB" classid "$LEAF_E")"
+fi
+echo "  greedy's IFB leaf $LEAF_E: burst $burst bytes (1Gi asked)"
+# DSCP on the peer's ingress: EF (46, dsfield 0xb8) and the level's 8 (0x20), counted.
+{ peer_clsact &&
+  tc -n "$NS" filter add dev "$PEER" ingress pref 40 protocol ip u32 match ip dsfield 0xb8 0xfc action pass &&
+  tc -n "$NS" filter add dev "$PEER" ingress pref 41 protocol ip u32 match ip dsfield 0x20 0xfc action pass; } ||
+  fail "DSCP counting filters on $PEER"
+# greedy sends with IP_TOS EF (iperf3 -S 0xb8): its packets must leave with the level's 8.
+CAP=$CAP_E
+start_tcp "$CG_E" "" -S 184
+check_rate "greedy, out"
+stop_traffic
+ef=$(peer_packets 40) eight=$(peer_packets 41)
+echo "  greedy asked for EF and set IP_TOS EF: the peer got $ef packets marked EF, $eight marked 8"
+((ef == 0 && eight > 100)) || fail "greedy's DSCP: $ef packets EF, $eight marked 8 (want 0 and its traffic)"
+# A process of no container with IP_TOS EF: CS0 (--dscp-default auto, since a level is marked).
+tc -n "$NS" filter add dev "$PEER" ingress pref 42 protocol ip u32 match ip protocol 17 0xff \
+  match ip dport 9 0xffff action pass || fail "a UDP counting filter on $PEER"
+sh -c "echo \$\$ > $CGROOT/$ROOT_NAME/cgroup.procs && exec python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0xb8)
+for _ in range(50): s.sendto(b\"x\" * 100, (\"$REMOTE\", 9))'" || fail "a node process sending with IP_TOS EF"
+sleep 0.5
+ef=$(peer_packets 40) udp=$(peer_packets 42)
+echo "  a node process set IP_TOS EF on 50 datagrams: the peer got $udp of them, $ef packets marked EF"
+((ef == 0 && udp >= 50)) || fail "a node process's IP_TOS EF: $ef packets EF at the peer, $udp of its 50 datagrams seen"
+start_tcp "$CG_E" "" -R
+check_wire "greedy, in" htb "$IFB" "class $LEAF_E" 5
+stop_traffic
+start_tcp "$CG_I" ""
+check_rate "implicit, out"
+stop_traffic
+start_tcp "$CG_I" "" -R
+check_wire "implicit, in" htb "$IFB" "class $(ifb_leaf_of "$CG_I")" 5
+stop_traffic
+CAP=$CAP_Q
+start_tcp "$CG_Q" ""
+check_rate "bogus, out"
+stop_traffic
+start_tcp "$CG_Q" "" -R
+check_wire "bogus, in" htb "$IFB" "class $(ifb_leaf_of "$CG_Q")" 5
+stop_traffic
+CAP=$CAP_ALL
+for pref in 40 41 42; do
+  tc -n "$NS" filter del dev "$PEER" ingress pref "$pref" || fail "removing counting filter $pref"
+done
+
 echo "== three pods of namespace agg, no caps of their own, its aggregate $CAP Mbit/s: held together"
 AGG_CGS=()
 for i in 0 1 2; do
@@ -308,6 +431,28 @@ done
 sleep 2
 check_rate "three pods of one aggregate"
 stop_traffic
+# Receiving, the aggregate is an HTB class on the IFB above the three leaves, as in HTB mode.
+AGG_IN=$(tc class show dev "$IFB" classid "$(ifb_leaf_of "${AGG_CGS[0]}")" |
+  sed -n 's/.* parent \(10:[0-9a-f]*\).*/\1/p')
+[[ -n $AGG_IN && $AGG_IN != 10:30 ]] || fail "agg-0's IFB leaf is not under an aggregate: parent '$AGG_IN'"
+for i in 1 2; do
+  parent=$(tc class show dev "$IFB" classid "$(ifb_leaf_of "${AGG_CGS[$i]}")" |
+    sed -n 's/.* parent \(10:[0-9a-f]*\).*/\1/p')
+  [[ $parent == "$AGG_IN" ]] || fail "agg-$i's IFB leaf is under '$parent', not the aggregate $AGG_IN"
+done
+for i in 0 1 2; do
+  nsenter --net="/run/netns/$NS" iperf3 -s -B "$REMOTE" -p $((PORT + 10 + i)) >/dev/null 2>&1 &
+  SERVER="$SERVER $!"
+done
+sleep 1
+for i in 0 1 2; do
+  sh -c "echo \$\$ > ${AGG_CGS[$i]}/cgroup.procs && exec iperf3 -c $REMOTE -p $((PORT + 10 + i)) -t 120 -R" \
+    >/dev/null 2>&1 &
+  CLIENT="$CLIENT $!"
+done
+sleep 2
+check_wire "three pods of one aggregate, received" htb "$IFB" "class $AGG_IN" 5
+stop_traffic
 
 echo "== SO_PRIORITY forged from below another capped container ($CAP_A Mbit/s)"
 ctl allocate --pod-uid "$UID_A" --pod-namespace lab --pod-name evil --container app \
@@ -321,7 +466,7 @@ for _ in $(seq 100); do RATE_A=$(edt_rate_of "$CG_A"); [[ -n $RATE_A ]] && break
 # GSO, so exact too): the victim sent the difference. The attacker's packets are dropped there
 # once counted (no ICMP replies, no receiver to feed on the TCG guest's CPU).
 modprobe act_gact 2>/dev/null
-{ ip -n "$NS" addr add "$REMOTE2/24" dev "$PEER" && tc -n "$NS" qdisc add dev "$PEER" clsact &&
+{ ip -n "$NS" addr add "$REMOTE2/24" dev "$PEER" && peer_clsact &&
   tc -n "$NS" filter add dev "$PEER" ingress pref 20 protocol ip u32 match ip dst "$REMOTE2/32" action drop; } ||
   fail "a counting filter on $PEER"
 # The forged values: the victim's class (what HTB would take for its leaf) and priorities that
@@ -406,7 +551,7 @@ stop_traffic
 
 echo "== restart: netqosd adopts (no qdisc re-created)"
 : >"$LOG"
-lab_netqosd_start --tenant-policy-file="$WORK/tenant-policy.json"
+lab_netqosd_start --tenant-policy-file="$WORK/tenant-policy.json" "$DSCP_FLAG"
 sleep 2
 grep -qE 'edt_root_created=true|edt_queues_replaced=[1-9]|qdisc_created=true|fq under tx queues' "$LOG" &&
   { log_tail; fail "the restart re-created qdiscs on $NIC"; }
@@ -428,5 +573,5 @@ grep -q nqifb <<<"$links" && fail "an IFB left behind: $(grep nqifb <<<"$links")
 if [[ -n $NO_TRAFFIC ]]; then
   echo "PASS: auto chose edt on mq, every case ran (rates not measured: LAB_NO_TRAFFIC), killed, adopted, fq_codel queues back after --uninstall"
 else
-  echo "PASS: auto chose edt on mq, cap held within 2 % (container, nested cgroup, AF_PACKET at most, CNI pod both ways, three pods of one aggregate, forged SO_PRIORITY, fragments at most, killed, adopted), fq_codel queues back after --uninstall"
+  echo "PASS: auto chose edt on mq, cap held within 2 % (container, nested cgroup, AF_PACKET at most, CNI pod both ways, tenants' annotations both ways, three pods of one aggregate both ways, forged SO_PRIORITY, fragments at most, killed, adopted), fq_codel queues back after --uninstall"
 fi
