@@ -46,12 +46,27 @@ done
 
 # The paths under which dpkg may have recorded a library: merged /usr means dpkg knows some
 # under /lib and others under /usr/lib, and ldd may report either, through a symlink or not.
-variants() {
-  local path=$1 cand
-  for cand in "$path" "$(readlink -f "$(dirname "$path")")/$(basename "$path")" \
-              "$(readlink -f "$path")"; do
-    printf '%s\n' "$cand" "${cand#/usr}" "/usr$cand"
-  done | awk '!seen[$0]++'
+# variants_of[PATH]: the candidates, one per line, for every library path; two readlink calls in
+# all (a fork per library and candidate made this check take seconds).
+declare -A variants_of=()
+compute_variants() {
+  local paths=("$@") dirs=() real=() real_dirs=() i cand out v
+  local -A seen
+  ((${#paths[@]})) || return 0
+  for cand in "${paths[@]}"; do dirs+=("${cand%/*}"); done
+  mapfile -t real < <(readlink -f -- "${paths[@]}")
+  mapfile -t real_dirs < <(readlink -f -- "${dirs[@]}")
+  for i in "${!paths[@]}"; do
+    out="" seen=()
+    for cand in "${paths[$i]}" "${real_dirs[$i]}/${paths[$i]##*/}" "${real[$i]}"; do
+      for v in "$cand" "${cand#/usr}" "/usr$cand"; do
+        [[ -n ${seen[$v]:-} ]] && continue
+        seen[$v]=1
+        out+=${out:+$'\n'}$v
+      done
+    done
+    variants_of[${paths[$i]}]=$out
+  done
 }
 
 # Every library the binaries load: "BINARY<TAB>PATH" lines.
@@ -80,17 +95,23 @@ for bin in "$@"; do
   done <<<"$ldd_out"
 done
 
-# One dpkg-query for all candidate paths (each call reads the whole database).
+# Which packages own the candidate paths: one fixed-string pass over dpkg's file lists (what
+# `dpkg-query -S` reads too, but it matches each path as a pattern against every file of every
+# package: about 20 s for the few hundred candidates here, and the self-test runs this 5 times).
+# A path in several packages' lists is owned by each.
 declare -A owner_of=()
 if ((${#libs[@]})); then
-  mapfile -t candidates < <(for entry in "${libs[@]}"; do variants "${entry#*$'\t'}"; done |
+  mapfile -t paths < <(for entry in "${libs[@]}"; do echo "${entry#*$'\t'}"; done | awk '!seen[$0]++')
+  compute_variants "${paths[@]}"
+  mapfile -t candidates < <(for p in "${paths[@]}"; do echo "${variants_of[$p]}"; done |
                             awk '!seen[$0]++')
-  # "pkg1:arch, pkg2:arch: /path"; diversion lines start with "diversion by".
+  info_dir=${DPKG_INFO_DIR:-/var/lib/dpkg/info}
+  # "DIR/pkg:arch.list:/path" (the arch is absent for some packages).
   while IFS= read -r out; do
-    [[ $out == diversion* || $out != *": /"* ]] && continue
-    owner_of[${out##*: }]=$(echo "${out%: *}" | tr -d ' ' | tr ',' '\n' | sed 's/:.*//' |
-                            tr '\n' ' ')
-  done < <(dpkg-query -S "${candidates[@]}" 2>/dev/null || true)
+    list_file=${out%%.list:*}
+    pkg=${list_file##*/}
+    owner_of[${out#*.list:}]+="${pkg%%:*} "
+  done < <(grep -F -x -f <(printf '%s\n' "${candidates[@]}") "$info_dir"/*.list 2>/dev/null || true)
 fi
 
 declare -A needed=()
@@ -100,7 +121,7 @@ for entry in "${libs[@]}"; do
   pkgs=""
   while IFS= read -r cand; do
     if [[ -n ${owner_of[$cand]:-} ]]; then pkgs=${owner_of[$cand]}; break; fi
-  done < <(variants "$lib")
+  done <<<"${variants_of[$lib]:-}"
   if [[ -z $pkgs ]]; then
     problem "$bin: $lib belongs to no Debian package (built locally?)"
     continue
