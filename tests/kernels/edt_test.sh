@@ -161,6 +161,23 @@ peer_packets() {
     awk '/Sent [0-9]+ bytes [0-9]+ pkt/ { for (i = 1; i <= NF; i++) if ($i == "pkt") n += $(i - 1) } END { print n + 0 }'
 }
 
+# Bulk TCP between each of the three pods of namespace agg and a server of its own on the peer
+# (-R: the pods receive), for the measurement that follows.
+agg_tcp() {
+  local i
+  for i in 0 1 2; do
+    nsenter --net="/run/netns/$NS" iperf3 -s -B "$REMOTE" -p $((PORT + 10 + i)) >/dev/null 2>&1 &
+    SERVER="$SERVER $!"
+  done
+  sleep 1
+  for i in 0 1 2; do
+    sh -c "echo \$\$ > ${AGG_CGS[$i]}/cgroup.procs && exec iperf3 -c $REMOTE -p $((PORT + 10 + i)) -t 120 $*" \
+      >/dev/null 2>&1 &
+    CLIENT="$CLIENT $!"
+  done
+  sleep 2
+}
+
 # An iperf3 server in netns $1 on $2:$3 (SERVER), back once it listens (at most 15 s).
 start_server() {
   nsenter --net="/run/netns/$1" iperf3 -s -B "$2" -p "$3" >/dev/null 2>&1 &
@@ -418,17 +435,7 @@ AGG_RATE=$(bpftool map dump pinned "$PIN_DIR/netqos_edt_v1" | grep -A3 "\"key\":
 [[ $AGG_RATE == $((CAP * 125000)) ]] ||
   { log_tail; fail "netqos_edt_v1 for the aggregate $AGG is '$AGG_RATE', want $((CAP * 125000))"; }
 echo "  3 leaves -> aggregate $(printf '10:%x' $((AGG & 0xffff))) paced at $AGG_RATE bytes/s"
-for i in 0 1 2; do
-  nsenter --net="/run/netns/$NS" iperf3 -s -B "$REMOTE" -p $((PORT + 10 + i)) >/dev/null 2>&1 &
-  SERVER="$SERVER $!"
-done
-sleep 1
-for i in 0 1 2; do
-  sh -c "echo \$\$ > ${AGG_CGS[$i]}/cgroup.procs && exec iperf3 -c $REMOTE -p $((PORT + 10 + i)) -t 120" \
-    >/dev/null 2>&1 &
-  CLIENT="$CLIENT $!"
-done
-sleep 2
+agg_tcp
 check_rate "three pods of one aggregate"
 stop_traffic
 # Receiving, the aggregate is an HTB class on the IFB above the three leaves, as in HTB mode.
@@ -440,17 +447,7 @@ for i in 1 2; do
     sed -n 's/.* parent \(10:[0-9a-f]*\).*/\1/p')
   [[ $parent == "$AGG_IN" ]] || fail "agg-$i's IFB leaf is under '$parent', not the aggregate $AGG_IN"
 done
-for i in 0 1 2; do
-  nsenter --net="/run/netns/$NS" iperf3 -s -B "$REMOTE" -p $((PORT + 10 + i)) >/dev/null 2>&1 &
-  SERVER="$SERVER $!"
-done
-sleep 1
-for i in 0 1 2; do
-  sh -c "echo \$\$ > ${AGG_CGS[$i]}/cgroup.procs && exec iperf3 -c $REMOTE -p $((PORT + 10 + i)) -t 120 -R" \
-    >/dev/null 2>&1 &
-  CLIENT="$CLIENT $!"
-done
-sleep 2
+agg_tcp -R
 check_wire "three pods of one aggregate, received" htb "$IFB" "class $AGG_IN" 5
 stop_traffic
 
