@@ -413,7 +413,8 @@ class Sink {
   bool ok_ = false;
 };
 
-// Sends as fast as the socket accepts for `seconds` with SO_PRIORITY `priority` (0 = none).
+// Sends as fast as the socket accepts for `seconds` with SO_PRIORITY `priority` (0 = none), or
+// until it is destroyed.
 class Blaster {
  public:
   Blaster(const std::string& ip, uint16_t port, uint32_t priority, double seconds) {
@@ -431,13 +432,15 @@ class Blaster {
     thread_ = std::thread([this, seconds] {
       std::vector<char> buf(1 << 16, 'x');
       const auto end = Clock::now() + std::chrono::duration<double>(seconds);
-      while (Clock::now() < end) {
+      while (!stop_ && Clock::now() < end) {
         if (::send(fd_, buf.data(), buf.size(), MSG_NOSIGNAL) < 0) break;
       }
       ::shutdown(fd_, SHUT_WR);
     });
   }
   ~Blaster() {
+    stop_ = true;
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);  // a send blocked on a full buffer returns
     if (thread_.joinable()) thread_.join();
     if (fd_ >= 0) ::close(fd_);
   }
@@ -446,6 +449,7 @@ class Blaster {
  private:
   int fd_ = -1;
   bool ok_ = false;
+  std::atomic<bool> stop_{false};
   std::thread thread_;
 };
 
@@ -480,21 +484,32 @@ TEST_CASE("shaping: a forced skb->priority is shaped to the leaf's cap, wire-exa
     const std::string leaf = HandleText(prio);
     INFO("leaf " << leaf << " cap " << mbps << " Mbit/s");
     const auto t0 = Clock::now();
-    Blaster blast(sb.peer_ip, port, prio, 3.5);
+    Blaster blast(sb.peer_ip, port, prio, 9);
     REQUIRE(blast.ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(700));  // past HTB's initial burst
-    Sample s1 = Take(sb.host, t0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-    Sample s2 = Take(sb.host, t0);
-    const double bytes =
-        static_cast<double>(s2.classes.at(leaf).sent_bytes - s1.classes.at(leaf).sent_bytes);
-    const double mbit = bytes * 8 / (s2.t - s1.t) / 1e6;
-    std::printf("shaping: leaf %s cap %llu Mbit/s measured %.2f Mbit/s (class bytes over %.3f s)\n",
-                leaf.c_str(), static_cast<unsigned long long>(mbps), mbit, s2.t - s1.t);
-    CHECK(mbit == Approx(static_cast<double>(mbps)).epsilon(0.02));
-    // The other leaf saw none of it.
+    // Up to three windows of 2.5 s: one above the cap + 2 % fails at once; one below it (a
+    // sender starved of CPU by the machine's other work) is measured again, as every rate check
+    // of the suite does (support/daemon_fixture.h, MeasureCaps).
     const std::string other = HandleText(planner.PriorityFor(key == 1 ? 2 : 1));
-    CHECK(s2.classes.at(other).sent_bytes == s1.classes.at(other).sent_bytes);
+    double mbit = 0;
+    for (int window = 1; window <= 3; ++window) {
+      Sample s1 = Take(sb.host, t0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+      Sample s2 = Take(sb.host, t0);
+      const double bytes =
+          static_cast<double>(s2.classes.at(leaf).sent_bytes - s1.classes.at(leaf).sent_bytes);
+      mbit = bytes * 8 / (s2.t - s1.t) / 1e6;
+      std::printf(
+          "shaping: leaf %s cap %llu Mbit/s measured %.2f Mbit/s (class bytes over %.3f s, "
+          "window %d)\n",
+          leaf.c_str(), static_cast<unsigned long long>(mbps), mbit, s2.t - s1.t, window);
+      // The other leaf saw none of it.
+      CHECK(s2.classes.at(other).sent_bytes == s1.classes.at(other).sent_bytes);
+      if (mbit > static_cast<double>(mbps) * 1.02 || mbit >= static_cast<double>(mbps) * 0.98) {
+        break;
+      }
+    }
+    CHECK(mbit == Approx(static_cast<double>(mbps)).epsilon(0.02));
   }
 
   // No priority: the default leaf (10:31) carries it, the container leaves do not.

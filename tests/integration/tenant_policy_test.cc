@@ -202,8 +202,9 @@ TEST_CASE(
     const std::string dev = way == Way::kOut ? env.veth().host : env.veth().Ifb();
     const auto classes = netqos::testing::TcClasses(dev);
     const uint64_t burst = classes.count(leaf) ? classes.at(leaf).burst_bytes : 0;
-    std::printf("burst 1Gi, allocation 50, %s: first 2 s on the wire %.1f Mbit/s, leaf burst %llu B\n",
-                WayText(way), w.Mbps("wire"), static_cast<unsigned long long>(burst));
+    std::printf(
+        "burst 1Gi, allocation 50, %s: first 2 s on the wire %.1f Mbit/s, leaf burst %llu B\n",
+        WayText(way), w.Mbps("wire"), static_cast<unsigned long long>(burst));
     INFO(WayText(way));
     CHECK(w.Mbps("wire") <= 50 * (1 + kCapTolerance));
     CHECK(w.Mbps("wire") >= 25);  // traffic flowed
@@ -233,8 +234,9 @@ TEST_CASE(
   const std::string leaf = LeafOf(env, cg);
   for (Way way : {Way::kOut, Way::kIn}) {
     const Sent s = SendBulk(env, cg, way == Way::kOut ? 15931 : 15932, 20, leaf, way);
-    std::printf("qos_level bogus, 20M annotations, no allocation, %s: wire %.1f Mbit/s, leaf %s %.1f\n",
-                WayText(way), s.wire, leaf.c_str(), s.leaf);
+    std::printf(
+        "qos_level bogus, 20M annotations, no allocation, %s: wire %.1f Mbit/s, leaf %s %.1f\n",
+        WayText(way), s.wire, leaf.c_str(), s.leaf);
     INFO(WayText(way));
     CheckHeld(s, leaf, 20);
   }
@@ -534,10 +536,11 @@ TEST_CASE(
   MeasureCaps(in, {{"aggregate", 100}});
   env.StopTraffic();
   const double together_in = in.Mbps("pod0") + in.Mbps("pod1") + in.Mbps("pod2");
-  std::printf("aggregate 100M received by three pods: class %s on %s %.1f Mbit/s (pods %.1f + %.1f "
-              "+ %.1f = %.1f)\n",
-              aggregate_in.c_str(), ifb.c_str(), in.Mbps("aggregate"), in.Mbps("pod0"),
-              in.Mbps("pod1"), in.Mbps("pod2"), together_in);
+  std::printf(
+      "aggregate 100M received by three pods: class %s on %s %.1f Mbit/s (pods %.1f + %.1f "
+      "+ %.1f = %.1f)\n",
+      aggregate_in.c_str(), ifb.c_str(), in.Mbps("aggregate"), in.Mbps("pod0"), in.Mbps("pod1"),
+      in.Mbps("pod2"), together_in);
   CHECK(Within(in.Mbps("aggregate"), 100));
   CHECK(together_in <= 100 * (1 + kCapTolerance));
   CHECK(env.DaemonRunning());
