@@ -32,6 +32,11 @@ enum netqos_qos_level {
 #define NETQOS_MAP_VETH netqos_veth_v1	      /* hash: __u32 ifindex -> netqos_veth */
 #define NETQOS_MAP_CARRIER netqos_carry_v1    /* array: __u32 slot -> __u64 cgroup id */
 #define NETQOS_MAP_RX_OWNER netqos_rxown_v1   /* lru hash: netqos_flow_key -> __u64 cgroup id */
+/* Pinned by netqosd itself, read by no program: the format stamp of the pin directory (array, one
+ * entry, key __u32 0 -> struct netqos_format_stamp). Its layout never changes, so that every
+ * release can read it (userspace/common/format_stamp.h).
+ */
+#define NETQOS_PIN_FORMAT netqos_format
 
 #define NETQOS_STR_INNER(x) #x
 #define NETQOS_STR(x) NETQOS_STR_INNER(x)
@@ -181,5 +186,14 @@ struct netqos_edt {
 #define NETQOS_EDT_PRIO_INTERACTIVE 6 /* TC_PRIO_INTERACTIVE: system, dedicated */
 #define NETQOS_EDT_PRIO_BESTEFFORT 0  /* TC_PRIO_BESTEFFORT: shared, unclassified */
 #define NETQOS_EDT_PRIO_BULK 2	      /* TC_PRIO_BULK: reclaimed */
+
+/* Value of NETQOS_PIN_FORMAT: the format generation of what the pin directory holds, the oldest
+ * generation that may use it, and the release that wrote it (NUL-terminated).
+ */
+struct netqos_format_stamp {
+	__u32 generation;
+	__u32 min_reader;
+	char release[56];
+};
 
 #endif /* NETQOS_ABI_H */

@@ -15,6 +15,7 @@
 #include "app/enforcement_start.h"
 #include "app/enforcement_view.h"
 #include "app/flag_choices.h"
+#include "app/format_guard.h"
 #include "app/logging.h"
 #include "app/metrics_setup.h"
 #include "app/registration_watch.h"
@@ -87,6 +88,11 @@ int RunDaemon(const DaemonConfig& config) {
                ChoiceName(config.enforcement, kEnforcementChoices), config.EffectiveStateDir(),
                config.topology_file.empty() ? std::string("kernel") : config.topology_file);
 
+  // Before anything is read or attached: state that a newer netqosd left and this one would
+  // misread (a rollback) stops the start here, naming the release and the way back.
+  if (Status st = CheckFormatStamps(config, config.enforcement == Enforcement::kBpf); !st.ok()) {
+    return Fail(st);
+  }
   StartupPhases phases;
   auto choice = MakeTopologySource(config);
   if (!choice.ok()) return Fail(choice.status());
@@ -111,6 +117,7 @@ int RunDaemon(const DaemonConfig& config) {
 
   auto svc = OpenAllocationState(config, std::move(*policy));
   if (!svc.ok()) return Fail(svc.status());
+  StampStateDir(config);
   phases.Mark("state");
 
   // The tenant policy (--tenant-policy-file): read now, before the first Allocate, so that the

@@ -8,6 +8,7 @@
 #include "app/allocation_state.h"
 #include "app/enforce_nics.h"
 #include "app/flag_choices.h"
+#include "app/format_guard.h"
 #include "app/shaping_flags.h"
 #include "bpf/bpffs.h"
 #include "bpf/veth_attach.h"
@@ -105,6 +106,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   auto dataplane = bpf::Dataplane::Open(dp);
   if (!dataplane.ok()) return dataplane.status().Wrap("load the eBPF dataplane");
   stack->dataplane = std::move(*dataplane);
+  StampPinDir(config.bpf_pin_dir);
   for (const auto& line : stack->dataplane->migration().Describe()) {
     spdlog::info("migrated an older map layout {}", line);
   }
@@ -236,6 +238,11 @@ Result<std::unique_ptr<ResidualCleanup>> StartResidualCleanup(const DaemonConfig
 }
 
 int Uninstall(const DaemonConfig& config) {
+  // A newer netqosd's state is that netqosd's to remove: this one may not know all of it.
+  if (Status st = CheckFormatStamps(config, /*pins=*/true); !st.ok()) {
+    spdlog::critical("uninstall refused: {}", st.message());
+    return 1;
+  }
   int rc = 0;
   std::vector<enforce::InstalledLink> extra;
   if (auto nics = ParseEnforceNics(config.enforce_nics); nics.ok()) {
@@ -271,6 +278,13 @@ int Uninstall(const DaemonConfig& config) {
         "since its last snapshot: {}",
         st.message());
     rc = 1;
+  }
+  // Everything this netqosd wrote is gone or folded: an older one may take over.
+  if (rc == 0) {
+    if (Status st = RemoveStateStamps(config); !st.ok()) {
+      spdlog::error("uninstall: format stamp not removed: {}", st.message());
+      rc = 1;
+    }
   }
   return rc;
 }

@@ -324,6 +324,8 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
   // Maps of other layout versions, e.g. left by a migration that was refused.
   NETQOS_ASSIGN_OR_RETURN(std::vector<std::string> others, FindOtherVersionPins(pin_dir, maps));
   for (const std::string& pin : others) NETQOS_RETURN_IF_ERROR(Unlink(pin));
+  // The format stamp last: it guarded the rest against an older netqosd until they were gone.
+  NETQOS_RETURN_IF_ERROR(Unlink(Join(pin_dir, kFormatPinName)));
   if (::rmdir(pin_dir.c_str()) != 0 && errno != ENOENT) {
     int err = errno;
     std::string left;

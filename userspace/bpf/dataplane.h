@@ -44,8 +44,8 @@ class Dataplane {
   // cannot be migrated, Open fails and leaves them, and the old program, in place.
   static Result<std::unique_ptr<Dataplane>> Open(const Options& options);
 
-  // Detaches and unpins the links, unpins the maps (also those of other layout versions),
-  // removes pin_dir. Missing pieces are fine.
+  // Detaches and unpins the links, unpins the maps (also those of other layout versions) and,
+  // last, the format stamp (format_pin.h), removes pin_dir. Missing pieces are fine.
   static Status Uninstall(const std::string& pin_dir);
 
   ~Dataplane();

@@ -46,6 +46,7 @@ inline constexpr const char* kAggregateMapName = NETQOS_STR(NETQOS_MAP_AGG);
 inline constexpr const char* kVethMapName = NETQOS_STR(NETQOS_MAP_VETH);
 inline constexpr const char* kCarrierMapName = NETQOS_STR(NETQOS_MAP_CARRIER);
 inline constexpr const char* kRxOwnerMapName = NETQOS_STR(NETQOS_MAP_RX_OWNER);
+inline constexpr const char* kFormatPinName = NETQOS_STR(NETQOS_PIN_FORMAT);
 // The links of the cgroup programs (bpf/netqos_cgroup.bpf.c), named for the hook they hold.
 inline constexpr const char* kEgressLinkPin = "link_cgroup_egress";       // netqos_egress
 inline constexpr const char* kRxLinkPin = "link_cgroup_ingress";          // netqos_rx
