@@ -414,7 +414,7 @@ class Sink {
 };
 
 // Sends as fast as the socket accepts for `seconds` with SO_PRIORITY `priority` (0 = none), or
-// until it is destroyed.
+// until Stop(). The destructor waits for the sending to end.
 class Blaster {
  public:
   Blaster(const std::string& ip, uint16_t port, uint32_t priority, double seconds) {
@@ -438,9 +438,12 @@ class Blaster {
       ::shutdown(fd_, SHUT_WR);
     });
   }
-  ~Blaster() {
+  // Ends the sending now: a send blocked on a full buffer returns.
+  void Stop() {
     stop_ = true;
-    if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);  // a send blocked on a full buffer returns
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+  }
+  ~Blaster() {
     if (thread_.joinable()) thread_.join();
     if (fd_ >= 0) ::close(fd_);
   }
@@ -509,6 +512,7 @@ TEST_CASE("shaping: a forced skb->priority is shaped to the leaf's cap, wire-exa
         break;
       }
     }
+    blast.Stop();
     CHECK(mbit == Approx(static_cast<double>(mbps)).epsilon(0.02));
   }
 
