@@ -1,5 +1,7 @@
 // Names shared with Katalyst and the kubelet: resource name, annotation keys, QoS levels.
 // Changing any of these breaks drop-in compatibility (see docs/compatibility.md).
+// "Katalyst HEAD", here and in every comment and page of this repository, is katalyst-core at
+// commit d8c28ea1549b (2026-04-29); "v0.5.3" is the baseline release.
 #pragma once
 
 namespace netqos::core {

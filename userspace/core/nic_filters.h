@@ -1,5 +1,6 @@
-// The NIC filter chain (health, bandwidth, namespace type, hint) and the namespace
-// preference of 4.3. Each excluded NIC gets a reason, so a failed allocation can say why.
+// The NIC filter chain (health, bandwidth, namespace type, hint) and the preference among the
+// NICs' network namespaces that follows it. Each excluded NIC gets a reason, so a failed
+// allocation can say why.
 #pragma once
 
 #include <cstdint>

@@ -35,7 +35,8 @@ struct FilteredRequest {
   StringMap annotations;  // selector keys + flattened enhancements + kept annotation keys
 };
 
-// The whole 3.1 pre-processing, plus validation of the flattened network keys
+// The request's whole pre-processing (QoS level, its labels and annotations), plus validation of
+// the flattened network keys
 // (namespace_type and topology_affinity_restricted).
 Result<FilteredRequest> FilterRequest(const QosConfig& config, const StringMap& labels,
                                       const StringMap& annotations);
