@@ -67,11 +67,13 @@ scripts/install-deps.sh
 # Debug type (assertions on), -g1: line tables are all the sanitizers' stack traces need. The
 # ASan build is the big one (every unit test executable): -O0 compiles it in about half the time
 # of -O1 and the tests, mostly waiting on processes and sockets, run only ~25 s longer. TSan is
-# slow unoptimised and its build is small: -O1.
+# slow unoptimised and its build is small: -O1. Both with clang, which compiles instrumented code
+# in half GCC's time (the ASan build: 1,640 CPU-seconds against 3,360); the product and the main
+# stage stay with GCC, the sanitizers check the code, not the compiler.
 sanitizer_flags() {
   local opt="$1 -g1"
   printf '%s\n' -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=$opt" "-DCMAKE_C_FLAGS_DEBUG=$opt" \
-    -DNETQOS_WERROR=ON -DNETQOS_BUILD_BENCH=OFF
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DNETQOS_WERROR=ON -DNETQOS_BUILD_BENCH=OFF
 }
 tsan_tests=${NETQOS_TSAN_TESTS:-'[Cc]oncurren|[0-9]+ clients|^sanitizers: |metrics listener: '}
 # What the unit and e2e tests need, and nothing else (no integration tests, no benchmarks): the

@@ -70,8 +70,9 @@ TEST_CASE("Container candidates: cgroupfs driver, every QoS class and runtime") 
   // containerd and docker use the bare id, CRI-O prefixes "crio-", unknown runtimes try both.
   const std::map<std::string, std::vector<std::string>> names = {
       {"containerd", {"c1"}}, {"docker", {"c1"}}, {"cri-o", {"crio-c1"}}, {"", {"c1", "crio-c1"}}};
-  for (const auto& [runtime, leaf] : names) {
+  for (const auto& [runtime, leaves] : names) {
     INFO("runtime=" << runtime);
+    const auto& leaf = leaves;  // clang 14 (the sanitizer builds) cannot capture a binding
     auto under = [&](const std::vector<std::string>& pods) {
       V out;
       for (const auto& pod : pods) {
