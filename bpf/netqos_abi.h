@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /* The one ABI shared by the BPF programs (the .bpf.c files) and userspace (userspace/bpf/): map
  * names, keys and values. Plain __u32/__u64 with explicit padding; a layout change needs a new _vN
  * name.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* The cgroup programs, all attached (pinned bpf_links) to the cgroup v2 root netqos watches.
  *
  * netqos_egress (cgroup_skb/egress) maps each sent skb's cgroup to its container's class entry,
@@ -187,4 +187,5 @@ int netqos_sockopt_pods(struct bpf_sockopt *ctx)
 	return netqos_sockopt_verdict(ctx, 1);
 }
 
-char LICENSE[] SEC("license") = "GPL";
+/* The kernel's license_is_gpl_compatible() accepts "Dual BSD/GPL": GPL-only helpers stay usable. */
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /* Map definitions shared by every netqos BPF object. All are pinned by name under the daemon's
  * pin directory, so the egress and ingress objects (and daemon restarts) share one instance.
  */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* The tc programs on an enforced NIC (cls_bpf on its clsact qdisc, one instance per NIC).
  *
  * netqos_nic_tx (egress) gives every packet the NIC sends its class, whatever the sender put in
@@ -613,4 +613,5 @@ int netqos_nic_tx(struct __sk_buff *skb)
 	return TC_ACT_OK;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+/* The kernel's license_is_gpl_compatible() accepts "Dual BSD/GPL": GPL-only helpers stay usable. */
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* The tc programs on the host end of a pod's veth (cls_bpf on its clsact qdisc; one instance
  * shared by every pod veth netqos found). There a pod's packets are still the pod's: they carry
  * its own addresses and, for what it sends, its socket, before the node masquerades, tunnels or
@@ -74,4 +74,5 @@ int netqos_pod_rx(struct __sk_buff *skb)
 	return (cls->flags & NETQOS_CLASS_F_INGRESS_SHAPED) ? TC_ACT_UNSPEC : TC_ACT_OK;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+/* The kernel's license_is_gpl_compatible() accepts "Dual BSD/GPL": GPL-only helpers stay usable. */
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* Test only: the maps of an imaginary older netqos build ("_v0"), with value layouts that differ
  * from bpf/netqos_abi.h (other member order, fewer members), to exercise the migration in
  * userspace/bpf/map_migration.cc. Deliberately does not include netqos_abi.h.
@@ -44,4 +44,5 @@ int netqos_old_egress(struct __sk_buff *skb)
 	return 1;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+/* The kernel's license_is_gpl_compatible() accepts "Dual BSD/GPL": GPL-only helpers stay usable. */
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
