@@ -1,8 +1,9 @@
 // The command line of the real binaries, as a DaemonSet or a script meets it: exit codes (0 ok,
 // 1 runtime failure, 2 usage error; docs/operations.md, "Exit codes"), a repeated flag's last
-// value winning, and Go durations.
+// value winning, Go durations, and --print-topology's reason for a NIC without capacity.
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,29 @@ TEST_CASE(
       dir, {"--socket=" + dir.file("none.sock"), "--socket=" + h.socket_path(), "allocations"});
   INFO(last.output);
   CHECK(last.exit_code == 0);
+}
+
+TEST_CASE("e2e: netqosd --print-topology says why a NIC of unknown speed takes nothing") {
+  t::TempDir dir;
+  const std::string topo = dir.file("unknown-speed.json");
+  std::ofstream(topo) << R"({"numa_nodes": [{"id": 0, "socket": 0}],
+    "nics": [{"name": "eth0", "speed_mbps": -1, "numa_node": 0, "ipv4": ["10.0.0.1"]},
+             {"name": "eth1", "speed_mbps": 25000, "numa_node": 0, "ipv4": ["10.0.0.2"]}]})";
+  auto r =
+      t::RunCommand({NETQOSD_PATH, "--topology-file=" + topo, "--print-topology"}, dir.file("out"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  std::string eth0;
+  std::string eth1;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" eth0 ") != std::string::npos) eth0 = line;
+    if (line.find(" eth1 ") != std::string::npos) eth1 = line;
+  }
+  CHECK_THAT(eth0, Catch::Contains("speed unknown, so capacity 0") &&
+                       Catch::Contains("speed_mbps in the topology file"));
+  REQUIRE_FALSE(eth1.empty());
+  CHECK_THAT(eth1, !Catch::Contains("capacity 0"));  // a known speed: nothing to explain
 }
 
 }  // namespace netqos::e2e
