@@ -117,7 +117,8 @@ class Harness {
                                      "--qrm-socket-dirs=" + sock_dir_,
                                      "--qrm-state-dir=" + state_dir_, "--log-level=debug"};
     // Allocation only unless a test asks otherwise: these tests exercise the kubelet protocol,
-    // not the kernel dataplane (and netqosd refuses a flag given twice).
+    // not the kernel dataplane (netqosd would take the last --enforcement; not adding one keeps
+    // the command line plain).
     const bool sets_enforcement = std::any_of(extra.begin(), extra.end(), [](const std::string& a) {
       return a == "--enforcement" || a.rfind("--enforcement=", 0) == 0;
     });

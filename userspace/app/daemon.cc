@@ -14,6 +14,7 @@
 #include "app/enforcement_setup.h"
 #include "app/enforcement_start.h"
 #include "app/enforcement_view.h"
+#include "app/exit_codes.h"
 #include "app/flag_choices.h"
 #include "app/format_guard.h"
 #include "app/logging.h"
@@ -60,14 +61,14 @@ class StartupPhases {
 
 // Half the registration timeout (so an unconfirmed registration is reported at most half a
 // timeout late), at most 5 s.
-timespec RegistrationPollInterval(int timeout_seconds) {
-  const long ms = std::min(5000L, static_cast<long>(timeout_seconds) * 500L);
+timespec RegistrationPollInterval(std::chrono::milliseconds timeout) {
+  const long ms = std::min(5000L, static_cast<long>(timeout.count() / 2));
   return timespec{ms / 1000, (ms % 1000) * 1000000L};
 }
 
 int Fail(const Status& st) {
   spdlog::critical("netqosd cannot start: {}", st.message());
-  return 1;
+  return kExitFailure;
 }
 
 }  // namespace
@@ -181,8 +182,7 @@ int RunDaemon(const DaemonConfig& config) {
   rp_opts.rpc_observer = daemon_metrics.get();
   grpcadapter::ResourcePluginService resource_plugin(**svc, rp_opts);
   grpcadapter::RegistrationService registration;
-  RegistrationWatch registration_watch(
-      registration, std::chrono::seconds(config.kubelet_registration_timeout_seconds));
+  RegistrationWatch registration_watch(registration, config.kubelet_registration_timeout);
   if (daemon_metrics) {
     registration_watch.AddMetrics(daemon_metrics->registry());
     tenant_policy.AddMetrics(daemon_metrics->registry());
@@ -228,7 +228,7 @@ int RunDaemon(const DaemonConfig& config) {
   // serving ("enforcement started after_ms=..."); /readyz is not ready until its first pass.
   if (enforcement) enforcement->Start();
   // Woken by a signal, or every poll interval to look at the kubelet's registration.
-  const timespec poll = RegistrationPollInterval(config.kubelet_registration_timeout_seconds);
+  const timespec poll = RegistrationPollInterval(config.kubelet_registration_timeout);
   for (;;) {
     const int sig = sigtimedwait(&signals, nullptr, &poll);
     if (sig < 0) {

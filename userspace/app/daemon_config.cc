@@ -1,12 +1,16 @@
 #include "app/daemon_config.h"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <functional>
 #include <iostream>
+#include <utility>
 
+#include "app/duration_flag.h"
 #include "app/enforce_nics.h"
+#include "app/exit_codes.h"
 #include "app/flag_choices.h"
 #include "app/nic_health_checkers.h"
 #include "app/shaping_flags.h"
@@ -79,6 +83,34 @@ class ChoiceFlags {
   std::vector<std::function<Status()>> resolvers_;
 };
 
+// The duration flags (app/duration_flag.h), read as text like the closed choices: --help and
+// --print-config show "30s" or what was given ("1m30s"), never a count of milliseconds, and a bad
+// value is reported naming the flag (exit code 2); Resolve then parses every text, once.
+class DurationFlags {
+ public:
+  CLI::Option* Add(CLI::App& app, const std::string& flag, std::chrono::milliseconds& target,
+                   const std::string& description) {
+    std::string& text = texts_.emplace_back(DurationFlagText(target));
+    resolvers_.emplace_back([flag, &text, &target]() -> Status {
+      NETQOS_ASSIGN_OR_RETURN(target, ParseDurationFlag(flag, text));
+      return Status::Ok();
+    });
+    return app.add_option(flag, text, description)->type_name("DURATION");
+  }
+
+  // The first bad flag's error, in the order the flags were added.
+  Status Resolve() const {
+    for (const auto& resolve : resolvers_) {
+      if (Status st = resolve(); !st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::deque<std::string> texts_;  // CLI11 writes into them: their addresses must stay put
+  std::vector<std::function<Status()>> resolvers_;
+};
+
 // The arguments for CLI11::App::parse (reversed, without the program name). Go's flag package
 // reads "--name=" as an empty value; CLI11 would take the *next* argument as the value instead
 // ("--enforce-nics= --uninstall" would name a NIC "--uninstall"), so "--name=" becomes
@@ -125,11 +157,17 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   DaemonConfig c;
   RawFlags raw;
   ChoiceFlags choices;
+  DurationFlags durations;
   CLI::App app{
       "netqosd: Kubernetes network QoS daemon. Serves the kubelet's QoS Resource Manager as\n"
       "Katalyst's network plugin (resource resource.katalyst.kubewharf.io/net_bandwidth)."};
   app.set_version_flag("--version", std::string("netqosd ") + Version());
-  app.option_defaults()->always_capture_default();
+  app.footer(kExitCodesHelp);
+  // A flag given twice takes its last value, as Go's flag package does: DaemonSets and wrappers
+  // override a templated "--foo=1" by appending "--foo=2". Lists (vectors) still collect every
+  // occurrence: CLI11 trims to the last value only what holds one.
+  app.option_defaults()->always_capture_default()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
   auto& p = c.policy;
 
   // Katalyst: network plugin flags (their names and defaults, docs/compatibility.md).
@@ -260,10 +298,10 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   AddBoolFlag(app, "--json", c.json, "netqos: with --print-topology, print JSON");
   app.add_option("--kubelet-register-socket", c.kubelet_register_socket,
                  "netqos: also call Registration.Register on this legacy kubelet socket");
-  app.add_option("--kubelet-registration-timeout", c.kubelet_registration_timeout_seconds,
-                 "netqos: seconds after the kubelet's GetInfo without a NotifyRegistrationStatus "
-                 "before the registration is reported unconfirmed (a warning, netqosctl status, "
-                 "netqos_kubelet_registration)");
+  durations.Add(app, "--kubelet-registration-timeout", c.kubelet_registration_timeout,
+                "netqos: how long after the kubelet's GetInfo without a NotifyRegistrationStatus "
+                "the registration is reported unconfirmed (a warning, netqosctl status, "
+                "netqos_kubelet_registration): a Go duration (90s, 2m) or whole seconds");
   choices.Add(app, "--nic-selection", c.nic_selection, kNicSelectionChoices,
               "netqos: how to pick among equally good NICs: random, first or last");
   choices.Add(app, "--log-level", c.log_level, kLogLevelChoices,
@@ -390,8 +428,9 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   app.add_option("--low-priority-group-floor-percent", c.low_priority_group_floor_percent,
                  "netqos: the least a low-priority group gets, in percent of the NIC's "
                  "allocatable (Katalyst HEAD: 5)");
-  app.add_option("--enforcement-resync-period", c.enforcement_resync_seconds,
-                 "netqos: seconds between full resyncs of cgroups, maps and qdiscs");
+  durations.Add(app, "--enforcement-resync-period", c.enforcement_resync_period,
+                "netqos: time between full resyncs of cgroups, maps and qdiscs: a Go duration "
+                "(30s, 5m) or whole seconds");
   app.add_option("--check-tenant-policy", c.check_tenant_policy,
                  "netqos: validate a tenant policy file (as --tenant-policy-file reads it), print "
                  "it with every rule explicit, and exit: 0 if netqosd would take it, 1 with the "
@@ -417,13 +456,17 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
     if (argc > 0) app.name(argv[0]);
     app.parse(GoStyleArgs(argc, argv));
   } catch (const CLI::ParseError& e) {
+    // app.exit prints help and version to stdout, errors to stderr. CLI11's own codes (104 for a
+    // value that does not convert, 109 for an unexpected argument, 114 for a repeated or missing
+    // value, ...) are its internals: every rejected command line is 2.
     ParsedFlags out;
-    out.exit_code = app.exit(e);  // prints help/version to stdout, errors to stderr
-    if (out.exit_code != 0) std::cerr << "netqosd: bad command line (see --help)\n";
+    out.exit_code = app.exit(e) == 0 ? kExitOk : kExitUsage;
+    if (out.exit_code != kExitOk) std::cerr << "netqosd: bad command line (see --help)\n";
     return out;
   }
 
   Status st = choices.Resolve();
+  if (st.ok()) st = durations.Resolve();
   c.enforce_nics = SplitKeepingEmpty(c.enforce_nics);
   const bool type_given = cgroup_type_opt->count() > 0;
   const bool driver_given = cgroup_driver_opt->count() > 0;
@@ -468,13 +511,13 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   if (st.ok()) p.require_ip_address = ParseNicHealthCheckers(c.nic_health_checkers)->ip;
   if (!st.ok()) {
     std::cerr << "netqosd: " << st.message() << "\n";
-    return ParsedFlags{std::nullopt, 2};
+    return ParsedFlags{std::nullopt, kExitUsage};
   }
   if (c.print_config) {
     std::cout << app.config_to_str(true, false);
-    return ParsedFlags{std::nullopt, 0};
+    return ParsedFlags{std::nullopt, kExitOk};
   }
-  return ParsedFlags{std::move(c), 0};
+  return ParsedFlags{std::move(c), kExitOk};
 }
 
 namespace {
@@ -518,13 +561,16 @@ Status ValidateEnforcementFlags(const DaemonConfig& c) {
                            c.bpf_pin_dir + "\"");
   if (auto nics = ParseEnforceNics(c.enforce_nics); !nics.ok()) return nics.status();
   if (auto shaping = BuildShapingConfig(c); !shaping.ok()) return shaping.status();
-  if (c.kubelet_registration_timeout_seconds <= 0) {
-    return InvalidArgument("--kubelet-registration-timeout must be a number of seconds > 0, got " +
-                           std::to_string(c.kubelet_registration_timeout_seconds));
+  // The flags are bounded when parsed (app/duration_flag.h); this is for configs built in code.
+  const std::pair<const char*, std::chrono::milliseconds> durations[] = {
+      {"--kubelet-registration-timeout", c.kubelet_registration_timeout},
+      {"--enforcement-resync-period", c.enforcement_resync_period}};
+  for (const auto& [flag, d] : durations) {
+    if (d < kMinDurationFlag || d > kMaxDurationFlag)
+      return InvalidArgument(std::string(flag) + " must be from " +
+                             DurationFlagText(kMinDurationFlag) + " to " +
+                             DurationFlagText(kMaxDurationFlag) + ", got " + DurationFlagText(d));
   }
-  if (c.enforcement_resync_seconds <= 0)
-    return InvalidArgument("--enforcement-resync-period must be a number of seconds > 0, got " +
-                           std::to_string(c.enforcement_resync_seconds));
   return Status::Ok();
 }
 

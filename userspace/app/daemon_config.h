@@ -2,6 +2,7 @@
 // DaemonSet arguments work unchanged; flags netqos adds are marked "netqos".
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -65,8 +66,9 @@ struct DaemonConfig {
   bool json = false;
   std::string kubelet_register_socket;
   // A kubelet GetInfo without a NotifyRegistrationStatus this long after is reported (one
-  // warning, netqosctl status, netqos_kubelet_registration).
-  int kubelet_registration_timeout_seconds = 60;
+  // warning, netqosctl status, netqos_kubelet_registration). Whole milliseconds, at least 1 s
+  // (app/duration_flag.h).
+  std::chrono::milliseconds kubelet_registration_timeout = std::chrono::seconds(60);
   NicSelection nic_selection = NicSelection::kRandom;
   LogLevel log_level = LogLevel::kInfo;
   bool print_config = false;
@@ -108,7 +110,7 @@ struct DaemonConfig {
   shaping::QosLevel unclassified_qos_level = shaping::QosLevel::kShared;
   bool low_priority_groups = false;               // see shaping_flags.h
   uint32_t low_priority_group_floor_percent = 5;  // Katalyst HEAD's constant
-  int enforcement_resync_seconds = 30;
+  std::chrono::milliseconds enforcement_resync_period = std::chrono::seconds(30);  // ditto
   bool uninstall = false;
   std::string check_tenant_policy;  // a file to validate, then exit
   // Set net.ipv4.ip_forward_update_priority=0 in the namespaces of the enforced NICs, so routed
@@ -134,7 +136,8 @@ struct DaemonConfig {
 };
 
 // Result of parsing the command line: either a config to run with, or an exit code (help,
-// version, or a rejected flag whose message has already been printed to stderr).
+// version and --print-config: kExitOk; a rejected command line, whose message has already been
+// printed to stderr: kExitUsage; app/exit_codes.h).
 struct ParsedFlags {
   std::optional<DaemonConfig> config;
   int exit_code = 0;

@@ -158,7 +158,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
     eo.enforce_names = nics->nics;
   }
   eo.shaping = *shaping;
-  eo.resync = std::chrono::seconds(config.enforcement_resync_seconds);
+  eo.resync = config.enforcement_resync_period;
   eo.pods_refresh = std::min<std::chrono::milliseconds>(eo.resync, std::chrono::seconds(5));
 
   enforce::EnforcerPorts ports;

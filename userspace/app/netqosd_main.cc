@@ -8,6 +8,7 @@
 #include "app/daemon.h"
 #include "app/daemon_config.h"
 #include "app/enforcement_setup.h"
+#include "app/exit_codes.h"
 #include "app/logging.h"
 #include "app/tenant_policy_file.h"
 
@@ -31,9 +32,9 @@ int main(int argc, char** argv) {
     return netqos::app::RunDaemon(*parsed.config);
   } catch (const std::exception& e) {
     std::cerr << "netqosd: fatal: " << e.what() << "\n";
-    return 1;
+    return netqos::app::kExitFailure;
   } catch (...) {
     std::cerr << "netqosd: fatal: unknown exception\n";
-    return 1;
+    return netqos::app::kExitFailure;
   }
 }

@@ -5,6 +5,7 @@
 
 #include "app/allocatable_namespaces.h"
 #include "app/daemon.h"
+#include "app/exit_codes.h"
 #include "app/logging.h"
 #include "app/topology_setup.h"
 #include "core/policy.h"
@@ -16,7 +17,7 @@ namespace {
 
 int FailPrint(const Status& st) {
   std::cerr << "netqosd: " << st.message() << "\n";
-  return 1;
+  return kExitFailure;
 }
 
 }  // namespace
@@ -64,7 +65,7 @@ int PrintTopology(const DaemonConfig& config) {
     for (const auto& err : report->namespace_errors)
       std::cout << "namespace error: " << err << "\n";
   }
-  return policy.ok() ? 0 : 1;
+  return policy.ok() ? kExitOk : kExitFailure;
 }
 
 }  // namespace netqos::app

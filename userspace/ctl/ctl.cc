@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "common/version.h"
 #include "ctl/class_rows.h"
@@ -40,6 +42,12 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
   app.require_subcommand(1);
   app.fallthrough();  // global flags may follow the subcommand
   app.set_version_flag("--version", std::string("netqosctl ") + Version());
+  app.footer(
+      "Exit codes: 0 success (also --help, --version); 1 the daemon or the pinned maps could not\n"
+      "be reached, or an RPC failed; 2 a usage error (unknown subcommand or flag, bad value).");
+  // A flag given twice takes its last value, as in netqosd (and Go); set before any option or
+  // subcommand is added, which copy the defaults. --annotation and --label still collect.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
   GlobalOptions g;
   g.socket = kDefaultSocket;
@@ -122,8 +130,19 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e, out, err);
-    return code == 0 ? kExitOk : kExitUsage;
+    // An unknown subcommand leaves no subcommand, and CLI11 then says only "A subcommand is
+    // required": name what was given instead.
+    const std::vector<std::string> rest = app.remaining();
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && app.get_subcommands().empty() &&
+        !rest.empty()) {
+      const bool flag = rest.front().rfind('-', 0) == 0;
+      err << "netqosctl: unknown " << (flag ? "flag" : "subcommand") << " \"" << rest.front()
+          << "\" (see netqosctl --help)\n";
+      return kExitUsage;
+    }
+    // CLI11's own codes (104 for a value that does not convert, 109 for an unexpected argument,
+    // ...) are its internals: 2 for every rejected command line.
+    return app.exit(e, out, err) == 0 ? kExitOk : kExitUsage;
   }
 
   if (status->parsed()) return CmdStatus(g, pin_dir, out, err);

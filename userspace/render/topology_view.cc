@@ -16,6 +16,22 @@ std::string Join(const google::protobuf::RepeatedPtrField<std::string>& items) {
 
 std::string Known(int64_t v) { return v < 0 ? "?" : std::to_string(v); }
 
+// The WHY column: why a NIC is unhealthy, and why one takes no bandwidth although healthy: a
+// speed the kernel does not know (virtio, some bonds) is a capacity of 0, and `SPEED ?` alone
+// does not say so. The remedy depends on where the topology came from (app/topology_setup.cc
+// names a file source "file <path>").
+std::string Why(const ::netqos::admin::v1::TopologyNic& n, const std::string& source) {
+  std::string why = n.healthy() ? "" : n.unhealthy_reason();
+  if (n.speed_mbps() <= 0) {
+    const bool from_file = source.rfind("file ", 0) == 0;
+    const std::string speed = n.speed_mbps() < 0 ? "speed unknown" : "speed 0";
+    why += std::string(why.empty() ? "" : "; ") + speed + ", so capacity 0: " +
+           (from_file ? "set its speed_mbps in the topology file"
+                      : "give it with --nic-speed-override=" + n.name() + "=MBPS");
+  }
+  return why.empty() ? "-" : why;
+}
+
 }  // namespace
 
 void PrintTopology(const ::netqos::admin::v1::GetTopologyResponse& topo, bool json,
@@ -58,7 +74,7 @@ void PrintTopology(const ::netqos::admin::v1::GetTopologyResponse& topo, bool js
     t.AddRow({n.netns().empty() ? "<host>" : n.netns(), n.name(), std::to_string(n.ifindex()),
               Known(n.speed_mbps()), Known(n.numa_node()), std::to_string(n.socket()),
               Join(n.ipv4()), Join(n.ipv6()), n.healthy() ? "healthy" : "unhealthy",
-              n.healthy() ? "-" : n.unhealthy_reason()});
+              Why(n, topo.source())});
   }
   t.Print(out);
 }

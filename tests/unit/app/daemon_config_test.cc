@@ -2,6 +2,7 @@
 #include "app/daemon_config.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -138,7 +139,7 @@ TEST_CASE("bad flags and values are rejected") {
     INFO(last);
     auto r = Parse(args);
     CHECK_FALSE(r.config);
-    CHECK(r.exit_code != 0);
+    CHECK(r.exit_code == 2);  // CLI11's own codes (105, 109, ...) never leak out
   }
 }
 
@@ -190,7 +191,8 @@ TEST_CASE("enforcement flags: defaults") {
   CHECK_FALSE(c.replace_root_qdisc);
   CHECK(c.qos_level_shaping.empty());
   CHECK(c.unclassified_qos_level == QosLevel::kShared);
-  CHECK(c.enforcement_resync_seconds == 30);
+  CHECK(c.enforcement_resync_period == std::chrono::seconds(30));
+  CHECK(c.kubelet_registration_timeout == std::chrono::seconds(60));
   CHECK(c.pod_source == PodSourceKind::kCri);  // no cluster credential needed (docs/security.md)
   CHECK(c.cri_socket == "auto");
   CHECK_FALSE(c.uninstall);
@@ -221,7 +223,7 @@ TEST_CASE("enforcement flags: valid values are taken") {
   CHECK(c.qos_level_shaping ==
         std::vector<std::string>{"reclaimed_cores=100:1000:3", "system=100:1000:0"});
   CHECK(c.unclassified_qos_level == QosLevel::kReclaimed);
-  CHECK(c.enforcement_resync_seconds == 5);
+  CHECK(c.enforcement_resync_period == std::chrono::seconds(5));
   CHECK(c.uninstall);
   CHECK_FALSE(c.set_forward_priority_sysctl);
 
@@ -341,11 +343,15 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
       {{"--unclassified-qos-level=best_effort"}, {"--unclassified-qos-level", "best_effort"}},
       {{"--enforcement-resync-period=0"}, {"--enforcement-resync-period", "0"}},
       {{"--enforcement-resync-period=-5"}, {"--enforcement-resync-period"}},
-      {{"--enforcement-resync-period=30s"}, {"enforcement-resync-period"}},
+      {{"--enforcement-resync-period=30x"},
+       {"--enforcement-resync-period=\"30x\"", "unknown unit \"x\""}},
+      {{"--enforcement-resync-period=-30s"}, {"--enforcement-resync-period", "negative"}},
+      {{"--enforcement-resync-period="}, {"--enforcement-resync-period", "duration"}},
       {{"--pod-source=kubelet", "--kubelet-registration-timeout=0"},
        {"--kubelet-registration-timeout", "0"}},
-      {{"--pod-source=kubelet", "--kubelet-registration-timeout=1m"},
-       {"kubelet-registration-timeout"}},
+      {{"--kubelet-registration-timeout=1.5"},
+       {"--kubelet-registration-timeout=\"1.5\"", "missing unit"}},
+      {{"--kubelet-registration-timeout=10us"}, {"--kubelet-registration-timeout", "too short"}},
       {{"--uninstall=yes please"}, {"uninstall"}},
       {{"--keep-forwarded-priority=off-ish"}, {"keep-forwarded-priority"}},
   };
@@ -355,7 +361,7 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
     INFO(c.args.front());
     auto r = ParseCapturing(args);
     CHECK_FALSE(r.parsed.config);
-    CHECK(r.parsed.exit_code != 0);
+    CHECK(r.parsed.exit_code == 2);
     for (const auto& m : c.mentions) CHECK_THAT(r.err, Catch::Contains(m));
   }
 }
@@ -368,7 +374,7 @@ TEST_CASE("ValidateDaemonConfig checks the enforcement fields") {
   c.bpf_pin_dir = "relative/pins";
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--bpf-pin-dir"));
   c = DaemonConfig{};
-  c.enforcement_resync_seconds = 0;
+  c.enforcement_resync_period = std::chrono::milliseconds(0);
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--enforcement-resync-period"));
   c = DaemonConfig{};
   c.enforce_nics = {"ns/a/b"};
@@ -402,7 +408,7 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
         "kubelet-insecure-skip-tls-verify=false", "kubelet-ca-file=\"\"",
         "bpf-pin-dir=\"/sys/fs/bpf/netqos\"", "enforce-nics=\"[]\"", "replace-root-qdisc=false",
         "qos-level-shaping=\"[]\"", "unclassified-qos-level=\"shared_cores\"",
-        "enforcement-resync-period=30", "uninstall=false", "keep-forwarded-priority=false",
+        "enforcement-resync-period=\"30s\"", "uninstall=false", "keep-forwarded-priority=false",
         // A default-true Katalyst flag prints as true (CLI11 does not capture flag defaults).
         "enable-network-resource-plugin-nic-allocation-reactor=true"}) {
     INFO(line);
@@ -450,4 +456,62 @@ TEST_CASE("low-priority group flags: taken, and a floor over 100 percent refused
   CHECK_FALSE(bad.parsed.config);
   CHECK(bad.parsed.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--low-priority-group-floor-percent must be 0..100"));
+}
+
+TEST_CASE("duration flags take Go durations, and plain seconds as before") {
+  auto go =
+      Parse({kTopo, "--enforcement-resync-period=1m30s", "--kubelet-registration-timeout", "1.5m"});
+  REQUIRE(go.config);
+  CHECK(go.config->enforcement_resync_period == std::chrono::seconds(90));
+  CHECK(go.config->kubelet_registration_timeout == std::chrono::seconds(90));
+  auto plain = Parse({kTopo, "--enforcement-resync-period=45", "--kubelet-registration-timeout=2"});
+  REQUIRE(plain.config);
+  CHECK(plain.config->enforcement_resync_period == std::chrono::seconds(45));
+  CHECK(plain.config->kubelet_registration_timeout == std::chrono::seconds(2));
+  auto fine = Parse({kTopo, "--enforcement-resync-period=2500ms"});
+  REQUIRE(fine.config);
+  CHECK(fine.config->enforcement_resync_period == std::chrono::milliseconds(2500));
+  // --print-config shows the value as given, and the defaults in seconds.
+  CHECK_THAT(PrintConfig({kTopo, "--enforcement-resync-period=1m30s"}),
+             Catch::Contains("enforcement-resync-period=\"1m30s\"") &&
+                 Catch::Contains("kubelet-registration-timeout=\"60s\""));
+}
+
+TEST_CASE("a flag given twice takes its last value, as in Go, and lists still collect") {
+  // No --topology-file here: --nic-speed-override applies to kernel discovery only.
+  auto r = Parse({"--network-resource-plugin-reserved-bandwidth=1000",
+                  "--network-resource-plugin-reserved-bandwidth=2000", "--nic-selection=first",
+                  "--nic-selection", "last", "--enforcement-resync-period=10s",
+                  "--enforcement-resync-period=20", "--qrm-state-dir=/a", "--qrm-state-dir=/b",
+                  "--skip-network-state-corruption=true", "--skip-network-state-corruption=false",
+                  "--qrm-socket-dirs=/s1", "--qrm-socket-dirs=/s2,/s3", "--nic-speed-override=a=1",
+                  "--nic-speed-override=b=2", "--metrics-bind-address=127.0.0.1:1",
+                  "--metrics-bind-address=127.0.0.1:2"});
+  REQUIRE(r.config);
+  const DaemonConfig& c = *r.config;
+  CHECK(c.policy.reserved_bandwidth == 2000);
+  CHECK(c.nic_selection == NicSelection::kLast);
+  CHECK(c.enforcement_resync_period == std::chrono::seconds(20));
+  CHECK(c.qrm_state_dir == "/b");
+  CHECK_FALSE(c.skip_network_state_corruption);
+  CHECK(c.metrics_bind_address == "127.0.0.1:2");
+  CHECK(c.qrm_socket_dirs == std::vector<std::string>{"/s1", "/s2", "/s3"});
+  CHECK(c.nic_speed_overrides == std::vector<std::string>{"a=1", "b=2"});
+  // The last value is the one checked: an earlier bad one is overridden, a later one is not.
+  CHECK(Parse({kTopo, "--nic-selection=best", "--nic-selection=first"}).config);
+  auto bad = ParseCapturing({kTopo, "--nic-selection=first", "--nic-selection=best"});
+  CHECK(bad.parsed.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--nic-selection") && Catch::Contains("best"));
+  CHECK_THAT(PrintConfig({kTopo, "--qrm-state-dir=/a", "--qrm-state-dir=/b"}),
+             Catch::Contains("qrm-state-dir=\"/b\""));
+}
+
+TEST_CASE("help ends with the exit codes") {
+  std::ostringstream out;
+  std::streambuf* old = std::cout.rdbuf(out.rdbuf());
+  auto r = Parse({"--help"});
+  std::cout.rdbuf(old);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(out.str(),
+             Catch::Contains("Exit codes: 0 success") && Catch::Contains("2 a usage error"));
 }
