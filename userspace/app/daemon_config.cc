@@ -53,29 +53,28 @@ CLI::Option* AddBoolFlag(CLI::App& app, const std::string& name, bool& value,
   return app.add_flag(name, value, description)->default_str(value ? "true" : "false");
 }
 
-// The closed-choice flags (app/flag_choices.h). CLI11 reads each one's text, so that --help and
-// --print-config show the spellings, never enum numbers, and a bad spelling is reported like the
-// other bad values (naming the flag and what it accepts, exit code 2); Resolve then parses every
-// text, once, into its enum.
-class ChoiceFlags {
+// Flags that CLI11 reads as text and netqosd parses afterwards, each into its typed target:
+// --help and --print-config show what an operator writes (a spelling, "30s"), never an enum
+// number or a count of milliseconds, and a bad value is reported like the other bad values
+// (naming the flag and what it accepts, exit code 2). Resolve parses every text, once.
+class TextFlags {
  public:
-  template <typename E, size_t N>
-  CLI::Option* Add(CLI::App& app, const std::string& flag, E& target, const Choices<E, N>& choices,
-                   const std::string& description) {
-    std::string& text = texts_.emplace_back(ChoiceName(target, choices));
-    resolvers_.emplace_back([flag, &text, &target, &choices]() -> Status {
-      NETQOS_ASSIGN_OR_RETURN(target, ParseChoice(flag, text, choices));
-      return Status::Ok();
-    });
-    return app.add_option(flag, text, description);
-  }
-
   // The first bad flag's error, in the order the flags were added.
   Status Resolve() const {
     for (const auto& resolve : resolvers_) {
       if (Status st = resolve(); !st.ok()) return st;
     }
     return Status::Ok();
+  }
+
+ protected:
+  // parse(flag, text) writes the target, or says what is wrong with the text.
+  CLI::Option* AddText(CLI::App& app, const std::string& flag, std::string initial,
+                       std::function<Status(const std::string&, const std::string&)> parse,
+                       const std::string& description) {
+    std::string& text = texts_.emplace_back(std::move(initial));
+    resolvers_.emplace_back([flag, &text, parse = std::move(parse)] { return parse(flag, text); });
+    return app.add_option(flag, text, description);
   }
 
  private:
@@ -83,32 +82,36 @@ class ChoiceFlags {
   std::vector<std::function<Status()>> resolvers_;
 };
 
-// The duration flags (app/duration_flag.h), read as text like the closed choices: --help and
-// --print-config show "30s" or what was given ("1m30s"), never a count of milliseconds, and a bad
-// value is reported naming the flag (exit code 2); Resolve then parses every text, once.
-class DurationFlags {
+// The closed-choice flags (app/flag_choices.h).
+class ChoiceFlags : public TextFlags {
+ public:
+  template <typename E, size_t N>
+  CLI::Option* Add(CLI::App& app, const std::string& flag, E& target, const Choices<E, N>& choices,
+                   const std::string& description) {
+    return AddText(
+        app, flag, std::string(ChoiceName(target, choices)),
+        [&target, &choices](const std::string& name, const std::string& text) -> Status {
+          NETQOS_ASSIGN_OR_RETURN(target, ParseChoice(name, text, choices));
+          return Status::Ok();
+        },
+        description);
+  }
+};
+
+// The duration flags (app/duration_flag.h): a Go duration ("1m30s") or whole seconds.
+class DurationFlags : public TextFlags {
  public:
   CLI::Option* Add(CLI::App& app, const std::string& flag, std::chrono::milliseconds& target,
                    const std::string& description) {
-    std::string& text = texts_.emplace_back(DurationFlagText(target));
-    resolvers_.emplace_back([flag, &text, &target]() -> Status {
-      NETQOS_ASSIGN_OR_RETURN(target, ParseDurationFlag(flag, text));
-      return Status::Ok();
-    });
-    return app.add_option(flag, text, description)->type_name("DURATION");
+    return AddText(
+               app, flag, DurationFlagText(target),
+               [&target](const std::string& name, const std::string& text) -> Status {
+                 NETQOS_ASSIGN_OR_RETURN(target, ParseDurationFlag(name, text));
+                 return Status::Ok();
+               },
+               description)
+        ->type_name("DURATION");
   }
-
-  // The first bad flag's error, in the order the flags were added.
-  Status Resolve() const {
-    for (const auto& resolve : resolvers_) {
-      if (Status st = resolve(); !st.ok()) return st;
-    }
-    return Status::Ok();
-  }
-
- private:
-  std::deque<std::string> texts_;  // CLI11 writes into them: their addresses must stay put
-  std::vector<std::function<Status()>> resolvers_;
 };
 
 // The arguments for CLI11::App::parse (reversed, without the program name). Go's flag package

@@ -42,9 +42,9 @@ Outcome ParseCapturing(std::vector<std::string> args) {
   return out;
 }
 
-// stdout of a successful --print-config run.
-std::string PrintConfig(std::vector<std::string> args) {
-  args.push_back("--print-config");
+// What a run that exits at once (--print-config, --help, --version) printed to stdout; it must
+// exit 0 without a config to run.
+std::string StdoutOf(std::vector<std::string> args) {
   std::ostringstream out;
   std::streambuf* old = std::cout.rdbuf(out.rdbuf());
   auto r = Parse(std::move(args));
@@ -52,6 +52,12 @@ std::string PrintConfig(std::vector<std::string> args) {
   CHECK_FALSE(r.config);
   CHECK(r.exit_code == 0);
   return out.str();
+}
+
+// stdout of a successful --print-config run.
+std::string PrintConfig(std::vector<std::string> args) {
+  args.push_back("--print-config");
+  return StdoutOf(std::move(args));
 }
 
 const std::string kTopo = "--topology-file=/dev/null";
@@ -157,12 +163,7 @@ TEST_CASE("an empty --flag= value is empty, as in Go, and never takes the next a
 }
 
 TEST_CASE("netqosd --version prints the build's release version, not a hard-coded one") {
-  std::ostringstream out;
-  std::streambuf* old = std::cout.rdbuf(out.rdbuf());
-  auto r = Parse({"--version"});
-  std::cout.rdbuf(old);
-  CHECK(r.exit_code == 0);
-  CHECK(out.str() == std::string("netqosd ") + netqos::Version() + "\n");
+  CHECK(StdoutOf({"--version"}) == std::string("netqosd ") + netqos::Version() + "\n");
 }
 
 TEST_CASE("help and version exit 0 without a config") {
@@ -507,11 +508,6 @@ TEST_CASE("a flag given twice takes its last value, as in Go, and lists still co
 }
 
 TEST_CASE("help ends with the exit codes") {
-  std::ostringstream out;
-  std::streambuf* old = std::cout.rdbuf(out.rdbuf());
-  auto r = Parse({"--help"});
-  std::cout.rdbuf(old);
-  CHECK(r.exit_code == 0);
-  CHECK_THAT(out.str(),
+  CHECK_THAT(StdoutOf({"--help"}),
              Catch::Contains("Exit codes: 0 success") && Catch::Contains("2 a usage error"));
 }
