@@ -67,9 +67,9 @@ scripts/install-deps.sh
 # Debug type (assertions on), -g1: line tables are all the sanitizers' stack traces need. The
 # ASan build is the big one (every unit test executable): -O0 compiles it in about half the time
 # of -O1 and the tests, mostly waiting on processes and sockets, run only ~25 s longer. TSan is
-# slow unoptimised and its build is small: -O1. Both with clang, which compiles instrumented code
-# in half GCC's time (the ASan build: 1,640 CPU-seconds against 3,360); the product and the main
-# stage stay with GCC, the sanitizers check the code, not the compiler.
+# slow unoptimised and its build is small: -O1. Both with clang, which compiles the instrumented
+# test code in half GCC's CPU time (its -O0 binaries run the tests slower: docs/testing.md has
+# both); the product and the main stage stay with GCC.
 sanitizer_flags() {
   local opt="$1 -g1"
   printf '%s\n' -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=$opt" "-DCMAKE_C_FLAGS_DEBUG=$opt" \

@@ -1,1 +1,0 @@
-// Compiles tests/support/test_pch.h once (netqos_test_pch); it has no code of its own.
