@@ -21,6 +21,10 @@ import math
 import sys
 from xml.sax.saxutils import escape
 
+# The name of SVG's XML namespace, which the format requires on the root element: without it a
+# browser does not draw the file as an image (the README shows this plot). It is an identifier
+# the SVG specification fixes, not an address: nothing is fetched from it.
+SVG_NAMESPACE = "http://www.w3.org/2000/svg"
 WIDTH = 960
 LEFT = 84      # y-axis labels
 RIGHT = 190    # the container's name and cap
@@ -90,7 +94,7 @@ def render(frames, containers, events, title):
         if not series[cgroup_id]:
             raise ValueError(f"no frame has {label} (cgroup {cgroup_id})")
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+    out = [f'<svg xmlns="{SVG_NAMESPACE}" width="{WIDTH}" height="{height}" '
            f'viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" '
            f'font-size="12">',
            f'<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>',
