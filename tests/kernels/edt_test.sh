@@ -567,8 +567,42 @@ grep -q '^qdisc mq 1: root' <<<"$qdiscs" || fail "mq root gone after --uninstall
 grep -q clsact <<<"$qdiscs" && fail "clsact left on $NIC: $qdiscs"
 links=$(ip -o link show)
 grep -q nqifb <<<"$links" && fail "an IFB left behind: $(grep nqifb <<<"$links")"
+echo "== flags only htb does: auto picks htb and names them; an explicit edt reports them inactive"
+# shaped_as FLAGS...: netqosd with FLAGS added, its NIC row of `netqosctl status` and the NIC's
+# inactive_features from --json; stopped and uninstalled after (the NIC's queues back each time).
+shaped_as() {
+  : >"$LOG"
+  lab_netqosd_start "$@"
+  local row=
+  for _ in $(seq 50); do
+    row=$(ctl status | grep -E "^ *$NIC " || true)
+    [[ $row == *"("* ]] && break
+    sleep 0.2
+  done
+  INACTIVE=$(ctl status --json | python3 -c 'import json,sys; d=json.load(sys.stdin)
+print(",".join(f for n in d["daemon"]["nics"] for f in n.get("inactive_features", [])))') ||
+    fail "netqosctl status --json"
+  ROW=$row
+  kill -TERM "$DAEMON"; wait "$DAEMON" 2>/dev/null; DAEMON=
+  "$NETQOSD" --uninstall --bpf-pin-dir="$PIN_DIR" --qrm-state-dir="$STATE" >>"$LOG" 2>&1 ||
+    { log_tail; fail "--uninstall exited non-zero"; }
+  [[ $(queue_kinds) == "4 fq_codel" ]] || fail "after --uninstall the queues have '$(queue_kinds)'"
+}
+shaped_as --container-ceil=level --replace-root-qdisc
+[[ $ROW == *"htb (auto: 4 TX queues and fq, but htb for --container-ceil=level)"* ]] ||
+  { log_tail; fail "auto with --container-ceil=level: status row '$ROW'"; }
+[[ -z $INACTIVE ]] || fail "htb NIC reports inactive features '$INACTIVE'"
+echo "  auto + --container-ceil=level: $NIC in htb, reason names the flag"
+shaped_as --shaping-mode=edt --qos-level-burst=shared_cores=64Ki
+[[ $ROW == *"edt (--shaping-mode=edt (4 TX queues)); inactive: --qos-level-burst"* ]] ||
+  { log_tail; fail "edt with --qos-level-burst: status row '$ROW'"; }
+[[ $INACTIVE == --qos-level-burst ]] || fail "status --json inactive_features '$INACTIVE'"
+grep -q 'requested but inactive on edt NICs.*features=--qos-level-burst' "$LOG" ||
+  { log_tail; fail "no start-up warning naming --qos-level-burst"; }
+echo "  edt + --qos-level-burst: $NIC in edt, --qos-level-burst reported inactive (status, --json, log)"
+
 if [[ -n $NO_TRAFFIC ]]; then
-  echo "PASS: auto chose edt on mq, every case ran (rates not measured: LAB_NO_TRAFFIC), killed, adopted, fq_codel queues back after --uninstall"
+  echo "PASS: auto chose edt on mq (htb for a flag only htb does, inactive ones reported under edt), every case ran (rates not measured: LAB_NO_TRAFFIC), killed, adopted, fq_codel queues back after --uninstall"
 else
-  echo "PASS: auto chose edt on mq, cap held within 2 % (container, nested cgroup, AF_PACKET at most, CNI pod both ways, tenants' annotations both ways, three pods of one aggregate both ways, forged SO_PRIORITY, fragments at most, killed, adopted), fq_codel queues back after --uninstall"
+  echo "PASS: auto chose edt on mq (htb for a flag only htb does, inactive ones reported under edt), cap held within 2 % (container, nested cgroup, AF_PACKET at most, CNI pod both ways, tenants' annotations both ways, three pods of one aggregate both ways, forged SO_PRIORITY, fragments at most, killed, adopted), fq_codel queues back after --uninstall"
 fi

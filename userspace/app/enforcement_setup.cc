@@ -130,10 +130,18 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
           .ingress_level_limited[static_cast<size_t>(shaping->default_level)];
   so.unmarked_dscp = shaping->unmarked_dscp;
   so.mode = config.shaping_mode;
+  so.htb_only = shaping::HtbOnlyFeatures(*shaping);
   if (so.mode != shaping::ShapingMode::kHtb && !nics->empty()) {
     so.fq = shaping::ProbeQdiscKind("fq");
     spdlog::info("shaping mode={} fq_available={} fq_probe=\"{}\"",
                  shaping::ShapingModeName(config.shaping_mode), so.fq.available, so.fq.reason);
+    // Said once here; each NIC's status and metrics say it again with its own mode.
+    const std::string features = fmt::format("{}", fmt::join(so.htb_only, ","));
+    if (!so.htb_only.empty() && so.mode == shaping::ShapingMode::kEdt) {
+      spdlog::warn("requested but inactive on edt NICs (only htb does them) features={}", features);
+    } else if (!so.htb_only.empty()) {
+      spdlog::info("shaping mode auto picks htb on every NIC for features={}", features);
+    }
   }
   stack->shaper = std::make_unique<enforce::KernelLinkShaper>(so);
   stack->edt = std::make_unique<enforce::BpfEdtRateTable>(*stack->dataplane);

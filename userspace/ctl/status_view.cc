@@ -28,7 +28,9 @@ Json DaemonJson(const admin::GetStatusResponse& s) {
                     {"unhealthy_reason", n.unhealthy_reason()},
                     {"shaped", n.shaped()},
                     {"shaping_mode", n.shaping_mode()},
-                    {"shaping_reason", n.shaping_reason()}});
+                    {"shaping_reason", n.shaping_reason()},
+                    {"inactive_features", std::vector<std::string>(n.inactive_features().begin(),
+                                                                   n.inactive_features().end())}});
   }
   const auto& e = s.enforcement();
   Json problems = Json::array();
@@ -269,6 +271,7 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
       std::string shaped = n.shaped() ? "yes" : "no";
       if (n.shaped() && !n.shaping_mode().empty()) {
         shaped = n.shaping_mode() + " (" + Or(n.shaping_reason(), "?") + ")";
+        if (!n.inactive_features().empty()) shaped += "; inactive: " + Join(n.inactive_features());
       }
       t.AddRow({n.nic(), n.speed_mbps() < 0 ? "?" : std::to_string(n.speed_mbps()),
                 n.healthy() ? "healthy" : "unhealthy (" + Or(n.unhealthy_reason(), "?") + ")",

@@ -159,6 +159,7 @@ void FillStatus(const service::AllocationService::View& view,
           m != enforcement->shaping_modes.end()) {
         h->set_shaping_mode(m->second.mode);
         h->set_shaping_reason(m->second.reason);
+        for (const auto& f : m->second.inactive) h->add_inactive_features(f);
       }
     }
     if (nic.healthy) ++healthy;

@@ -259,6 +259,15 @@ void CollectEnforcement(const service::EnforcementReport& report,
   for (const auto& [nic, m] : report.shaping_modes) {
     shaping_mode.samples.push_back({{{"nic", nic}, {"mode", m.mode}, {"reason", m.reason}}, 1});
   }
+  Family inactive = MakeFamily(
+      "netqos_enforcement_inactive_feature",
+      "1 for each feature the flags ask for that a shaped NIC's mode does not do (only htb does "
+      "it; the NIC is in edt mode), by the flag that asks for it.",
+      MetricType::kGauge);
+  for (const auto& [nic, m] : report.shaping_modes) {
+    for (const auto& f : m.inactive)
+      inactive.samples.push_back({{{"nic", nic}, {"feature", f}}, 1});
+  }
 
   std::vector<Family> c_traffic = MakeFamilies(kContainerTraffic);
   std::vector<Family> c_queue = MakeFamilies(kContainerQueue);
@@ -336,7 +345,7 @@ void CollectEnforcement(const service::EnforcementReport& report,
     }
   }
   for (Family* f : {&mode, &passes, &pod_failures, &reports, &problems, &refused, &pods_known,
-                    &pod_veths, &shaped, &shaping_mode, &c_alloc, &c_leaf, &c_info}) {
+                    &pod_veths, &shaped, &shaping_mode, &inactive, &c_alloc, &c_leaf, &c_info}) {
     out->push_back(std::move(*f));
   }
   for (auto* families : {&c_traffic, &c_queue, &k_traffic, &k_queue}) {

@@ -119,6 +119,8 @@ struct EnforcementReport {
   struct NicShaping {
     std::string mode;
     std::string reason;
+    // Features the operator asked for that this NIC's mode does not do (shaping::ModeChoice).
+    std::vector<std::string> inactive;
   };
   std::map<std::string, NicShaping> shaping_modes;
   std::vector<EnforcementProblem> problems;

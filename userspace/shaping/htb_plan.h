@@ -81,6 +81,7 @@ struct LevelConfig {
   uint32_t rate_permille = 0;     // guaranteed share of the link
   uint32_t ceil_permille = 1000;  // 1000 = may borrow up to the whole link (work-conserving)
   uint32_t prio = 0;              // HTB prio 0..7 of the level's leaves (lower borrows first)
+  bool operator==(const LevelConfig&) const = default;
 };
 
 // What an allocated container's leaf may reach beyond its allocation (--container-ceil).

@@ -6,14 +6,17 @@
 //   edt: the NIC keeps its multi-queue root (mq) with fq under each TX queue; the NIC's egress
 //        program gives each capped container's packets departure times, and fq holds them until
 //        then. No shared lock; per-container caps only (no level borrowing or aggregate caps).
-//   auto: edt where the NIC has more than one TX queue and the kernel has sch_fq, htb otherwise.
+//   auto: edt where the NIC has more than one TX queue and the kernel has sch_fq, htb otherwise,
+//        and htb wherever the operator asked for something only htb provides (HtbOnlyFeatures).
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/named_enum.h"
 #include "common/status.h"
+#include "shaping/htb_plan.h"
 
 namespace netqos::shaping {
 
@@ -26,8 +29,14 @@ inline constexpr Choices<ShapingMode, 3> kShapingModeNames{{
 }};
 
 const char* ShapingModeName(ShapingMode mode);  // from kShapingModeNames
-// InvalidArgument naming the flag and the accepted values for anything else.
-Result<ShapingMode> ParseShapingMode(std::string_view text);
+
+// What the operator's configuration asks for that only htb does, by the flag that asks for it
+// (a closed set: these are status and metric label values): level guarantees, ceilings and
+// priorities other than the defaults (--qos-level-shaping), borrowing (--container-ceil=level),
+// the low-priority group's ceiling on egress (--low-priority-groups), and egress buckets
+// (--qos-level-burst). EDT paces each container at one rate, with no class to borrow from or
+// queue in. Empty when nothing of that is asked for.
+std::vector<std::string> HtbOnlyFeatures(const ShapingConfig& config);
 
 // What the choice depends on.
 struct NicQueueFacts {
@@ -39,11 +48,17 @@ struct NicQueueFacts {
 struct ModeChoice {
   ShapingMode mode = ShapingMode::kHtb;  // never kAuto
   std::string reason;                    // for status and metrics: why this mode on this NIC
+  // What the operator asked for that this NIC does not do in its mode (an HtbOnlyFeatures entry
+  // on an edt NIC): reported per NIC, so that nothing requested is dropped silently.
+  std::vector<std::string> inactive;
   bool operator==(const ModeChoice&) const = default;
 };
 
-// The mode for one NIC. An explicit edt without sch_fq is FailedPrecondition (the NIC is then
-// reported and left unshaped rather than silently shaped another way than asked).
-Result<ModeChoice> ChooseShapingMode(ShapingMode requested, const NicQueueFacts& facts);
+// The mode for one NIC. `htb_only` lists what the operator asked for that only htb provides (see
+// HtbOnlyFeatures); auto then picks htb and names them, an explicit edt keeps edt and lists them
+// as inactive. An explicit edt without sch_fq is FailedPrecondition (the NIC is then reported and
+// left unshaped rather than silently shaped another way than asked).
+Result<ModeChoice> ChooseShapingMode(ShapingMode requested, const NicQueueFacts& facts,
+                                     const std::vector<std::string>& htb_only = {});
 
 }  // namespace netqos::shaping

@@ -152,8 +152,8 @@ struct FakeShaper : LinkShaper {
       leaf_bps[nic.id.name][c.handle] = c.rate_bps;
     }
     applied[nic.id.name] = leaves;
-    if (edt.count(nic.id.name) != 0) return ModeChoice{ShapingMode::kEdt, "test: edt"};
-    return ModeChoice{ShapingMode::kHtb, "test: htb"};
+    if (edt.count(nic.id.name) != 0) return ModeChoice{ShapingMode::kEdt, "test: edt", {}};
+    return ModeChoice{ShapingMode::kHtb, "test: htb", {}};
   }
   Status Patch(const Nic& nic, const netqos::shaping::PlanDelta& egress,
                const netqos::shaping::PlanDelta& ingress) override {

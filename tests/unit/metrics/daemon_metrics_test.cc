@@ -378,3 +378,23 @@ TEST_CASE("ErrorMessageLabel: spaces, control characters, non-ASCII bytes and le
   CHECK(ErrorMessageLabel(std::string(256, 'z')).size() == 255);
   CHECK(ErrorMessageLabel("").empty());
 }
+
+TEST_CASE("shaping: each NIC's mode, and each flag its mode does not do, as a series of its own") {
+  netqos::service::EnforcementReport r = SomeEnforcement();
+  r.shaping_modes["eth0"] = {
+      "edt", "--shaping-mode=edt (4 TX queues)", {"--container-ceil=level", "--qos-level-burst"}};
+  r.shaping_modes["eth1"] = {"htb", "auto: 1 TX queue", {}};
+  std::vector<Family> fams;
+  CollectEnforcement(r, nullptr, &fams);
+  auto doc = Render(fams);
+  CHECK(doc.Value(
+            "netqos_enforcement_shaping_mode",
+            {{"nic", "eth0"}, {"mode", "edt"}, {"reason", "--shaping-mode=edt (4 TX queues)"}}) ==
+        1);
+  CHECK(doc.Family("netqos_enforcement_inactive_feature").type == "gauge");
+  CHECK(doc.Value("netqos_enforcement_inactive_feature",
+                  {{"nic", "eth0"}, {"feature", "--container-ceil=level"}}) == 1);
+  CHECK(doc.Value("netqos_enforcement_inactive_feature",
+                  {{"nic", "eth0"}, {"feature", "--qos-level-burst"}}) == 1);
+  CHECK(doc.Family("netqos_enforcement_inactive_feature").samples.size() == 2);  // none for eth1
+}

@@ -4,23 +4,13 @@
 #include <catch2/catch.hpp>
 
 using netqos::StatusCode;
+using Strings = std::vector<std::string>;
 using netqos::shaping::ChooseShapingMode;
+using netqos::shaping::ContainerCeil;
+using netqos::shaping::HtbOnlyFeatures;
 using netqos::shaping::NicQueueFacts;
-using netqos::shaping::ParseShapingMode;
+using netqos::shaping::ShapingConfig;
 using netqos::shaping::ShapingMode;
-
-TEST_CASE("the shaping mode flag parses its three values and names a bad one", "[shaping_mode]") {
-  CHECK(*ParseShapingMode("auto") == ShapingMode::kAuto);
-  CHECK(*ParseShapingMode("htb") == ShapingMode::kHtb);
-  CHECK(*ParseShapingMode("edt") == ShapingMode::kEdt);
-  for (const char* bad : {"", "EDT", "fq", "htb "}) {
-    auto m = ParseShapingMode(bad);
-    REQUIRE_FALSE(m.ok());
-    CHECK(m.status().code() == StatusCode::kInvalidArgument);
-    CHECK(m.status().message().find("--shaping-mode") != std::string::npos);
-    CHECK(m.status().message().find("auto, htb, edt") != std::string::npos);
-  }
-}
 
 TEST_CASE("auto picks edt only on a multi-queue NIC with fq, and says why", "[shaping_mode]") {
   const NicQueueFacts mq_fq{.tx_queues = 4, .fq_available = true, .fq_missing_reason = ""};
@@ -61,4 +51,52 @@ TEST_CASE("an explicit mode is kept, and edt without fq is refused, not replaced
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().code() == StatusCode::kFailedPrecondition);
   CHECK(refused.status().message().find("no module") != std::string::npos);
+}
+
+TEST_CASE("the flags asking for what only htb does are named, and only those", "[shaping_mode]") {
+  CHECK(HtbOnlyFeatures(ShapingConfig{}).empty());
+
+  ShapingConfig dscp_only;  // marking works in both modes
+  dscp_only.dscp[0] = 46;
+  dscp_only.unmarked_dscp = 0;
+  CHECK(HtbOnlyFeatures(dscp_only).empty());
+
+  ShapingConfig levels;
+  levels.levels[3].ceil_permille = 500;
+  CHECK(HtbOnlyFeatures(levels) == Strings{"--qos-level-shaping"});
+
+  ShapingConfig all;
+  all.levels[1].prio = 5;
+  all.container_ceil = ContainerCeil::kLevel;
+  all.low_priority_floor_percent = 5;
+  all.burst_bytes[2] = 64 * 1024;
+  CHECK(HtbOnlyFeatures(all) == Strings{"--qos-level-shaping", "--container-ceil=level",
+                                        "--low-priority-groups", "--qos-level-burst"});
+}
+
+TEST_CASE("what only htb does makes auto pick htb and an explicit edt report it inactive",
+          "[shaping_mode]") {
+  const NicQueueFacts mq_fq{.tx_queues = 4, .fq_available = true, .fq_missing_reason = ""};
+  const Strings asked{"--container-ceil=level", "--qos-level-burst"};
+
+  auto autom = ChooseShapingMode(ShapingMode::kAuto, mq_fq, asked);
+  REQUIRE(autom.ok());
+  CHECK(autom->mode == ShapingMode::kHtb);
+  CHECK(autom->reason ==
+        "auto: 4 TX queues and fq, but htb for --container-ceil=level, --qos-level-burst");
+  CHECK(autom->inactive.empty());
+
+  auto edt = ChooseShapingMode(ShapingMode::kEdt, mq_fq, asked);
+  REQUIRE(edt.ok());
+  CHECK(edt->mode == ShapingMode::kEdt);
+  CHECK(edt->inactive == asked);
+
+  auto htb = ChooseShapingMode(ShapingMode::kHtb, mq_fq, asked);
+  REQUIRE(htb.ok());
+  CHECK(htb->inactive.empty());
+
+  // Nothing asked: auto's choice as before, and nothing reported.
+  auto plain = ChooseShapingMode(ShapingMode::kEdt, mq_fq, {});
+  REQUIRE(plain.ok());
+  CHECK(plain->inactive.empty());
 }

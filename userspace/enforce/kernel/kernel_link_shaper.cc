@@ -88,7 +88,8 @@ Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
         auto tx_queues = queues->TxQueues(nic.ifindex);
         if (!tx_queues.ok()) return tx_queues.status();
         auto chosen = shaping::ChooseShapingMode(
-            options_.mode, {*tx_queues, options_.fq.available, options_.fq.reason});
+            options_.mode, {*tx_queues, options_.fq.available, options_.fq.reason},
+            options_.htb_only);
         if (!chosen.ok()) return chosen.status();
         choice = *chosen;
         const bool edt = choice.mode == shaping::ShapingMode::kEdt;

@@ -38,6 +38,9 @@ struct KernelLinkShaperOptions {
   shaping::ShapingMode mode = shaping::ShapingMode::kHtb;
   // Whether the kernel has sch_fq (shaping::ProbeQdiscKind("fq")); consulted for auto and edt.
   shaping::QdiscSupport fq;
+  // What the operator asked for that only htb does (shaping::HtbOnlyFeatures): auto picks htb
+  // for it, and an edt NIC reports it as inactive.
+  std::vector<std::string> htb_only;
   // The DSCP of every sent packet no class marks (--dscp-default); nullopt: left as sent.
   std::optional<uint8_t> unmarked_dscp;
 };
