@@ -114,12 +114,6 @@ PodQosClass ParsePodQosClass(const std::string& qos_class) {
   return PodQosClass::kUnknown;
 }
 
-Result<CgroupDriver> ParseCgroupDriver(const std::string& name) {
-  if (auto driver = FindChoice(name, kCgroupDriverNames)) return *driver;
-  return InvalidArgument("unknown cgroup driver \"" + name + "\" (want " +
-                         ChoiceList(kCgroupDriverNames) + ")");
-}
-
 std::vector<std::string> PodCgroupCandidates(const CgroupLayout& layout, PodQosClass qos,
                                              const std::string& pod_uid) {
   std::vector<std::string> out;

@@ -23,9 +23,6 @@ enum class PodQosClass { kGuaranteed, kBurstable, kBestEffort, kUnknown };
 // "Guaranteed" / "Burstable" / "BestEffort" (status.qosClass); anything else is kUnknown.
 PodQosClass ParsePodQosClass(const std::string& qos_class);
 
-// "cgroupfs" / "systemd" (Katalyst's --cgroup-type); anything else is InvalidArgument.
-Result<CgroupDriver> ParseCgroupDriver(const std::string& name);
-
 struct CgroupLayout {
   CgroupDriver driver = CgroupDriver::kCgroupfs;
   // Katalyst's --addition-cgroup-paths, relative to the mount ("/kubepods/offline"). Under a root

@@ -435,13 +435,6 @@ const char* KatalystLayoutFlagValue(KatalystLayout layout) {
   return ChoiceName(layout, kKatalystLayoutNames).data();
 }
 
-Result<KatalystLayout> ParseKatalystLayout(std::string_view value) {
-  if (auto layout = FindChoice(value, kKatalystLayoutNames)) return *layout;
-  return InvalidArgument("unknown Katalyst checkpoint layout \"" + std::string(value) +
-                         "\" (want v0.5.3, for Katalyst v0.4.0 to v0.5.20, or head, for v0.5.21 "
-                         "and later)");
-}
-
 Result<std::string> KatalystSpewRendering(const json& doc, KatalystLayout layout) {
   Renderer r(layout, /*keep_text=*/true);
   NETQOS_RETURN_IF_ERROR(r.Checkpoint(doc));

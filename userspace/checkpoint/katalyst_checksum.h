@@ -51,8 +51,6 @@ const char* KatalystLayoutName(KatalystLayout layout);
 // The spelling of --katalyst-checkpoint-layout and of a snapshot's netqos.katalyst_layout:
 // "v0.5.3" or "head".
 const char* KatalystLayoutFlagValue(KatalystLayout layout);
-// The inverse; InvalidArgument naming the value and the accepted ones.
-Result<KatalystLayout> ParseKatalystLayout(std::string_view value);
 
 // The go-spew text Katalyst hashes for this document (the "checksum" member is rendered as 0).
 // InvalidArgument, naming the member, when Go's json.Unmarshal would refuse the document.

@@ -182,28 +182,15 @@ TEST_CASE("enum flags: the defaults are Katalyst's and netqos's documented ones"
   CHECK(ChoiceName(c.unclassified_qos_level, netqos::app::kQosLevelChoices) == "shared_cores");
 }
 
-// The tables of enums a lower layer owns repeat its spellings (to be constexpr); they must agree.
+// The flag reader reads the lower layers' own tables (common/named_enum.h); what a layer prints
+// for a value must be the flag's spelling of it.
 TEST_CASE("enum flags: the lower layers' parsers and names read the same tables") {
-  // One table per enum (common/named_enum.h): the flag reader and the layer's own parser accept
-  // the same spellings, and the layer prints the first one.
   for (const auto& c : netqos::app::kShapingModeChoices) {
     INFO(c.name);
-    auto parsed = netqos::shaping::ParseShapingMode(c.name);
-    REQUIRE(parsed.ok());
-    CHECK(*parsed == c.value);
     CHECK(netqos::shaping::ShapingModeName(c.value) == c.name);
-  }
-  for (const auto& c : netqos::app::kCgroupDriverChoices) {
-    INFO(c.name);
-    auto parsed = netqos::cgroup::ParseCgroupDriver(std::string(c.name));
-    REQUIRE(parsed.ok());
-    CHECK(*parsed == c.value);
   }
   for (const auto& c : netqos::app::kKatalystLayoutChoices) {
     INFO(c.name);
-    auto parsed = netqos::checkpoint::ParseKatalystLayout(c.name);
-    REQUIRE(parsed.ok());
-    CHECK(*parsed == c.value);
     CHECK(netqos::checkpoint::KatalystLayoutFlagValue(c.value) == c.name);
   }
   for (const auto& c : netqos::app::kQosLevelChoices) {
@@ -217,10 +204,6 @@ TEST_CASE("enum flags: the lower layers' parsers and names read the same tables"
     CHECK(netqos::ChoiceName(static_cast<netqos::shaping::QosLevel>(l),
                              netqos::app::kQosLevelChoices) != "?");
   }
-  CHECK(netqos::shaping::ParseShapingMode("fq").status().message() ==
-        "--shaping-mode: 'fq' is not one of auto, htb, edt");
-  CHECK(netqos::cgroup::ParseCgroupDriver("sytemd").status().message() ==
-        "unknown cgroup driver \"sytemd\" (want cgroupfs or systemd)");
 }
 
 TEST_CASE("enum flags: print-config shows spellings, given or default, never numbers") {
