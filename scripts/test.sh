@@ -16,7 +16,8 @@
 #   scripts/test.sh [--keep-build] [--stages=LIST] [--skip=LIST] [--fuzz-seconds=N] [ctest args...]
 #     --keep-build       reuse existing build directories (faster local iterations)
 #     --stages=LIST      run only these stages, comma-separated: main,kernels,asan,tsan,fuzz,lint
-#                        (default all, in that order)
+#                        (default all, in that order), and releases (never by default: it builds
+#                        an earlier release's netqosd, see tests/release/across_releases.sh)
 #     --skip=LIST        run all stages but these
 #     --fuzz-seconds=N   time per fuzz target (default 20; see scripts/fuzz.sh)
 #     ctest args         passed to the main stage's ctest (e.g. -L unit, -R restart)
@@ -26,6 +27,8 @@
 #   NETQOS_TSAN_TESTS=RE ctest -R regex of the tsan stage (default: the concurrency tests and
 #                        the metrics listener's tests)
 #   NETQOS_ASAN_OPT, NETQOS_TSAN_OPT  optimisation of those builds (defaults -O0 and -O1)
+#   NETQOS_RELEASE_REF   the earlier release of the releases stage (default: the newest v* tag
+#                        before HEAD)
 #   NETQOS_LAB_KERNELS   kernels of the kernels stage (default "6.1", Debian 12's; the full matrix
 #                        is "5.10 6.1 6.12": run it when a change touches the BPF programs or
 #                        their loading); downloads are cached in NETQOS_KERNEL_CACHE (see
@@ -56,7 +59,7 @@ selected=()
 IFS=, read -ra wanted <<<"$stages"
 IFS=, read -ra skipped <<<"$skip"
 for s in "${wanted[@]}"; do
-  case $s in main|kernels|lint|asan|tsan|fuzz) ;; *) echo "test.sh: unknown stage '$s'" >&2; exit 2 ;; esac
+  case $s in main|kernels|lint|asan|tsan|fuzz|releases) ;; *) echo "test.sh: unknown stage '$s'" >&2; exit 2 ;; esac
   for k in "${skipped[@]}"; do [[ $s == "$k" ]] && continue 2; done
   selected+=("$s")
 done
@@ -267,6 +270,15 @@ stage_kernels() {
     background SIGCONT
   done
   return "$rc"
+}
+
+# Rollback to an earlier release and the upgrade back, each after a kill -9, with that release's
+# netqosd built from its tag.
+stage_releases() {
+  configure_main
+  cmake --build "$BUILD_DIR" -j "$NETQOS_JOBS" --target netqosd netqosctl
+  built
+  tests/release/across_releases.sh "$BUILD_DIR" "${NETQOS_RELEASE_REF:-}"
 }
 
 declare -A result=()
