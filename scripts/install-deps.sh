@@ -27,8 +27,9 @@ PACKAGES=(
   # the CRI pod source against a private containerd (tests/cri_integration): the runtime, runc,
   # the CNI bridge and host-local plugins; its test image is busybox-static (below)
   containerd runc containernetworking-plugins
-  # deploy manifest checks (tests/deploy/test_manifests.py)
-  python3 python3-yaml
+  # deploy manifest checks (tests/deploy/test_manifests.py; its kustomize renderer, Debian's
+  # kubernetes-client, is fetched below, not installed); capsh for tests/deploy/capabilities_test.sh
+  python3 python3-yaml libcap2-bin
   # the alert rules and dashboard (tests/monitoring): promtool, and a real Prometheus for the
   # privileged test; rsvg-convert renders the demo's rate plot to check it (scripts/lib/plot_rates.py)
   prometheus librsvg2-bin
@@ -64,3 +65,13 @@ if ((${#missing[@]})); then
 else
   echo "install-deps: all ${#PACKAGES[@]} packages present"
 fi
+
+# kubectl 1.20 from Debian's kubernetes-client renders the kustomizations in tests/deploy: unpacked
+# into ~/.cache/netqos (apt-get download, dpkg-deb -x), never installed, since a kubectl of
+# another origin may own /usr/bin/kubectl. The test fetches it itself when missing; here it is
+# fetched ahead, so that a CI run needs no package download of its own.
+if ! apt-cache show kubernetes-client >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]]; then
+  apt-get update -q
+fi
+python3 "$(dirname "$0")/../tests/deploy/test_manifests.py" --fetch-renderer >/dev/null
+echo "install-deps: kustomize renderer (kubernetes-client's kubectl) in ~/.cache/netqos"

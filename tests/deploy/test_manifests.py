@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
 """Checks the Kubernetes manifests in deploy/ against each other and against the netqosd binary.
 
-  test_manifests.py --netqosd PATH [--deploy-dir DIR] [--self-test]
+  test_manifests.py --netqosd PATH [--deploy-dir DIR] [--kubectl PATH] [--self-test]
+  test_manifests.py --fetch-renderer
 
-Parses every YAML document of deploy/*.yaml and deploy/uninstall/*.yaml and checks: field names
+Renders the kustomize base (deploy/base) and every overlay of deploy/overlays with
+`kubectl kustomize` (Debian bookworm's kubectl 1.20 from kubernetes-client, fetched into
+~/.cache/netqos; no renderer: exit 77, or a failure under CI=true), and checks how they compose:
+every base file is a resource, the image is the base's images: entry, and each overlay's netqosd
+args are the base's followed by exactly the ones it appends itself. Then, in the rendered base
+with deploy/uninstall/*.yaml, and in each rendered overlay, every YAML document: field names
 against a small schema of the types used (a typo such as "mountPropogation" is silently dropped by
 a lenient API server); the DaemonSet's node-agent settings; host mounts and where the flags point;
 every flag against `netqosd --help`, and the whole command line (with $(VAR) expanded from the
@@ -12,7 +18,9 @@ probes against the metrics listener; images, ServiceAccount, RBAC and ConfigMap 
 And the security rules of docs/security.md: the metrics listener on loopback only, no hostPID,
 every host path netqosd does not write mounted readOnly; no nodes/proxy (nor any nodes/*
 permission) and no service account token in the default manifests, which read pods from the
-container runtime's CRI socket. The opt-in overlay deploy/overlays/kubelet-pods (kubelet pod
+container runtime's CRI socket; Linux nodes that opted in (nodeSelector); not privileged, but the
+capabilities netqosd needs with all others dropped (privileged only in deploy/overlays/privileged,
+with a Bidirectional bpffs mount). The opt-in overlay deploy/overlays/kubelet-pods (kubelet pod
 source) is checked as applied: nodes/proxy granted to netqosd's ServiceAccount, the token
 mounted, the kubelet's certificate verified against a CA file. The opt-in overlay
 deploy/overlays/metrics-proxy (an authenticating proxy for scrapes from elsewhere) is checked as
@@ -30,6 +38,7 @@ import copy
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -120,7 +129,8 @@ ENV_FIELD_PATHS = {"metadata.name", "metadata.namespace", "metadata.uid", "spec.
                    "status.podIPs"}
 # What the daemon needs from the host: path -> (why, required propagation or None).
 REQUIRED_DAEMON_MOUNTS = {
-    "/sys/fs/bpf": ("bpffs: pinned maps and links", "Bidirectional"),
+    # HostToContainer: the host's bpffs; Bidirectional (privileged only): one netqosd mounts.
+    "/sys/fs/bpf": ("bpffs: pinned maps and links", "HostToContainer or, privileged, Bidirectional"),
     "/sys/fs/cgroup": ("cgroup v2 tree: container cgroup ids, the egress attach point", None),
     "/var/lib/kubelet/plugins_registry": ("the kubelet's plugin watcher directory", None),
     "/var/lib/katalyst/qrm_advisor": ("checkpoint and installed-links record", None),
@@ -141,7 +151,11 @@ LOOPBACK_HOSTS = {"127.0.0.1", "::1", "[::1]", "localhost"}
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # What --cri-socket=auto tries, in order (userspace/cri/cri_endpoint.h).
 CRI_AUTO_SOCKETS = ["/run/containerd/containerd.sock", "/run/crio/crio.sock"]
-REQUIRED_CAPS = {"BPF", "NET_ADMIN", "PERFMON", "SYS_ADMIN"}
+# What netqosd needs without privileged: true (app/capability_check.cc names the same; measured by
+# tests/deploy/capabilities_test.sh). A privileged container has them all.
+REQUIRED_CAPS = {"BPF", "NET_ADMIN"}
+# The node selection: Linux nodes that opted in (deploy/README.md, "Choosing the nodes").
+NODE_SELECTOR = {"kubernetes.io/os": "linux", "netqos.io/enabled": "true"}
 EXAMPLE_NODE_IP = "192.0.2.10"  # TEST-NET-1, for expanding status.hostIP
 
 
@@ -510,6 +524,9 @@ class Checker:
         self.expect(sc.get("privileged") is True or REQUIRED_CAPS <= caps, where,
                     "neither privileged nor the capabilities "
                     f"{sorted(REQUIRED_CAPS)} (missing {sorted(REQUIRED_CAPS - caps)})")
+        if sc.get("privileged") is not True:
+            self.expect((sc.get("capabilities") or {}).get("drop") == ["ALL"], where,
+                        "an unprivileged netqosd drops ALL capabilities and adds its own list")
 
     def check_daemonset(self):
         dss = self.of_kind("DaemonSet")
@@ -536,6 +553,10 @@ class Checker:
                     "dnsPolicy must be ClusterFirstWithHostNet (hostNetwork)")
         self.expect(pod.get("priorityClassName") == "system-node-critical", where,
                     "priorityClassName must be system-node-critical")
+        selector = pod.get("nodeSelector") or {}
+        self.expect(all(str(selector.get(k)) == v for k, v in NODE_SELECTOR.items()), where,
+                    f"nodeSelector {selector} must hold {NODE_SELECTOR}: Linux nodes that "
+                    "opted in, one by one (Katalyst's own plugin serves the same socket)")
         self.expect(any(t.get("operator") == "Exists" and not t.get("key") and
                         not t.get("effect") for t in pod.get("tolerations") or []), where,
                     "needs a toleration {operator: Exists} (run on every node, whatever taints)")
@@ -564,6 +585,9 @@ class Checker:
             if not self.expect(m is not None and "hostPath" in m[1], cw,
                                f"no hostPath mount of {path} ({why})"):
                 continue
+            if path == "/sys/fs/bpf":
+                propagation = "Bidirectional" if (c.get("securityContext") or {}).get(
+                    "privileged") is True else "HostToContainer"
             if propagation:
                 self.expect(m[0].get("mountPropagation") == propagation, cw,
                             f"{path} must be mounted with mountPropagation {propagation}, has "
@@ -846,48 +870,180 @@ class Checker:
 
 # ---- inputs ------------------------------------------------------------------------------------
 
-def load(deploy_dir):
-    files = sorted(glob.glob(os.path.join(deploy_dir, "*.yaml")) +
+# The manifests are rendered by kustomize, as `kubectl apply -k` does: the base (deploy/base), and
+# each overlay of deploy/overlays/ on top of it. The renderer is kubectl's embedded kustomize from
+# Debian bookworm's kubernetes-client (kubectl 1.20, kustomize v2.0.3): CI machines have only
+# Debian's packages, and manifests that the oldest kustomize renders also render with today's v5
+# (`bases:`, `patchesJson6902` and `patchesStrategicMerge` are deprecated there, not gone).
+# --kubectl (or NETQOS_KUBECTL) names another one (kubectl 1.32, kustomize v5, renders them too).
+RENDERER_PACKAGE = "kubernetes-client"
+SKIPPED = 77  # CTest's SKIP_RETURN_CODE for this test: no renderer, outside CI
+DS_ARGS_PATH = "/spec/template/spec/containers/0/args/-"
+
+
+class RendererMissing(Exception):
+    pass
+
+
+def renderer_cache_dir():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.environ.get("HOME") or "/root",
+                                                           ".cache")
+    return os.path.join(base, "netqos", RENDERER_PACKAGE)
+
+
+def debian_kubectl():
+    """kubectl from Debian's kubernetes-client, unpacked into a private cache (not installed: a
+    kubectl of another origin may own /usr/bin/kubectl). Fetched with the machine's apt
+    configuration on first use."""
+    cache = renderer_cache_dir()
+    kubectl = os.path.join(cache, "root", "usr", "bin", "kubectl")
+    if os.access(kubectl, os.X_OK):
+        return kubectl
+    os.makedirs(cache, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=".fetch.", dir=cache)
+    try:
+        r = subprocess.run(["apt-get", "download", RENDERER_PACKAGE], cwd=work,
+                           capture_output=True, text=True, timeout=600)
+        debs = glob.glob(os.path.join(work, "*.deb"))
+        if r.returncode != 0 or len(debs) != 1:
+            raise RendererMissing(f"apt-get download {RENDERER_PACKAGE} failed (exit "
+                                  f"{r.returncode}): {(r.stderr or r.stdout).strip()[-400:]}")
+        root = os.path.join(work, "root")
+        r = subprocess.run(["dpkg-deb", "-x", debs[0], root], capture_output=True, text=True,
+                           timeout=120)
+        if r.returncode != 0 or not os.access(os.path.join(root, "usr", "bin", "kubectl"),
+                                              os.X_OK):
+            raise RendererMissing(f"dpkg-deb -x {os.path.basename(debs[0])}: no usr/bin/kubectl "
+                                  f"({r.stderr.strip()})")
+        shutil.rmtree(os.path.join(cache, "root"), ignore_errors=True)
+        os.rename(root, os.path.join(cache, "root"))  # atomic: a killed fetch leaves no half tree
+    except (OSError, subprocess.SubprocessError) as e:
+        raise RendererMissing(f"fetching {RENDERER_PACKAGE}: {e}") from e
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return kubectl
+
+
+def render(kubectl, directory):
+    """The documents `kubectl kustomize DIRECTORY` renders."""
+    r = subprocess.run([kubectl, "kustomize", directory], capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError(f"kubectl kustomize {directory} failed: {r.stderr.strip()}")
+    return [d for d in yaml.safe_load_all(r.stdout) if d is not None]
+
+
+def read_yaml(path):
+    with open(path) as fh:
+        return [d for d in yaml.safe_load_all(fh) if d is not None]
+
+
+def overlay_names(deploy_dir):
+    return sorted(os.path.basename(os.path.dirname(k)) for k in
+                  glob.glob(os.path.join(deploy_dir, "overlays", "*", "kustomization.yaml")))
+
+
+def load(deploy_dir, kubectl):
+    """(files, base documents, {overlay: documents}): rendered, with the uninstall Job (applied
+    on its own, in the DaemonSet's namespace) added to each."""
+    base_dir = os.path.join(deploy_dir, "base")
+    files = sorted(glob.glob(os.path.join(base_dir, "*.yaml")) +
                    glob.glob(os.path.join(deploy_dir, "uninstall", "*.yaml")))
-    docs = []
-    for f in files:
-        with open(f) as fh:
-            for d in yaml.safe_load_all(fh):
-                if d is not None:
-                    docs.append((f, d))
-    return files, docs
+    job = [(f, d) for f in glob.glob(os.path.join(deploy_dir, "uninstall", "*.yaml"))
+           for d in read_yaml(f)]
+
+    def with_job(name, rendered):
+        docs = [(name, d) for d in rendered]
+        ns = next((d["metadata"].get("namespace") for _, d in docs
+                   if d.get("kind") == "DaemonSet"), None)
+        for f, d in copy.deepcopy(job):
+            d.setdefault("metadata", {})["namespace"] = ns
+            docs.append((f, d))
+        return docs
+
+    base = with_job("deploy/base", render(kubectl, base_dir))
+    overlays = {name: with_job(f"deploy/overlays/{name}",
+                               render(kubectl, os.path.join(deploy_dir, "overlays", name)))
+                for name in overlay_names(deploy_dir)}
+    return files, base, overlays
 
 
-OVERLAY = os.path.join("overlays", "kubelet-pods")
-PROXY_OVERLAY = os.path.join("overlays", "metrics-proxy")
+def kustomization(directory):
+    with open(os.path.join(directory, "kustomization.yaml")) as fh:
+        return yaml.safe_load(fh) or {}
 
 
-def load_overlay(deploy_dir, docs, overlay):
-    """The manifests as an opt-in overlay leaves them: its other files' documents added, its
-    strategic merge patch applied to the DaemonSet (the pod spec's scalars merged; containers and
-    volumes merged by name, a new one added; a container's args replaced, as kubectl patch does
-    for a list of scalars)."""
-    out = copy.deepcopy(docs)
-    for f in sorted(glob.glob(os.path.join(deploy_dir, overlay, "*.yaml"))):
-        if os.path.basename(f) == "daemonset-patch.yaml":
+def own_args(overlay_dir):
+    """The netqosd arguments an overlay appends: the values of its JSON 6902 `add` operations on
+    the DaemonSet's first container's args."""
+    out = []
+    for p in kustomization(overlay_dir).get("patchesJson6902") or []:
+        if (p.get("target") or {}).get("kind") != "DaemonSet":
             continue
-        with open(f) as fh:
-            out += [(f, d) for d in yaml.safe_load_all(fh) if d is not None]
-    with open(os.path.join(deploy_dir, overlay, "daemonset-patch.yaml")) as fh:
-        patch = yaml.safe_load(fh)["spec"]["template"]["spec"]
-    ds = _ds(out)
-    pod = _pod(ds)
-    for k, v in patch.items():
-        if k not in ("containers", "volumes"):
-            pod[k] = v
-    for key in ("containers", "volumes"):
-        for item in patch.get(key) or []:
-            target = next((x for x in pod.setdefault(key, []) if x["name"] == item["name"]), None)
-            if target is None:
-                pod[key].append(copy.deepcopy(item))
-            else:
-                target.update({k: v for k, v in item.items() if k != "name"})
+        for op in read_yaml(os.path.join(overlay_dir, p["path"]))[0]:
+            if op.get("op") == "add" and op.get("path") == DS_ARGS_PATH:
+                out.append(str(op["value"]))
     return out
+
+
+def daemonset_args(docs):
+    ds = next((d for _, d in docs if d.get("kind") == "DaemonSet"), None)
+    return [str(a) for a in _ctr(ds).get("args") or []] if ds else None
+
+
+def daemonset_image(docs):
+    ds = next((d for _, d in docs if d.get("kind") == "DaemonSet"), None)
+    return _ctr(ds).get("image") if ds else None
+
+
+def check_composition(deploy_dir, kubectl, base, overlays, base_args=None, overlay_args=None):
+    """How the kustomizations fit together: every base file is a resource; deploy/ renders the
+    base; the image is the base's images: entry; each overlay's netqosd args are exactly the
+    base's followed by the ones it adds itself (an overlay that replaces the list drifts from the
+    base as flags are added to it). base_args/overlay_args replace the rendered ones (self-test)."""
+    failures = []
+    base_dir = os.path.join(deploy_dir, "base")
+    k = kustomization(base_dir)
+    listed = set(k.get("resources") or [])
+    for f in sorted(glob.glob(os.path.join(base_dir, "*.yaml"))):
+        name = os.path.basename(f)
+        if name != "kustomization.yaml" and name not in listed:
+            failures.append(f"deploy/base/{name} is not in deploy/base/kustomization.yaml's "
+                            "resources: `kubectl apply -k` would leave it out")
+    top = render(kubectl, deploy_dir)
+    if top != [d for n, d in base if n == "deploy/base"]:
+        failures.append("`kubectl kustomize deploy` does not render the same as deploy/base")
+    images = [i for i in k.get("images") or [] if i.get("name") ==
+              (daemonset_image(base) or "").rsplit(":", 1)[0] or i.get("newName") ==
+              (daemonset_image(base) or "").rsplit(":", 1)[0]]
+    if len(images) != 1:
+        failures.append(f"deploy/base/kustomization.yaml has no images: entry for the DaemonSet's "
+                        f"image {daemonset_image(base)!r} (set the image with kustomize, not sed)")
+    else:
+        entry = images[0]
+        want = f"{entry.get('newName') or entry['name']}:{entry.get('newTag')}"
+        if daemonset_image(base) != want:
+            failures.append(f"the DaemonSet's image {daemonset_image(base)!r} is not the images: "
+                            f"entry's {want!r}")
+    want_base = base_args if base_args is not None else daemonset_args(base)
+    for name, docs in overlays.items():
+        overlay_dir = os.path.join(deploy_dir, "overlays", name)
+        if "images" not in kustomization(overlay_dir) and \
+                daemonset_image(docs) != daemonset_image(base):
+            failures.append(f"overlay {name}: image {daemonset_image(docs)!r} is not the base's")
+        got = (overlay_args or {}).get(name, daemonset_args(docs))
+        adds = own_args(overlay_dir)
+        want = want_base + adds
+        if got != want:
+            missing = [a for a in want if a not in got]
+            extra = [a for a in got if a not in want]
+            failures.append(
+                f"overlay {name}: netqosd's args are not the base's followed by the overlay's own "
+                f"{adds}: missing {missing}, not the base's nor the overlay's own {extra}"
+                + ("" if missing or extra else ", in another order")
+                + " (append with a JSON 6902 `add` to " + DS_ARGS_PATH + ", never replace the "
+                "list)")
+    return failures
 
 
 def netqosd_facts(netqosd):
@@ -964,8 +1120,12 @@ MUTATIONS = [
      "unknown VolumeMount field"),
     ("mount without volume", lambda docs: _pod(_ds(docs))["volumes"].pop(0),
      "has no volume"),
-    ("bpffs not Bidirectional", lambda docs: _mount(_ds(docs), "/sys/fs/bpf").update(
-        mountPropagation="HostToContainer"), "/sys/fs/bpf must be mounted with mountPropagation"),
+    ("bpffs Bidirectional unprivileged", lambda docs: _mount(_ds(docs), "/sys/fs/bpf").update(
+        mountPropagation="Bidirectional"), "Bidirectional propagation is only allowed"),
+    ("no node opt-in", lambda docs: _pod(_ds(docs))["nodeSelector"].pop("netqos.io/enabled"),
+     "nodeSelector"),
+    ("capabilities not dropped", lambda docs: _ctr(_ds(docs))["securityContext"][
+        "capabilities"].pop("drop"), "drops ALL capabilities"),
     ("no cgroup mount", lambda docs: _drop_mount(_ds(docs), "/sys/fs/cgroup"),
      "no hostPath mount of /sys/fs/cgroup"),
     ("no plugins_registry", lambda docs: _drop_mount(_ds(docs),
@@ -979,8 +1139,8 @@ MUTATIONS = [
      "--qrm-state-dir /var/lib/netqos is not on a mounted host path"),
     ("pin dir outside bpffs", lambda docs: _set_arg(_ds(docs), "--bpf-pin-dir", "/run/netqos"),
      "is not below the bpffs mount"),
-    ("unprivileged", lambda docs: _ctr(_ds(docs))["securityContext"].update(privileged=False),
-     "neither privileged nor the capabilities"),
+    ("capability missing", lambda docs: _ctr(_ds(docs))["securityContext"]["capabilities"][
+        "add"].remove("NET_ADMIN"), "missing ['NET_ADMIN']"),
     ("no liveness probe", lambda docs: _ctr(_ds(docs)).pop("livenessProbe"), "no livenessProbe"),
     ("probe on another port", lambda docs: _ctr(_ds(docs))["readinessProbe"]["httpGet"].update(
         port=9999), "is not the metrics port"),
@@ -1116,6 +1276,35 @@ PROXY_MUTATIONS = [
 ]
 
 
+# Broken variants of the privileged overlay.
+PRIVILEGED_MUTATIONS = [
+    ("privileged bpffs one way", lambda docs: _mount(_ds(docs), "/sys/fs/bpf").update(
+        mountPropagation="HostToContainer"),
+     "/sys/fs/bpf must be mounted with mountPropagation Bidirectional"),
+]
+
+
+def composition_self_test(deploy_dir, kubectl, docs, rendered):
+    """An overlay whose args drop one of the base's (or add one the overlay does not own) is
+    reported, and so is an image that is not the images: entry's."""
+    problems = []
+    base_args = daemonset_args(docs)
+    for name, applied in rendered.items():
+        for what, args in (("drops the base's last flag",
+                            [a for a in daemonset_args(applied) if a != base_args[-1]]),
+                           ("adds a flag of its own", daemonset_args(applied) + ["--v=4"])):
+            got = check_composition(deploy_dir, kubectl, docs, rendered,
+                                    overlay_args={name: args})
+            if not any(f.startswith(f"overlay {name}: netqosd's args") for f in got):
+                problems.append(f"overlay {name} that {what} was not reported; got {got}")
+    broken = copy.deepcopy(docs)
+    _ctr(_ds(broken))["image"] = "registry.example.com/netqos/netqosd:latest"
+    got = check_composition(deploy_dir, kubectl, broken, rendered)
+    if not any("is not the images: entry's" in f for f in got):
+        problems.append(f"an image other than the images: entry's was not reported; got {got}")
+    return problems
+
+
 def self_test(docs, netqosd, help_flags, version, mutations=None):
     """Each mutation must add a failure containing its expected text (failures the unbroken
     manifests already have do not count)."""
@@ -1136,57 +1325,89 @@ def self_test(docs, netqosd, help_flags, version, mutations=None):
     return problems
 
 
+def find_renderer(explicit):
+    """kubectl for `kubectl kustomize`, or None after saying why (a failure under CI=true)."""
+    if explicit:
+        return explicit
+    try:
+        return debian_kubectl()
+    except RendererMissing as e:
+        print(f"{'FAIL' if os.environ.get('CI') == 'true' else 'SKIP'}: no kustomize renderer: "
+              f"{e} (scripts/install-deps.sh's apt sources must offer {RENDERER_PACKAGE}; or "
+              "give --kubectl)")
+        return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--netqosd", required=True, help="the built netqosd binary")
+    ap.add_argument("--netqosd", help="the built netqosd binary (required but with "
+                    "--fetch-renderer)")
     ap.add_argument("--deploy-dir", default=os.path.join(os.path.dirname(__file__), "..", "..",
                                                          "deploy"))
+    ap.add_argument("--kubectl", default=os.environ.get("NETQOS_KUBECTL"),
+                    help="the kubectl whose `kubectl kustomize` renders the manifests (default: "
+                         "Debian's kubernetes-client, fetched into ~/.cache/netqos)")
+    ap.add_argument("--fetch-renderer", action="store_true",
+                    help="only fetch the renderer into the cache and print its path "
+                         "(scripts/install-deps.sh)")
     ap.add_argument("--self-test", action="store_true",
                     help="instead of checking the manifests, check that broken variants of them "
                          "are reported")
     a = ap.parse_args()
 
+    if not a.fetch_renderer and not a.netqosd:
+        ap.error("--netqosd is required")
+    kubectl = find_renderer(a.kubectl)
+    if kubectl is None:
+        return 1 if os.environ.get("CI") == "true" or a.fetch_renderer else SKIPPED
+    if a.fetch_renderer:
+        print(kubectl)
+        return 0
     try:
-        files, docs = load(a.deploy_dir)
-    except yaml.YAMLError as e:
-        print(f"FAIL: YAML does not parse: {e}")
+        files, docs, rendered = load(a.deploy_dir, kubectl)
+    except (yaml.YAMLError, RuntimeError) as e:
+        print(f"FAIL: {e}")
         return 1
     if not docs:
         print(f"FAIL: no manifests under {a.deploy_dir}")
         return 1
     help_flags, version = netqosd_facts(a.netqosd)
-    overlays = {OVERLAY: (load_overlay(a.deploy_dir, docs, OVERLAY), OVERLAY_MUTATIONS),
-                PROXY_OVERLAY: (load_overlay(a.deploy_dir, docs, PROXY_OVERLAY), PROXY_MUTATIONS)}
+    mutations = {"kubelet-pods": OVERLAY_MUTATIONS, "metrics-proxy": PROXY_MUTATIONS,
+                 "privileged": PRIVILEGED_MUTATIONS}
     if a.self_test:
         problems = self_test(docs, a.netqosd, help_flags, version)
-        for name, (applied, mutations) in overlays.items():
+        for name, applied in rendered.items():
             problems += [f"overlay {name}: {p}" for p in
-                         self_test(applied, a.netqosd, help_flags, version, mutations)]
+                         self_test(applied, a.netqosd, help_flags, version,
+                                   mutations.get(name, []))]
+        problems += composition_self_test(a.deploy_dir, kubectl, docs, rendered)
         for p in problems:
             print("FAIL: self-test: " + p)
         if problems:
             return 1
         print(f"ok: all {len(MUTATIONS)} broken variants of the manifests, "
-              f"{len(OVERLAY_MUTATIONS)} of the {OVERLAY} overlay and {len(PROXY_MUTATIONS)} of "
-              f"the {PROXY_OVERLAY} overlay were reported")
+              + ", ".join(f"{len(m)} of the {n} overlay" for n, m in mutations.items())
+              + " and the overlays' drifted args were reported")
         return 0
     checker = Checker(docs, a.netqosd, help_flags, version)
     failures = checker.run()
-    # The opt-in overlays are checked as applied: their own rules (kubelet-pods: nodes/proxy
-    # granted, the token, the kubelet's certificate verified; metrics-proxy: the proxy's), not the
-    # default's.
+    # Each overlay is checked as rendered: by the rules of what it changes (kubelet-pods:
+    # nodes/proxy granted, the token, the kubelet's certificate verified; metrics-proxy: the
+    # proxy's; privileged: Bidirectional bpffs), and its args against the base's.
     counts = []
-    for name, (applied, _) in overlays.items():
+    for name, applied in rendered.items():
         overlay_checker = Checker(applied, a.netqosd, help_flags, version)
         failures += [f"with {name}: {f}" for f in overlay_checker.run()]
-        counts.append(f"with {name}: {overlay_checker.checks} checks")
+        counts.append(f"{name}: {overlay_checker.checks} checks")
+    failures += check_composition(a.deploy_dir, kubectl, docs, rendered)
     for f in failures:
         print("FAIL: " + f)
     if failures:
         print(f"{len(failures)} problem(s) in {len(files)} manifest files and the overlays")
         return 1
-    print(f"ok: {len(docs)} documents in {len(files)} files, {checker.checks} checks; "
-          + "; ".join(counts))
+    print(f"ok: {len(docs)} documents in {len(files)} files, {checker.checks} checks, rendered "
+          f"by {kubectl}; overlays {', '.join(counts)}; each overlay's args are the base's plus "
+          "its own")
     return 0
 
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "app/allocation_state.h"
+#include "app/capability_check.h"
 #include "app/enforce_nics.h"
 #include "app/flag_choices.h"
 #include "app/format_guard.h"
@@ -21,6 +22,7 @@
 #include "enforce/desired_state.h"
 #include "enforce/kernel/kernel_class_stats.h"
 #include "enforce/pod_list_reader.h"
+#include "os/capabilities.h"
 #include "shaping/qdisc_probe.h"
 #include "shaping/shaping_mode.h"
 
@@ -90,6 +92,17 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   auto mounted = bpf::EnsureBpffs(config.bpf_pin_dir);
   if (!mounted.ok()) return mounted.status().Wrap("--bpf-pin-dir");
   if (*mounted) spdlog::info("mounted a bpffs for pin_dir={}", config.bpf_pin_dir);
+  // Before anything is loaded (the bpffs is checked first: it needs no capability unless netqosd
+  // mounts one): a container without a capability it needs is told which one.
+  if (auto effective = os::EffectiveCapabilities(); effective.ok()) {
+    const bool named_netns = config.machine_net_multi_ns ||
+                             std::any_of(nics->nics.begin(), nics->nics.end(),
+                                         [](const core::NicId& n) { return !n.netns.empty(); });
+    auto caps = CheckCapabilities(CapabilitiesNeeded(true, named_netns), *effective);
+    if (!caps.ok()) return caps;
+  } else {
+    spdlog::warn("capabilities not checked: {}", effective.status().message());
+  }
 
   auto stack = std::make_unique<EnforcementStack>();
   stack->cgroup_root = *mount;
