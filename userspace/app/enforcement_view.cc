@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "common/qos_level.h"
 #include "shaping/htb_plan.h"
 #include "shaping/shaping_mode.h"
 
@@ -10,11 +11,6 @@ namespace {
 
 service::LeafQueue Convert(const enforce::LeafQueue& q) {
   return {q.device, shaping::HandleText(q.handle), q.counters, q.error};
-}
-
-std::string LevelName(uint8_t level) {
-  if (level >= shaping::kQosLevelCount) return "unknown";
-  return std::string(shaping::QosLevelName(static_cast<shaping::QosLevel>(level))) + "_cores";
 }
 
 }  // namespace
@@ -59,7 +55,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     c.pod_namespace = d.pod_namespace;
     c.pod_name = d.pod_name;
     c.container = d.container_name;
-    c.qos_level = LevelName(d.entry.qos_level);
+    c.qos_level = std::string(KatalystLevelName(d.entry.qos_level));
     c.net_class_id = d.entry.net_class_id;
     c.priority = d.entry.priority;
     if (d.entry.priority != 0) c.htb_class = shaping::HandleText(d.entry.priority);
@@ -130,7 +126,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     r.classes.push_back(ce);
   }
   for (const auto& l : queues.levels) {
-    r.levels.push_back({l.nic, LevelName(static_cast<uint8_t>(l.level.level)),
+    r.levels.push_back({l.nic, std::string(KatalystLevelName(static_cast<uint8_t>(l.level.level))),
                         l.egress ? "egress" : "ingress", l.level.rate_bps, l.level.ceil_bps,
                         l.counters});
   }

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "common/qos_level.h"
 #include "common/tc_handle.h"
 #include "render/counters_proto.h"
 #include "render/table.h"
@@ -14,20 +15,7 @@ namespace netqos::ctl {
 namespace admin = ::netqos::admin::v1;
 using Json = nlohmann::json;
 
-std::string QosLevelText(uint8_t level) {
-  switch (level) {
-    case NETQOS_QOS_SYSTEM:
-      return "system_cores";
-    case NETQOS_QOS_DEDICATED:
-      return "dedicated_cores";
-    case NETQOS_QOS_SHARED:
-      return "shared_cores";
-    case NETQOS_QOS_RECLAIMED:
-      return "reclaimed_cores";
-    default:
-      return "unknown";
-  }
-}
+std::string QosLevelText(uint8_t level) { return std::string(KatalystLevelName(level)); }
 
 std::string HandleText(uint32_t priority) { return priority == 0 ? "-" : TcHandleText(priority); }
 

@@ -45,7 +45,7 @@ struct EnforcedLink {
 struct ClassEntry {
   uint32_t priority = 0;      // skb->priority: an HTB class handle, 0 = untouched
   uint32_t net_class_id = 0;  // Katalyst class id; keys the per-class counters
-  uint8_t qos_level = 0;      // shaping::QosLevel numbering (== enum netqos_qos_level)
+  uint8_t qos_level = 0;      // QosLevel numbering (== enum netqos_qos_level: bpf_class_table.cc)
   uint32_t flags = 0;         // kClassIngressShaped, kClassVeth
   uint16_t slot = 0;          // the carrier slot of a container of a pod behind a veth; 0 = none
   // The DSCP the NIC egress program marks the container's packets with (0..63); nullopt: the DS

@@ -19,25 +19,6 @@ uint64_t Permille(uint64_t link_bps, uint32_t permille) { return link_bps / 1000
 
 }  // namespace
 
-const char* QosLevelName(QosLevel level) {
-  switch (level) {
-    case QosLevel::kSystem:
-      return "system";
-    case QosLevel::kDedicated:
-      return "dedicated";
-    case QosLevel::kShared:
-      return "shared";
-    case QosLevel::kReclaimed:
-      return "reclaimed";
-  }
-  return "unknown";
-}
-
-Result<QosLevel> ParseQosLevel(const std::string& name) {
-  if (auto level = FindChoice(name, kQosLevelSpellings)) return *level;
-  return InvalidArgument("unknown QoS level \"" + name + "\"");
-}
-
 std::string HandleText(uint32_t handle) { return TcHandleText(handle); }
 
 std::string BitRateText(uint64_t bps) {

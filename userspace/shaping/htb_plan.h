@@ -13,28 +13,17 @@
 #include <vector>
 
 #include "common/named_enum.h"
+#include "common/qos_level.h"
 #include "common/status.h"
 
 namespace netqos::shaping {
 
-// The four Katalyst QoS levels, in HTB-priority order.
-enum class QosLevel : int { kSystem = 0, kDedicated = 1, kShared = 2, kReclaimed = 3 };
-inline constexpr int kQosLevelCount = 4;
-const char* QosLevelName(QosLevel level);  // the short name: "system", "shared", ...
-// Katalyst's level names, then the short ones: what --unclassified-qos-level and
-// --qos-level-shaping accept.
-inline constexpr Choices<QosLevel, 8> kQosLevelSpellings{{
-    {"system_cores", QosLevel::kSystem},
-    {"dedicated_cores", QosLevel::kDedicated},
-    {"shared_cores", QosLevel::kShared},
-    {"reclaimed_cores", QosLevel::kReclaimed},
-    {"system", QosLevel::kSystem},
-    {"dedicated", QosLevel::kDedicated},
-    {"shared", QosLevel::kShared},
-    {"reclaimed", QosLevel::kReclaimed},
-}};
-// One of kQosLevelSpellings → level.
-Result<QosLevel> ParseQosLevel(const std::string& name);
+// The QoS levels are common/qos_level.h's, named here as well since every plan speaks of them.
+using ::netqos::kQosLevelCount;
+using ::netqos::kQosLevelSpellings;
+using ::netqos::ParseQosLevel;
+using ::netqos::QosLevel;
+using ::netqos::QosLevelName;
 
 inline constexpr uint32_t kQdiscMajor = 0x10;  // root qdisc handle 10:
 inline constexpr uint32_t kTopMinor = 0x1;     // 10:1, rate = ceil = link

@@ -1,5 +1,14 @@
 #include "enforce/kernel/bpf_class_table.h"
 
+#include "common/qos_level.h"
+
+// A class entry's qos_level byte is the QosLevel's number (desired_state.cc writes it so), which
+// the BPF programs read as enum netqos_qos_level.
+static_assert(static_cast<int>(netqos::QosLevel::kSystem) == NETQOS_QOS_SYSTEM);
+static_assert(static_cast<int>(netqos::QosLevel::kDedicated) == NETQOS_QOS_DEDICATED);
+static_assert(static_cast<int>(netqos::QosLevel::kShared) == NETQOS_QOS_SHARED);
+static_assert(static_cast<int>(netqos::QosLevel::kReclaimed) == NETQOS_QOS_RECLAIMED);
+static_assert(netqos::kQosLevelCount == 4 && NETQOS_QOS_UNKNOWN >= netqos::kQosLevelCount);
 static_assert(netqos::enforce::kClassIngressShaped == NETQOS_CLASS_F_INGRESS_SHAPED);
 static_assert(netqos::enforce::kClassVeth == NETQOS_CLASS_F_VETH);
 static_assert(netqos::enforce::kClassAggregate == NETQOS_CLASS_F_AGGREGATE);
