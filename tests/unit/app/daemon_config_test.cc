@@ -407,9 +407,9 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
         "kubelet-pods-url=\"https://127.0.0.1:10250/pods\"",
         "kubelet-token-file=\"/var/run/secrets/kubernetes.io/serviceaccount/token\"",
         "kubelet-insecure-skip-tls-verify=false", "kubelet-ca-file=\"\"",
-        "bpf-pin-dir=\"/sys/fs/bpf/netqos\"", "enforce-nics=\"[]\"", "replace-root-qdisc=false",
-        "qos-level-shaping=\"[]\"", "unclassified-qos-level=\"shared_cores\"",
-        "enforcement-resync-period=\"30s\"", "uninstall=false", "keep-forwarded-priority=false",
+        "bpf-pin-dir=\"/sys/fs/bpf/netqos\"", "enforce-nics=[]", "replace-root-qdisc=false",
+        "qos-level-shaping=[]", "unclassified-qos-level=\"shared_cores\"",
+        "enforcement-resync-period=\"30s\"", "keep-forwarded-priority=false",
         // A default-true Katalyst flag prints as true (CLI11 does not capture flag defaults).
         "enable-network-resource-plugin-nic-allocation-reactor=true"}) {
     INFO(line);
@@ -419,9 +419,9 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
   const std::string set =
       PrintConfig({kTopo, "--cgroup-driver=systemd", "--enforce-nics=eth0,ns/eth1",
                    "--keep-forwarded-priority=true", "--enforcement=none"});
-  for (const char* line :
-       {"cgroup-type=\"systemd\"", "cgroup-driver=\"systemd\"", "enforce-nics=\"eth0,ns/eth1\"",
-        "keep-forwarded-priority=true", "enforcement=\"none\""}) {
+  for (const char* line : {"cgroup-type=\"systemd\"", "cgroup-driver=\"systemd\"",
+                           "enforce-nics=[\"eth0\", \"ns/eth1\"]", "keep-forwarded-priority=true",
+                           "enforcement=\"none\""}) {
     INFO(line);
     CHECK_THAT(set, Catch::Contains(line));
   }
@@ -472,10 +472,10 @@ TEST_CASE("duration flags take Go durations, and plain seconds as before") {
   auto fine = Parse({kTopo, "--enforcement-resync-period=2500ms"});
   REQUIRE(fine.config);
   CHECK(fine.config->enforcement_resync_period == std::chrono::milliseconds(2500));
-  // --print-config shows the value as given, and the defaults in seconds.
+  // --print-config shows the resolved value in Go's form, the defaults too.
   CHECK_THAT(PrintConfig({kTopo, "--enforcement-resync-period=1m30s"}),
              Catch::Contains("enforcement-resync-period=\"1m30s\"") &&
-                 Catch::Contains("kubelet-registration-timeout=\"60s\""));
+                 Catch::Contains("kubelet-registration-timeout=\"1m0s\""));
 }
 
 TEST_CASE("a flag given twice takes its last value, as in Go, and lists still collect") {
