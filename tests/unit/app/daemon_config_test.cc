@@ -1,11 +1,13 @@
 // Flag parsing: Katalyst's names and defaults, Go-style values, and clear rejections.
 #include "app/daemon_config.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/version.h"
@@ -510,4 +512,36 @@ TEST_CASE("a flag given twice takes its last value, as in Go, and lists still co
 TEST_CASE("help ends with the exit codes") {
   CHECK_THAT(StdoutOf({"--help"}),
              Catch::Contains("Exit codes: 0 success") && Catch::Contains("2 a usage error"));
+}
+
+TEST_CASE("help lists the flags in groups, Katalyst's apart, without netqos: prefixes") {
+  const std::string help = StdoutOf({"--help"});
+  CHECK_THAT(help, !Catch::Contains("netqos:"));
+  // Each flag under its group: between the group's heading and the next one.
+  const std::vector<std::pair<std::string, std::string>> in_group = {
+      {"Katalyst network plugin", "--network-resource-plugin-egress-capacity-rate"},
+      {"Katalyst QRM state and socket", "--qrm-state-dir"},
+      {"Katalyst machine info", "--cgroup-type"},
+      {"Katalyst QoS annotations", "--pod-annotation-qos-enhancements"},
+      {"Checkpoint", "--katalyst-checkpoint-layout"},
+      {"Pods and cgroups", "--cri-socket"},
+      {"Enforcement", "--shaping-mode"},
+      {"Tenant policy", "--tenant-policy-file"},
+      {"Metrics and logs", "--log-level"},
+      {"Modes and the config file (command line only)", "--uninstall"},
+      {"Modes and the config file (command line only)", "-h,--help"},
+  };
+  for (const auto& [group, flag] : in_group) {
+    INFO(group << " " << flag);
+    const size_t heading = help.find("\n" + group + ":\n");
+    REQUIRE(heading != std::string::npos);
+    const size_t next = help.find("\n\n", heading + 1);  // the group's end
+    const size_t at = help.find(" " + flag + " ", heading);
+    const size_t at_eq = help.find(" " + flag + "=", heading);
+    const size_t found = std::min(at, at_eq);
+    CHECK(found != std::string::npos);
+    CHECK((next == std::string::npos || found < next));
+  }
+  // The exit codes stay last.
+  CHECK(help.rfind("Exit codes:") > help.rfind("--version"));
 }
