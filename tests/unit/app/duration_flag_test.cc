@@ -94,6 +94,6 @@ TEST_CASE("duration flag: the text of a default reads back to the same value") {
   CHECK(DurationFlagText(seconds(3600)) == "1h0m0s");
   CHECK(DurationFlagText(seconds(2147483647)) == "596523h14m7s");
   for (milliseconds d : {milliseconds(1000), milliseconds(1500), milliseconds(3600000),
-                         milliseconds(61050), seconds(2147483647)})
+                         milliseconds(61050), milliseconds(seconds(2147483647))})
     CHECK(Ok(DurationFlagText(d)) == d);
 }
