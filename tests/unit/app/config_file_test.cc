@@ -276,3 +276,27 @@ TEST_CASE("capacity rates are fractions of the NIC's speed, at most 1") {
     CHECK_THAT(Rejection({kTopo, std::string(flag) + "=1.01"}), Catch::Contains("got 1.01"));
   }
 }
+
+TEST_CASE("config file: --cgroup-type and --cgroup-driver, one setting, the command line wins") {
+  TempDir dir;
+  // A --print-config file names the driver twice.
+  const std::string both = Write(dir, "both.conf",
+                                 "topology-file = \"/dev/null\"\n"
+                                 "cgroup-type = \"cgroupfs\"\n"
+                                 "cgroup-driver = \"cgroupfs\"\n");
+  using netqos::cgroup::CgroupDriver;
+  CHECK(Config({"--config=" + both}).cgroup_type == CgroupDriver::kCgroupfs);
+  CHECK(Config({"--config=" + both, "--cgroup-driver=systemd"}).cgroup_type ==
+        CgroupDriver::kSystemd);
+  CHECK(Config({"--config=" + both, "--cgroup-type=systemd"}).cgroup_type ==
+        CgroupDriver::kSystemd);
+  CHECK_THAT(PrintConfig({"--config=" + both, "--cgroup-type=systemd"}),
+             Catch::Contains("cgroup-driver=\"systemd\""));
+  // Within the file, as on the command line, they must agree.
+  const std::string disagree = Write(dir, "disagree.conf",
+                                     "topology-file = \"/dev/null\"\n"
+                                     "cgroup-type = \"systemd\"\n"
+                                     "cgroup-driver = \"cgroupfs\"\n");
+  CHECK_THAT(Rejection({"--config=" + disagree}),
+             Catch::Contains("disagree") && Catch::Contains(disagree));
+}
