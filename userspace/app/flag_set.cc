@@ -1,5 +1,6 @@
 #include "app/flag_set.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -169,7 +170,7 @@ Status FlagSet::ApplyConfigFile(const std::string& path) {
     } else {
       s->option->add_result(item.inputs);
     }
-    applied.push_back(s);
+    if (std::find(applied.begin(), applied.end(), s) == applied.end()) applied.push_back(s);
   }
   config_path_ = path;
   for (const Setting* s : applied) {
