@@ -13,8 +13,10 @@ with deploy/uninstall/*.yaml, and in each rendered overlay, every YAML document:
 against a small schema of the types used (a typo such as "mountPropogation" is silently dropped by
 a lenient API server); the DaemonSet's node-agent settings; host mounts and where the flags point;
 every flag against `netqosd --help`, and the whole command line (with $(VAR) expanded from the
-ConfigMap and the downward API) against `netqosd ... --print-config`, which validates values; the
-probes against the metrics listener; images, ServiceAccount, RBAC and ConfigMap references.
+downward API, and the --config file from its ConfigMap) against `netqosd ... --print-config`,
+which validates values; the config file: a read-only ConfigMap mount, every key (the commented-out
+examples too) a netqosd setting with a valid value, none the args override; the probes against
+the metrics listener; images, ServiceAccount, RBAC and ConfigMap references.
 And the security rules of docs/security.md: the metrics listener on loopback only, no hostPID,
 every host path netqosd does not write mounted readOnly; no nodes/proxy (nor any nodes/*
 permission) and no service account token in the default manifests, which read pods from the
@@ -441,7 +443,10 @@ class Checker:
             out[name] = value
         return out
 
-    def check_flags(self, c, env, where):
+    def check_flags(self, c, env, where, spec=None, ns=None):
+        """({flag: value}, {flag: value before $(VAR) expansion}) of what the container sets: its
+        args, and the settings of its --config file (read from the ConfigMap mounted there; args
+        win, as in netqosd)."""
         args = [str(a) for a in c.get("args") or []]
         self.expect(not c.get("command"), where,
                     "sets command: the image's ENTRYPOINT is netqosd; give flags in args")
@@ -458,17 +463,78 @@ class Checker:
         dups = sorted({n for n in names if names.count(n) > 1})
         self.expect(not dups, where, f"flags given twice: {dups}")
         expanded = [self.expand(a, {k: v for k, v in env.items() if v is not None}) for a in args]
+        config = self.flags(expanded).get("--config")
+        config_text = None
+        if config is not None and spec is not None:
+            config_text = self.config_file(spec, c, ns, config, set(names), where)
+        from_file = {}
         if self.netqosd:
-            # --print-config parses and validates every value, then exits without touching the
-            # system: the command line the pod will run is one netqosd accepts. Flags unknown to
-            # this binary are reported above and left out here, so the others are still checked.
-            known = [a for a in expanded if a.partition("=")[0] in self.help_flags]
-            r = subprocess.run([self.netqosd, *known, "--print-config"], capture_output=True,
-                               text=True, timeout=30)
+            with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+                f.write(config_text or "")
+                f.flush()
+                # --print-config parses and validates every value, then exits without touching the
+                # system: the command line the pod will run is one netqosd accepts. Flags unknown to
+                # this binary are reported above and left out here, so the others are still
+                # checked. The config file is read from a copy of the ConfigMap's key.
+                known = [f"--config={f.name}" if a.partition("=")[0] == "--config" and
+                         config_text is not None else a
+                         for a in expanded if a.partition("=")[0] in self.help_flags]
+                r = subprocess.run([self.netqosd, *known, "--print-config"], capture_output=True,
+                                   text=True, timeout=30)
             self.expect(r.returncode == 0, where,
                         f"netqosd rejects the expanded command line: "
                         f"{(r.stderr or r.stdout).strip()} (arguments: {' '.join(known)})")
-        return self.flags(expanded), self.flags(args)
+            if r.returncode == 0 and config_text is not None:
+                printed = parse_config(r.stdout)
+                from_file = {f"--{k}": printed[k] for k in config_keys(config_text)
+                             if k in printed}
+        return {**from_file, **self.flags(expanded)}, {**from_file, **self.flags(args)}
+
+    def config_file(self, spec, c, ns, path, arg_names, where):
+        """The text of the --config file: a key of a ConfigMap mounted read-only (a directory
+        mount, so that a restart after an edit reads the new file). netqosd must take it as it
+        is and with every commented-out example line enabled, and no key of it may be one the
+        args set (the args win: an edit of that key would do nothing)."""
+        volumes = {v.get("name"): v for v in spec.get("volumes") or []}
+        mounts = {vm.get("mountPath"): (vm, volumes.get(vm.get("name")) or {})
+                  for vm in c.get("volumeMounts") or []}
+        m = self.mount_for(mounts, path)
+        if not self.expect(m is not None and "configMap" in m[1][1], where,
+                           f"--config {path} is not on a mounted ConfigMap"):
+            return None
+        mount_path, (vm, volume) = m
+        self.expect(vm.get("readOnly") is True, where,
+                    f"the config mount {mount_path} must be readOnly: true")
+        self.expect("subPath" not in vm and "subPathExpr" not in vm, where,
+                    f"the config mount {mount_path} uses a subPath: a restart after an edit of "
+                    "the ConfigMap would still read the old file")
+        key = path[len(mount_path.rstrip("/")) + 1:]
+        for item in volume["configMap"].get("items") or []:
+            if item.get("path") == key:
+                key = item.get("key")
+        name = volume["configMap"].get("name")
+        cm = self.find("ConfigMap", name, ns)
+        if not self.expect(cm is not None, where, f"config ConfigMap {ns}/{name} is not defined"):
+            return None
+        text = (cm.get("data") or {}).get(key)
+        if not self.expect(text is not None, where, f"config ConfigMap {name} has no key {key!r}"):
+            return None
+        overridden = sorted(k for k in config_keys(text) if f"--{k}" in arg_names)
+        self.expect(not overridden, where,
+                    f"ConfigMap {name} key {key} sets {overridden}, which the args set too: the "
+                    "args win, so editing them in the ConfigMap would do nothing")
+        if self.netqosd:
+            examples = re.sub(r"(?m)^#\s*([a-z0-9][a-z0-9-]*\s*=)", r"\1", text)
+            for what, body in (("", text), (" with its commented-out examples enabled", examples)):
+                with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+                    f.write(body)
+                    f.flush()
+                    r = subprocess.run([self.netqosd, f"--config={f.name}", "--print-config"],
+                                       capture_output=True, text=True, timeout=30)
+                self.expect(r.returncode == 0, where,
+                            f"netqosd rejects ConfigMap {name} key {key}{what}: "
+                            f"{(r.stderr or r.stdout).strip()}")
+        return text
 
     def mounts_of(self, spec, c, where):
         """{mountPath: (mount, volume)}; checks mounts against volumes."""
@@ -578,7 +644,7 @@ class Checker:
 
         ns = ds["metadata"].get("namespace")
         env, sources = self.env_of(c, ns, cw)
-        flags, raw = self.check_flags(c, env, cw)
+        flags, raw = self.check_flags(c, env, cw, pod, ns)
         mounts = self.mounts_of(pod, c, cw)
         for path, (why, propagation) in REQUIRED_DAEMON_MOUNTS.items():
             m = mounts.get(path)
@@ -600,7 +666,7 @@ class Checker:
                         f"--qrm-socket-dirs {d} is not on a mounted host path")
         source = self.pod_source(pod)
         for flag in ("--qrm-socket-dirs", "--qrm-state-dir", "--bpf-pin-dir", "--cgroup-root",
-                     "--kubelet-pods-url" if source == "kubelet" else "--cri-socket",
+                     *(["--kubelet-pods-url"] if source == "kubelet" else []),
                      "--metrics-bind-address"):
             self.expect(flag in flags, cw, f"{flag} is not set")
         state = flags.get("--qrm-state-dir")
@@ -692,7 +758,7 @@ class Checker:
     def check_cri_socket(self, flags, mounts, where):
         """The runtime's socket is on a host path mounted into the container (read-only: the
         general rule for host paths netqosd does not write)."""
-        sock = flags.get("--cri-socket", "")
+        sock = flags.get("--cri-socket", "auto")  # netqosd's default
         candidates = CRI_AUTO_SOCKETS if sock == "auto" else [sock.removeprefix("unix://")]
         self.expect(any(self.mount_for(mounts, p) is not None for p in candidates), where,
                     f"--cri-socket {sock}: no host path mount holds {' or '.join(candidates)}")
@@ -845,13 +911,15 @@ class Checker:
                             f"image {c.get('image')!r} differs from the DaemonSet's {ds_image!r}")
                 self.check_privilege(c, cw)
                 env, _ = self.env_of(c, job["metadata"].get("namespace"), cw)
-                flags, _ = self.check_flags(c, env, cw)
+                flags, _ = self.check_flags(c, env, cw, pod, job["metadata"].get("namespace"))
                 self.mounts_of(pod, c, cw)
                 self.expect("--uninstall" in flags, cw, "does not run netqosd --uninstall")
                 if ds_flags is None:
                     continue
-                # Uninstall must look where the daemon installed.
-                for flag in ("--qrm-state-dir", "--bpf-pin-dir", "--enforce-nics"):
+                # Uninstall must look where the daemon installed, with the daemon's settings
+                # (its config file: the NICs, the checkpoint layout for Katalyst).
+                for flag in ("--qrm-state-dir", "--bpf-pin-dir", "--enforce-nics", "--config",
+                             "--katalyst-checkpoint-layout"):
                     self.expect(flags.get(flag) == ds_flags.get(flag), cw,
                                 f"{flag}={flags.get(flag)!r} differs from the DaemonSet's "
                                 f"{ds_flags.get(flag)!r}")
@@ -866,6 +934,36 @@ class Checker:
         ds = self.check_daemonset()
         self.check_uninstall_job(ds[1] if ds else None)
         return self.failures
+
+
+# ---- netqosd's config file (CLI11's format, what `netqosd --print-config` writes) -------------
+
+def config_keys(text):
+    """The keys a config file sets: `key = value` lines (and a bare `key`, CLI11's true), not
+    comments."""
+    keys = []
+    for line in text.splitlines():
+        line = line.strip()
+        if len(line) < 3 or line[0] in "#;":
+            continue
+        keys.append(line.partition("=")[0].strip().strip("\"'"))
+    return keys
+
+
+def parse_config(text):
+    """`netqosd --print-config` output as {key: value}: strings unquoted, lists joined with
+    commas (as a flag would take them), true/false and numbers as written."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.partition("=")
+        if value.startswith("["):
+            value = ",".join(a or b for a, b in re.findall(r'"([^"]*)"|\'([^\']*)\'', value))
+        elif len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        out[key] = value
+    return out
 
 
 # ---- inputs ------------------------------------------------------------------------------------
@@ -1106,6 +1204,11 @@ def _tenant_policy(docs):
                 d["metadata"]["name"] == "netqosd-tenant-policy")
 
 
+def _add_setting(docs, line):
+    cm = _configmap(docs)
+    cm["data"]["netqosd.conf"] = cm["data"]["netqosd.conf"] + line + "\n"
+
+
 def _rename_key(obj, old, new):
     obj[new] = obj.pop(old)
 
@@ -1183,13 +1286,28 @@ MUTATIONS = [
      "automountServiceAccountToken must be false"),
     ("no CRI socket mount", lambda docs: _drop_mount(_ds(docs), "/run/containerd"),
      "--cri-socket auto: no host path mount holds"),
-    ("CRI socket elsewhere", lambda docs: _configmap(docs)["data"].update(
-        {"cri-socket": "unix:///var/run/other.sock"}), "no host path mount holds"),
+    ("CRI socket elsewhere", lambda docs: _add_setting(docs, 'cri-socket = "unix:///run/x.sock"'),
+     "no host path mount holds"),
     ("CRI socket writable", lambda docs: _mount(_ds(docs), "/run/containerd").pop("readOnly"),
      "host path /run/containerd must be mounted readOnly"),
-    ("ConfigMap key missing", lambda docs: next(
-        d for _, d in docs if d.get("kind") == "ConfigMap")["data"].pop("enforce-nics"),
-     "has no key 'enforce-nics'"),
+    ("config file missing", lambda docs: _configmap(docs)["data"].pop("netqosd.conf"),
+     "has no key 'netqosd.conf'"),
+    ("config file not mounted", lambda docs: _drop_mount(_ds(docs), "/etc/netqos/config"),
+     "is not on a mounted ConfigMap"),
+    ("config file writable", lambda docs: _mount(_ds(docs), "/etc/netqos/config").pop("readOnly"),
+     "the config mount /etc/netqos/config must be readOnly"),
+    ("config file on a subPath", lambda docs: _mount(_ds(docs), "/etc/netqos/config").update(
+        subPath="netqosd.conf"), "uses a subPath"),
+    ("unknown key in the config file", lambda docs: _add_setting(docs, 'enforce-nic = ["eth0"]'),
+     "unknown key \"enforce-nic\""),
+    ("capacity rate above 1 in the config file", lambda docs: _add_setting(
+        docs, "network-resource-plugin-egress-capacity-rate = 5"), "must be a fraction"),
+    ("bad commented-out example", lambda docs: _add_setting(docs, '# shaping-mode = "fast"'),
+     "with its commented-out examples enabled"),
+    ("config key the args override", lambda docs: _add_setting(docs, 'qrm-state-dir = "/x"'),
+     "the args win"),
+    ("uninstall without the config file", lambda docs: _set_arg(_job(docs), "--config", None),
+     "--config=None differs from the DaemonSet's"),
     ("undefined $(VAR)", lambda docs: _ctr(_ds(docs))["args"].append("--log-level=$(NOPE)"),
      "$(NOPE) is not defined in env"),
     ("no hostNetwork", lambda docs: _pod(_ds(docs)).update(hostNetwork=False),

@@ -88,7 +88,7 @@ TEST_CASE("e2e: netqosd takes Go durations, and serves with them") {
   INFO(printed.output);
   REQUIRE(printed.exit_code == 0);  // was 104: "Could not convert"
   CHECK_THAT(printed.output, Catch::Contains("enforcement-resync-period=\"1m30s\""));
-  CHECK_THAT(printed.output, Catch::Contains("kubelet-registration-timeout=\"1.5m\""));
+  CHECK_THAT(printed.output, Catch::Contains("kubelet-registration-timeout=\"1m30s\""));
 
   std::vector<std::string> flags = FixtureFlags();
   flags.insert(flags.end(),

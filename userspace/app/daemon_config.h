@@ -1,5 +1,6 @@
 // DaemonConfig: every netqosd flag. Katalyst's flag names and defaults are kept so existing
-// DaemonSet arguments work unchanged; flags netqos adds are marked "netqos".
+// DaemonSet arguments work unchanged; --help lists them in groups named "Katalyst ...", apart from
+// the flags netqos adds. Any setting may also come from a --config file (app/flag_set.h).
 #pragma once
 
 #include <chrono>
@@ -135,9 +136,9 @@ struct DaemonConfig {
   }
 };
 
-// Result of parsing the command line: either a config to run with, or an exit code (help,
-// version and --print-config: kExitOk; a rejected command line, whose message has already been
-// printed to stderr: kExitUsage; app/exit_codes.h).
+// Result of parsing the command line (and the --config file it names): either a config to run
+// with, or an exit code (help, version and --print-config: kExitOk; a rejected command line or
+// config file, whose message has already been printed to stderr: kExitUsage; app/exit_codes.h).
 struct ParsedFlags {
   std::optional<DaemonConfig> config;
   int exit_code = 0;

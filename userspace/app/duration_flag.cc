@@ -18,12 +18,17 @@ std::string Named(std::string_view flag, std::string_view text) {
   return std::string(flag) + "=\"" + std::string(text) + "\"";
 }
 
+// The bounds in the whole seconds these flags took before: "2147483647s", not "596523h14m7s".
+std::string SecondsText(std::chrono::milliseconds d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + "s";
+}
+
 }  // namespace
 
 Result<std::chrono::milliseconds> ParseDurationFlag(std::string_view flag, std::string_view text) {
   using std::chrono::nanoseconds;
-  const std::string bounds = " (from " + DurationFlagText(kMinDurationFlag) + " to " +
-                             DurationFlagText(kMaxDurationFlag) + ")";
+  const std::string bounds =
+      " (from " + SecondsText(kMinDurationFlag) + " to " + SecondsText(kMaxDurationFlag) + ")";
   nanoseconds d{0};
   if (IsWholeNumber(text)) {
     // The plain seconds these flags took before; bounded before it becomes nanoseconds, which
@@ -62,8 +67,24 @@ Result<std::chrono::milliseconds> ParseDurationFlag(std::string_view flag, std::
 }
 
 std::string DurationFlagText(std::chrono::milliseconds d) {
-  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
-  return std::to_string(d.count()) + "ms";
+  // Go's time.Duration.String(), for whole milliseconds: "0s", "500ms", "1.5s", "1m30s",
+  // "1h0m0s".
+  int64_t ms = d.count();
+  if (ms == 0) return "0s";
+  std::string out = ms < 0 ? "-" : "";
+  const uint64_t total = ms < 0 ? 0 - static_cast<uint64_t>(ms) : static_cast<uint64_t>(ms);
+  if (total < 1000) return out + std::to_string(total) + "ms";
+  const uint64_t hours = total / 3'600'000;
+  const uint64_t minutes = total / 60'000 % 60;
+  if (hours > 0) out += std::to_string(hours) + "h";
+  if (hours > 0 || minutes > 0) out += std::to_string(minutes) + "m";
+  out += std::to_string(total / 1000 % 60);
+  if (uint64_t frac = total % 1000; frac > 0) {
+    std::string digits = std::to_string(1000 + frac).substr(1);  // three digits, leading zeros
+    digits.erase(digits.find_last_not_of('0') + 1);
+    out += "." + digits;
+  }
+  return out + "s";
 }
 
 }  // namespace netqos::app

@@ -22,8 +22,8 @@ inline constexpr std::chrono::milliseconds kMaxDurationFlag = std::chrono::secon
 // (not a duration, negative, out of bounds, finer than a millisecond).
 Result<std::chrono::milliseconds> ParseDurationFlag(std::string_view flag, std::string_view text);
 
-// How --help and --print-config show a default: "30s", or "1500ms" when not whole seconds.
-// ParseDurationFlag reads it back to the same value.
+// How --help and --print-config show a duration: Go's form (time.Duration.String()), "30s",
+// "1m30s", "1.5s", "1h0m0s". ParseDurationFlag reads it back to the same value.
 std::string DurationFlagText(std::chrono::milliseconds d);
 
 }  // namespace netqos::app

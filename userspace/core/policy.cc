@@ -37,9 +37,10 @@ std::string UnavailableReason(const Nic& nic) {
 std::string NicLabel(const NicId& id) { return "NIC " + id.Identifier(); }
 
 Status ValidateRate(float rate, const char* what) {
-  if (!std::isfinite(rate) || rate <= 0.0f) {
+  // A fraction of the NIC's speed: above 1 would offer more bandwidth than the NIC has.
+  if (!std::isfinite(rate) || rate <= 0.0f || rate > 1.0f) {
     return InvalidArgument(std::string(what) + " capacity rate " + std::to_string(rate) +
-                           " must be a finite number > 0");
+                           " must be a fraction of the NIC's speed, more than 0 and at most 1");
   }
   return Status::Ok();
 }

@@ -1,11 +1,13 @@
 // Flag parsing: Katalyst's names and defaults, Go-style values, and clear rejections.
 #include "app/daemon_config.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/version.h"
@@ -407,9 +409,9 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
         "kubelet-pods-url=\"https://127.0.0.1:10250/pods\"",
         "kubelet-token-file=\"/var/run/secrets/kubernetes.io/serviceaccount/token\"",
         "kubelet-insecure-skip-tls-verify=false", "kubelet-ca-file=\"\"",
-        "bpf-pin-dir=\"/sys/fs/bpf/netqos\"", "enforce-nics=\"[]\"", "replace-root-qdisc=false",
-        "qos-level-shaping=\"[]\"", "unclassified-qos-level=\"shared_cores\"",
-        "enforcement-resync-period=\"30s\"", "uninstall=false", "keep-forwarded-priority=false",
+        "bpf-pin-dir=\"/sys/fs/bpf/netqos\"", "enforce-nics=[]", "replace-root-qdisc=false",
+        "qos-level-shaping=[]", "unclassified-qos-level=\"shared_cores\"",
+        "enforcement-resync-period=\"30s\"", "keep-forwarded-priority=false",
         // A default-true Katalyst flag prints as true (CLI11 does not capture flag defaults).
         "enable-network-resource-plugin-nic-allocation-reactor=true"}) {
     INFO(line);
@@ -419,9 +421,9 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
   const std::string set =
       PrintConfig({kTopo, "--cgroup-driver=systemd", "--enforce-nics=eth0,ns/eth1",
                    "--keep-forwarded-priority=true", "--enforcement=none"});
-  for (const char* line :
-       {"cgroup-type=\"systemd\"", "cgroup-driver=\"systemd\"", "enforce-nics=\"eth0,ns/eth1\"",
-        "keep-forwarded-priority=true", "enforcement=\"none\""}) {
+  for (const char* line : {"cgroup-type=\"systemd\"", "cgroup-driver=\"systemd\"",
+                           "enforce-nics=[\"eth0\", \"ns/eth1\"]", "keep-forwarded-priority=true",
+                           "enforcement=\"none\""}) {
     INFO(line);
     CHECK_THAT(set, Catch::Contains(line));
   }
@@ -472,10 +474,10 @@ TEST_CASE("duration flags take Go durations, and plain seconds as before") {
   auto fine = Parse({kTopo, "--enforcement-resync-period=2500ms"});
   REQUIRE(fine.config);
   CHECK(fine.config->enforcement_resync_period == std::chrono::milliseconds(2500));
-  // --print-config shows the value as given, and the defaults in seconds.
+  // --print-config shows the resolved value in Go's form, the defaults too.
   CHECK_THAT(PrintConfig({kTopo, "--enforcement-resync-period=1m30s"}),
              Catch::Contains("enforcement-resync-period=\"1m30s\"") &&
-                 Catch::Contains("kubelet-registration-timeout=\"60s\""));
+                 Catch::Contains("kubelet-registration-timeout=\"1m0s\""));
 }
 
 TEST_CASE("a flag given twice takes its last value, as in Go, and lists still collect") {
@@ -510,4 +512,36 @@ TEST_CASE("a flag given twice takes its last value, as in Go, and lists still co
 TEST_CASE("help ends with the exit codes") {
   CHECK_THAT(StdoutOf({"--help"}),
              Catch::Contains("Exit codes: 0 success") && Catch::Contains("2 a usage error"));
+}
+
+TEST_CASE("help lists the flags in groups, Katalyst's apart, without netqos: prefixes") {
+  const std::string help = StdoutOf({"--help"});
+  CHECK_THAT(help, !Catch::Contains("netqos:"));
+  // Each flag under its group: between the group's heading and the next one.
+  const std::vector<std::pair<std::string, std::string>> in_group = {
+      {"Katalyst network plugin", "--network-resource-plugin-egress-capacity-rate"},
+      {"Katalyst QRM state and socket", "--qrm-state-dir"},
+      {"Katalyst machine info", "--cgroup-type"},
+      {"Katalyst QoS annotations", "--pod-annotation-qos-enhancements"},
+      {"Checkpoint", "--katalyst-checkpoint-layout"},
+      {"Pods and cgroups", "--cri-socket"},
+      {"Enforcement", "--shaping-mode"},
+      {"Tenant policy", "--tenant-policy-file"},
+      {"Metrics and logs", "--log-level"},
+      {"Modes and the config file (command line only)", "--uninstall"},
+      {"Modes and the config file (command line only)", "-h,--help"},
+  };
+  for (const auto& [group, flag] : in_group) {
+    INFO(group << " " << flag);
+    const size_t heading = help.find("\n" + group + ":\n");
+    REQUIRE(heading != std::string::npos);
+    const size_t next = help.find("\n\n", heading + 1);  // the group's end
+    const size_t at = help.find(" " + flag + " ", heading);
+    const size_t at_eq = help.find(" " + flag + "=", heading);
+    const size_t found = std::min(at, at_eq);
+    CHECK(found != std::string::npos);
+    CHECK((next == std::string::npos || found < next));
+  }
+  // The exit codes stay last.
+  CHECK(help.rfind("Exit codes:") > help.find("  --version "));
 }

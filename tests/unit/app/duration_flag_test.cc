@@ -84,8 +84,16 @@ TEST_CASE("duration flag: what is not a duration says why and what would be") {
 
 TEST_CASE("duration flag: the text of a default reads back to the same value") {
   CHECK(DurationFlagText(seconds(30)) == "30s");
-  CHECK(DurationFlagText(minutes(1)) == "60s");
-  CHECK(DurationFlagText(milliseconds(1500)) == "1500ms");
-  for (milliseconds d : {milliseconds(1000), milliseconds(1500), milliseconds(3600000)})
+  // Go's time.Duration.String().
+  CHECK(DurationFlagText(minutes(1)) == "1m0s");
+  CHECK(DurationFlagText(seconds(90)) == "1m30s");
+  CHECK(DurationFlagText(milliseconds(1500)) == "1.5s");
+  CHECK(DurationFlagText(milliseconds(61050)) == "1m1.05s");
+  CHECK(DurationFlagText(milliseconds(500)) == "500ms");
+  CHECK(DurationFlagText(milliseconds(0)) == "0s");
+  CHECK(DurationFlagText(seconds(3600)) == "1h0m0s");
+  CHECK(DurationFlagText(seconds(2147483647)) == "596523h14m7s");
+  for (milliseconds d : {milliseconds(1000), milliseconds(1500), milliseconds(3600000),
+                         milliseconds(61050), milliseconds(seconds(2147483647))})
     CHECK(Ok(DurationFlagText(d)) == d);
 }

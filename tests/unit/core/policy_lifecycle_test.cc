@@ -51,6 +51,13 @@ TEST_CASE("Create validates configuration and topology", "[policy][create]") {
     RequireCreateFails(config, topo, "ingress capacity rate");
     config.ingress_capacity_rate = -0.5f;
     RequireCreateFails(config, topo, "ingress capacity rate");
+    config.ingress_capacity_rate = 5.0f;  // 500 % of the NIC: more than it has
+    RequireCreateFails(config, topo, "ingress capacity rate");
+    config = FixtureConfig();
+    config.egress_capacity_rate = 1.01f;
+    RequireCreateFails(config, topo, "at most 1");
+    config.egress_capacity_rate = 1.0f;  // the whole NIC is allowed
+    CHECK(StaticPolicy::Create(config, topo).ok());
   }
   SECTION("NUMA nodes") {
     topo.numa_nodes.push_back({1, 1});
