@@ -164,7 +164,7 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   CLI::App app{
       "netqosd: Kubernetes network QoS daemon. Serves the kubelet's QoS Resource Manager as\n"
       "Katalyst's network plugin (resource resource.katalyst.kubewharf.io/net_bandwidth)."};
-  app.set_version_flag("--version", std::string("netqosd ") + Version());
+  app.set_version_flag("--version", "netqosd " + VersionLine());
   app.footer(kExitCodesHelp);
   // A flag given twice takes its last value, as Go's flag package does: DaemonSets and wrappers
   // override a templated "--foo=1" by appending "--foo=2". Lists (vectors) still collect every

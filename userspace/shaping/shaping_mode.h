@@ -36,9 +36,23 @@ struct NicQueueFacts {
   std::string fq_missing_reason;  // why not, when !fq_available ("sch_fq: Unknown qdisc", ...)
 };
 
+// Why a NIC got its mode, as a closed set (the netqos_enforcement_shaping_mode metric's `reason`
+// label; a label value must not be free text such as a probe's error).
+enum class ShapingReason { kFlag, kSingleTxQueue, kNoFq, kTxQueuesAndFq };
+
+inline constexpr Choices<ShapingReason, 4> kShapingReasonNames{{
+    {"flag", ShapingReason::kFlag},                       // --shaping-mode=htb|edt
+    {"single_tx_queue", ShapingReason::kSingleTxQueue},   // auto: htb, one TX queue
+    {"no_fq", ShapingReason::kNoFq},                      // auto: htb, the kernel lacks sch_fq
+    {"tx_queues_and_fq", ShapingReason::kTxQueuesAndFq},  // auto: edt
+}};
+
+const char* ShapingReasonName(ShapingReason why);  // from kShapingReasonNames
+
 struct ModeChoice {
-  ShapingMode mode = ShapingMode::kHtb;  // never kAuto
-  std::string reason;                    // for status and metrics: why this mode on this NIC
+  ShapingMode mode = ShapingMode::kHtb;      // never kAuto
+  std::string reason;                        // for status and the log: why this mode on this NIC
+  ShapingReason why = ShapingReason::kFlag;  // the same as a closed set, for metrics
   bool operator==(const ModeChoice&) const = default;
 };
 
