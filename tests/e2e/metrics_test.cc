@@ -6,7 +6,6 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -91,18 +90,6 @@ double AllCodes(const PromDocument& doc, const std::string& method) {
   for (const auto& s : doc.Samples("netqos_rpc_requests_total", {{"method", method}}))
     sum += s.value;
   return sum;
-}
-
-// Whether promtool ran. Without it (scripts/install-deps.sh installs it) the lint is not run, which
-// the test says; under CI=true that is a failure, as for the monitoring tests.
-bool PromtoolPresent(const netqos::testing::CommandResult& lint) {
-  if (lint.exit_code != 127) return true;
-  const char* ci = std::getenv("CI");
-  if (ci != nullptr && std::string(ci) == "true") {
-    FAIL("promtool is not installed (scripts/install-deps.sh installs it); CI=true needs it");
-  }
-  WARN("promtool check metrics NOT RUN: promtool is not installed (scripts/install-deps.sh)");
-  return false;
 }
 
 }  // namespace
@@ -259,7 +246,7 @@ TEST_CASE("e2e: metrics endpoint counts RPCs exactly and matches netqosctl capac
   // any finding (a non-base unit, a counter without _total, ...) fails.
   const auto lint = netqos::testing::PromtoolCheckMetrics(scraper.Text());
   INFO("promtool check metrics: " << lint.output);
-  if (PromtoolPresent(lint)) {
+  if (netqos::testing::PromtoolRan(lint)) {
     CHECK(lint.exit_code == 0);
     CHECK(lint.output.empty());
   }
@@ -277,7 +264,7 @@ TEST_CASE("e2e: promtool check metrics reports a non-base unit") {
       "# TYPE netqos_nic_egress_capacity_bits_per_second gauge\n"
       "netqos_nic_egress_capacity_bits_per_second{nic=\"eth0\"} 1e+10\n");
   INFO(lint.output);
-  if (!PromtoolPresent(lint)) return;
+  if (!netqos::testing::PromtoolRan(lint)) return;
   CHECK(lint.exit_code != 0);
   CHECK_THAT(lint.output, Catch::Contains("use base unit \"bytes\" instead of \"bits\""));
 }

@@ -8,6 +8,7 @@
 
 #include "metrics/health_families.h"
 #include "support/prom_parser.h"
+#include "support/promtool_lint.h"
 
 using netqos::metrics::CollectAllocations;
 using netqos::metrics::CollectEnforcement;
@@ -154,6 +155,41 @@ TEST_CASE("no family names a direction or a unit in bits") {
     for (const char* word : {"egress", "ingress", "bits", "mbps"}) {
       CHECK(f.name.find(word) == std::string::npos);
     }
+  }
+}
+
+// The e2e test lints a real scrape, where enforcement is off; this one lints every family with
+// samples: the containers', classes' and QoS levels' too.
+TEST_CASE("every family, with samples, passes promtool check metrics") {
+  const auto view = TwoNics();
+  netqos::service::EnforcementReport r = SomeEnforcement();
+  r.levels = {{"eth0", "shared_cores", "egress", 400000000, 1000000000,
+               netqos::QueueCounters{125000, 100, 0, 9, 0, 0}}};
+  r.pass_seconds = {{"full", netqos::HistogramCounts({0.01, 1})}};
+  r.kernel_failures = {{"shaping", 1}};
+  r.refused_annotations[{"default", "netqos.io/dscp"}] = 1;
+  r.containers[0].egress_cap =
+      netqos::service::LeafCap{100000000, 200000000, false, "allocation", 14100};
+  std::vector<Family> fams;
+  CollectAllocations(view, &fams);
+  CollectEnforcement(r, &view, &fams);
+  netqos::core::FlushStats flushes{netqos::HistogramCounts({1, 2}),
+                                   netqos::HistogramCounts({0.001})};
+  netqos::metrics::CollectCheckpoint(flushes, false, &fams);
+  DaemonMetrics m({"1.2.3", "abc", "2026-01-02T03:04:05Z"}, nullptr, nullptr);
+  m.ObserveFailure("Allocate", "x", "");
+  m.Observe("Allocate", "INVALID_ARGUMENT", 0.001);
+  m.SetHeartbeat(1700000000);
+  for (auto& f : m.registry().Collect()) fams.push_back(std::move(f));
+  for (const auto& f : fams) {
+    INFO(f.name);
+    CHECK((!f.samples.empty() || !f.histograms.empty()));
+  }
+  const auto lint = netqos::testing::PromtoolCheckMetrics(RenderText(fams));
+  INFO("promtool check metrics: " << lint.output);
+  if (netqos::testing::PromtoolRan(lint)) {
+    CHECK(lint.exit_code == 0);
+    CHECK(lint.output.empty());
   }
 }
 
