@@ -16,6 +16,7 @@
 
 #include "e2e/kubelet_harness.h"
 #include "support/prom_parser.h"
+#include "support/promtool_lint.h"
 
 namespace {
 
@@ -50,13 +51,17 @@ class Scraper {
     client_.set_connection_timeout(5, 0);
     client_.set_read_timeout(10, 0);
   }
-  PromDocument Metrics() {
+  std::string Text() {
     auto r = client_.Get("/metrics");
     REQUIRE(r);
     REQUIRE(r->status == 200);
     CHECK(r->get_header_value("Content-Type") == "text/plain; version=0.0.4; charset=utf-8");
-    INFO(r->body);
-    return ParsePrometheusText(r->body);  // throws, naming the line, on any violation
+    return r->body;
+  }
+  PromDocument Metrics() {
+    const std::string text = Text();
+    INFO(text);
+    return ParsePrometheusText(text);  // throws, naming the line, on any violation
   }
   std::pair<int, std::string> Get(const std::string& path) {
     auto r = client_.Get(path.c_str());
@@ -106,13 +111,33 @@ TEST_CASE("e2e: metrics endpoint counts RPCs exactly and matches netqosctl capac
 
   const PromDocument before = scraper.Metrics();
   CHECK(before.Value("netqos_up") == 1);
-  CHECK(before.Samples("netqos_build_info").size() == 1);
+  // build_info carries what `netqosd --version` prints: "netqosd 0.1.0 commit=… date=…".
+  {
+    netqos::testing::TempDir dir;
+    const auto v = netqos::testing::RunCommand({NETQOSD_PATH, "--version"}, dir.file("out"));
+    std::smatch m;
+    REQUIRE(
+        std::regex_search(v.output, m, std::regex("^netqosd (\\S+) commit=(\\S+) date=(\\S+)")));
+    const auto known = [](std::string s) { return s == "unknown" ? std::string() : s; };
+    CHECK(m[1].str() == NETQOS_VERSION_TEXT);
+    CHECK(before.Value("netqos_build_info", {{"version", m[1].str()},
+                                             {"commit", known(m[2])},
+                                             {"build_date", known(m[3])}}) == 1);
+  }
   CHECK(before.Value("netqos_enforcement_mode", {{"mode", "none"}}) == 1);
   const double now_s =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   CHECK(before.Value("netqos_heartbeat_timestamp_seconds") == Approx(now_s).margin(5));
   CHECK(before.Value("netqos_ready") == 1);  // what /readyz answered
   CHECK(before.Value("netqos_start_time_seconds") == Approx(now_s).margin(60));
+  // The process_* families, read from the daemon's /proc/self.
+  CHECK(before.Value("process_resident_memory_bytes") > 1e6);
+  CHECK(before.Value("process_virtual_memory_bytes") >=
+        before.Value("process_resident_memory_bytes"));
+  CHECK(before.Value("process_start_time_seconds") == Approx(now_s).margin(60));
+  CHECK(before.Value("process_cpu_seconds_total") >= 0);
+  CHECK(before.Value("process_open_fds") > 3);
+  CHECK(before.Value("process_max_fds") >= before.Value("process_open_fds"));
   CHECK(before.Value("netqos_checkpoint_flush_failed") == 0);
   CHECK(before.Value("netqos_metrics_scrapes_total", {{"code", "200"}}) >= 0);
 
@@ -194,25 +219,54 @@ TEST_CASE("e2e: metrics endpoint counts RPCs exactly and matches netqosctl capac
     INFO("nic " << id);
     const netqos::testing::PromLabels l = {{"nic", id}};
     CHECK(books.Value("netqos_nic_healthy", l) == (nic["healthy"].get<bool>() ? 1 : 0));
-    CHECK(books.Value("netqos_allocations", l) == nic["containers"].get<double>());
+    CHECK(books.Value("netqos_nic_allocations", l) == nic["containers"].get<double>());
     for (const char* dir : {"egress", "ingress"}) {
       const auto& bw = nic[dir];
-      const std::string p = std::string("netqos_nic_") + dir + "_";
-      CHECK(books.Value(p + "capacity_bits_per_second", l) == bw["capacity"].get<double>() * 1e6);
-      CHECK(books.Value(p + "reserved_bits_per_second", l) ==
-            bw["reservation"].get<double>() * 1e6);
-      CHECK(books.Value(p + "allocatable_bits_per_second", l) ==
-            bw["allocatable"].get<double>() * 1e6);
-      CHECK(books.Value(p + "allocated_bits_per_second", l) == bw["allocated"].get<double>() * 1e6);
+      const netqos::testing::PromLabels d = {{"nic", id}, {"direction", dir}};
+      constexpr double kBytesPerMbit = 1e6 / 8;  // netqosctl prints Mbps
+      CHECK(books.Value("netqos_nic_capacity_bytes_per_second", d) ==
+            bw["capacity"].get<double>() * kBytesPerMbit);
+      CHECK(books.Value("netqos_nic_reserved_bytes_per_second", d) ==
+            bw["reservation"].get<double>() * kBytesPerMbit);
+      CHECK(books.Value("netqos_nic_allocatable_bytes_per_second", d) ==
+            bw["allocatable"].get<double>() * kBytesPerMbit);
+      CHECK(books.Value("netqos_nic_allocated_bytes_per_second", d) ==
+            bw["allocated"].get<double>() * kBytesPerMbit);
     }
   }
   // pod-a's 700 Mbit/s on eth0 (--nic-selection=first); pod-b was removed.
-  CHECK(books.Value("netqos_nic_egress_allocated_bits_per_second", {{"nic", "eth0"}}) == 700e6);
-  CHECK(books.Value("netqos_allocations", {{"nic", "eth0"}}) == 1);
+  CHECK(books.Value("netqos_nic_allocated_bytes_per_second",
+                    {{"nic", "eth0"}, {"direction", "egress"}}) == 700e6 / 8);
+  CHECK(books.Value("netqos_nic_allocations", {{"nic", "eth0"}}) == 1);
+  // The failed Allocate is labelled with its code, not its message.
+  CHECK(books.Value("netqos_rpc_last_error_info",
+                    {{"method", "Allocate"}, {"code", "INVALID_ARGUMENT"}}) == 1);
+
+  // Prometheus's own linter on a real scrape, every family present (RPC failures included):
+  // any finding (a non-base unit, a counter without _total, ...) fails.
+  const auto lint = netqos::testing::PromtoolCheckMetrics(scraper.Text());
+  INFO("promtool check metrics: " << lint.output);
+  if (netqos::testing::PromtoolRan(lint)) {
+    CHECK(lint.exit_code == 0);
+    CHECK(lint.output.empty());
+  }
 
   // A clean stop: the listener goes away with the daemon.
   CHECK(h.daemon().Stop(SIGTERM) == 0);
   CHECK_FALSE(httplib::Client("127.0.0.1", port).Get("/healthz"));
+}
+
+// The check above must be able to fail: promtool reports a name in bits, in the form netqosd's
+// NIC families had before they moved to bytes.
+TEST_CASE("e2e: promtool check metrics reports a non-base unit") {
+  const auto lint = netqos::testing::PromtoolCheckMetrics(
+      "# HELP netqos_nic_egress_capacity_bits_per_second Capacity.\n"
+      "# TYPE netqos_nic_egress_capacity_bits_per_second gauge\n"
+      "netqos_nic_egress_capacity_bits_per_second{nic=\"eth0\"} 1e+10\n");
+  INFO(lint.output);
+  if (!netqos::testing::PromtoolRan(lint)) return;
+  CHECK(lint.exit_code != 0);
+  CHECK_THAT(lint.output, Catch::Contains("use base unit \"bytes\" instead of \"bits\""));
 }
 
 TEST_CASE("e2e: metrics are off unless asked for") {

@@ -230,7 +230,7 @@ TEST_CASE(
   std::optional<PromDocument> doc;
   for (int i = 0; i < 100; ++i) {
     doc = env.Scrape();
-    if (doc->Find("netqos_container_allocated_bits_per_second", egress)) break;
+    if (doc->Find("netqos_container_allocated_bytes_per_second", egress)) break;
     std::this_thread::sleep_for(100ms);
   }
   REQUIRE(doc->Find("netqos_container_bytes_total", egress));
@@ -243,8 +243,9 @@ TEST_CASE(
   CHECK(doc->Value("netqos_enforcement_mode", {{"mode", "bpf"}}) == 1);
   CHECK(doc->Value("netqos_enforcement_passes_total") > 0);
   CHECK(doc->Value("netqos_enforcement_pods_known") == 1);
-  CHECK(doc->Value("netqos_container_allocated_bits_per_second", egress) == 100e6);
-  CHECK(doc->Value("netqos_nic_egress_allocated_bits_per_second", {{"nic", env.host()}}) == 100e6);
+  CHECK(doc->Value("netqos_container_allocated_bytes_per_second", egress) == 100e6 / 8);
+  CHECK(doc->Value("netqos_nic_allocated_bytes_per_second",
+                   {{"nic", env.host()}, {"direction", "egress"}}) == 100e6 / 8);
 
   Sink sink(env.ns(), env.veth().peer_ip);
   const double bytes0 = doc->Value("netqos_container_bytes_total", egress);

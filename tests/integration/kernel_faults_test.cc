@@ -103,8 +103,12 @@ double ProblemReports(DaemonFixture& env) {
   return env.Scrape().Value("netqos_enforcement_problem_reports_total");
 }
 
+// Whether `object`'s problem is active: listed by netqosctl status, and counted in the metric
+// under its kind (the label is the kind, "nic" for "nic:eth0", never the object itself).
 bool ProblemActive(DaemonFixture& env, const std::string& object) {
-  return env.Scrape().Find("netqos_enforcement_problems", {{"object", object}}).has_value();
+  const std::string kind = object.substr(0, object.find(':'));
+  return ProblemListed(Status(env), object) &&
+         env.Scrape().ValueOr0("netqos_enforcement_problems", {{"kind", kind}}) > 0;
 }
 
 }  // namespace

@@ -185,8 +185,8 @@ TEST_CASE("queue drops: a capped container's HTB leaf drops are exported in metr
   std::optional<PromDocument> doc;
   for (int i = 0; i < 150; ++i) {
     doc = env.Scrape();
-    if (doc->Find("netqos_container_allocated_bits_per_second", Series(blaster_cg, "egress")) &&
-        doc->Find("netqos_container_allocated_bits_per_second", Series(idle_cg, "egress")) &&
+    if (doc->Find("netqos_container_allocated_bytes_per_second", Series(blaster_cg, "egress")) &&
+        doc->Find("netqos_container_allocated_bytes_per_second", Series(idle_cg, "egress")) &&
         doc->Find("netqos_container_bytes_total", Series(free_cg, "egress")) &&
         doc->Find("netqos_enforcement_shaped_nic", {{"nic", env.host()}})) {
       break;

@@ -36,9 +36,15 @@ yaml = nm.require_yaml()
 
 # Documented families an operator does not need on the dashboard, and why.
 NOT_ON_DASHBOARD = {
-    "netqos_nic_egress_reserved_bits_per_second":
+    "netqos_nic_reserved_bytes_per_second":
         "capacity less allocatable, both on the dashboard; netqosctl capacity prints it",
 }
+# The process_* families every Prometheus client exposes: the fleet's generic process and
+# container dashboards show them, under the names they expect.
+for _f in ("process_cpu_seconds_total", "process_resident_memory_bytes",
+           "process_virtual_memory_bytes", "process_open_fds", "process_max_fds",
+           "process_start_time_seconds"):
+    NOT_ON_DASHBOARD[_f] = "the standard process family, on the fleet's process dashboards"
 
 # Per-container series: their queries must also be filtered by $namespace.
 PER_CONTAINER = re.compile(r"^netqos(_container_|:container_)")
@@ -164,7 +170,7 @@ def self_test(repo):
 
     def container_target(d):
         return next(t for p in nm.panels(d) for t in p.get("targets", [])
-                    if "netqos:container_bits_per_second" in t["expr"])
+                    if "netqos:container_bytes_per_second" in t["expr"])
 
     def edit_dashboard(fn):
         def apply(d, docs_, groups_):

@@ -104,7 +104,7 @@ def family_of(name, families):
 
 def documented_families(markdown):
     """The metric names in the first column of docs/metrics.md's tables. A name with "…" stands
-    for several (`netqos_nic_ingress_…_bits_per_second`)."""
+    for several (`netqos_qos_level_class_…_total`)."""
     out = set()
     for m in re.finditer(r"^\|\s*`([a-zA-Z_:][a-zA-Z0-9_:…]*)`\s*\|\s*(counter|gauge|histogram)\s*\|",
                          markdown, re.M):

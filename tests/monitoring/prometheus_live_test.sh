@@ -136,7 +136,7 @@ step "every recording rule and every dashboard panel returns series"
 # counts frames (link-layer header included), its socket counter IP bytes (a few % less).
 "${CHECK[@]}" value --url "$PROM" --min 0.9 --max 1.2 \
   --what "dedicated_cores on NIC A: the level class's rate over its container's" \
-  --expr "netqos:qos_level_class_bits_per_second:rate1m{nic=\"$NIC_A\", qos_level=\"dedicated_cores\", direction=\"egress\"} / ignoring (nic) netqos:qos_level_bits_per_second:rate1m{qos_level=\"dedicated_cores\", direction=\"egress\"}"
+  --expr "netqos:qos_level_class_bytes_per_second:rate1m{nic=\"$NIC_A\", qos_level=\"dedicated_cores\", direction=\"egress\"} / ignoring (nic) netqos:qos_level_bytes_per_second:rate1m{qos_level=\"dedicated_cores\", direction=\"egress\"}"
 
 # The unclassifiable pod's problem fires after 10 (here 0.5) minutes of it.
 step "the unclassifiable pod fires NetqosClassificationProblems, and nothing else fires"

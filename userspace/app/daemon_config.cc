@@ -403,8 +403,7 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   AddKatalystFlags(flags, c, x);
   AddNetqosFlags(flags, c, x);
   app.set_help_flag("-h,--help", "Print this help and exit")->group(kGroupModes);
-  app.set_version_flag("--version", std::string("netqosd ") + Version(),
-                       "Print the version and exit")
+  app.set_version_flag("--version", "netqosd " + VersionLine(), "Print the version and exit")
       ->group(kGroupModes);
 
   try {

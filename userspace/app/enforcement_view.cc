@@ -37,7 +37,8 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
   r.kernel_failures = st.kernel_failures;
   r.shaped_nics = st.shaped_nics;
   for (const auto& [nic, choice] : st.shaping_modes) {
-    r.shaping_modes[nic] = {shaping::ShapingModeName(choice.mode), choice.reason, choice.inactive};
+    r.shaping_modes[nic] = {shaping::ShapingModeName(choice.mode), choice.reason,
+                            shaping::ShapingReasonName(choice.why), choice.inactive};
   }
   for (const auto& p : st.problems) r.problems.push_back({p.key, p.message, p.times_seen});
   r.refused_annotations = st.refused_annotations;

@@ -12,7 +12,8 @@ std::unique_ptr<metrics::DaemonMetrics> MakeDaemonMetrics(const DaemonConfig& co
                                                           service::AllocationService& service,
                                                           const service::EnforcementView& view) {
   if (config.metrics_bind_address.empty()) return nullptr;
-  return std::make_unique<metrics::DaemonMetrics>(Version(), &service, &view);
+  return std::make_unique<metrics::DaemonMetrics>(
+      metrics::BuildInfo{Version(), Commit(), BuildDate()}, &service, &view);
 }
 
 metrics::ProbeResult CheckReadiness(const std::vector<std::string>& socket_paths,

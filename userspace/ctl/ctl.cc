@@ -41,7 +41,7 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
                "netqosctl"};
   app.require_subcommand(1);
   app.fallthrough();  // global flags may follow the subcommand
-  app.set_version_flag("--version", std::string("netqosctl ") + Version());
+  app.set_version_flag("--version", "netqosctl " + VersionLine());
   app.footer(
       "Exit codes: 0 success (also --help, --version); 1 the daemon or the pinned maps could not\n"
       "be reached, or an RPC failed; 2 a usage error (unknown subcommand or flag, bad value).");

@@ -7,12 +7,14 @@
 
 #include "core/constants.h"
 #include "metrics/health_families.h"
+#include "metrics/process_families.h"
 #include "metrics/qos_level_families.h"
 
 namespace netqos::metrics {
 namespace {
 
-constexpr double kBitsPerMbit = 1e6;
+// The plugin's Mbps (10^6 bits per second) in the base unit, bytes per second.
+constexpr double kBytesPerSecondPerMbps = 1e6 / 8;
 
 Family MakeFamily(std::string name, std::string help, MetricType type) {
   Family f;
@@ -22,7 +24,7 @@ Family MakeFamily(std::string name, std::string help, MetricType type) {
   return f;
 }
 
-double Bits(uint64_t mbps) { return static_cast<double>(mbps) * kBitsPerMbit; }
+double BytesPerSecond(uint64_t mbps) { return static_cast<double>(mbps) * kBytesPerSecondPerMbps; }
 
 // The allocation of a container in the books: its own entry, else its pod's pod-level one
 // (AllocateForPod), as the enforcer resolves it.
@@ -135,53 +137,52 @@ const std::vector<std::string>& ResourcePluginMethods() {
   return kMethods;
 }
 
-std::string ErrorMessageLabel(std::string_view message) {
-  constexpr size_t kMax = 255;
-  std::string out;
-  out.reserve(std::min(message.size(), kMax));
-  for (char ch : message.substr(0, kMax)) {
-    const auto c = static_cast<unsigned char>(ch);
-    out += c == ' ' ? '_' : (c < 0x20 || c >= 0x7f) ? '?' : ch;
-  }
-  return out;
+const std::vector<std::string>& ProblemKinds() {
+  static const std::vector<std::string> kKinds = {
+      "address",         "aggregate-map", "carrier-slots", "cgroup", "cgroup-tree", "class-map",
+      "container",       "edt-map",       "kubelet",       "nic",    "other",       "pod",
+      "pod-address-map", "pod-list",      "pod-roots",     "veth",   "veths"};
+  return kKinds;
+}
+
+std::string ProblemKind(std::string_view object) {
+  const std::string kind(object.substr(0, object.find(':')));
+  const auto& kinds = ProblemKinds();
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end() ? kind : "other";
 }
 
 const std::vector<double>& RpcDurationBounds() { return LatencyBounds(); }
 
 void CollectAllocations(const service::AllocationService::View& view, std::vector<Family>* out) {
   Family containers = MakeFamily(
-      "netqos_allocations", "Containers (and pod-level entries) holding an allocation on a NIC.",
-      MetricType::kGauge);
+      "netqos_nic_allocations",
+      "Containers (and pod-level entries) holding an allocation on a NIC.", MetricType::kGauge);
   Family healthy =
       MakeFamily("netqos_nic_healthy",
                  "1 when the NIC is usable for new allocations (up, with an address), else 0.",
                  MetricType::kGauge);
+  // One family per quantity, the direction a label (as on every other family).
+  Family capacity =
+      MakeFamily("netqos_nic_capacity_bytes_per_second",
+                 "NIC capacity by direction: link speed x that direction's capacity rate.",
+                 MetricType::kGauge);
+  Family reserved = MakeFamily(
+      "netqos_nic_reserved_bytes_per_second",
+      "NIC bandwidth withheld from allocation by direction (system plus configured reservation).",
+      MetricType::kGauge);
+  Family allocatable =
+      MakeFamily("netqos_nic_allocatable_bytes_per_second",
+                 "NIC bandwidth that can be allocated by direction (0 while the NIC is unhealthy).",
+                 MetricType::kGauge);
+  Family allocated =
+      MakeFamily("netqos_nic_allocated_bytes_per_second",
+                 "NIC bandwidth allocated to containers, by direction.", MetricType::kGauge);
   struct Direction {
     const char* name;
     const core::BandwidthInfo core::NicState::*field;
   };
   const Direction directions[] = {{"egress", &core::NicState::egress},
                                   {"ingress", &core::NicState::ingress}};
-  // [direction][capacity, reserved, allocatable, allocated]
-  std::vector<Family> bandwidth;
-  for (const auto& d : directions) {
-    const std::string dir = d.name;
-    bandwidth.push_back(
-        MakeFamily("netqos_nic_" + dir + "_capacity_bits_per_second",
-                   "NIC " + dir + " capacity: link speed x the " + dir + " capacity rate.",
-                   MetricType::kGauge));
-    bandwidth.push_back(MakeFamily(
-        "netqos_nic_" + dir + "_reserved_bits_per_second",
-        "NIC " + dir + " bandwidth withheld from allocation (system plus configured reservation).",
-        MetricType::kGauge));
-    bandwidth.push_back(MakeFamily(
-        "netqos_nic_" + dir + "_allocatable_bits_per_second",
-        "NIC " + dir + " bandwidth that can be allocated (0 while the NIC is unhealthy).",
-        MetricType::kGauge));
-    bandwidth.push_back(MakeFamily("netqos_nic_" + dir + "_allocated_bits_per_second",
-                                   "NIC " + dir + " bandwidth allocated to containers.",
-                                   MetricType::kGauge));
-  }
 
   for (const auto& nic : view.nics) {
     const Labels labels = {{"nic", nic.id.Identifier()}};
@@ -195,18 +196,19 @@ void CollectAllocations(const service::AllocationService::View& view, std::vecto
     containers.samples.push_back({labels, count});
     auto st = view.machine_state.find(nic.id);
     if (st == view.machine_state.end()) continue;
-    for (size_t d = 0; d < 2; ++d) {
-      const core::BandwidthInfo& bw = st->second.*(directions[d].field);
-      bandwidth[d * 4 + 0].samples.push_back({labels, Bits(bw.capacity)});
-      bandwidth[d * 4 + 1].samples.push_back(
-          {labels, Bits(uint64_t{bw.sys_reservation} + bw.reservation)});
-      bandwidth[d * 4 + 2].samples.push_back({labels, Bits(bw.allocatable)});
-      bandwidth[d * 4 + 3].samples.push_back({labels, Bits(bw.allocated)});
+    for (const auto& d : directions) {
+      const core::BandwidthInfo& bw = st->second.*(d.field);
+      const Labels l = {{"direction", d.name}, {"nic", nic.id.Identifier()}};
+      capacity.samples.push_back({l, BytesPerSecond(bw.capacity)});
+      reserved.samples.push_back(
+          {l, BytesPerSecond(uint64_t{bw.sys_reservation} + bw.reservation)});
+      allocatable.samples.push_back({l, BytesPerSecond(bw.allocatable)});
+      allocated.samples.push_back({l, BytesPerSecond(bw.allocated)});
     }
   }
-  out->push_back(std::move(containers));
-  out->push_back(std::move(healthy));
-  for (auto& f : bandwidth) out->push_back(std::move(f));
+  for (Family* f : {&containers, &healthy, &capacity, &reserved, &allocatable, &allocated}) {
+    out->push_back(std::move(*f));
+  }
 }
 
 void CollectEnforcement(const service::EnforcementReport& report,
@@ -229,8 +231,12 @@ void CollectEnforcement(const service::EnforcementReport& report,
   reports.samples.push_back({{}, static_cast<double>(report.problem_reports_total)});
   Family problems = MakeFamily(
       "netqos_enforcement_problems",
-      "1 for each enforcement problem active now (object: what it is about).", MetricType::kGauge);
-  for (const auto& p : report.problems) problems.samples.push_back({{{"object", p.object}}, 1});
+      "Enforcement problems active now, by kind (netqosctl status and the log name each object).",
+      MetricType::kGauge);
+  std::map<std::string, double> by_kind;
+  for (const auto& k : ProblemKinds()) by_kind[k] = 0;
+  for (const auto& p : report.problems) ++by_kind[ProblemKind(p.object)];
+  for (const auto& [kind, n] : by_kind) problems.samples.push_back({{{"kind", kind}}, n});
   Family refused = MakeFamily(
       "netqos_tenant_refused_annotations",
       "Pods whose annotation the tenant policy refuses or bounds now, by namespace and annotation "
@@ -257,7 +263,7 @@ void CollectEnforcement(const service::EnforcementReport& report,
       "1 for the egress shaping mode (htb, edt) of each shaped NIC, with why it was chosen.",
       MetricType::kGauge);
   for (const auto& [nic, m] : report.shaping_modes) {
-    shaping_mode.samples.push_back({{{"nic", nic}, {"mode", m.mode}, {"reason", m.reason}}, 1});
+    shaping_mode.samples.push_back({{{"nic", nic}, {"mode", m.mode}, {"reason", m.why}}, 1});
   }
   Family inactive = MakeFamily(
       "netqos_enforcement_inactive_feature",
@@ -272,11 +278,11 @@ void CollectEnforcement(const service::EnforcementReport& report,
   std::vector<Family> c_traffic = MakeFamilies(kContainerTraffic);
   std::vector<Family> c_queue = MakeFamilies(kContainerQueue);
   Family c_alloc = MakeFamily(
-      "netqos_container_allocated_bits_per_second",
+      "netqos_container_allocated_bytes_per_second",
       "A classified container's allocation, by direction (its pod's for a pod-level one).",
       MetricType::kGauge);
   Family c_leaf = MakeFamily(
-      "netqos_container_leaf_bits_per_second",
+      "netqos_container_leaf_bytes_per_second",
       "A container's leaf by direction: bound=rate is what it is guaranteed, bound=ceil the most "
       "it gets (absent when it borrows up to its QoS level's ceiling).",
       MetricType::kGauge);
@@ -320,16 +326,18 @@ void CollectEnforcement(const service::EnforcementReport& report,
         l.insert(l.begin() + 1, {"bound", bound});
         return l;
       };
-      c_leaf.samples.push_back({with_bound("rate"), static_cast<double>((*cap)->rate_bps)});
+      c_leaf.samples.push_back(
+          {with_bound("rate"), static_cast<double>((*cap)->rate_bps) / kBitsPerByte});
       if (!(*cap)->borrows) {
-        c_leaf.samples.push_back({with_bound("ceil"), static_cast<double>((*cap)->ceil_bps)});
+        c_leaf.samples.push_back(
+            {with_bound("ceil"), static_cast<double>((*cap)->ceil_bps) / kBitsPerByte});
       }
     }
     if (c.nic.empty()) continue;  // no allocation: the QoS level's default class
-    c_alloc.samples.push_back({with_direction("egress"), Bits(c.allocated_mbps)});
+    c_alloc.samples.push_back({with_direction("egress"), BytesPerSecond(c.allocated_mbps)});
     if (allocations != nullptr) {
       if (const auto* a = FindAllocation(*allocations, c.pod_uid, c.container); a != nullptr) {
-        c_alloc.samples.push_back({with_direction("ingress"), Bits(a->ingress)});
+        c_alloc.samples.push_back({with_direction("ingress"), BytesPerSecond(a->ingress)});
       }
     }
   }
@@ -355,7 +363,7 @@ void CollectEnforcement(const service::EnforcementReport& report,
   CollectQosLevels(report, out);
 }
 
-DaemonMetrics::DaemonMetrics(std::string version, service::AllocationService* allocations,
+DaemonMetrics::DaemonMetrics(BuildInfo build, service::AllocationService* allocations,
                              const service::EnforcementView* enforcement)
     : rpc_requests_(registry_.AddCounter(
           "netqos_rpc_requests_total",
@@ -398,17 +406,21 @@ DaemonMetrics::DaemonMetrics(std::string version, service::AllocationService* al
   }
   registry_.AddCollector([this](std::vector<Family>* out) {
     Family f = MakeFamily("netqos_rpc_last_error_info",
-                          "1 per method that has failed, labelled with its latest error message "
-                          "(spaces as '_', at most 255 characters).",
+                          "1 per method that has failed, labelled with the gRPC status code of "
+                          "its latest failure (the message is in the log).",
                           MetricType::kGauge);
     std::lock_guard lk(last_error_mu_);
-    for (const auto& [method, message] : last_error_) {
-      f.samples.push_back({{{"method", method}, {"error_message", message}}, 1.0});
+    for (const auto& [method, code] : last_error_) {
+      f.samples.push_back({{{"method", method}, {"code", code}}, 1.0});
     }
     out->push_back(std::move(f));
   });
-  registry_.AddGauge("netqos_build_info", "1, labelled with the netqosd version.", {"version"})
-      .Set({std::move(version)}, 1);
+  registry_
+      .AddGauge("netqos_build_info",
+                "1, labelled with the netqosd version, its git commit and its build date (UTC).",
+                {"version", "commit", "build_date"})
+      .Set({std::move(build.version), std::move(build.commit), std::move(build.date)}, 1);
+  AddProcessCollector(&registry_);
   registry_.AddGauge("netqos_up", "1 while netqosd serves metrics.").Set({}, 1);
 
   if (allocations != nullptr) {
@@ -432,6 +444,12 @@ void DaemonMetrics::Observe(std::string_view method, std::string_view code,
     const std::string m(method);
     rpc_requests_.Inc({m, std::string(code)});
     rpc_duration_.Observe({m}, seconds);
+    // The code, a closed set, rather than the message, which quotes tenant input and would mint
+    // a series per distinct text.
+    if (code != "OK") {
+      std::lock_guard lk(last_error_mu_);
+      last_error_[m] = std::string(code);
+    }
   } catch (...) {  // out of memory: the call is simply not counted
   }
 }
@@ -443,14 +461,9 @@ void DaemonMetrics::ObserveScrape(int http_status) noexcept {
   }
 }
 
-void DaemonMetrics::ObserveFailure(std::string_view method, std::string_view message,
+void DaemonMetrics::ObserveFailure(std::string_view method, std::string_view /*message*/,
                                    std::string_view reallocation) noexcept {
   try {
-    std::string label = ErrorMessageLabel(message);
-    {
-      std::lock_guard lk(last_error_mu_);
-      last_error_[std::string(method)] = std::move(label);
-    }
     if (method == "Allocate" || method == "AllocateForPod") {
       allocation_failures_.Inc(
           {std::string(method), reallocation.empty() ? "none" : std::string(reallocation)});

@@ -21,16 +21,27 @@ namespace netqos::metrics {
 // The resource plugin's RPC names, whose series exist from the start (at zero).
 const std::vector<std::string>& ResourcePluginMethods();
 
-// An RPC's error message as the error_message label of netqos_rpc_last_error_info, in the form
-// Katalyst HEAD gives its error_message tag: spaces become '_' and at most 255 characters are
-// kept. Control characters and non-ASCII bytes become '?' (the message quotes tenant input).
-std::string ErrorMessageLabel(std::string_view message);
+// What netqos_build_info is labelled with (common/version.h in the daemon).
+struct BuildInfo {
+  std::string version;
+  std::string commit;  // "" when unknown
+  std::string date;    // UTC ISO 8601, "" when unknown
+};
+
+// The kinds of enforcement problem, the `kind` label of netqos_enforcement_problems: what a
+// problem's object names before its first ':' ("pod:ns/web" is a "pod" problem), from the
+// enforcer's reports (userspace/enforce/). Every kind's series exists, at 0 when none is active.
+const std::vector<std::string>& ProblemKinds();
+// The kind of a problem's object; "other" for one not in ProblemKinds() (the label stays a closed
+// set should the enforcer name a new kind before this list does).
+std::string ProblemKind(std::string_view object);
 
 // Upper bounds of netqos_rpc_duration_seconds (an Allocate is one fsync'd journal line).
 const std::vector<double>& RpcDurationBounds();
 
 // Scrape-time families, exposed for tests.
-// NIC capacity, reservation, allocatable, allocated (bits/s), health and containers per NIC.
+// NIC capacity, reservation, allocatable, allocated (bytes/s, by direction), health and
+// allocations per NIC.
 void CollectAllocations(const service::AllocationService::View& view, std::vector<Family>* out);
 // Per-container and per-class counters, allocated rates, mode, passes, problems. `allocations`
 // (may be null) supplies ingress allocations, which the enforcement report does not carry.
@@ -42,11 +53,11 @@ class DaemonMetrics final : public service::RpcObserver {
  public:
   // Sources are not owned and may be null (their families are then absent); they must outlive
   // every scrape (stop the MetricsServer first).
-  DaemonMetrics(std::string version, service::AllocationService* allocations,
+  DaemonMetrics(BuildInfo build, service::AllocationService* allocations,
                 const service::EnforcementView* enforcement);
 
   void Observe(std::string_view method, std::string_view code, double seconds) noexcept override;
-  // netqos_allocation_failures_total (Allocate, AllocateForPod) and netqos_rpc_last_error_info.
+  // netqos_allocation_failures_total (Allocate, AllocateForPod); the message is not a label.
   void ObserveFailure(std::string_view method, std::string_view message,
                       std::string_view reallocation) noexcept override;
   // netqos_metrics_scrapes_total: the HTTP status of an answer to /metrics (MetricsServer's
@@ -66,7 +77,7 @@ class DaemonMetrics final : public service::RpcObserver {
   CounterVec& allocation_failures_;
   CounterVec& scrapes_;
   mutable std::mutex last_error_mu_;
-  std::map<std::string, std::string> last_error_;  // method -> sanitized message
+  std::map<std::string, std::string> last_error_;  // method -> gRPC code of its latest failure
 };
 
 }  // namespace netqos::metrics

@@ -16,6 +16,10 @@ namespace netqos::metrics {
 
 enum class MetricType { kCounter, kGauge, kHistogram };
 
+// Rates are exposed in the base unit, bytes per second (Prometheus naming: "use base unit
+// bytes"); the kernel and the plugin count bits.
+inline constexpr double kBitsPerByte = 8;
+
 // Label name/value pairs in the order the family declares its label names.
 using Labels = std::vector<std::pair<std::string, std::string>>;
 

@@ -13,8 +13,8 @@ Family Make(std::string name, std::string help, MetricType type) {
 }  // namespace
 
 void CollectQosLevels(const service::EnforcementReport& report, std::vector<Family>* out) {
-  Family bits =
-      Make("netqos_qos_level_class_bits_per_second",
+  Family rates =
+      Make("netqos_qos_level_class_bytes_per_second",
            "A QoS level's HTB class on a shaped NIC, by direction: bound=rate is what the "
            "level is guaranteed under contention, bound=ceil the most it gets.",
            MetricType::kGauge);
@@ -35,14 +35,14 @@ void CollectQosLevels(const service::EnforcementReport& report, std::vector<Fami
          {std::pair{"rate", l.rate_bps}, std::pair{"ceil", l.ceil_bps}}) {
       Labels with_bound = labels;
       with_bound.emplace_back("bound", bound);
-      bits.samples.push_back({std::move(with_bound), static_cast<double>(value)});
+      rates.samples.push_back({std::move(with_bound), static_cast<double>(value) / kBitsPerByte});
     }
     if (!l.counters) continue;
     bytes.samples.push_back({labels, static_cast<double>(l.counters->bytes)});
     packets.samples.push_back({labels, static_cast<double>(l.counters->packets)});
     overlimits.samples.push_back({labels, static_cast<double>(l.counters->overlimits)});
   }
-  for (Family* f : {&bits, &bytes, &packets, &overlimits}) out->push_back(std::move(*f));
+  for (Family* f : {&rates, &bytes, &packets, &overlimits}) out->push_back(std::move(*f));
 }
 
 }  // namespace netqos::metrics

@@ -11,7 +11,7 @@
 
 namespace netqos::metrics {
 
-// netqos_qos_level_class_bits_per_second{bound}, and netqos_qos_level_class_bytes_total,
+// netqos_qos_level_class_bytes_per_second{bound}, and netqos_qos_level_class_bytes_total,
 // _packets_total, _overlimits_total (only for the classes that were read).
 void CollectQosLevels(const service::EnforcementReport& report, std::vector<Family>* out);
 

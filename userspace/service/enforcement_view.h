@@ -115,10 +115,12 @@ struct EnforcementReport {
   uint64_t pass_failures = 0;
   std::map<std::string, uint64_t> kernel_failures;
   std::vector<std::string> shaped_nics;
-  // Each shaped NIC's egress shaping mode ("htb", "edt") and why it was chosen, by NIC identifier.
+  // Each shaped NIC's egress shaping mode ("htb", "edt") and why it was chosen, by NIC identifier:
+  // `reason` in words, `why` as one of shaping::kShapingReasonNames.
   struct NicShaping {
     std::string mode;
     std::string reason;
+    std::string why;
     // Features the operator asked for that this NIC's mode does not do (shaping::ModeChoice).
     std::vector<std::string> inactive;
   };

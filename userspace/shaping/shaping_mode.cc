@@ -4,6 +4,10 @@ namespace netqos::shaping {
 
 const char* ShapingModeName(ShapingMode mode) { return ChoiceName(mode, kShapingModeNames).data(); }
 
+const char* ShapingReasonName(ShapingReason why) {
+  return ChoiceName(why, kShapingReasonNames).data();
+}
+
 namespace {
 
 std::string Joined(const std::vector<std::string>& items) {
@@ -35,28 +39,35 @@ Result<ModeChoice> ChooseShapingMode(ShapingMode requested, const NicQueueFacts&
       std::to_string(facts.tx_queues) + (facts.tx_queues == 1 ? " TX queue" : " TX queues");
   switch (requested) {
     case ShapingMode::kHtb:
-      return ModeChoice{ShapingMode::kHtb, "--shaping-mode=htb", {}};
+      return ModeChoice{ShapingMode::kHtb, "--shaping-mode=htb", ShapingReason::kFlag, {}};
     case ShapingMode::kEdt:
       if (!facts.fq_available) {
         return FailedPrecondition("--shaping-mode=edt needs the kernel's fq qdisc: " +
                                   facts.fq_missing_reason);
       }
-      return ModeChoice{ShapingMode::kEdt, "--shaping-mode=edt (" + queues + ")", htb_only};
+      return ModeChoice{ShapingMode::kEdt, "--shaping-mode=edt (" + queues + ")",
+                        ShapingReason::kFlag, htb_only};
     case ShapingMode::kAuto:
       break;
   }
-  if (facts.tx_queues <= 1) return ModeChoice{ShapingMode::kHtb, "auto: " + queues, {}};
+  if (facts.tx_queues <= 1)
+    return ModeChoice{ShapingMode::kHtb, "auto: " + queues, ShapingReason::kSingleTxQueue, {}};
   if (!facts.fq_available) {
-    return ModeChoice{
-        ShapingMode::kHtb, "auto: " + queues + " but no fq: " + facts.fq_missing_reason, {}};
+    return ModeChoice{ShapingMode::kHtb,
+                      "auto: " + queues + " but no fq: " + facts.fq_missing_reason,
+                      ShapingReason::kNoFq,
+                      {}};
   }
   if (!htb_only.empty()) {
     // EDT paces each container at one rate and has no classes to borrow from or queue in: what
     // the operator asked for wins over the cheaper send path.
-    return ModeChoice{
-        ShapingMode::kHtb, "auto: " + queues + " and fq, but htb for " + Joined(htb_only), {}};
+    return ModeChoice{ShapingMode::kHtb,
+                      "auto: " + queues + " and fq, but htb for " + Joined(htb_only),
+                      ShapingReason::kHtbOnlyFeatures,
+                      {}};
   }
-  return ModeChoice{ShapingMode::kEdt, "auto: " + queues + " and fq", {}};
+  return ModeChoice{
+      ShapingMode::kEdt, "auto: " + queues + " and fq", ShapingReason::kTxQueuesAndFq, {}};
 }
 
 }  // namespace netqos::shaping

@@ -45,9 +45,24 @@ struct NicQueueFacts {
   std::string fq_missing_reason;  // why not, when !fq_available ("sch_fq: Unknown qdisc", ...)
 };
 
+// Why a NIC got its mode, as a closed set (the netqos_enforcement_shaping_mode metric's `reason`
+// label; a label value must not be free text such as a probe's error).
+enum class ShapingReason { kFlag, kSingleTxQueue, kNoFq, kTxQueuesAndFq, kHtbOnlyFeatures };
+
+inline constexpr Choices<ShapingReason, 5> kShapingReasonNames{{
+    {"flag", ShapingReason::kFlag},                          // --shaping-mode=htb|edt
+    {"single_tx_queue", ShapingReason::kSingleTxQueue},      // auto: htb, one TX queue
+    {"no_fq", ShapingReason::kNoFq},                         // auto: htb, the kernel lacks sch_fq
+    {"tx_queues_and_fq", ShapingReason::kTxQueuesAndFq},     // auto: edt
+    {"htb_only_features", ShapingReason::kHtbOnlyFeatures},  // auto: htb, a flag asks for it
+}};
+
+const char* ShapingReasonName(ShapingReason why);  // from kShapingReasonNames
+
 struct ModeChoice {
-  ShapingMode mode = ShapingMode::kHtb;  // never kAuto
-  std::string reason;                    // for status and metrics: why this mode on this NIC
+  ShapingMode mode = ShapingMode::kHtb;      // never kAuto
+  std::string reason;                        // for status and the log: why this mode on this NIC
+  ShapingReason why = ShapingReason::kFlag;  // the same as a closed set, for metrics
   // What the operator asked for that this NIC does not do in its mode (an HtbOnlyFeatures entry
   // on an edt NIC): reported per NIC, so that nothing requested is dropped silently.
   std::vector<std::string> inactive;

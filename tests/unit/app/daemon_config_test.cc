@@ -164,8 +164,10 @@ TEST_CASE("an empty --flag= value is empty, as in Go, and never takes the next a
   CHECK(nics.config->uninstall);
 }
 
-TEST_CASE("netqosd --version prints the build's release version, not a hard-coded one") {
-  CHECK(StdoutOf({"--version"}) == std::string("netqosd ") + netqos::Version() + "\n");
+TEST_CASE("netqosd --version prints the build's release version, commit and date") {
+  CHECK(StdoutOf({"--version"}) == "netqosd " + netqos::VersionLine() + "\n");
+  CHECK(netqos::VersionLine().rfind(std::string(netqos::Version()) + " commit=", 0) == 0);
+  CHECK_THAT(netqos::VersionLine(), Catch::Contains(" date="));
 }
 
 TEST_CASE("help and version exit 0 without a config") {

@@ -50,6 +50,7 @@ using netqos::shaping::MakeHandle;
 using netqos::shaping::ModeChoice;
 using netqos::shaping::QosLevel;
 using netqos::shaping::ShapingMode;
+using netqos::shaping::ShapingReason;
 using netqos::testing::TempDir;
 
 constexpr uint32_t kLeafBase =
@@ -152,8 +153,9 @@ struct FakeShaper : LinkShaper {
       leaf_bps[nic.id.name][c.handle] = c.rate_bps;
     }
     applied[nic.id.name] = leaves;
-    if (edt.count(nic.id.name) != 0) return ModeChoice{ShapingMode::kEdt, "test: edt", {}};
-    return ModeChoice{ShapingMode::kHtb, "test: htb", {}};
+    if (edt.count(nic.id.name) != 0)
+      return ModeChoice{ShapingMode::kEdt, "test: edt", ShapingReason::kFlag, {}};
+    return ModeChoice{ShapingMode::kHtb, "test: htb", ShapingReason::kFlag, {}};
   }
   Status Patch(const Nic& nic, const netqos::shaping::PlanDelta& egress,
                const netqos::shaping::PlanDelta& ingress) override {

@@ -8,6 +8,7 @@
 
 #include "metrics/health_families.h"
 #include "support/prom_parser.h"
+#include "support/promtool_lint.h"
 
 using netqos::metrics::CollectAllocations;
 using netqos::metrics::CollectEnforcement;
@@ -59,7 +60,11 @@ netqos::service::EnforcementReport SomeEnforcement() {
   r.problem_reports_total = 5;
   r.pods_known = true;
   r.shaped_nics = {"eth0"};
-  r.problems = {{"nic eth9", "NIC missing", 3}};
+  r.problems = {{"nic:eth9", "NIC missing", 3},
+                {"nic:eth0:overcommit", "allocations above the link rate", 1},
+                {"pod:default/web", "podIPs entry", 1},
+                {"something new", "a kind this list does not know yet", 1}};
+  r.shaping_modes["eth0"] = {"htb", "auto: 4 TX queues but no fq: sch_fq: Unknown qdisc", "no_fq"};
   netqos::service::ContainerEnforcement c;
   c.cgroup_id = 4242;
   c.pod_uid = "uid-a";
@@ -112,21 +117,80 @@ PromDocument Render(const std::vector<Family>& families) {
 
 }  // namespace
 
-TEST_CASE("NIC families in bits per second from the allocation snapshot") {
+TEST_CASE("NIC families in bytes per second with the direction a label") {
   std::vector<Family> fams;
   CollectAllocations(TwoNics(), &fams);
   auto doc = Render(fams);
-  CHECK(doc.Value("netqos_nic_egress_capacity_bits_per_second", {{"nic", "eth0"}}) == 22500e6);
-  CHECK(doc.Value("netqos_nic_egress_reserved_bits_per_second", {{"nic", "eth0"}}) == 4000e6);
-  CHECK(doc.Value("netqos_nic_egress_allocatable_bits_per_second", {{"nic", "eth0"}}) == 18500e6);
-  CHECK(doc.Value("netqos_nic_egress_allocated_bits_per_second", {{"nic", "eth0"}}) == 300e6);
-  CHECK(doc.Value("netqos_nic_ingress_capacity_bits_per_second", {{"nic", "eth0"}}) == 21250e6);
-  CHECK(doc.Value("netqos_nic_ingress_allocated_bits_per_second", {{"nic", "eth0"}}) == 200e6);
+  auto at = [](const char* direction) {
+    return netqos::testing::PromLabels{{"nic", "eth0"}, {"direction", direction}};
+  };
+  // The plugin's Mbps x 10^6 / 8.
+  CHECK(doc.Value("netqos_nic_capacity_bytes_per_second", at("egress")) == 22500e6 / 8);
+  CHECK(doc.Value("netqos_nic_reserved_bytes_per_second", at("egress")) == 4000e6 / 8);
+  CHECK(doc.Value("netqos_nic_allocatable_bytes_per_second", at("egress")) == 18500e6 / 8);
+  CHECK(doc.Value("netqos_nic_allocated_bytes_per_second", at("egress")) == 300e6 / 8);
+  CHECK(doc.Value("netqos_nic_capacity_bytes_per_second", at("ingress")) == 21250e6 / 8);
+  CHECK(doc.Value("netqos_nic_allocated_bytes_per_second", at("ingress")) == 200e6 / 8);
   CHECK(doc.Value("netqos_nic_healthy", {{"nic", "eth0"}}) == 1);
   CHECK(doc.Value("netqos_nic_healthy", {{"nic", "ns2-eth2"}}) == 0);
-  CHECK(doc.Value("netqos_allocations", {{"nic", "eth0"}}) == 2);
-  CHECK(doc.Value("netqos_allocations", {{"nic", "ns2-eth2"}}) == 0);
+  CHECK(doc.Value("netqos_nic_allocations", {{"nic", "eth0"}}) == 2);
+  CHECK(doc.Value("netqos_nic_allocations", {{"nic", "ns2-eth2"}}) == 0);
   CHECK(doc.Family("netqos_nic_healthy").type == "gauge");
+  // Two NICs with machine state, two directions: 4 series per quantity.
+  CHECK(doc.Family("netqos_nic_capacity_bytes_per_second").samples.size() == 4);
+}
+
+TEST_CASE("no family names a direction or a unit in bits") {
+  const auto view = TwoNics();
+  netqos::service::EnforcementReport r = SomeEnforcement();
+  r.levels = {{"eth0", "shared_cores", "egress", 400000000, 1000000000, std::nullopt}};
+  std::vector<Family> fams;
+  CollectAllocations(view, &fams);
+  CollectEnforcement(r, &view, &fams);
+  DaemonMetrics m({"1.2.3", "abc", "2026-01-02T03:04:05Z"}, nullptr, nullptr);
+  for (auto& f : m.registry().Collect()) fams.push_back(std::move(f));
+  REQUIRE(fams.size() > 40);
+  for (const auto& f : fams) {
+    INFO(f.name);
+    for (const char* word : {"egress", "ingress", "bits", "mbps"}) {
+      CHECK(f.name.find(word) == std::string::npos);
+    }
+  }
+}
+
+// The e2e test lints a real scrape, where enforcement is off; this one lints every family with
+// samples: the containers', classes' and QoS levels' too.
+TEST_CASE("every family, with samples, passes promtool check metrics") {
+  const auto view = TwoNics();
+  netqos::service::EnforcementReport r = SomeEnforcement();
+  r.levels = {{"eth0", "shared_cores", "egress", 400000000, 1000000000,
+               netqos::QueueCounters{125000, 100, 0, 9, 0, 0}}};
+  r.pass_seconds = {{"full", netqos::HistogramCounts({0.01, 1})}};
+  r.kernel_failures = {{"shaping", 1}};
+  r.refused_annotations[{"default", "netqos.io/dscp"}] = 1;
+  r.containers[0].egress_cap =
+      netqos::service::LeafCap{100000000, 200000000, false, "allocation", 14100};
+  std::vector<Family> fams;
+  CollectAllocations(view, &fams);
+  CollectEnforcement(r, &view, &fams);
+  netqos::core::FlushStats flushes{netqos::HistogramCounts({1, 2}),
+                                   netqos::HistogramCounts({0.001})};
+  netqos::metrics::CollectCheckpoint(flushes, false, &fams);
+  DaemonMetrics m({"1.2.3", "abc", "2026-01-02T03:04:05Z"}, nullptr, nullptr);
+  m.ObserveFailure("Allocate", "x", "");
+  m.Observe("Allocate", "INVALID_ARGUMENT", 0.001);
+  m.SetHeartbeat(1700000000);
+  for (auto& f : m.registry().Collect()) fams.push_back(std::move(f));
+  for (const auto& f : fams) {
+    INFO(f.name);
+    CHECK((!f.samples.empty() || !f.histograms.empty()));
+  }
+  const auto lint = netqos::testing::PromtoolCheckMetrics(RenderText(fams));
+  INFO("promtool check metrics: " << lint.output);
+  if (netqos::testing::PromtoolRan(lint)) {
+    CHECK(lint.exit_code == 0);
+    CHECK(lint.output.empty());
+  }
 }
 
 TEST_CASE("per-container and per-class counters by direction, enforcement status") {
@@ -163,13 +227,13 @@ TEST_CASE("per-container and per-class counters by direction, enforcement status
   CHECK(doc.Value("netqos_container_drops_total", {{"pod", "idle"}, {"direction", "egress"}}) == 0);
   CHECK(doc.Value("netqos_container_drops_total", {{"pod", "idle"}, {"direction", "ingress"}}) ==
         0);
-  CHECK(doc.Value("netqos_container_allocated_bits_per_second", with(web, "egress")) == 100e6);
-  CHECK(doc.Value("netqos_container_allocated_bits_per_second", with(web, "ingress")) == 50e6);
+  CHECK(doc.Value("netqos_container_allocated_bytes_per_second", with(web, "egress")) == 100e6 / 8);
+  CHECK(doc.Value("netqos_container_allocated_bytes_per_second", with(web, "ingress")) == 50e6 / 8);
   // A pod-level allocation gives its containers the pod's ingress.
-  CHECK(doc.Value("netqos_container_allocated_bits_per_second",
-                  {{"pod", "batch"}, {"direction", "ingress"}}) == 150e6);
+  CHECK(doc.Value("netqos_container_allocated_bytes_per_second",
+                  {{"pod", "batch"}, {"direction", "ingress"}}) == 150e6 / 8);
   // No allocation, no allocated series; its counters are still there.
-  CHECK_FALSE(doc.Find("netqos_container_allocated_bits_per_second",
+  CHECK_FALSE(doc.Find("netqos_container_allocated_bytes_per_second",
                        {{"pod", "idle"}, {"direction", "egress"}}));
   CHECK(doc.Value("netqos_container_bytes_total", {{"pod", "idle"}, {"direction", "egress"}}) ==
         1000);
@@ -187,7 +251,16 @@ TEST_CASE("per-container and per-class counters by direction, enforcement status
   CHECK(doc.Value("netqos_enforcement_passes_total") == 12);
   CHECK(doc.Value("netqos_enforcement_pod_list_failures_total") == 2);
   CHECK(doc.Value("netqos_enforcement_problem_reports_total") == 5);
-  CHECK(doc.Value("netqos_enforcement_problems", {{"object", "nic eth9"}}) == 1);
+  // Problems are counted by kind, a closed set: the object is in the log and netqosctl status.
+  CHECK(doc.Value("netqos_enforcement_problems", {{"kind", "nic"}}) == 2);
+  CHECK(doc.Value("netqos_enforcement_problems", {{"kind", "pod"}}) == 1);
+  CHECK(doc.Value("netqos_enforcement_problems", {{"kind", "other"}}) == 1);
+  CHECK(doc.Value("netqos_enforcement_problems", {{"kind", "kubelet"}}) == 0);
+  CHECK(doc.Family("netqos_enforcement_problems").samples.size() ==
+        netqos::metrics::ProblemKinds().size());
+  // The shaping mode's reason is the closed one, not the words (which quote a probe's error).
+  CHECK(doc.Value("netqos_enforcement_shaping_mode",
+                  {{"nic", "eth0"}, {"mode", "htb"}, {"reason", "no_fq"}}) == 1);
   CHECK(doc.Value("netqos_enforcement_pods_known") == 1);
   CHECK(doc.Value("netqos_enforcement_shaped_nic", {{"nic", "eth0"}}) == 1);
   // One info series per container: what a rate is joined with to sum it by QoS level or NIC.
@@ -217,14 +290,14 @@ TEST_CASE("QoS level classes: rate and ceiling, and what passed through them whe
     l["bound"] = bound;
     return l;
   };
-  CHECK(doc.Value("netqos_qos_level_class_bits_per_second", with_bound(eth0, "rate")) == 400e6);
-  CHECK(doc.Value("netqos_qos_level_class_bits_per_second", with_bound(eth0, "ceil")) == 1e9);
+  CHECK(doc.Value("netqos_qos_level_class_bytes_per_second", with_bound(eth0, "rate")) == 50e6);
+  CHECK(doc.Value("netqos_qos_level_class_bytes_per_second", with_bound(eth0, "ceil")) == 125e6);
   CHECK(doc.Value("netqos_qos_level_class_bytes_total", eth0) == 125000);
   CHECK(doc.Value("netqos_qos_level_class_packets_total", eth0) == 100);
   CHECK(doc.Value("netqos_qos_level_class_overlimits_total", eth0) == 9);
   // Not read: its rates, no counters (rather than a false 0).
-  CHECK(doc.Value("netqos_qos_level_class_bits_per_second",
-                  {{"nic", "ns1-eth1"}, {"bound", "rate"}}) == 150e6);
+  CHECK(doc.Value("netqos_qos_level_class_bytes_per_second",
+                  {{"nic", "ns1-eth1"}, {"bound", "rate"}}) == 150e6 / 8);
   CHECK_FALSE(doc.Find("netqos_qos_level_class_bytes_total", {{"nic", "ns1-eth1"}}));
 }
 
@@ -279,7 +352,7 @@ TEST_CASE("checkpoint: records and time per group-commit flush, and the failed-f
 }
 
 TEST_CASE("scrapes are counted by HTTP status, and the start time is exposed") {
-  DaemonMetrics m("1.2.3", nullptr, nullptr);
+  DaemonMetrics m({"1.2.3", "abc", "2026-01-02T03:04:05Z"}, nullptr, nullptr);
   auto before = ParsePrometheusText(m.RenderText());
   for (const char* code : {"200", "500", "503"}) {
     CHECK(before.Value("netqos_metrics_scrapes_total", {{"code", code}}) == 0);
@@ -305,7 +378,7 @@ TEST_CASE("enforcement off: the mode is exposed and the per-container families a
 }
 
 TEST_CASE("the RPC observer counts calls by method and code and times them") {
-  DaemonMetrics m("1.2.3", nullptr, nullptr);
+  DaemonMetrics m({"1.2.3", "abc", "2026-01-02T03:04:05Z"}, nullptr, nullptr);
   auto before = ParsePrometheusText(m.RenderText());
   // Every resource plugin method is exposed at zero before its first call.
   for (const auto& method : netqos::metrics::ResourcePluginMethods()) {
@@ -335,13 +408,15 @@ TEST_CASE("the RPC observer counts calls by method and code and times them") {
                   {{"method", "GetTopologyHints"}, {"le", "5"}}) == 0);
   CHECK(doc.Value("netqos_rpc_duration_seconds_bucket",
                   {{"method", "GetTopologyHints"}, {"le", "+Inf"}}) == 1);
-  CHECK(doc.Value("netqos_build_info", {{"version", "1.2.3"}}) == 1);
+  CHECK(doc.Value("netqos_build_info", {{"version", "1.2.3"},
+                                        {"commit", "abc"},
+                                        {"build_date", "2026-01-02T03:04:05Z"}}) == 1);
   CHECK(doc.Value("netqos_up") == 1);
   CHECK(doc.Value("netqos_heartbeat_timestamp_seconds") == 1700000000.25);
 }
 
-TEST_CASE("failures carry Katalyst HEAD's tags: the latest error message and reallocation") {
-  DaemonMetrics m("1.2.3", nullptr, nullptr);
+TEST_CASE("failures carry reallocation and the latest failure's code, never its message") {
+  DaemonMetrics m({"1.2.3", "", ""}, nullptr, nullptr);
   auto before = ParsePrometheusText(m.RenderText());
   for (const char* method : {"Allocate", "AllocateForPod"}) {
     for (const char* r : {"none", "true", "false"}) {
@@ -351,10 +426,17 @@ TEST_CASE("failures carry Katalyst HEAD's tags: the latest error message and rea
   }
   CHECK(before.Family("netqos_rpc_last_error_info").samples.empty());
 
-  m.ObserveFailure("Allocate", "first failure", "");
-  m.ObserveFailure("Allocate", "no NIC fits pod a/b", "true");
-  m.ObserveFailure("AllocateForPod", "x", "false");
-  m.ObserveFailure("GetTopologyHints", std::string(300, 'e') + "\n\xff", "");
+  // As the RPC guard reports a failure: ObserveFailure, then Observe with its code.
+  const auto fail = [&](const char* method, const std::string& message, const char* realloc,
+                        const char* code) {
+    m.ObserveFailure(method, message, realloc);
+    m.Observe(method, code, 0.001);
+  };
+  fail("Allocate", "first failure", "", "INVALID_ARGUMENT");
+  fail("Allocate", "no NIC fits pod a/b", "true", "RESOURCE_EXHAUSTED");
+  fail("AllocateForPod", "x", "false", "INVALID_ARGUMENT");
+  fail("GetTopologyHints", std::string(300, 'e') + "\n\xff", "", "INTERNAL");
+  m.Observe("GetTopologyHints", "OK", 0.001);  // a success does not clear the last failure
   auto doc = ParsePrometheusText(m.RenderText());
   CHECK(doc.Value("netqos_allocation_failures_total",
                   {{"method", "Allocate"}, {"reallocation", "none"}}) == 1);
@@ -362,35 +444,28 @@ TEST_CASE("failures carry Katalyst HEAD's tags: the latest error message and rea
                   {{"method", "Allocate"}, {"reallocation", "true"}}) == 1);
   CHECK(doc.Value("netqos_allocation_failures_total",
                   {{"method", "AllocateForPod"}, {"reallocation", "false"}}) == 1);
-  // One series per method: the latest message replaces the previous one.
+  // One series per method, labelled with a gRPC code (a closed set): the latest replaces it.
   const auto& last = doc.Family("netqos_rpc_last_error_info").samples;
   CHECK(last.size() == 3);
   CHECK(doc.Value("netqos_rpc_last_error_info",
-                  {{"method", "Allocate"}, {"error_message", "no_NIC_fits_pod_a/b"}}) == 1);
+                  {{"method", "Allocate"}, {"code", "RESOURCE_EXHAUSTED"}}) == 1);
   CHECK(doc.Value("netqos_rpc_last_error_info",
-                  {{"method", "GetTopologyHints"}, {"error_message", std::string(255, 'e')}}) == 1);
-}
-
-TEST_CASE("ErrorMessageLabel: spaces, control characters, non-ASCII bytes and length") {
-  using netqos::metrics::ErrorMessageLabel;
-  CHECK(ErrorMessageLabel("a b  c") == "a_b__c");
-  CHECK(ErrorMessageLabel("x\ny\t\x80\xff") == "x?y???");
-  CHECK(ErrorMessageLabel(std::string(256, 'z')).size() == 255);
-  CHECK(ErrorMessageLabel("").empty());
+                  {{"method", "GetTopologyHints"}, {"code", "INTERNAL"}}) == 1);
+  for (const auto& sample : last) CHECK(sample.labels.count("error_message") == 0);
 }
 
 TEST_CASE("shaping: each NIC's mode, and each flag its mode does not do, as a series of its own") {
   netqos::service::EnforcementReport r = SomeEnforcement();
-  r.shaping_modes["eth0"] = {
-      "edt", "--shaping-mode=edt (4 TX queues)", {"--container-ceil=level", "--qos-level-burst"}};
-  r.shaping_modes["eth1"] = {"htb", "auto: 1 TX queue", {}};
+  r.shaping_modes["eth0"] = {"edt",
+                             "--shaping-mode=edt (4 TX queues)",
+                             "flag",
+                             {"--container-ceil=level", "--qos-level-burst"}};
+  r.shaping_modes["eth1"] = {"htb", "auto: 1 TX queue", "single_tx_queue", {}};
   std::vector<Family> fams;
   CollectEnforcement(r, nullptr, &fams);
   auto doc = Render(fams);
-  CHECK(doc.Value(
-            "netqos_enforcement_shaping_mode",
-            {{"nic", "eth0"}, {"mode", "edt"}, {"reason", "--shaping-mode=edt (4 TX queues)"}}) ==
-        1);
+  CHECK(doc.Value("netqos_enforcement_shaping_mode",
+                  {{"nic", "eth0"}, {"mode", "edt"}, {"reason", "flag"}}) == 1);
   CHECK(doc.Family("netqos_enforcement_inactive_feature").type == "gauge");
   CHECK(doc.Value("netqos_enforcement_inactive_feature",
                   {{"nic", "eth0"}, {"feature", "--container-ceil=level"}}) == 1);

@@ -11,6 +11,8 @@ using netqos::shaping::HtbOnlyFeatures;
 using netqos::shaping::NicQueueFacts;
 using netqos::shaping::ShapingConfig;
 using netqos::shaping::ShapingMode;
+using netqos::shaping::ShapingReason;
+using netqos::shaping::ShapingReasonName;
 
 TEST_CASE("auto picks edt only on a multi-queue NIC with fq, and says why", "[shaping_mode]") {
   const NicQueueFacts mq_fq{.tx_queues = 4, .fq_available = true, .fq_missing_reason = ""};
@@ -22,16 +24,20 @@ TEST_CASE("auto picks edt only on a multi-queue NIC with fq, and says why", "[sh
   REQUIRE(edt.ok());
   CHECK(edt->mode == ShapingMode::kEdt);
   CHECK(edt->reason == "auto: 4 TX queues and fq");
+  CHECK(ShapingReasonName(edt->why) == std::string("tx_queues_and_fq"));
 
   auto no_fq = ChooseShapingMode(ShapingMode::kAuto, mq_no_fq);
   REQUIRE(no_fq.ok());
   CHECK(no_fq->mode == ShapingMode::kHtb);
   CHECK(no_fq->reason == "auto: 4 TX queues but no fq: sch_fq: Unknown qdisc");
+  // The metric label is the closed reason, never the probe's error text.
+  CHECK(ShapingReasonName(no_fq->why) == std::string("no_fq"));
 
   auto one = ChooseShapingMode(ShapingMode::kAuto, single);
   REQUIRE(one.ok());
   CHECK(one->mode == ShapingMode::kHtb);
   CHECK(one->reason == "auto: 1 TX queue");
+  CHECK(ShapingReasonName(one->why) == std::string("single_tx_queue"));
 }
 
 TEST_CASE("an explicit mode is kept, and edt without fq is refused, not replaced",
@@ -40,11 +46,13 @@ TEST_CASE("an explicit mode is kept, and edt without fq is refused, not replaced
   auto htb = ChooseShapingMode(ShapingMode::kHtb, mq_fq);
   REQUIRE(htb.ok());
   CHECK(htb->mode == ShapingMode::kHtb);
+  CHECK(htb->why == ShapingReason::kFlag);
 
   auto single_edt = ChooseShapingMode(
       ShapingMode::kEdt, {.tx_queues = 1, .fq_available = true, .fq_missing_reason = ""});
   REQUIRE(single_edt.ok());
   CHECK(single_edt->mode == ShapingMode::kEdt);  // fq at the root of a single-queue NIC
+  CHECK(single_edt->why == ShapingReason::kFlag);
 
   auto refused = ChooseShapingMode(
       ShapingMode::kEdt, {.tx_queues = 8, .fq_available = false, .fq_missing_reason = "no module"});
@@ -85,6 +93,7 @@ TEST_CASE("what only htb does makes auto pick htb and an explicit edt report it 
   CHECK(autom->reason ==
         "auto: 4 TX queues and fq, but htb for --container-ceil=level, --qos-level-burst");
   CHECK(autom->inactive.empty());
+  CHECK(ShapingReasonName(autom->why) == std::string("htb_only_features"));
 
   auto edt = ChooseShapingMode(ShapingMode::kEdt, mq_fq, asked);
   REQUIRE(edt.ok());
