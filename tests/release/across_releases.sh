@@ -12,6 +12,8 @@
 #   tests/release/across_releases.sh BUILD_DIR [REF]
 #     BUILD_DIR  this build (bin/netqosd, bin/netqosctl)
 #     REF        what to build the earlier netqosd from (default: newest v* tag before HEAD)
+#   NETQOS_RELEASE_CACHE  where each earlier netqosd is kept, by commit (default
+#                         ~/.cache/netqos/releases): built once, not at every run
 # Root: a private bpffs, a veth pair, the cgroup v2 root's program list. Everything it makes goes
 # on exit. Run by `scripts/test.sh --stages=releases` (not a default stage: it builds netqosd a
 # second time, about 10 minutes on 2 cores).
@@ -54,14 +56,23 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; echo "--- netqosd log (last 30 lines) ---" >&2; tail -n 30 "$LOG" >&2; exit 1; }
 ctl() { "$NETQOSCTL" --socket "$SOCK" "$@"; }
 
-echo "== building netqosd of $REF ($(git rev-parse --short "$REF^{commit}")) in a worktree"
-git worktree add --detach "$WORK/src" "$REF" >/dev/null
-cmake -S "$WORK/src" -B "$WORK/build-old" -G Ninja -DNETQOS_BUILD_TESTS=OFF \
-  -DNETQOS_BUILD_BENCH=OFF -DNETQOS_WERROR=OFF '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g0 -DNDEBUG' \
-  >"$WORK/build-old.log" 2>&1 || { tail -n 30 "$WORK/build-old.log"; echo "FAIL: configure $REF" >&2; exit 1; }
-ninja -C "$WORK/build-old" -j "${NETQOS_JOBS:-$(nproc)}" netqosd >>"$WORK/build-old.log" 2>&1 ||
-  { tail -n 30 "$WORK/build-old.log"; echo "FAIL: build netqosd of $REF" >&2; exit 1; }
-OLD_D=$WORK/build-old/bin/netqosd
+# The earlier netqosd is built once per commit and kept (NETQOS_RELEASE_CACHE).
+COMMIT=$(git rev-parse "$REF^{commit}")
+CACHE=${NETQOS_RELEASE_CACHE:-$HOME/.cache/netqos/releases}/$COMMIT
+OLD_D=$CACHE/netqosd
+if [[ ! -x $OLD_D ]]; then
+  echo "== building netqosd of $REF (${COMMIT:0:12}) in a worktree"
+  git worktree add --detach "$WORK/src" "$COMMIT" >/dev/null
+  cmake -S "$WORK/src" -B "$WORK/build-old" -G Ninja -DNETQOS_BUILD_TESTS=OFF \
+    -DNETQOS_BUILD_BENCH=OFF -DNETQOS_WERROR=OFF '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g0 -DNDEBUG' \
+    >"$WORK/build-old.log" 2>&1 || { tail -n 30 "$WORK/build-old.log"; echo "FAIL: configure $REF" >&2; exit 1; }
+  ninja -C "$WORK/build-old" -j "${NETQOS_JOBS:-$(nproc)}" netqosd >>"$WORK/build-old.log" 2>&1 ||
+    { tail -n 30 "$WORK/build-old.log"; echo "FAIL: build netqosd of $REF" >&2; exit 1; }
+  mkdir -p "$CACHE"
+  cp "$WORK/build-old/bin/netqosd" "$OLD_D.tmp" && mv "$OLD_D.tmp" "$OLD_D"
+else
+  echo "== netqosd of $REF (${COMMIT:0:12}) from $CACHE"
+fi
 echo "  earlier: $("$OLD_D" --version | head -n 1)"
 echo "  this:    $("$NEW_D" --version | head -n 1)"
 
@@ -132,7 +143,7 @@ handover() {
 }
 
 echo "== this build allocates two containers"
-start NEW_D || fail "this build's netqosd did not start"
+start "$NEW_D" || fail "this build's netqosd did not start"
 allocate pod-a 100
 allocate pod-b 200
 [[ $(programs | wc -l) -ge 2 ]] || fail "no netqos programs on $CGROOT"
@@ -140,7 +151,7 @@ if handover NEW_D OLD_D; then
   allocate pod-c 50  # written by the earlier release
   handover OLD_D NEW_D || fail "this build refused what $REF wrote"
 else
-  start NEW_D || fail "this build did not start again after $REF refused"
+  start "$NEW_D" || fail "this build did not start again after $REF refused"
 fi
 echo "== this build's --uninstall"
 crash

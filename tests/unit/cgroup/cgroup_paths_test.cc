@@ -17,7 +17,6 @@ using netqos::cgroup::CgroupDriver;
 using netqos::cgroup::CgroupId;
 using netqos::cgroup::CgroupLayout;
 using netqos::cgroup::ContainerCgroupCandidates;
-using netqos::cgroup::ParseCgroupDriver;
 using netqos::cgroup::ParsePodQosClass;
 using netqos::cgroup::PodCgroupCandidates;
 using netqos::cgroup::PodQosClass;
@@ -28,17 +27,17 @@ using V = std::vector<std::string>;
 const std::string kUid = "1a2b-3c4d-5e6f";
 const std::string kUid_ = "1a2b_3c4d_5e6f";
 
-TEST_CASE("ParsePodQosClass and ParseCgroupDriver") {
+TEST_CASE("ParsePodQosClass, and the cgroup driver's spellings") {
   CHECK(ParsePodQosClass("Guaranteed") == PodQosClass::kGuaranteed);
   CHECK(ParsePodQosClass("Burstable") == PodQosClass::kBurstable);
   CHECK(ParsePodQosClass("BestEffort") == PodQosClass::kBestEffort);
   CHECK(ParsePodQosClass("") == PodQosClass::kUnknown);
   CHECK(ParsePodQosClass("burstable") == PodQosClass::kUnknown);
-  CHECK(*ParseCgroupDriver("cgroupfs") == CgroupDriver::kCgroupfs);
-  CHECK(*ParseCgroupDriver("systemd") == CgroupDriver::kSystemd);
-  auto bad = ParseCgroupDriver("Systemd");
-  REQUIRE_FALSE(bad.ok());
-  CHECK(bad.status().code() == StatusCode::kInvalidArgument);
+  CHECK(netqos::FindChoice("cgroupfs", netqos::cgroup::kCgroupDriverNames) ==
+        CgroupDriver::kCgroupfs);
+  CHECK(netqos::FindChoice("systemd", netqos::cgroup::kCgroupDriverNames) ==
+        CgroupDriver::kSystemd);
+  CHECK_FALSE(netqos::FindChoice("Systemd", netqos::cgroup::kCgroupDriverNames).has_value());
 }
 
 TEST_CASE("Pod candidates: cgroupfs driver, each QoS class") {

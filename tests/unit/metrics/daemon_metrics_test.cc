@@ -64,7 +64,8 @@ netqos::service::EnforcementReport SomeEnforcement() {
                 {"nic:eth0:overcommit", "allocations above the link rate", 1},
                 {"pod:default/web", "podIPs entry", 1},
                 {"something new", "a kind this list does not know yet", 1}};
-  r.shaping_modes["eth0"] = {"htb", "auto: 4 TX queues but no fq: sch_fq: Unknown qdisc", "no_fq"};
+  r.shaping_modes["eth0"] = {
+      "htb", "auto: 4 TX queues but no fq: sch_fq: Unknown qdisc", "no_fq", {}};
   netqos::service::ContainerEnforcement c;
   c.cgroup_id = 4242;
   c.pod_uid = "uid-a";
@@ -168,6 +169,8 @@ TEST_CASE("every family, with samples, passes promtool check metrics") {
   r.pass_seconds = {{"full", netqos::HistogramCounts({0.01, 1})}};
   r.kernel_failures = {{"shaping", 1}};
   r.refused_annotations[{"default", "netqos.io/dscp"}] = 1;
+  r.shaping_modes["eth1"] = {
+      "edt", "--shaping-mode=edt (4 TX queues)", "flag", {"--container-ceil=level"}};
   r.containers[0].egress_cap =
       netqos::service::LeafCap{100000000, 200000000, false, "allocation", 14100};
   std::vector<Family> fams;
