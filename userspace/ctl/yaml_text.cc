@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <string_view>
 
 namespace netqos::ctl {
@@ -92,17 +93,45 @@ bool YamlNeedsQuotes(const std::string& s) {
   if (s.back() == ':' || s.find(": ") != std::string::npos || s.find(" #") != std::string::npos) {
     return true;
   }
-  // Control characters (a newline, a tab, an escape) need the double-quoted escapes.
+  // Control characters (a newline, a tab, an escape) need the double-quoted escapes; so does
+  // anything not ASCII: like -o json, the output is ASCII, so no C1 control or invalid byte
+  // reaches the terminal.
   return std::any_of(s.begin(), s.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f;
+    return u < 0x20 || u >= 0x7f;
   });
 }
 
 std::string YamlString(const std::string& s) {
   if (!YamlNeedsQuotes(s)) return s;
-  // JSON's string escapes (\", \\, \n, \u0001...) are valid in a YAML double-quoted scalar.
-  return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+  // JSON's string escapes (\", \\, \n, \u0001, \u00e9) are valid in a YAML double-quoted
+  // scalar, but for a character beyond the BMP, which JSON writes as a UTF-16 surrogate pair and
+  // YAML as one \UXXXXXXXX.
+  const std::string json =
+      Json(s).dump(-1, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
+  std::string out;
+  for (size_t i = 0; i < json.size(); ++i) {
+    if (json.compare(i, 2, "\\u") == 0 && i + 12 <= json.size() &&
+        json.compare(i + 6, 2, "\\u") == 0) {
+      const unsigned long high = std::stoul(json.substr(i + 2, 4), nullptr, 16);
+      const unsigned long low = std::stoul(json.substr(i + 8, 4), nullptr, 16);
+      if (high >= 0xD800 && high <= 0xDBFF && low >= 0xDC00 && low <= 0xDFFF) {
+        char buf[11];
+        std::snprintf(buf, sizeof(buf), "\\U%08lX",
+                      0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00));
+        out += buf;
+        i += 11;
+        continue;
+      }
+    }
+    if (json.compare(i, 2, "\\\\") == 0) {  // an escaped backslash: not the start of \u
+      out += "\\\\";
+      ++i;
+      continue;
+    }
+    out += json[i];
+  }
+  return out;
 }
 
 std::string YamlText(const Json& doc) {

@@ -50,6 +50,19 @@ TEST_CASE("YAML quotes the strings a YAML reader would take for something else")
   CHECK(YamlString("eth0") == "eth0");
 }
 
+TEST_CASE("YAML is ASCII: other characters are escaped, as in -o json") {
+  CHECK(YamlString("caf\xc3\xa9") == "\"caf\\u00e9\"");
+  // Beyond the BMP: one \U escape (YAML), not JSON's surrogate pair.
+  CHECK(YamlString("\xf0\x9f\x98\x80") == "\"\\U0001F600\"");
+  // A C1 control (NEL) and a byte that is not UTF-8 never reach the terminal raw.
+  CHECK(YamlString("a\xc2\x85"
+                   "b") == "\"a\\u0085b\"");
+  CHECK(YamlString("a\xff") == "\"a\\ufffd\"");
+  // A backslash followed by "u" in the text is the text.
+  CHECK(YamlString("x\\ud83d\\ude00") == "x\\ud83d\\ude00");
+  CHECK(YamlString("\xc3\xa9\\ud83d\\ude00") == "\"\\u00e9\\\\ud83d\\\\ude00\"");
+}
+
 TEST_CASE("YAML is block style: maps, lists, lists of maps, empty ones and null") {
   const Json doc = {{"name", "eth0"},
                     {"speed", 1000},
