@@ -77,6 +77,9 @@ TEST_CASE("e2e: every netqosctl command that prints data honours -o json, yaml a
   CHECK_THAT(r.output, Catch::Contains("NETNS"));
   CHECK_THAT(r.output, Catch::Contains("<host>"));
   CHECK(h.Ctl({"allocations"}).output.find("NETNS") == std::string::npos);
+  r = h.Ctl({"topology", "-o", "wide"});
+  CHECK_THAT(r.output, Catch::Contains("NETNS PATH"));
+  CHECK(h.Ctl({"topology"}).output.find("NETNS PATH") == std::string::npos);
   r = h.Ctl({"tenant-policy", "-o", "json"});
   j = json::parse(r.output);
   CHECK(j["error"].is_null());

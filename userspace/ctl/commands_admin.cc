@@ -221,7 +221,7 @@ int CmdTopology(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
   if (g.structured()) {
     out << DocumentText(g.format, TopologyJson(resp));
   } else {
-    render::PrintTopology(resp, false, out);
+    render::PrintTopology(resp, false, out, g.wide());
   }
   return kExitOk;
 }

@@ -122,8 +122,8 @@ int Dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
   app.add_option("--socket", g.socket, "netqosd's unix socket")->capture_default_str();
   std::string output = "table";
   auto* output_opt = app.add_option("-o,--output", output,
-                                    "output format: table, wide (the table with every column), "
-                                    "json or yaml (documents with a schema_version)")
+                                    "output format: table, wide (more columns), json or yaml "
+                                    "(documents with a schema_version)")
                          ->capture_default_str()
                          ->check(OneOf(kFormats));
   bool json_alias = false;

@@ -43,25 +43,27 @@ std::string CheckNumber(const std::string& text, double min, double max, const s
 
 CLI::Validator NumberIn(double min, double max, const std::string& unit) {
   return CLI::Validator([=](std::string& text) { return CheckNumber(text, min, max, unit, false); },
-                        "NUMBER " + LimitText(min) + ".." + LimitText(max));
+                        LimitText(min) + ".." + LimitText(max));
 }
 
 CLI::Validator WholeNumberIn(double min, double max, const std::string& unit) {
   return CLI::Validator([=](std::string& text) { return CheckNumber(text, min, max, unit, true); },
-                        "INT " + LimitText(min) + ".." + LimitText(max));
+                        LimitText(min) + ".." + LimitText(max));
 }
 
 CLI::Validator OneOf(std::vector<std::string> choices) {
   std::string list;
+  std::string braces;
   for (size_t i = 0; i < choices.size(); ++i) {
     list += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+    braces += (i == 0 ? "" : ",") + choices[i];
   }
   return CLI::Validator(
       [choices, list](std::string& text) {
         if (std::find(choices.begin(), choices.end(), text) != choices.end()) return std::string();
         return "\"" + text + "\" is not one of " + list;
       },
-      "{" + list + "}");
+      "{" + braces + "}");
 }
 
 }  // namespace netqos::ctl
