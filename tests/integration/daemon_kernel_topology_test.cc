@@ -86,7 +86,9 @@ class Daemon {
 
 json FindNic(const json& topo, const std::string& netns, const std::string& name) {
   for (const auto& n : topo["nics"]) {
-    if (n["netns"] == netns && n["name"] == name) return n;
+    // The host's NICs have no netns: null in netqosctl's JSON.
+    const bool same_netns = netns.empty() ? n["netns"].is_null() : n["netns"] == netns;
+    if (same_netns && n["name"] == name) return n;
   }
   return nullptr;
 }
@@ -136,7 +138,7 @@ TEST_CASE("netqosd discovers host and namespace NICs from the kernel and follows
   const json h = FindNic(topo, "", host_end);
   CHECK(h["ifindex"] == IfIndexIn("", host_end, dir.file("ip.out")));
   CHECK(h["speed_mbps"] == 1000);
-  CHECK(h["netns_path"] == "");
+  CHECK(h["netns_path"].is_null());
   std::vector<std::string> h_ips = h["ipv4"];
   for (const auto& ip : h["ipv6"]) h_ips.push_back(ip);
   CHECK(h_ips == IpBriefAddresses("", host_end, dir.file("ip.out")));

@@ -188,9 +188,11 @@ int RunDaemon(const DaemonConfig& config) {
     tenant_policy.AddMetrics(daemon_metrics->registry());
   }
   grpcadapter::AdminService admin(
-      **svc, {choice->description, &enforcement_view, config.qrm_socket_dirs,
-              [&registration_watch] { return registration_watch.Health(); },
-              [&tenant_policy] { return TenantPolicyReportOf(tenant_policy); }});
+      **svc,
+      {choice->description, &enforcement_view, config.qrm_socket_dirs,
+       [&registration_watch] { return registration_watch.Health(); },
+       [&tenant_policy] { return TenantPolicyReportOf(tenant_policy); },
+       [&config] { return ReadFormatStamps(config, config.enforcement == Enforcement::kBpf); }});
 
   auto server = grpcadapter::PluginServer::Create(config.qrm_socket_dirs,
                                                   {&resource_plugin, &registration, &admin});

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bpf/format_pin.h"
+#include "bpf/pinned_maps.h"
 #include "checkpoint/format_stamp_file.h"
 #include "common/format_stamp.h"
 
@@ -65,6 +66,29 @@ void StampPinDir(const std::string& pin_dir) {
         "would not know to refuse it pin_dir={} error={}",
         pin_dir, st.message());
   }
+}
+
+std::vector<FormatStampReading> ReadFormatStamps(const DaemonConfig& config, bool pins) {
+  std::vector<FormatStampReading> readings;
+  auto add = [&](std::string kind, std::string path,
+                 const Result<std::optional<FormatStamp>>& found) {
+    FormatStampReading r{std::move(kind), std::move(path), std::nullopt, ""};
+    if (found.ok()) {
+      r.stamp = *found;
+    } else {
+      r.error = found.status().message();
+    }
+    readings.push_back(std::move(r));
+  };
+  if (pins) {
+    add("pin_dir", config.bpf_pin_dir + "/" + bpf::kFormatPinName,
+        bpf::ReadFormatPin(config.bpf_pin_dir));
+  }
+  for (const std::string& dir : StateDirs(config)) {
+    add("state_dir", dir + "/" + checkpoint::kFormatStampFile,
+        checkpoint::ReadFormatStampFile(dir));
+  }
+  return readings;
 }
 
 Status RemoveStateStamps(const DaemonConfig& config) {

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "app/daemon_config.h"
+#include "common/format_stamp.h"
 #include "common/status.h"
 
 namespace netqos::app {
@@ -21,6 +23,10 @@ Status CheckFormatStamps(const DaemonConfig& config, bool pins);
 // directory is what every netqosd before stamps left.
 void StampStateDir(const DaemonConfig& config);
 void StampPinDir(const std::string& pin_dir);
+
+// The stamps as they are now, for GetStatus: the pin directory's (when `pins`) and each state
+// directory's. Reads only; an unreadable stamp is reported with its error.
+std::vector<FormatStampReading> ReadFormatStamps(const DaemonConfig& config, bool pins);
 
 // After --uninstall folded the checkpoint and removed the dataplane: the stamps go (what is left,
 // a folded snapshot, every generation reads), so that the way back is open.

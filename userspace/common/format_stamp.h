@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -28,6 +29,14 @@ struct FormatStamp {
   uint32_t generation = 0;
   uint32_t min_reader = 0;
   std::string release;  // "0.1.0+ae75807": who wrote it, for the message; at most 55 bytes
+};
+
+// A stamp as read from a directory, for the status report (netqosctl status).
+struct FormatStampReading {
+  std::string kind;                  // "pin_dir" or "state_dir"
+  std::string path;                  // the stamp's pin or file
+  std::optional<FormatStamp> stamp;  // nullopt: unstamped, or unreadable (then `error`)
+  std::string error;
 };
 
 // This build's stamp.

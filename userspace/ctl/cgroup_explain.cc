@@ -4,6 +4,7 @@
 
 #include "common/terminal_text.h"
 #include "ctl/class_rows.h"
+#include "ctl/output_format.h"
 #include "render/table.h"
 
 namespace netqos::ctl {
@@ -159,16 +160,16 @@ Json CgroupJson(const CgroupFacts& f, const Explanation& why) {
   Json entry = nullptr;
   if (f.entry) {
     entry = {{"priority", f.entry->priority},
-             {"htb_class", f.entry->priority ? HandleText(f.entry->priority) : ""},
+             {"htb_class", f.entry->priority ? Json(HandleText(f.entry->priority)) : Json(nullptr)},
              {"net_class_id", f.entry->net_class_id},
              {"qos_level", QosLevelText(f.entry->qos_level)}};
     auto dscp = EntryDscp(*f.entry);
     entry["dscp"] = dscp ? Json(*dscp) : Json(nullptr);
   }
   Json daemon = {{"reachable", f.daemon_reached},
-                 {"error", f.daemon_error},
-                 {"mode", f.mode},
-                 {"mode_error", f.mode_error},
+                 {"error", StringOrNull(f.daemon_error)},
+                 {"mode", StringOrNull(f.mode)},
+                 {"mode_error", StringOrNull(f.mode_error)},
                  {"container", nullptr}};
   if (f.daemon) {
     const auto& d = *f.daemon;
@@ -179,21 +180,21 @@ Json CgroupJson(const CgroupFacts& f, const Explanation& why) {
                            {"qos_level", d.qos_level()},
                            {"net_class_id", d.net_class_id()},
                            {"priority", d.priority()},
-                           {"htb_class", d.htb_class()},
+                           {"htb_class", StringOrNull(d.htb_class())},
                            {"capped", d.capped()},
-                           {"nic", d.nic()},
+                           {"nic", StringOrNull(d.nic())},
                            {"allocated_mbps", d.allocated_mbps()},
                            {"egress_cap", CapJson(d.has_egress_cap(), d.egress_cap())},
                            {"ingress_cap", CapJson(d.has_ingress_cap(), d.ingress_cap())},
-                           {"tenant_policy", d.tenant_policy()},
+                           {"tenant_policy", StringOrNull(d.tenant_policy())},
                            {"tenant_decisions", TenantDecisionsJson(d)},
-                           {"aggregate_class", d.aggregate_class()}};
+                           {"aggregate_class", StringOrNull(d.aggregate_class())}};
   }
-  return {{"path", f.path},
+  return {{"path", StringOrNull(f.path)},
           {"cgroup_id", f.cgroup_id},
           {"pin_dir", f.pin_dir},
           {"pinned_map_read", f.pinned_read},
-          {"pinned_error", f.pinned_error},
+          {"pinned_error", StringOrNull(f.pinned_error)},
           {"classified", why.classified},
           {"class_entry", entry},
           {"counters", f.counters ? CountersJson(*f.counters) : Json(nullptr)},

@@ -8,6 +8,7 @@
 
 #include "common/qos_level.h"
 #include "common/tc_handle.h"
+#include "ctl/output_format.h"
 #include "render/counters_proto.h"
 #include "render/table.h"
 
@@ -247,7 +248,7 @@ Json ClassRowJson(const ClassRow& r) {
             {"in_pinned_map", r.pinned.has_value()},
             {"known_to_daemon", r.daemon.has_value()},
             {"priority", r.priority()},
-            {"htb_class", r.priority() == 0 ? "" : HandleText(r.priority())},
+            {"htb_class", r.priority() == 0 ? Json(nullptr) : Json(HandleText(r.priority()))},
             {"net_class_id", r.net_class_id()},
             {"qos_level", r.qos_level()},
             {"dscp", r.dscp() ? Json(*r.dscp()) : Json(nullptr)}};
@@ -255,16 +256,16 @@ Json ClassRowJson(const ClassRow& r) {
     const auto& d = *r.daemon;
     j["pod_uid"] = d.pod_uid();
     j["pod_namespace"] = d.pod_namespace();
-    j["pod_name"] = d.pod_name();
-    j["container"] = d.container();
+    j["pod_name"] = StringOrNull(d.pod_name());
+    j["container"] = StringOrNull(d.container());
     j["capped"] = d.capped();
-    j["nic"] = d.nic();
+    j["nic"] = StringOrNull(d.nic());
     j["allocated_mbps"] = d.allocated_mbps();
     j["egress_cap"] = CapJson(d.has_egress_cap(), d.egress_cap());
     j["ingress_cap"] = CapJson(d.has_ingress_cap(), d.ingress_cap());
-    j["tenant_policy"] = d.tenant_policy();
+    j["tenant_policy"] = StringOrNull(d.tenant_policy());
     j["tenant_decisions"] = TenantDecisionsJson(d);
-    j["aggregate_class"] = d.aggregate_class();
+    j["aggregate_class"] = StringOrNull(d.aggregate_class());
     if (r.queues_read) {
       j["queues"] = {{"egress", LeafQueueJson(d.has_egress_queue(), d.egress_queue())},
                      {"ingress", LeafQueueJson(d.has_ingress_queue(), d.ingress_queue())}};
@@ -273,14 +274,12 @@ Json ClassRowJson(const ClassRow& r) {
       j["note"] = "the class map differs from the daemon's last pass (being reconciled)";
     }
   } else {
-    for (const char* k : {"pod_uid", "pod_namespace", "pod_name", "container", "nic"}) j[k] = "";
-    j["capped"] = false;
-    j["allocated_mbps"] = 0;
-    j["egress_cap"] = nullptr;
-    j["ingress_cap"] = nullptr;
-    j["tenant_policy"] = "";
-    j["tenant_decisions"] = Json::array();
-    j["aggregate_class"] = "";
+    // Only the daemon knows these: unknown, not empty or zero.
+    for (const char* k :
+         {"pod_uid", "pod_namespace", "pod_name", "container", "nic", "capped", "allocated_mbps",
+          "egress_cap", "ingress_cap", "tenant_policy", "tenant_decisions", "aggregate_class"}) {
+      j[k] = nullptr;
+    }
   }
   if (!j.contains("queues")) j["queues"] = {{"egress", nullptr}, {"ingress", nullptr}};
   j["drops"] = DropsJson(r.Drops());
@@ -307,8 +306,8 @@ Json ClassesJson(const ClassRows& rows, const ClassSources& sources) {
   return {{"pin_dir", sources.pin_dir},
           {"pinned_maps_read", sources.pinned_read},
           {"daemon_reachable", sources.daemon_reached},
-          {"mode", sources.mode},
-          {"note", sources.note},
+          {"mode", StringOrNull(sources.mode)},
+          {"note", StringOrNull(sources.note)},
           {"queues_read", rows.queues_read},
           {"containers", containers},
           {"classes", classes}};

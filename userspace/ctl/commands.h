@@ -63,10 +63,12 @@ int CmdClasses(const GlobalOptions& g, const std::string& pin_dir, std::ostream&
                std::ostream& err);
 int CmdTop(const GlobalOptions& g, const std::string& pin_dir, const TopFlags& flags,
            std::ostream& out, std::ostream& err);
-// target: a cgroup directory (absolute, or relative to the cgroup2 mount) or a cgroup id.
+// target: a cgroup directory (absolute, or relative to the cgroup2 mount) or a cgroup id. Exits 1,
+// saying what it tried, when nothing is known of it: no such directory, no pinned entry or
+// counters, no record in the daemon.
 int CmdCgroup(const GlobalOptions& g, const std::string& pin_dir, const std::string& target,
               std::ostream& out, std::ostream& err);
 // Prints the cgroup2 mount point netqos uses (the daemon detects it the same way).
-int CmdCgroupMount(std::ostream& out, std::ostream& err);
+int CmdCgroupMount(const GlobalOptions& g, std::ostream& out, std::ostream& err);
 
 }  // namespace netqos::ctl

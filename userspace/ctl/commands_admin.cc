@@ -31,6 +31,34 @@ std::string Pair(uint32_t egress, uint32_t ingress) {
   return std::to_string(egress) + "/" + std::to_string(ingress);
 }
 
+// A number the admin API gives as -1 when it is not known.
+std::string Known(int64_t v) { return v < 0 ? "-" : std::to_string(v); }
+
+// The document of GetTopology: the fields render/topology_view.h prints, with null where a value
+// is not known (a speed or NUMA node of -1, an empty netns for the host's, no PCI address).
+Json TopologyJson(const admin::GetTopologyResponse& topo) {
+  Json numa = Json::array();
+  for (const auto& n : topo.numa_nodes()) numa.push_back({{"id", n.id()}, {"socket", n.socket()}});
+  Json nics = Json::array();
+  for (const auto& n : topo.nics()) {
+    nics.push_back({{"nic", n.nic()},
+                    {"netns", StringOrNull(n.netns())},
+                    {"name", n.name()},
+                    {"ifindex", n.ifindex()},
+                    {"speed_mbps", NonNegativeOrNull(n.speed_mbps())},
+                    {"numa_node", NonNegativeOrNull(int64_t{n.numa_node()})},
+                    {"socket", NonNegativeOrNull(int64_t{n.socket()})},
+                    {"ipv4", std::vector<std::string>(n.ipv4().begin(), n.ipv4().end())},
+                    {"ipv6", std::vector<std::string>(n.ipv6().begin(), n.ipv6().end())},
+                    {"healthy", n.healthy()},
+                    {"unhealthy_reason", StringOrNull(n.unhealthy_reason())},
+                    {"managed", n.managed()},
+                    {"netns_path", StringOrNull(n.netns_path())},
+                    {"pci_address", StringOrNull(n.pci_address())}});
+  }
+  return {{"source", topo.source()}, {"numa_nodes", numa}, {"nics", nics}};
+}
+
 }  // namespace
 
 int CmdAllocations(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
@@ -42,36 +70,49 @@ int CmdAllocations(const GlobalOptions& g, std::ostream& out, std::ostream& err)
   admin::ListAllocationsResponse resp;
   auto s = stub->ListAllocations(&ctx, admin::ListAllocationsRequest{}, &resp);
   if (!s.ok()) return ReportRpcError("ListAllocations", s, err);
-  if (g.json) {
+  if (g.structured()) {
     Json list = Json::array();
     for (const auto& a : resp.allocations()) {
+      // A pod-level allocation has no container; the daemon sends "" for whatever it does not
+      // know (no NIC chosen, the host's netns, no class id): null here.
       list.push_back({{"pod_uid", a.pod_uid()},
                       {"pod_namespace", a.pod_namespace()},
-                      {"pod_name", a.pod_name()},
-                      {"container_name", a.container_name()},
+                      {"pod_name", StringOrNull(a.pod_name())},
+                      {"container_name", StringOrNull(a.container_name())},
                       {"container_type", a.container_type()},
-                      {"qos_level", a.qos_level()},
-                      {"nic", a.nic()},
-                      {"netns", a.netns()},
-                      {"if_name", a.if_name()},
+                      {"qos_level", StringOrNull(a.qos_level())},
+                      {"nic", StringOrNull(a.nic())},
+                      {"netns", StringOrNull(a.netns())},
+                      {"if_name", StringOrNull(a.if_name())},
                       {"egress_mbps", a.egress_mbps()},
                       {"ingress_mbps", a.ingress_mbps()},
-                      {"numa_nodes", a.numa_nodes()},
-                      {"net_class_id", a.net_class_id()}});
+                      {"numa_nodes", StringOrNull(a.numa_nodes())},
+                      {"net_class_id", StringOrNull(a.net_class_id())}});
     }
-    out << render::JsonText(Json{{"allocations", list}}) << "\n";
+    out << DocumentText(g.format, Json{{"allocations", list}});
     return kExitOk;
   }
   if (resp.allocations().empty()) {
     out << "no allocations\n";
     return kExitOk;
   }
-  render::Table t(
-      {"POD", "UID", "CONTAINER", "TYPE", "QOS", "NIC", "EGRESS", "INGRESS", "NUMA", "CLASSID"});
+  std::vector<std::string> header = {"POD", "UID",    "CONTAINER", "TYPE", "QOS",
+                                     "NIC", "EGRESS", "INGRESS",   "NUMA", "CLASSID"};
+  if (g.wide()) header.insert(header.end(), {"NETNS", "INTERFACE"});
+  render::Table t(header);
   for (const auto& a : resp.allocations()) {
-    t.AddRow({a.pod_namespace() + "/" + a.pod_name(), a.pod_uid(), Or(a.container_name(), "<pod>"),
-              a.container_type(), Or(a.qos_level()), Or(a.nic()), std::to_string(a.egress_mbps()),
-              std::to_string(a.ingress_mbps()), Or(a.numa_nodes()), Or(a.net_class_id())});
+    std::vector<std::string> row = {a.pod_namespace() + "/" + Or(a.pod_name()),
+                                    a.pod_uid(),
+                                    Or(a.container_name(), "<pod>"),
+                                    a.container_type(),
+                                    Or(a.qos_level()),
+                                    Or(a.nic()),
+                                    std::to_string(a.egress_mbps()),
+                                    std::to_string(a.ingress_mbps()),
+                                    Or(a.numa_nodes()),
+                                    Or(a.net_class_id())};
+    if (g.wide()) row.insert(row.end(), {Or(a.netns(), "<host>"), Or(a.if_name())});
+    t.AddRow(row);
   }
   t.Print(out);
   return kExitOk;
@@ -128,15 +169,14 @@ int CmdTenantPolicy(const GlobalOptions& g, std::ostream& out, std::ostream& err
     err << "netqosctl: the daemon's tenant policy is not the JSON it should be\n";
     return kExitRpcError;
   }
-  if (g.json) {
-    out << render::JsonText(Json{{"path", resp.path()},
-                                 {"source", resp.source()},
-                                 {"generation", resp.generation()},
-                                 {"loaded_at", resp.loaded_at()},
-                                 {"error", resp.error()},
-                                 {"load_errors_total", resp.load_errors_total()},
-                                 {"policy", policy}})
-        << "\n";
+  if (g.structured()) {
+    out << DocumentText(g.format, Json{{"path", StringOrNull(resp.path())},
+                                       {"source", resp.source()},
+                                       {"generation", resp.generation()},
+                                       {"loaded_at", StringOrNull(resp.loaded_at())},
+                                       {"error", StringOrNull(resp.error())},
+                                       {"load_errors_total", resp.load_errors_total()},
+                                       {"policy", policy}});
     return kExitOk;
   }
   render::PrintKeyValues(
@@ -178,7 +218,11 @@ int CmdTopology(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
   admin::GetTopologyResponse resp;
   auto s = stub->GetTopology(&ctx, admin::GetTopologyRequest{}, &resp);
   if (!s.ok()) return ReportRpcError("GetTopology", s, err);
-  render::PrintTopology(resp, g.json, out);
+  if (g.structured()) {
+    out << DocumentText(g.format, TopologyJson(resp));
+  } else {
+    render::PrintTopology(resp, false, out, g.wide());
+  }
   return kExitOk;
 }
 
@@ -206,17 +250,17 @@ int CmdCapacity(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
   const rp::AllocatableTopologyAwareResource* kubelet =
       it == alloc.allocatable_resources().end() ? nullptr : &it->second;
 
-  if (g.json) {
+  if (g.structured()) {
     Json nics = Json::array();
     for (const auto& n : cap.nics()) {
       nics.push_back({{"nic", n.nic()},
                       {"netns", n.netns()},
                       {"name", n.name()},
-                      {"speed_mbps", n.speed_mbps()},
-                      {"numa_node", n.numa_node()},
-                      {"socket", n.socket()},
+                      {"speed_mbps", NonNegativeOrNull(n.speed_mbps())},
+                      {"numa_node", NonNegativeOrNull(int64_t{n.numa_node()})},
+                      {"socket", NonNegativeOrNull(int64_t{n.socket()})},
                       {"healthy", n.healthy()},
-                      {"unhealthy_reason", n.unhealthy_reason()},
+                      {"unhealthy_reason", StringOrNull(n.unhealthy_reason())},
                       {"egress", BandwidthJson(n.egress())},
                       {"ingress", BandwidthJson(n.ingress())},
                       {"containers", n.containers()}});
@@ -236,21 +280,32 @@ int CmdCapacity(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
               {"topology_aware_allocatable_quantity_list", a},
               {"topology_aware_capacity_quantity_list", c}};
     }
-    out << render::JsonText(Json{{"nics", nics}, {"kubelet_allocatable", view}}) << "\n";
+    out << DocumentText(g.format, Json{{"nics", nics}, {"kubelet_allocatable", view}});
     return kExitOk;
   }
 
-  render::Table t({"NIC", "SPEED", "NUMA", "SOCKET", "HEALTHY", "CAPACITY", "RESERVED",
-                   "ALLOCATABLE", "ALLOCATED", "FREE", "CONTAINERS"});
+  std::vector<std::string> header = {"NIC",       "SPEED",    "NUMA",      "SOCKET",
+                                     "HEALTHY",   "CAPACITY", "RESERVED",  "ALLOCATABLE",
+                                     "ALLOCATED", "FREE",     "CONTAINERS"};
+  if (g.wide()) header.insert(header.begin() + 1, {"NETNS", "INTERFACE"});
+  render::Table t(header);
   for (const auto& n : cap.nics()) {
     const auto& e = n.egress();
     const auto& i = n.ingress();
-    t.AddRow({n.nic(), std::to_string(n.speed_mbps()), std::to_string(n.numa_node()),
-              std::to_string(n.socket()),
-              n.healthy() ? "yes" : "no (" + Or(n.unhealthy_reason(), "unknown") + ")",
-              Pair(e.capacity(), i.capacity()), Pair(e.reservation(), i.reservation()),
-              Pair(e.allocatable(), i.allocatable()), Pair(e.allocated(), i.allocated()),
-              Pair(e.free(), i.free()), std::to_string(n.containers())});
+    std::vector<std::string> row = {
+        n.nic(),
+        Known(n.speed_mbps()),
+        Known(n.numa_node()),
+        Known(n.socket()),
+        n.healthy() ? "yes" : "no (" + Or(n.unhealthy_reason(), "unknown") + ")",
+        Pair(e.capacity(), i.capacity()),
+        Pair(e.reservation(), i.reservation()),
+        Pair(e.allocatable(), i.allocatable()),
+        Pair(e.allocated(), i.allocated()),
+        Pair(e.free(), i.free()),
+        std::to_string(n.containers())};
+    if (g.wide()) row.insert(row.begin() + 1, {Or(n.netns(), "<host>"), n.name()});
+    t.AddRow(row);
   }
   out << "NICs (Mbps, egress/ingress):\n";
   if (t.empty()) {
@@ -292,12 +347,11 @@ int CmdPluginInfo(const GlobalOptions& g, std::ostream& out, std::ostream& err) 
     versions.push_back(v);
     versions_text += (versions_text.empty() ? "" : ",") + v;
   }
-  if (g.json) {
-    out << render::JsonText(Json{{"type", info.type()},
-                                 {"name", info.name()},
-                                 {"endpoint", info.endpoint()},
-                                 {"supported_versions", versions}})
-        << "\n";
+  if (g.structured()) {
+    out << DocumentText(g.format, Json{{"type", info.type()},
+                                       {"name", info.name()},
+                                       {"endpoint", StringOrNull(info.endpoint())},
+                                       {"supported_versions", versions}});
     return kExitOk;
   }
   render::PrintKeyValues({{"type", info.type()},
@@ -321,10 +375,9 @@ int CmdNotifyRegistered(const GlobalOptions& g, const std::optional<std::string>
   reg::RegistrationStatusResponse resp;
   auto s = stub->NotifyRegistrationStatus(&ctx, req, &resp);
   if (!s.ok()) return ReportRpcError("NotifyRegistrationStatus", s, err);
-  if (g.json) {
-    out << render::JsonText(
-               Json{{"plugin_registered", req.plugin_registered()}, {"error", req.error()}})
-        << "\n";
+  if (g.structured()) {
+    out << DocumentText(g.format, Json{{"plugin_registered", req.plugin_registered()},
+                                       {"error", StringOrNull(req.error())}});
   } else {
     out << "notified plugin_registered=" << (req.plugin_registered() ? "true" : "false");
     if (error) out << " error=\"" << *error << "\"";

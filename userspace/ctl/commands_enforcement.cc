@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "bpf/cgroup_id.h"
+#include "bpf/format_pin.h"
 #include "bpf/pinned_maps.h"
 #include "cgroup/cgroup_library.h"
 #include "cgroup/mount_detect.h"
@@ -141,8 +142,21 @@ int CmdStatus(const GlobalOptions& g, const std::string& pin_dir_flag, std::ostr
   in.daemon = TryStatus(g, &in.daemon_error);
   in.pins = bpf::InspectPinDir(
       ResolvePinDir(pin_dir_flag, in.daemon ? in.daemon->enforcement().pin_dir() : ""));
-  if (g.json) {
-    out << render::JsonText(StatusJson(in)) << "\n";
+  in.wide = g.wide();
+  if (!in.daemon && in.pins.exists) {
+    // The daemon reports every stamp it uses; without it, the pin directory's is read here (the
+    // state directory's path is the daemon's flag, unknown here).
+    FormatStampReading r{"pin_dir", in.pins.pin_dir + "/" + bpf::kFormatPinName, std::nullopt, ""};
+    auto stamp = bpf::ReadFormatPin(in.pins.pin_dir);
+    if (stamp.ok()) {
+      r.stamp = *stamp;
+    } else {
+      r.error = stamp.status().message();
+    }
+    in.pin_stamp = std::move(r);
+  }
+  if (g.structured()) {
+    out << DocumentText(g.format, StatusJson(in));
   } else {
     PrintStatus(in, out);
   }
@@ -179,8 +193,8 @@ int CmdClasses(const GlobalOptions& g, const std::string& pin_dir_flag, std::ost
   }
   const ClassRows rows =
       JoinClasses(sources.pinned_read ? &snap : nullptr, daemon ? &*daemon : nullptr);
-  if (g.json) {
-    out << render::JsonText(ClassesJson(rows, sources)) << "\n";
+  if (g.structured()) {
+    out << DocumentText(g.format, ClassesJson(rows, sources));
   } else {
     PrintClasses(rows, sources, out);
   }
@@ -247,7 +261,7 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
     return true;
   };
 
-  const bool clear = !g.json && !flags.no_clear && IsTerminal(out);
+  const bool clear = !g.structured() && !flags.no_clear && IsTerminal(out);
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(flags.interval_seconds));
   RateHistory history(kSparklineWidth);
@@ -282,8 +296,8 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
       frame.note += (frame.note.empty() ? "" : "; ") +
                     std::string("this netqosd does not report its HTB leaves' drops");
     }
-    if (g.json) {
-      out << render::JsonText(TopFrameJson(frame), -1) << "\n";
+    if (g.structured()) {
+      out << StreamDocumentText(g.format, TopFrameJson(frame));
     } else {
       if (clear) out << "\033[H\033[2J";
       PrintTopFrame(frame, out);
@@ -295,13 +309,17 @@ int CmdTop(const GlobalOptions& g, const std::string& pin_dir_flag, const TopFla
   return kExitOk;
 }
 
-int CmdCgroupMount(std::ostream& out, std::ostream& err) {
+int CmdCgroupMount(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
   auto mount = cgroup::DetectCgroup2Mount();
   if (!mount.ok()) {
     err << "netqosctl: " << mount.status().message() << "\n";
     return kExitRpcError;
   }
-  out << *mount << "\n";
+  if (g.structured()) {
+    out << DocumentText(g.format, {{"cgroup2_mount", *mount}});
+  } else {
+    out << *mount << "\n";
+  }
   return kExitOk;
 }
 
@@ -383,9 +401,19 @@ int CmdCgroup(const GlobalOptions& g, const std::string& pin_dir_flag, const std
     f.counters->drops = f.daemon->counters().drops();
   }
 
+  // An id that names no directory, no pinned entry and nothing in the daemon: nothing to tell.
+  if (f.path.empty() && !f.entry && !f.counters && !f.daemon) {
+    err << "netqosctl: cgroup " << f.cgroup_id << ": nothing is known of it. Tried: "
+        << (mount.empty() ? std::string("no cgroup2 mount to search")
+                          : "no directory with that id under " + mount)
+        << "; " << (f.pinned_read ? "no class entry or counters in " + f.pin_dir : f.pinned_error)
+        << "; " << (f.daemon_reached ? std::string("netqosd has no record of it") : f.daemon_error)
+        << "\n";
+    return kExitRpcError;
+  }
   const Explanation why = Explain(f);
-  if (g.json) {
-    out << render::JsonText(CgroupJson(f, why)) << "\n";
+  if (g.structured()) {
+    out << DocumentText(g.format, CgroupJson(f, why));
   } else {
     PrintCgroup(f, why, out);
   }

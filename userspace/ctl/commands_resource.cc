@@ -169,8 +169,8 @@ int CmdHints(const GlobalOptions& g, const RequestFlags& f, std::ostream& out, s
     rp::PodResourceHintsResponse resp;
     auto s = stub->GetPodTopologyHints(&ctx, PodRequest(f, *built), &resp);
     if (!s.ok()) return ReportRpcError("GetPodTopologyHints", s, err);
-    if (g.json) {
-      out << render::JsonText(HintsJson(resp)) << "\n";
+    if (g.structured()) {
+      out << DocumentText(g.format, HintsJson(resp));
       return kExitOk;
     }
     PrintPodLine(resp, out);
@@ -181,10 +181,10 @@ int CmdHints(const GlobalOptions& g, const RequestFlags& f, std::ostream& out, s
   rp::ResourceHintsResponse resp;
   auto s = stub->GetTopologyHints(&ctx, ContainerRequest(f, *built), &resp);
   if (!s.ok()) return ReportRpcError("GetTopologyHints", s, err);
-  if (g.json) {
+  if (g.structured()) {
     Json j = HintsJson(resp);
     AddContainerJson(resp, &j);
-    out << render::JsonText(j) << "\n";
+    out << DocumentText(g.format, j);
     return kExitOk;
   }
   PrintPodLine(resp, out);
@@ -207,11 +207,11 @@ int CmdAllocate(const GlobalOptions& g, const RequestFlags& f, std::ostream& out
     rp::PodResourceAllocationResponse resp;
     auto s = stub->AllocateForPod(&ctx, PodRequest(f, *built), &resp);
     if (!s.ok()) return ReportRpcError("AllocateForPod", s, err);
-    if (g.json) {
+    if (g.structured()) {
       Json j = PodJson(resp);
       j["allocation_result"] =
           resp.has_allocation_result() ? ToJson(resp.allocation_result()) : Json(nullptr);
-      out << render::JsonText(j) << "\n";
+      out << DocumentText(g.format, j);
       return kExitOk;
     }
     PrintPodLine(resp, out);
@@ -222,12 +222,12 @@ int CmdAllocate(const GlobalOptions& g, const RequestFlags& f, std::ostream& out
   rp::ResourceAllocationResponse resp;
   auto s = stub->Allocate(&ctx, ContainerRequest(f, *built), &resp);
   if (!s.ok()) return ReportRpcError("Allocate", s, err);
-  if (g.json) {
+  if (g.structured()) {
     Json j = PodJson(resp);
     AddContainerJson(resp, &j);
     j["allocation_result"] =
         resp.has_allocation_result() ? ToJson(resp.allocation_result()) : Json(nullptr);
-    out << render::JsonText(j) << "\n";
+    out << DocumentText(g.format, j);
     return kExitOk;
   }
   PrintPodLine(resp, out);
@@ -249,8 +249,8 @@ int CmdRemove(const GlobalOptions& g, const std::string& pod_uid, std::ostream& 
   rp::RemovePodResponse resp;
   auto s = stub->RemovePod(&ctx, req, &resp);
   if (!s.ok()) return ReportRpcError("RemovePod", s, err);
-  if (g.json) {
-    out << render::JsonText(Json{{"removed_pod_uid", pod_uid}}) << "\n";
+  if (g.structured()) {
+    out << DocumentText(g.format, Json{{"removed_pod_uid", pod_uid}});
   } else {
     out << "removed pod uid=" << pod_uid << "\n";
   }
@@ -274,7 +274,7 @@ int CmdTopologyAware(const GlobalOptions& g, const std::string& pod_uid,
   const auto& c = resp.container_topology_aware_resources();
   std::map<std::string, const rp::TopologyAwareResource*> resources;
   for (const auto& [name, r] : c.allocated_resources()) resources[name] = &r;
-  if (g.json) {
+  if (g.structured()) {
     Json j = Json::object();
     if (found) {
       j["pod_uid"] = resp.pod_uid();
@@ -298,7 +298,7 @@ int CmdTopologyAware(const GlobalOptions& g, const std::string& pod_uid,
       }
       j["allocated_resources"] = res;
     }
-    out << render::JsonText(j) << "\n";
+    out << DocumentText(g.format, j);
     return kExitOk;
   }
   if (!found) {
@@ -331,11 +331,10 @@ int CmdOptions(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
   auto s = stub->GetResourcePluginOptions(&ctx, rp::Empty{}, &resp);
   if (!s.ok()) return ReportRpcError("GetResourcePluginOptions", s, err);
   auto b = [](bool v) { return std::string(v ? "true" : "false"); };
-  if (g.json) {
-    out << render::JsonText(Json{{"pre_start_required", resp.pre_start_required()},
-                                 {"with_topology_alignment", resp.with_topology_alignment()},
-                                 {"need_reconcile", resp.need_reconcile()}})
-        << "\n";
+  if (g.structured()) {
+    out << DocumentText(g.format, Json{{"pre_start_required", resp.pre_start_required()},
+                                       {"with_topology_alignment", resp.with_topology_alignment()},
+                                       {"need_reconcile", resp.need_reconcile()}});
     return kExitOk;
   }
   render::PrintKeyValues({{"pre_start_required", b(resp.pre_start_required())},

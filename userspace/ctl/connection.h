@@ -10,12 +10,17 @@
 #include <ostream>
 #include <string>
 
+#include "ctl/output_format.h"
+
 namespace netqos::ctl {
 
 struct GlobalOptions {
   std::string socket;
-  bool json = false;
+  OutputFormat format = OutputFormat::kTable;  // -o (--json = -o json)
   double timeout_seconds = 10;
+
+  bool structured() const { return IsStructured(format); }
+  bool wide() const { return format == OutputFormat::kWide; }
 };
 
 class Connection {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/version.h"
+#include "ctl/output_format.h"
 #include "render/table.h"
 
 namespace netqos::ctl {
@@ -19,16 +20,40 @@ std::string Join(const google::protobuf::RepeatedPtrField<std::string>& items) {
   return out;
 }
 
+// One stamp; null for each value a missing stamp does not have.
+Json StampJson(const std::string& kind, const std::string& path, bool present, uint32_t generation,
+               uint32_t min_reader, const std::string& release, const std::string& error) {
+  return {{"kind", kind},
+          {"path", path},
+          {"present", present},
+          {"generation", present ? Json(generation) : Json(nullptr)},
+          {"min_reader", present ? Json(min_reader) : Json(nullptr)},
+          {"release", present ? StringOrNull(release) : Json(nullptr)},
+          {"error", StringOrNull(error)}};
+}
+
+Json StampJson(const admin::FormatStampStatus& f) {
+  return StampJson(f.kind(), f.path(), f.present(), f.generation(), f.min_reader(), f.release(),
+                   f.error());
+}
+
+Json StampJson(const FormatStampReading& r) {
+  const FormatStamp none;
+  const FormatStamp& s = r.stamp ? *r.stamp : none;
+  return StampJson(r.kind, r.path, r.stamp.has_value(), s.generation, s.min_reader, s.release,
+                   r.error);
+}
+
 Json DaemonJson(const admin::GetStatusResponse& s) {
   Json nics = Json::array();
   for (const auto& n : s.nics()) {
     nics.push_back({{"nic", n.nic()},
-                    {"speed_mbps", n.speed_mbps()},
+                    {"speed_mbps", NonNegativeOrNull(n.speed_mbps())},
                     {"healthy", n.healthy()},
-                    {"unhealthy_reason", n.unhealthy_reason()},
+                    {"unhealthy_reason", StringOrNull(n.unhealthy_reason())},
                     {"shaped", n.shaped()},
-                    {"shaping_mode", n.shaping_mode()},
-                    {"shaping_reason", n.shaping_reason()},
+                    {"shaping_mode", StringOrNull(n.shaping_mode())},
+                    {"shaping_reason", StringOrNull(n.shaping_reason())},
                     {"inactive_features", std::vector<std::string>(n.inactive_features().begin(),
                                                                    n.inactive_features().end())}});
   }
@@ -38,6 +63,8 @@ Json DaemonJson(const admin::GetStatusResponse& s) {
     problems.push_back(
         {{"object", p.object()}, {"message", p.message()}, {"times_seen", p.times_seen()}});
   }
+  Json stamps = Json::array();
+  for (const auto& f : s.format_stamps()) stamps.push_back(StampJson(f));
   return {
       {"version", s.version()},
       {"pid", s.pid()},
@@ -53,10 +80,10 @@ Json DaemonJson(const admin::GetStatusResponse& s) {
       {"nics", nics},
       {"enforcement",
        {{"mode", e.mode()},
-        {"error", e.error()},
+        {"error", StringOrNull(e.error())},
         {"starting", e.starting()},
-        {"pin_dir", e.pin_dir()},
-        {"cgroup_root", e.cgroup_root()},
+        {"pin_dir", StringOrNull(e.pin_dir())},
+        {"cgroup_root", StringOrNull(e.cgroup_root())},
         {"pods_known", e.pods_known()},
         {"passes", e.passes()},
         {"pod_list_failures", e.pod_list_failures()},
@@ -67,11 +94,20 @@ Json DaemonJson(const admin::GetStatusResponse& s) {
       {"kubelet_registration",
        s.has_kubelet_registration()
            ? Json{{"state", s.kubelet_registration().state()},
-                  {"error", s.kubelet_registration().error()},
+                  {"error", StringOrNull(s.kubelet_registration().error())},
                   {"get_info_calls", s.kubelet_registration().get_info_calls()},
-                  {"seconds_since_get_info", s.kubelet_registration().seconds_since_get_info()}}
+                  {"seconds_since_get_info",
+                   NonNegativeOrNull(s.kubelet_registration().seconds_since_get_info())}}
            : Json(nullptr)},
-      {"tenant_policy", {{"source", s.tenant_policy()}, {"error", s.tenant_policy_error()}}}};
+      {"tenant_policy",
+       {{"source", StringOrNull(s.tenant_policy())},
+        {"error", StringOrNull(s.tenant_policy_error())}}},
+      // Older daemons report no stamps: null, not an empty list that would say "none found".
+      {"own_format", s.has_own_format() ? Json{{"generation", s.own_format().generation()},
+                                               {"min_reader", s.own_format().min_reader()},
+                                               {"release", s.own_format().release()}}
+                                        : Json(nullptr)},
+      {"format_stamps", s.has_own_format() ? stamps : Json(nullptr)}};
 }
 
 Json LinkJson(const bpf::PinnedLinkState& l) {
@@ -182,6 +218,50 @@ std::string DurationText(double seconds) {
 
 namespace {
 
+struct StampRow {
+  std::string kind;
+  std::string path;
+  bool present = false;
+  uint32_t generation = 0;
+  uint32_t min_reader = 0;
+  std::string release;
+  std::string error;
+};
+
+StampRow StampRowOf(const FormatStampReading& r) {
+  StampRow row{r.kind, r.path, r.stamp.has_value(), 0, 0, "", r.error};
+  if (r.stamp) {
+    row.generation = r.stamp->generation;
+    row.min_reader = r.stamp->min_reader;
+    row.release = r.stamp->release;
+  }
+  return row;
+}
+
+// The format stamps: who wrote each directory's state, and which netqosd may read it
+// (docs/upgrades.md).
+void PrintStamps(const std::vector<StampRow>& rows, bool wide, std::ostream& out) {
+  out << "\nformat stamps:\n";
+  if (rows.empty()) {
+    out << "  none reported\n";
+    return;
+  }
+  std::vector<std::string> header = {"  DIRECTORY", "WRITTEN BY", "GENERATION", "MIN READER"};
+  if (wide) header.push_back("STAMP");
+  render::Table t(header);
+  for (const auto& r : rows) {
+    std::string dir = r.kind == "pin_dir" ? "pins" : r.kind == "state_dir" ? "state" : r.kind;
+    std::string by = !r.error.empty() ? "UNREADABLE: " + r.error
+                     : r.present      ? Or(r.release, "?")
+                                      : "- (unstamped)";
+    std::vector<std::string> row = {"  " + dir, by, r.present ? std::to_string(r.generation) : "-",
+                                    r.present ? std::to_string(r.min_reader) : "-"};
+    if (wide) row.push_back(r.path);
+    t.AddRow(row);
+  }
+  t.Print(out);
+}
+
 // One line on the kubelet's registration of the socket (absent from older daemons).
 std::string KubeletRegistrationText(const admin::GetStatusResponse& s) {
   if (!s.has_kubelet_registration()) return "-";
@@ -208,13 +288,16 @@ Json StatusJson(const StatusInput& in) {
   } else {
     daemon["error"] = in.daemon_error;
   }
-  return {{"netqosctl_version", Version()}, {"daemon", daemon}, {"pinned", PinsJson(in.pins)}};
+  Json pinned = PinsJson(in.pins);
+  pinned["format_stamp"] = in.pin_stamp ? StampJson(*in.pin_stamp) : Json(nullptr);
+  return {{"netqosctl_version", Version()}, {"daemon", daemon}, {"pinned", pinned}};
 }
 
 void PrintStatus(const StatusInput& in, std::ostream& out) {
   if (!in.daemon) {
     out << "daemon:      NOT REACHABLE: " << in.daemon_error << "\n";
     PrintPins(in.pins, "", out);
+    if (in.pin_stamp) PrintStamps({StampRowOf(*in.pin_stamp)}, in.wide, out);
     return;
   }
   const auto& s = *in.daemon;
@@ -235,6 +318,11 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
                           std::to_string(s.allocated_ingress_mbps()) + " Mbps egress/ingress"},
       {"NICs",
        std::to_string(s.nics_healthy()) + " of " + std::to_string(s.nics_total()) + " healthy"}};
+  if (s.has_own_format()) {
+    kv.emplace_back("format", "writes generation " + std::to_string(s.own_format().generation()) +
+                                  ", readable by generation " +
+                                  std::to_string(s.own_format().min_reader()) + " on");
+  }
   std::string mode = e.mode();
   if (e.mode() == "bpf" && e.starting()) {
     // The dataplane opens after the plugin socket is served: the pins of an earlier run are all
@@ -288,6 +376,14 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
     t.Print(out);
   }
   PrintPins(in.pins, e.mode(), out);
+  if (s.has_own_format()) {
+    std::vector<StampRow> rows;
+    for (const auto& f : s.format_stamps()) {
+      rows.push_back({f.kind(), f.path(), f.present(), f.generation(), f.min_reader(), f.release(),
+                      f.error()});
+    }
+    PrintStamps(rows, in.wide, out);
+  }
 }
 
 }  // namespace netqos::ctl

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bpf/pinned_maps.h"
+#include "common/format_stamp.h"
 #include "netqos/admin/v1/admin.pb.h"
 
 namespace netqos::ctl {
@@ -17,6 +18,10 @@ struct StatusInput {
   std::optional<::netqos::admin::v1::GetStatusResponse> daemon;  // nullopt: unreachable
   std::string daemon_error;                                      // why unreachable, with what to do
   bpf::PinDirState pins;
+  // The pin directory's format stamp read here, shown when the daemon (which reports every stamp
+  // it uses) cannot be asked.
+  std::optional<FormatStampReading> pin_stamp;
+  bool wide = false;  // -o wide: every column
 };
 
 // "3d4h", "2m05s", "12s".

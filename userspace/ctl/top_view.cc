@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ctl/output_format.h"
 #include "render/table.h"
 
 namespace netqos::ctl {
@@ -179,7 +180,7 @@ Json TopFrameJson(const TopFrame& f) {
           {"pin_dir", f.pin_dir},
           {"source", f.source},
           {"names_from_daemon", f.names_from_daemon},
-          {"note", f.note},
+          {"note", StringOrNull(f.note)},
           {"containers", containers},
           {"classes", classes}};
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/format_stamp.h"
 #include "common/version.h"
 #include "core/constants.h"
 #include "core/numa_set.h"
@@ -15,6 +16,12 @@
 namespace netqos::grpcadapter {
 namespace admin = ::netqos::admin::v1;
 namespace {
+
+void FillFormatStamp(const FormatStamp& stamp, admin::FormatStampStatus* out) {
+  out->set_generation(stamp.generation);
+  out->set_min_reader(stamp.min_reader);
+  out->set_release(stamp.release);
+}
 
 // A NIC's socket is its NUMA node's socket; an unknown NUMA (-1) counts as NUMA 0, as the
 // policy treats it.
@@ -303,6 +310,20 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const admin::GetStatu
       const service::TenantPolicyReport t = options_.tenant_policy();
       resp->set_tenant_policy(t.source);
       resp->set_tenant_policy_error(t.error);
+    }
+    FillFormatStamp(OwnFormatStamp(), resp->mutable_own_format());
+    resp->mutable_own_format()->set_present(true);
+    if (options_.format_stamps) {
+      for (const FormatStampReading& r : options_.format_stamps()) {
+        auto* f = resp->add_format_stamps();
+        f->set_kind(r.kind);
+        f->set_path(r.path);
+        f->set_error(r.error);
+        if (r.stamp) {
+          f->set_present(true);
+          FillFormatStamp(*r.stamp, f);
+        }
+      }
     }
     return grpc::Status::OK;
   });

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/format_stamp.h"
 #include "grpc/registration_health.h"
 #include "netqos/admin/v1/admin.grpc.pb.h"
 #include "service/allocation_service.h"
@@ -28,6 +29,9 @@ class AdminService final : public ::netqos::admin::v1::Admin::Service {
     std::function<RegistrationHealth()> kubelet_registration;
     // The tenant policy in force, for GetTenantPolicy and GetStatus; null: the built-in default.
     std::function<service::TenantPolicyReport()> tenant_policy = nullptr;
+    // The format stamps of the pin and state directories as they are now, for GetStatus; null:
+    // not reported (own_format still is).
+    std::function<std::vector<FormatStampReading>()> format_stamps = nullptr;
   };
 
   explicit AdminService(service::AllocationService& service) : AdminService(service, Options{}) {}

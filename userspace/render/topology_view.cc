@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "render/table.h"
 
@@ -35,7 +36,7 @@ std::string Why(const ::netqos::admin::v1::TopologyNic& n, const std::string& so
 }  // namespace
 
 void PrintTopology(const ::netqos::admin::v1::GetTopologyResponse& topo, bool json,
-                   std::ostream& out) {
+                   std::ostream& out, bool wide) {
   if (json) {
     nlohmann::json numa = nlohmann::json::array();
     for (const auto& n : topo.numa_nodes())
@@ -69,12 +70,27 @@ void PrintTopology(const ::netqos::admin::v1::GetTopologyResponse& topo, bool js
     out << "no NICs\n";
     return;
   }
-  Table t({"NETNS", "NIC", "IFINDEX", "SPEED", "NUMA", "SOCKET", "IPV4", "IPV6", "HEALTH", "WHY"});
+  std::vector<std::string> header = {"NETNS",  "NIC",  "IFINDEX", "SPEED",  "NUMA",
+                                     "SOCKET", "IPV4", "IPV6",    "HEALTH", "WHY"};
+  if (wide) header.insert(header.end(), {"MANAGED", "PCI", "NETNS PATH"});
+  Table t(header);
   for (const auto& n : topo.nics()) {
-    t.AddRow({n.netns().empty() ? "<host>" : n.netns(), n.name(), std::to_string(n.ifindex()),
-              Known(n.speed_mbps()), Known(n.numa_node()), std::to_string(n.socket()),
-              Join(n.ipv4()), Join(n.ipv6()), n.healthy() ? "healthy" : "unhealthy",
-              Why(n, topo.source())});
+    std::vector<std::string> row = {n.netns().empty() ? "<host>" : n.netns(),
+                                    n.name(),
+                                    std::to_string(n.ifindex()),
+                                    Known(n.speed_mbps()),
+                                    Known(n.numa_node()),
+                                    std::to_string(n.socket()),
+                                    Join(n.ipv4()),
+                                    Join(n.ipv6()),
+                                    n.healthy() ? "healthy" : "unhealthy",
+                                    Why(n, topo.source())};
+    if (wide) {
+      row.insert(row.end(),
+                 {n.managed() ? "yes" : "no", n.pci_address().empty() ? "-" : n.pci_address(),
+                  n.netns_path().empty() ? "-" : n.netns_path()});
+    }
+    t.AddRow(row);
   }
   t.Print(out);
 }

@@ -8,7 +8,8 @@
 
 namespace netqos::render {
 
+// `wide` (netqosctl -o wide) adds the columns the table leaves out: MANAGED, PCI, NETNS PATH.
 void PrintTopology(const ::netqos::admin::v1::GetTopologyResponse& topo, bool json,
-                   std::ostream& out);
+                   std::ostream& out, bool wide = false);
 
 }  // namespace netqos::render
