@@ -41,6 +41,7 @@ STATE=$WORK/state
 LOG=$WORK/netqosd.log
 DAEMON=
 cleanup() {
+  set +e  # every step, whatever the one before it returned
   [[ -n $DAEMON ]] && kill -KILL "$DAEMON" 2>/dev/null && wait "$DAEMON" 2>/dev/null
   # Whatever a failed step left attached or pinned goes with this build's --uninstall.
   [[ -d $PIN_DIR ]] && "$NEW_D" --uninstall --bpf-pin-dir="$PIN_DIR" --qrm-state-dir="$STATE" \
@@ -77,6 +78,8 @@ echo "  earlier: $("$OLD_D" --version | head -n 1)"
 echo "  this:    $("$NEW_D" --version | head -n 1)"
 
 ip link add "$NIC" type veth peer name "${TAG}b"
+# A NIC netqosd manages has an address (one of the benchmarking range, on this veth only).
+ip addr add "198.18.$((RANDOM % 250)).1/30" dev "$NIC"
 ip link set "$NIC" up
 ip link set "${TAG}b" up
 mkdir -p "$WORK/bpf" "$SOCK_DIR" "$STATE"
@@ -118,13 +121,14 @@ snapshot() { (cd "$STATE" && find . -type f -print0 | sort -z | xargs -0 sha256s
 
 # handover FROM TO: the state FROM left after a kill -9, taken over by TO.
 handover() {
-  local from=$1 to=$2 want_alloc want_progs before
+  local want_alloc want_progs before from=$REF to="this build"
+  [[ $1 == NEW_D ]] && from="this build" to=$REF
   want_alloc=$(allocations) || fail "allocations under $from"
   want_progs=$(programs)
   crash
   before=$(snapshot)
   echo "== $to starts on what $from left after kill -9"
-  if ! start "${!to}"; then
+  if ! start "${!2}"; then
     if ! grep -q -- '--uninstall' "$LOG" || ! grep -qi 'written by netqosd' "$LOG"; then
       fail "$to exited without the rollback guard's message"
     fi

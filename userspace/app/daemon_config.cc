@@ -291,7 +291,9 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
               "How the --enforce-nics hold sent traffic to the caps: htb (one HTB tree at the "
               "NIC's root), edt (departure times, fq under each TX queue of the NIC's mq root), "
               "or auto: edt on a NIC with more than one TX queue where the kernel has fq, htb "
-              "otherwise");
+              "otherwise, and htb everywhere when --qos-level-shaping, --container-ceil=level, "
+              "--low-priority-groups or --qos-level-burst ask for what only htb does (an explicit "
+              "edt reports them inactive)");
   f.AddList("--qos-level-shaping", c.qos_level_shaping, Split::kCommas,
             "Per-QoS-level HTB parent classes, level=rate_permille:ceil_permille:prio,... e.g. "
             "reclaimed_cores=150:1000:3");
