@@ -490,6 +490,32 @@ class Checker:
                              if k in printed}
         return {**from_file, **self.flags(expanded)}, {**from_file, **self.flags(args)}
 
+    def configmap_file(self, mounts, path, ns, where, flag, what, subpath_harm):
+        """(ConfigMap name, key, text) of the file at `path`, which `flag` names: a key of a
+        ConfigMap mounted read-only as a directory (a subPath mount does not follow the
+        ConfigMap: `subpath_harm` says what that would break). None, reported, otherwise."""
+        m = self.mount_for(mounts, path)
+        if not self.expect(m is not None and "configMap" in m[1][1], where,
+                           f"{flag} {path} is not on a mounted ConfigMap"):
+            return None
+        mount_path, (vm, volume) = m
+        self.expect(vm.get("readOnly") is True, where,
+                    f"the {what} mount {mount_path} must be readOnly: true")
+        self.expect("subPath" not in vm and "subPathExpr" not in vm, where,
+                    f"the {what} mount {mount_path} uses a subPath: {subpath_harm}")
+        key = path[len(mount_path.rstrip("/")) + 1:]
+        for item in volume["configMap"].get("items") or []:
+            if item.get("path") == key:
+                key = item.get("key")
+        name = volume["configMap"].get("name")
+        cm = self.find("ConfigMap", name, ns)
+        if not self.expect(cm is not None, where, f"{what} ConfigMap {ns}/{name} is not defined"):
+            return None
+        text = (cm.get("data") or {}).get(key)
+        if not self.expect(text is not None, where, f"{what} ConfigMap {name} has no key {key!r}"):
+            return None
+        return name, key, text
+
     def config_file(self, spec, c, ns, path, arg_names, where):
         """The text of the --config file: a key of a ConfigMap mounted read-only (a directory
         mount, so that a restart after an edit reads the new file). netqosd must take it as it
@@ -498,27 +524,12 @@ class Checker:
         volumes = {v.get("name"): v for v in spec.get("volumes") or []}
         mounts = {vm.get("mountPath"): (vm, volumes.get(vm.get("name")) or {})
                   for vm in c.get("volumeMounts") or []}
-        m = self.mount_for(mounts, path)
-        if not self.expect(m is not None and "configMap" in m[1][1], where,
-                           f"--config {path} is not on a mounted ConfigMap"):
+        found = self.configmap_file(mounts, path, ns, where, "--config", "config",
+                                    "a restart after an edit of the ConfigMap would still read "
+                                    "the old file")
+        if found is None:
             return None
-        mount_path, (vm, volume) = m
-        self.expect(vm.get("readOnly") is True, where,
-                    f"the config mount {mount_path} must be readOnly: true")
-        self.expect("subPath" not in vm and "subPathExpr" not in vm, where,
-                    f"the config mount {mount_path} uses a subPath: a restart after an edit of "
-                    "the ConfigMap would still read the old file")
-        key = path[len(mount_path.rstrip("/")) + 1:]
-        for item in volume["configMap"].get("items") or []:
-            if item.get("path") == key:
-                key = item.get("key")
-        name = volume["configMap"].get("name")
-        cm = self.find("ConfigMap", name, ns)
-        if not self.expect(cm is not None, where, f"config ConfigMap {ns}/{name} is not defined"):
-            return None
-        text = (cm.get("data") or {}).get(key)
-        if not self.expect(text is not None, where, f"config ConfigMap {name} has no key {key!r}"):
-            return None
+        name, key, text = found
         overridden = sorted(k for k in config_keys(text) if f"--{k}" in arg_names)
         self.expect(not overridden, where,
                     f"ConfigMap {name} key {key} sets {overridden}, which the args set too: the "
@@ -771,29 +782,12 @@ class Checker:
                            "--tenant-policy-file is not set: tenants get only the built-in "
                            "policy, and the operator cannot widen it without a rollout"):
             return
-        m = self.mount_for(mounts, path)
-        if not self.expect(m is not None and "configMap" in m[1][1], where,
-                           f"--tenant-policy-file {path} is not on a mounted ConfigMap"):
+        found = self.configmap_file(mounts, path, ns, where, "--tenant-policy-file",
+                                    "tenant policy",
+                                    "the file would never follow the ConfigMap's updates")
+        if found is None:
             return
-        mount_path, (vm, volume) = m
-        self.expect(vm.get("readOnly") is True, where,
-                    f"the tenant policy mount {mount_path} must be readOnly: true")
-        self.expect("subPath" not in vm and "subPathExpr" not in vm, where,
-                    f"the tenant policy mount {mount_path} uses a subPath: the file would never "
-                    "follow the ConfigMap's updates")
-        key = path[len(mount_path.rstrip("/")) + 1:]
-        for item in volume["configMap"].get("items") or []:
-            if item.get("path") == key:
-                key = item.get("key")
-        name = volume["configMap"].get("name")
-        cm = self.find("ConfigMap", name, ns)
-        if not self.expect(cm is not None, where, f"tenant policy ConfigMap {ns}/{name} is not "
-                           "defined"):
-            return
-        text = (cm.get("data") or {}).get(key)
-        if not self.expect(text is not None, where,
-                           f"tenant policy ConfigMap {name} has no key {key!r}"):
-            return
+        name, _, text = found
         with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
             f.write(text)
             f.flush()

@@ -187,6 +187,13 @@ class Harness {
     return testing::RunCommand(args, dir_.path() + "/ctl.out");
   }
 
+  // netqosctl allocate of one shared_cores container (pod p1 "web", container "app", 500 Mbps):
+  // something for the views to show. Its output, for the caller to check.
+  testing::CommandResult CtlAllocateWeb() {
+    return Ctl({"allocate", "--pod-uid", "p1", "--pod-name", "web", "--container", "app", "--qos",
+                "shared_cores", "--mbps", "500"});
+  }
+
  private:
   testing::TempDir dir_;
   std::string sock_dir_;

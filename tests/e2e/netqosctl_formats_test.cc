@@ -18,8 +18,7 @@ TEST_CASE("e2e: every netqosctl command that prints data honours -o json, yaml a
   Harness h;
   h.Start();
   const std::string no_pins = "--bpf-pin-dir=" + h.root() + "/no-pins";
-  auto r = h.Ctl({"allocate", "--pod-uid", "p1", "--pod-name", "web", "--container", "app", "--qos",
-                  "shared_cores", "--mbps", "500"});
+  auto r = h.CtlAllocateWeb();
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
 

@@ -23,8 +23,7 @@ TEST_CASE("e2e: netqosctl status and classes and cgroup with enforcement off") {
   h.Start();
   const std::string no_pins = "--bpf-pin-dir=" + h.root() + "/no-pins";
 
-  auto r = h.Ctl({"allocate", "--pod-uid", "p1", "--pod-name", "web", "--container", "app", "--qos",
-                  "shared_cores", "--mbps", "500"});
+  auto r = h.CtlAllocateWeb();
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
 
@@ -117,8 +116,7 @@ TEST_CASE("e2e: enforcement that cannot start leaves netqosd serving, status say
   flags.insert(flags.end(), {"--enforcement=bpf", pin_dir});
   h.Start(flags);
 
-  auto r = h.Ctl({"allocate", "--pod-uid", "p1", "--pod-name", "web", "--container", "app", "--qos",
-                  "shared_cores", "--mbps", "500"});
+  auto r = h.CtlAllocateWeb();
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
 

@@ -60,6 +60,97 @@ std::set<std::string> FreeValueFlags(const CompletionTree& tree) {
   return free;
 }
 
+// What differs between the two scripts: how the words typed so far are read, and how a list of
+// candidates is offered. The logic around them is the same for both (Body).
+struct Shell {
+  std::string word;   // the i-th word typed: ${COMP_WORDS[i]} or ${words[i]}, without "i]}"
+  std::string first;  // the first word after the program's name
+  std::string end;    // the word being completed
+  std::string (*offer)(const std::string& words);      // offer these words, then return
+  std::string files;                                   // offer file names, then return
+  std::string nothing;                                 // offer nothing, then return
+  std::string (*add_flags)(const std::string& words);  // the command's flags join the global ones
+  std::string (*set_words)(const std::string& words);  // what a non-flag word may be
+  std::string offer_flags;                             // offer the flags gathered
+  std::string offer_words;                             // offer the words gathered
+};
+
+const Shell kBash{
+    "${COMP_WORDS[",
+    "1",
+    "COMP_CWORD",
+    [](const std::string& w) {
+      return "COMPREPLY=($(compgen -W \"" + w + "\" -- \"$cur\")); return";
+    },
+    "COMPREPLY=($(compgen -f -- \"$cur\")); return",
+    "COMPREPLY=(); return",
+    [](const std::string& w) { return "flags=\"$flags " + w + "\";"; },
+    [](const std::string& w) { return "words=\"" + w + "\";"; },
+    "COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\"))",
+    "COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))",
+};
+
+const Shell kZsh{
+    "${words[",
+    "2",
+    "CURRENT",
+    [](const std::string& w) { return "compadd -- " + w + "; return"; },
+    "_files; return",
+    "return",
+    [](const std::string& w) { return "flags+=(" + w + ");"; },
+    [](const std::string& w) { return "cands=(" + w + ");"; },
+    "compadd -- \"${flags[@]}\"",
+    "compadd -- \"${cands[@]}\"",
+};
+
+// The function's body after its variables: find the command, complete a flag's value, else offer
+// the command's flags or its words.
+std::string Body(const CompletionTree& tree, const Shell& sh) {
+  std::string s;
+  s += "  # The command is the first word that is neither a flag nor a flag's value.\n";
+  s += "  for (( i = " + sh.first + "; i < " + sh.end + "; i++ )); do\n";
+  s += "    case \"" + sh.word + "i]}\" in\n";
+  s += "      -*) ;;\n";
+  s += "      *)\n";
+  if (!tree.value_flags.empty()) {
+    s += "        case \"" + sh.word + "i-1]}\" in " + Alternatives(tree.value_flags) +
+         ") continue ;; esac\n";
+  }
+  s += "        cmd=\"" + sh.word + "i]}\"\n";
+  s += "        break ;;\n";
+  s += "    esac\n";
+  s += "  done\n";
+  s += "  case \"$prev\" in\n";
+  std::map<std::vector<std::string>, std::set<std::string>> by_values;
+  for (const auto& [flag, values] : tree.flag_values) by_values[values].insert(flag);
+  for (const auto& [values, flags] : by_values) {
+    s += "    " + Alternatives(flags) + ") " + sh.offer(Words(values)) + " ;;\n";
+  }
+  if (!tree.path_flags.empty()) {
+    s += "    " + Alternatives(tree.path_flags) + ") " + sh.files + " ;;\n";
+  }
+  if (const auto free = FreeValueFlags(tree); !free.empty()) {
+    s += "    " + Alternatives(free) + ") " + sh.nothing + " ;;\n";
+  }
+  s += "  esac\n";
+  s += "  case \"$cmd\" in\n";
+  s += "    \"\") " + sh.set_words(Words(CommandNames(tree))) + " ;;\n";
+  for (const auto& c : tree.commands) {
+    if (c.flags.empty() && c.arguments.empty()) continue;
+    s += "    " + c.name + ")";
+    if (!c.flags.empty()) s += " " + sh.add_flags(Words(c.flags));
+    if (!c.arguments.empty()) s += " " + sh.set_words(Words(c.arguments));
+    s += " ;;\n";
+  }
+  s += "  esac\n";
+  s += "  if [[ \"$cur\" == -* ]]; then\n";
+  s += "    " + sh.offer_flags + "\n";
+  s += "  else\n";
+  s += "    " + sh.offer_words + "\n";
+  s += "  fi\n";
+  return s;
+}
+
 }  // namespace
 
 CompletionTree CompletionTreeOf(const CLI::App& app, const CompletionHints& hints) {
@@ -87,50 +178,8 @@ std::string BashCompletion(const CompletionTree& tree) {
   s += fn + "() {\n";
   s += "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"\" cmd=\"\" i\n";
   s += "  (( COMP_CWORD > 0 )) && prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n";
-  s += "  # The command is the first word that is neither a flag nor a flag's value.\n";
-  s += "  for (( i = 1; i < COMP_CWORD; i++ )); do\n";
-  s += "    case \"${COMP_WORDS[i]}\" in\n";
-  s += "      -*) ;;\n";
-  s += "      *)\n";
-  if (!tree.value_flags.empty()) {
-    s += "        case \"${COMP_WORDS[i-1]}\" in " + Alternatives(tree.value_flags) +
-         ") continue ;; esac\n";
-  }
-  s += "        cmd=\"${COMP_WORDS[i]}\"\n";
-  s += "        break ;;\n";
-  s += "    esac\n";
-  s += "  done\n";
-  s += "  case \"$prev\" in\n";
-  std::map<std::vector<std::string>, std::set<std::string>> by_values;
-  for (const auto& [flag, values] : tree.flag_values) by_values[values].insert(flag);
-  for (const auto& [values, flags] : by_values) {
-    s += "    " + Alternatives(flags) + ") COMPREPLY=($(compgen -W \"" + Words(values) +
-         "\" -- \"$cur\")); return ;;\n";
-  }
-  if (!tree.path_flags.empty()) {
-    s += "    " + Alternatives(tree.path_flags) +
-         ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
-  }
-  if (const auto free = FreeValueFlags(tree); !free.empty()) {
-    s += "    " + Alternatives(free) + ") COMPREPLY=(); return ;;\n";
-  }
-  s += "  esac\n";
   s += "  local flags=\"" + Words(tree.global_flags) + "\" words=\"\"\n";
-  s += "  case \"$cmd\" in\n";
-  s += "    \"\") words=\"" + Words(CommandNames(tree)) + "\" ;;\n";
-  for (const auto& c : tree.commands) {
-    if (c.flags.empty() && c.arguments.empty()) continue;
-    s += "    " + c.name + ")";
-    if (!c.flags.empty()) s += " flags=\"$flags " + Words(c.flags) + "\";";
-    if (!c.arguments.empty()) s += " words=\"" + Words(c.arguments) + "\";";
-    s += " ;;\n";
-  }
-  s += "  esac\n";
-  s += "  if [[ \"$cur\" == -* ]]; then\n";
-  s += "    COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\"))\n";
-  s += "  else\n";
-  s += "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n";
-  s += "  fi\n";
+  s += Body(tree, kBash);
   s += "}\n";
   s += "complete -F " + fn + " " + tree.program + "\n";
   return s;
@@ -145,48 +194,9 @@ std::string ZshCompletion(const CompletionTree& tree) {
   s += "# Load it with: source <(" + tree.program + " completion zsh)  (after compinit)\n";
   s += fn + "() {\n";
   s += "  local cur=\"${words[CURRENT]}\" prev=\"${words[CURRENT-1]}\" cmd=\"\" i\n";
-  s += "  for (( i = 2; i < CURRENT; i++ )); do\n";
-  s += "    case \"${words[i]}\" in\n";
-  s += "      -*) ;;\n";
-  s += "      *)\n";
-  if (!tree.value_flags.empty()) {
-    s += "        case \"${words[i-1]}\" in " + Alternatives(tree.value_flags) +
-         ") continue ;; esac\n";
-  }
-  s += "        cmd=\"${words[i]}\"\n";
-  s += "        break ;;\n";
-  s += "    esac\n";
-  s += "  done\n";
-  s += "  case \"$prev\" in\n";
-  std::map<std::vector<std::string>, std::set<std::string>> by_values;
-  for (const auto& [flag, values] : tree.flag_values) by_values[values].insert(flag);
-  for (const auto& [values, flags] : by_values) {
-    s += "    " + Alternatives(flags) + ") compadd -- " + Words(values) + "; return ;;\n";
-  }
-  if (!tree.path_flags.empty()) {
-    s += "    " + Alternatives(tree.path_flags) + ") _files; return ;;\n";
-  }
-  if (const auto free = FreeValueFlags(tree); !free.empty()) {
-    s += "    " + Alternatives(free) + ") return ;;\n";
-  }
-  s += "  esac\n";
   s += "  local -a flags cands\n";
   s += "  flags=(" + Words(tree.global_flags) + ")\n";
-  s += "  case \"$cmd\" in\n";
-  s += "    \"\") cands=(" + Words(CommandNames(tree)) + ") ;;\n";
-  for (const auto& c : tree.commands) {
-    if (c.flags.empty() && c.arguments.empty()) continue;
-    s += "    " + c.name + ")";
-    if (!c.flags.empty()) s += " flags+=(" + Words(c.flags) + ");";
-    if (!c.arguments.empty()) s += " cands=(" + Words(c.arguments) + ");";
-    s += " ;;\n";
-  }
-  s += "  esac\n";
-  s += "  if [[ \"$cur\" == -* ]]; then\n";
-  s += "    compadd -- \"${flags[@]}\"\n";
-  s += "  else\n";
-  s += "    compadd -- \"${cands[@]}\"\n";
-  s += "  fi\n";
+  s += Body(tree, kZsh);
   s += "}\n";
   s += "if (( $+functions[compdef] )); then compdef " + fn + " " + tree.program + "; fi\n";
   return s;
