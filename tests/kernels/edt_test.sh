@@ -199,7 +199,12 @@ start_tcp() {
   sleep 2
 }
 
-queue_kinds() { tc qdisc show dev "$NIC" | awk '$4 == "parent" && $5 ~ /^1:/ { print $2 }' | sort | uniq -c | xargs; }
+# The kinds of the qdiscs under the root's TX queues ("4 fq"). The root's handle is read, not
+# assumed: an mq that --uninstall puts back after htb replaced it is numbered by the kernel.
+queue_kinds() {
+  tc qdisc show dev "$NIC" | awk '$4 == "root" { root = $3 }
+    $4 == "parent" && root != "" && index($5, root) == 1 { print $2 }' | sort | uniq -c | xargs
+}
 
 echo "== $(uname -r): a 4-queue veth, mq root + fq_codel per queue, a container cgroup, a private bpffs"
 mq_nic_up "$NIC" "$NS" "$IP/24" "$REMOTE/24" 4 || fail "mq_nic_up"
