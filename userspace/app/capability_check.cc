@@ -1,11 +1,13 @@
 #include "app/capability_check.h"
 
+#include <linux/capability.h>
+
 namespace netqos::app {
 namespace {
 
-constexpr int kCapNetAdmin = 12;
-constexpr int kCapSysAdmin = 21;
-constexpr int kCapBpf = 39;
+constexpr int kCapNetAdmin = CAP_NET_ADMIN;
+constexpr int kCapSysAdmin = CAP_SYS_ADMIN;
+constexpr int kCapBpf = CAP_BPF;
 
 bool Has(std::uint64_t effective, int bit) { return (effective >> bit) & 1U; }
 
