@@ -7,7 +7,7 @@
 # bulk TCP from each container's cgroup measured on the wire against its cap (one borrowing beyond
 # its allocation, netqos.io/container-ceil=level), DSCP marks per level and by annotation,
 # `netqosctl top`, kill -9 under traffic, a restart that adopts the pinned state, RemovePod and
-# --uninstall; and a plot (SVG, $DEMO_PLOT, default BUILD_DIR/demo-rates.svg) of each container's
+# --uninstall; and a plot (PNG, $DEMO_PLOT, default BUILD_DIR/demo-rates.png) of each container's
 # rate over that time against its cap, the kill and the restart marked. Exits non-zero when a
 # check fails (a rate outside its cap +-2 Mbit/s, a DSCP not as asked, the oversized request
 # granted, no plot, anything left behind); removes everything it created on exit, also on
@@ -19,8 +19,10 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD_DIR=${1:-${BUILD_DIR:-build}}
 [[ $BUILD_DIR == /* ]] || BUILD_DIR=$ROOT/$BUILD_DIR
-# The plot of each container's rate over time against its cap (an SVG), kill -9 and restart marked.
-DEMO_PLOT=${DEMO_PLOT:-$BUILD_DIR/demo-rates.svg}
+# The plot of each container's rate over time against its cap (a PNG; its SVG source beside it),
+# kill -9 and restart marked.
+DEMO_PLOT=${DEMO_PLOT:-$BUILD_DIR/demo-rates.png}
+[[ $DEMO_PLOT == *.png ]] || { echo "DEMO_PLOT must name a .png file: $DEMO_PLOT" >&2; exit 2; }
 [[ $DEMO_PLOT == /* ]] || DEMO_PLOT=$ROOT/$DEMO_PLOT
 NETQOSD=$BUILD_DIR/bin/netqosd
 NETQOSCTL=$BUILD_DIR/bin/netqosctl

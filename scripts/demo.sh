@@ -6,7 +6,7 @@
 # capped by the kubernetes.io bandwidth annotations alone, real traffic from each container's
 # cgroup held to its cap on the wire (one borrowing beyond its allocation), DSCP marks,
 # netqosctl top, kill -9 and a restart under traffic, RemovePod, --uninstall; and a plot of each
-# container's rate over that time against its cap (BUILD_DIR/demo-rates.svg, or DEMO_PLOT).
+# container's rate over that time against its cap (BUILD_DIR/demo-rates.png, or DEMO_PLOT).
 # Everything it creates is removed on exit, also on Ctrl-C. Usage: [BUILD_DIR=build] scripts/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -171,9 +171,10 @@ rates_record_start() {
   PIDS+=($!)
 }
 rates_mark() { printf '%s\t%s\n' "$(date +%s.%N)" "$1" >>"$WORK/events.tsv"; }
-# Stops the recording and draws every container's send rate against its cap into $1 (SVG).
+# Stops the recording and draws every container's send rate against its cap into $1, a PNG
+# rendered by rsvg-convert from the SVG that plot_rates.py writes beside it (same name, .svg).
 rates_plot() {
-  local i cap
+  local i cap svg="${1%.png}.svg"
   kill -TERM "$RATES_PID" 2>/dev/null || true
   wait "$RATES_PID" 2>/dev/null || true
   RATES_PID=
@@ -184,6 +185,9 @@ rates_plot() {
       "${C_EXPECT[$i]}" "${C_BORROWS[$i]}" "$cap"
   done >"$WORK/containers.tsv"
   python3 scripts/lib/plot_rates.py --frames "$WORK/top.jsonl" --containers "$WORK/containers.tsv" \
-    --events "$WORK/events.tsv" --out "$1" ||
+    --events "$WORK/events.tsv" --out "$svg" ||
     fail "no plot of the rates (netqosctl top: $(head -c 300 "$WORK/top.err"))"
+  command -v rsvg-convert >/dev/null ||
+    fail "rsvg-convert not found (Debian package librsvg2-bin): the plot is left as $svg"
+  rsvg-convert "$svg" -o "$1" || fail "rsvg-convert could not render $svg"
 }

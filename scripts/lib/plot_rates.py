@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Draws the demo's picture: each container's send rate over time against its cap, with the
 moments netqosd was killed and restarted marked, as an SVG written by hand (no plotting library).
+The SVG carries no XML namespace, so the project names no address: rsvg-convert renders it (the
+demo turns it into a PNG that way), a browser shows it as text.
 
   plot_rates.py --frames TOP.jsonl --containers C.tsv [--events E.tsv] --out PLOT.svg [--title T]
 
@@ -21,10 +23,6 @@ import math
 import sys
 from xml.sax.saxutils import escape
 
-# The name of SVG's XML namespace, which the format requires on the root element: without it a
-# browser does not draw the file as an image (the README shows this plot). It is an identifier
-# the SVG specification fixes, not an address: nothing is fetched from it.
-SVG_NAMESPACE = "http://www.w3.org/2000/svg"
 WIDTH = 960
 LEFT = 84      # y-axis labels
 RIGHT = 190    # the container's name and cap
@@ -94,7 +92,7 @@ def render(frames, containers, events, title):
         if not series[cgroup_id]:
             raise ValueError(f"no frame has {label} (cgroup {cgroup_id})")
 
-    out = [f'<svg xmlns="{SVG_NAMESPACE}" width="{WIDTH}" height="{height}" '
+    out = [f'<svg width="{WIDTH}" height="{height}" '
            f'viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" '
            f'font-size="12">',
            f'<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>',

@@ -14,12 +14,12 @@ import argparse
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-SVG = "{http://www.w3.org/2000/svg}"
 CONTAINERS = [("web/app", "4242", "100", "0", "100 Mbit/s"),
               ("cache/app", "4243", "150", "1", "150 Mbit/s"),
               ("video/app", "4244", "20", "0", "20 Mbit/s (annotation)")]
@@ -38,6 +38,15 @@ def write_inputs(d, with_all=True):
             f.write("\t".join(row) + "\n")
     with open(os.path.join(d, "events.tsv"), "w") as f:
         f.write(f"{t0 + 8}\tkill -9 netqosd\n{t0 + 12}\tnetqosd restarted\n")
+
+
+def png_size(path):
+    """Width and height from a PNG's IHDR chunk, or None if the file is no PNG."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", head[16:24])
 
 
 def plot(repo, d):
@@ -60,9 +69,9 @@ def main():
             print(f"FAIL: plot_rates.py exited {r.returncode}: {r.stderr}")
             return 1
         root = ET.parse(os.path.join(d, "plot.svg")).getroot()
-        lines = root.findall(f"{SVG}polyline")
-        caps = [e for e in root.findall(f"{SVG}line") if e.get("stroke-dasharray") == "8 4"]
-        texts = [e.text or "" for e in root.iter(f"{SVG}text")]
+        lines = root.findall("polyline")
+        caps = [e for e in root.findall("line") if e.get("stroke-dasharray") == "8 4"]
+        texts = [e.text or "" for e in root.iter("text")]
         if len(lines) != len(CONTAINERS):
             failures.append(f"{len(lines)} rate lines for {len(CONTAINERS)} containers")
         if len(caps) != len(CONTAINERS):
@@ -97,6 +106,11 @@ def main():
                            capture_output=True, text=True)
         if r.returncode != 0 or not os.path.exists(png) or os.path.getsize(png) < 10_000:
             failures.append(f"rsvg-convert did not render the plot: {r.stderr.strip()}")
+        else:
+            size = png_size(png)
+            if size != (int(root.get("width")), int(root.get("height"))):
+                failures.append(f"the PNG is {size}, the SVG {root.get('width')}x"
+                                f"{root.get('height')}")
     for f in failures:
         print("FAIL: " + f)
     if failures:
