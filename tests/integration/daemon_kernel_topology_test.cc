@@ -86,9 +86,8 @@ class Daemon {
 
 json FindNic(const json& topo, const std::string& netns, const std::string& name) {
   for (const auto& n : topo["nics"]) {
-    // The host's NICs have no netns: null in netqosctl's JSON, "" in netqosd --print-topology's.
-    const bool host = n["netns"].is_null() || n["netns"] == "";
-    const bool same_netns = netns.empty() ? host : n["netns"] == netns;
+    // The host's NICs have no netns: null in the JSON of netqosctl and netqosd --print-topology.
+    const bool same_netns = netns.empty() ? n["netns"].is_null() : n["netns"] == netns;
     if (same_netns && n["name"] == name) return n;
   }
   return nullptr;

@@ -34,31 +34,6 @@ std::string Pair(uint32_t egress, uint32_t ingress) {
 // A number the admin API gives as -1 when it is not known.
 std::string Known(int64_t v) { return v < 0 ? "-" : std::to_string(v); }
 
-// The document of GetTopology: the fields render/topology_view.h prints, with null where a value
-// is not known (a speed or NUMA node of -1, an empty netns for the host's, no PCI address).
-Json TopologyJson(const admin::GetTopologyResponse& topo) {
-  Json numa = Json::array();
-  for (const auto& n : topo.numa_nodes()) numa.push_back({{"id", n.id()}, {"socket", n.socket()}});
-  Json nics = Json::array();
-  for (const auto& n : topo.nics()) {
-    nics.push_back({{"nic", n.nic()},
-                    {"netns", StringOrNull(n.netns())},
-                    {"name", n.name()},
-                    {"ifindex", n.ifindex()},
-                    {"speed_mbps", NonNegativeOrNull(n.speed_mbps())},
-                    {"numa_node", NonNegativeOrNull(int64_t{n.numa_node()})},
-                    {"socket", NonNegativeOrNull(int64_t{n.socket()})},
-                    {"ipv4", std::vector<std::string>(n.ipv4().begin(), n.ipv4().end())},
-                    {"ipv6", std::vector<std::string>(n.ipv6().begin(), n.ipv6().end())},
-                    {"healthy", n.healthy()},
-                    {"unhealthy_reason", StringOrNull(n.unhealthy_reason())},
-                    {"managed", n.managed()},
-                    {"netns_path", StringOrNull(n.netns_path())},
-                    {"pci_address", StringOrNull(n.pci_address())}});
-  }
-  return {{"source", topo.source()}, {"numa_nodes", numa}, {"nics", nics}};
-}
-
 }  // namespace
 
 int CmdAllocations(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
@@ -219,7 +194,7 @@ int CmdTopology(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
   auto s = stub->GetTopology(&ctx, admin::GetTopologyRequest{}, &resp);
   if (!s.ok()) return ReportRpcError("GetTopology", s, err);
   if (g.structured()) {
-    out << DocumentText(g.format, TopologyJson(resp));
+    out << DocumentText(g.format, render::TopologyDocument(resp));
   } else {
     render::PrintTopology(resp, false, out, g.wide());
   }

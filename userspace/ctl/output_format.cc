@@ -50,8 +50,4 @@ std::string StreamDocumentText(OutputFormat format, Json doc) {
   return render::JsonText(doc, -1) + "\n";
 }
 
-Json StringOrNull(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
-Json NonNegativeOrNull(int64_t v) { return v < 0 ? Json(nullptr) : Json(v); }
-Json NonNegativeOrNull(double v) { return v < 0 ? Json(nullptr) : Json(v); }
-
 }  // namespace netqos::ctl

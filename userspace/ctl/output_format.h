@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "render/json_values.h"
+
 namespace netqos::ctl {
 
 enum class OutputFormat { kTable, kWide, kJson, kYaml };
@@ -30,11 +32,9 @@ std::string DocumentText(OutputFormat format, nlohmann::json doc);
 // opened with "---".
 std::string StreamDocumentText(OutputFormat format, nlohmann::json doc);
 
-// nullptr for "", else the string: the JSON of a field the daemon leaves empty when it has no
-// value (an absent error, a NIC not yet known).
-nlohmann::json StringOrNull(const std::string& s);
-// nullptr for a negative number: the admin API's sentinel for "unknown" (speed, NUMA node, ...).
-nlohmann::json NonNegativeOrNull(int64_t v);
-nlohmann::json NonNegativeOrNull(double v);
+// The null of a field the daemon leaves empty or negative (render/json_values.h), shared with
+// netqosd's --print-topology --json.
+using render::NonNegativeOrNull;
+using render::StringOrNull;
 
 }  // namespace netqos::ctl

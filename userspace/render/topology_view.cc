@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "render/json_values.h"
 #include "render/table.h"
 
 namespace netqos::render {
@@ -35,32 +36,33 @@ std::string Why(const ::netqos::admin::v1::TopologyNic& n, const std::string& so
 
 }  // namespace
 
+nlohmann::json TopologyDocument(const ::netqos::admin::v1::GetTopologyResponse& topo) {
+  nlohmann::json numa = nlohmann::json::array();
+  for (const auto& n : topo.numa_nodes()) numa.push_back({{"id", n.id()}, {"socket", n.socket()}});
+  nlohmann::json nics = nlohmann::json::array();
+  for (const auto& n : topo.nics()) {
+    nics.push_back({{"nic", n.nic()},
+                    {"netns", StringOrNull(n.netns())},
+                    {"name", n.name()},
+                    {"ifindex", n.ifindex()},
+                    {"speed_mbps", NonNegativeOrNull(n.speed_mbps())},
+                    {"numa_node", NonNegativeOrNull(int64_t{n.numa_node()})},
+                    {"socket", NonNegativeOrNull(int64_t{n.socket()})},
+                    {"ipv4", std::vector<std::string>(n.ipv4().begin(), n.ipv4().end())},
+                    {"ipv6", std::vector<std::string>(n.ipv6().begin(), n.ipv6().end())},
+                    {"healthy", n.healthy()},
+                    {"unhealthy_reason", StringOrNull(n.unhealthy_reason())},
+                    {"managed", n.managed()},
+                    {"netns_path", StringOrNull(n.netns_path())},
+                    {"pci_address", StringOrNull(n.pci_address())}});
+  }
+  return {{"source", topo.source()}, {"numa_nodes", numa}, {"nics", nics}};
+}
+
 void PrintTopology(const ::netqos::admin::v1::GetTopologyResponse& topo, bool json,
                    std::ostream& out, bool wide) {
   if (json) {
-    nlohmann::json numa = nlohmann::json::array();
-    for (const auto& n : topo.numa_nodes())
-      numa.push_back({{"id", n.id()}, {"socket", n.socket()}});
-    nlohmann::json nics = nlohmann::json::array();
-    for (const auto& n : topo.nics()) {
-      nics.push_back({{"nic", n.nic()},
-                      {"netns", n.netns()},
-                      {"name", n.name()},
-                      {"ifindex", n.ifindex()},
-                      {"speed_mbps", n.speed_mbps()},
-                      {"numa_node", n.numa_node()},
-                      {"socket", n.socket()},
-                      {"ipv4", std::vector<std::string>(n.ipv4().begin(), n.ipv4().end())},
-                      {"ipv6", std::vector<std::string>(n.ipv6().begin(), n.ipv6().end())},
-                      {"healthy", n.healthy()},
-                      {"unhealthy_reason", n.unhealthy_reason()},
-                      {"managed", n.managed()},
-                      {"netns_path", n.netns_path()},
-                      {"pci_address", n.pci_address()}});
-    }
-    out << render::JsonText(
-               nlohmann::json{{"source", topo.source()}, {"numa_nodes", numa}, {"nics", nics}})
-        << "\n";
+    out << JsonText(TopologyDocument(topo)) << "\n";
     return;
   }
   out << "source: " << topo.source() << "\nNUMA nodes (socket):";
