@@ -40,7 +40,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     r.shaping_modes[nic] = {shaping::ShapingModeName(choice.mode), choice.reason,
                             shaping::ShapingReasonName(choice.why), choice.inactive};
   }
-  for (const auto& p : st.problems) r.problems.push_back({p.key, p.message, p.times_seen});
+  for (const auto& p : st.problems) r.problems.push_back({p.kind, p.key, p.message, p.times_seen});
   r.refused_annotations = st.refused_annotations;
 
   // Read after the status, from the enforcer's own copy of the last pass: should a pass run in

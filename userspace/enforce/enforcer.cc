@@ -336,21 +336,21 @@ Clock::time_point Enforcer::Now() const { return ports_.now ? ports_.now() : Clo
 bool Enforcer::Pass(bool full) {
   const auto now = Now();
   problems_.BeginPass();
-  if (pods_error_) problems_.Report("kubelet", *pods_error_);
+  if (pods_error_) problems_.Report(ProblemKind::kKubelet, "", *pods_error_);
   const std::set<std::string> tombstoned = ExpireTombstones(now);
 
   AllocationSnapshot snap = ports_.snapshot();
   const ResolvedContainers resolved = resolver_.Resolve(pods_, tombstoned);
   for (const auto& m : resolved.missing) spdlog::debug("container cgroup not found yet: {}", m);
   for (const auto& r : resolved.rejected)
-    problems_.Report("pod-list:" + r.substr(0, r.find(' ')), r);
+    problems_.Report(ProblemKind::kPodList, r.substr(0, r.find(' ')), r);
   std::map<core::NicId, core::Nic> nic_of = EnforcedNics(snap.nics);
   std::vector<EnforcedLink> links;
   for (const auto& [id, nic] : nic_of) links.push_back({id, static_cast<uint64_t>(nic.speed_mbps)});
 
   auto current = ports_.table->List();
   if (!current.ok()) {
-    problems_.Report("class-map", current.status().message());
+    problems_.Report(ProblemKind::kClassMap, "", current.status().message());
     KernelFailed(KernelTarget::kClassMap);
     problems_.EndPass();
     baseline_ = false;  // what the map holds is unknown: no container is added on top of it
@@ -364,7 +364,7 @@ bool Enforcer::Pass(bool full) {
                                              links, current_priority, dopts, minors_, annotated_);
   annotated_ = std::move(desired.annotated);
   for (const auto& p : desired.problems)
-    problems_.Report("container:" + p.substr(0, p.find(':')), p);
+    problems_.Report(ProblemKind::kContainer, p.substr(0, p.find(':')), p);
   // The marks of pods classified at their veths, as the last pass left them: written unchanged.
   veths_.ApplyMarks(desired.by_cgroup);
 
@@ -414,7 +414,8 @@ bool Enforcer::Pass(bool full) {
     // A root that does not exist holds no pod: it is guarded at the resync after it appears.
     const netqos::Status st = ports_.guard_pod_roots();
     roots_guarded_ = st.ok();
-    if (!st.ok() && st.code() != StatusCode::kNotFound) problems_.Report("pod-roots", st.message());
+    if (!st.ok() && st.code() != StatusCode::kNotFound)
+      problems_.Report(ProblemKind::kPodRoots, "", st.message());
   }
   problems_.EndPass();
   unresolved_ = !resolved.missing.empty();
@@ -464,9 +465,10 @@ std::map<core::NicId, core::Nic> Enforcer::EnforcedNics(const std::vector<core::
   for (const auto& nic : nics) {
     if (!options_.is_enforced(nic)) continue;
     if (nic.ifindex <= 0) {
-      problems_.Report(NicKey(nic.id), "not present (no ifindex); its shaping waits for it");
+      problems_.Report(ProblemKind::kNic, nic.id.Identifier(),
+                       "not present (no ifindex); its shaping waits for it");
     } else if (nic.speed_mbps <= 0) {
-      problems_.Report(NicKey(nic.id),
+      problems_.Report(ProblemKind::kNic, nic.id.Identifier(),
                        "link speed unknown; give it with --nic-speed-override to shape it");
     } else {
       out[nic.id] = nic;
@@ -476,7 +478,7 @@ std::map<core::NicId, core::Nic> Enforcer::EnforcedNics(const std::vector<core::
     const bool found =
         std::any_of(nics.begin(), nics.end(), [&](const core::Nic& n) { return n.id == want; });
     if (!found) {
-      problems_.Report(NicKey(want),
+      problems_.Report(ProblemKind::kNic, want.Identifier(),
                        "named in --enforce-nics but not a NIC of the topology (missing, or not "
                        "counted: see --nic-allow and netqosd --print-topology)");
     }
@@ -493,7 +495,7 @@ void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
                                      [&](const auto& kv) { return desired.count(kv.first) == 0; });
   Result<std::set<uint64_t>> live = std::set<uint64_t>();
   if (undesired) live = ListCgroupIds(options_.cgroup_mount);
-  if (!live.ok()) problems_.Report("cgroup-tree", live.status().message());
+  if (!live.ok()) problems_.Report(ProblemKind::kCgroupTree, "", live.status().message());
   std::set<uint64_t> evict;
   for (const auto& [id, uid] : pod_of_cgroup_) {
     if (tombstoned.count(uid) != 0) evict.insert(id);
@@ -507,7 +509,8 @@ void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
   const SyncReport report = sync_.Sync(*ports_.table, current, in);
   if (!report.errors.empty()) KernelFailed(KernelTarget::kClassMap);
   for (size_t i = 0; i < report.errors.size(); ++i) {
-    problems_.Report("cgroup:" + std::to_string(report.failed_ids[i]), report.errors[i].message());
+    problems_.Report(ProblemKind::kCgroup, std::to_string(report.failed_ids[i]),
+                     report.errors[i].message());
   }
   if (report.set > 0 || report.cleared > 0) {
     spdlog::info("class map synced set={} cleared={} kept_in_grace={} entries={}", report.set,
@@ -529,7 +532,8 @@ void Enforcer::DropResidualPods(const core::PodEntries& allocations, Clock::time
       spdlog::info("cleared residual pod pod={} from the state", LogValue(m.uid));
       residual_.Forget(m.uid);
     } else {
-      problems_.Report("pod:" + m.uid, "clearing residual allocations failed: " + st.message());
+      problems_.Report(ProblemKind::kPod, m.uid,
+                       "clearing residual allocations failed: " + st.message());
     }
   }
 }
@@ -538,15 +542,15 @@ void Enforcer::SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes
   if (ports_.addresses == nullptr) return;
   auto current = ports_.addresses->List();
   if (!current.ok()) {
-    problems_.Report("pod-address-map", current.status().message());
+    problems_.Report(ProblemKind::kPodAddressMap, "", current.status().message());
     KernelFailed(KernelTarget::kPodAddressMap);
     return;
   }
   const PodAddressPlan plan = PlanPodAddresses(pods_, classes);
-  for (const auto& [key, message] : plan.problems) problems_.Report(key, message);
+  for (const auto& p : plan.problems) problems_.Report(p);
   const PodAddressSyncReport r = SyncPodAddresses(*ports_.addresses, *current, plan);
   if (!r.errors.empty()) KernelFailed(KernelTarget::kPodAddressMap);
-  for (const auto& e : r.errors) problems_.Report("pod-address-map", e.message());
+  for (const auto& e : r.errors) problems_.Report(ProblemKind::kPodAddressMap, "", e.message());
   if (r.set > 0 || r.cleared > 0) {
     spdlog::info("pod addresses synced set={} cleared={} entries={}", r.set, r.cleared,
                  plan.entries.size());

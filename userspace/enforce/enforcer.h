@@ -227,7 +227,6 @@ class Enforcer {
   LinkLeaves LeavesOf(const core::Nic& nic, const Applied& a) const;
   // The egress tree's level classes; none in EDT mode (no HTB tree on egress).
   static std::vector<LevelClass> EgressLevels(const Applied& a);
-  static std::string NicKey(const core::NicId& id);  // names a NIC's problems
   void OnCgroupCreated(const std::string& path);
   // Brings the pod address table in step with pods_ and `classes` (pod_addresses.h).
   void SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes);

@@ -18,8 +18,6 @@ bool SamePlan(const shaping::HtbPlan& a, const shaping::HtbPlan& b) {
 
 }  // namespace
 
-std::string Enforcer::NicKey(const core::NicId& id) { return "nic:" + id.Identifier(); }
-
 bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<LinkLeaves>* grown) {
   const core::Nic& nic = nic_of_.at(link.id);
   shaping::LevelCeilings egress_ceilings, ingress_ceilings;
@@ -39,10 +37,12 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<Lin
       shaping::BuildHtbPlan(IfbNameFor(nic.ifindex), options_.shaping, link.link_mbps,
                             ingress_leaves_[link.id], ingress_ceilings, ingress_groups_[link.id]);
   if (!eplan.ok() || !iplan.ok()) {
-    problems_.Report(NicKey(link.id), (!eplan.ok() ? eplan.status() : iplan.status()).message());
+    problems_.Report(ProblemKind::kNic, link.id.Identifier(),
+                     (!eplan.ok() ? eplan.status() : iplan.status()).message());
     return false;
   }
-  for (const auto& o : eplan->overcommit) problems_.Report(NicKey(link.id) + ":overcommit", o);
+  for (const auto& o : eplan->overcommit)
+    problems_.Report(ProblemKind::kNic, link.id.Identifier() + ":overcommit", o);
   Applied& a = applied_[link.id];
   if (!force && a.ok && a.ifindex == nic.ifindex) {
     if (SamePlan(a.egress, *eplan) && SamePlan(a.ingress, *iplan)) return true;
@@ -50,7 +50,7 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<Lin
   }
   auto mode = ports_.shaper->Apply(nic, *eplan, *iplan);
   if (!mode.ok()) {
-    problems_.Report(NicKey(link.id), mode.status().message());
+    problems_.Report(ProblemKind::kNic, link.id.Identifier(), mode.status().message());
     KernelFailed(KernelTarget::kShaping);
     a.ok = false;
     return false;
@@ -126,7 +126,7 @@ void Enforcer::SyncEdt() {
   edt_bursts_unapplied_ = unapplied;
   auto current = ports_.edt->List();
   if (!current.ok()) {
-    problems_.Report("edt-map", current.status().message());
+    problems_.Report(ProblemKind::kEdtMap, "", current.status().message());
     KernelFailed(KernelTarget::kEdtMap);
     return;
   }
@@ -134,19 +134,19 @@ void Enforcer::SyncEdt() {
   const auto want = PlanEdtRates(egress_leaves_, edt_nics, egress_groups_);
   const EdtSyncReport r = SyncEdtRates(*ports_.edt, *current, want);
   if (!r.errors.empty()) KernelFailed(KernelTarget::kEdtMap);
-  for (const auto& e : r.errors) problems_.Report("edt-map", e.message());
+  for (const auto& e : r.errors) problems_.Report(ProblemKind::kEdtMap, "", e.message());
   if (r.set > 0 || r.cleared > 0) {
     spdlog::info("edt rates synced set={} cleared={} entries={}", r.set, r.cleared, want.size());
   }
   if (ports_.edt_aggregates == nullptr) return;
   auto members = ports_.edt_aggregates->List();
   if (!members.ok()) {
-    problems_.Report("aggregate-map", members.status().message());
+    problems_.Report(ProblemKind::kAggregateMap, "", members.status().message());
     return;
   }
   const auto placed = PlanEdtAggregates(egress_leaves_, edt_nics);
   const EdtSyncReport a = SyncEdtRates(*ports_.edt_aggregates, *members, placed);
-  for (const auto& e : a.errors) problems_.Report("aggregate-map", e.message());
+  for (const auto& e : a.errors) problems_.Report(ProblemKind::kAggregateMap, "", e.message());
   if (a.set > 0 || a.cleared > 0) {
     spdlog::info("edt aggregates synced set={} cleared={} entries={}", a.set, a.cleared,
                  placed.size());

@@ -16,7 +16,7 @@ VethSyncResult Enforcer::SyncVeths(const std::map<uint64_t, DesiredContainer>& c
     home_ifindex[link.id] = nic.ifindex;
   }
   VethSyncResult r = veths_.Sync(pods_, classes, enforced, home_ifindex, *ports_.table, full);
-  for (const auto& [key, message] : r.problems) problems_.Report(key, message);
+  for (const auto& p : r.problems) problems_.Report(p);
   return r;
 }
 

@@ -62,7 +62,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     NewContainerPlan plan =
         PlanNewContainer(options_.policy, allocations, c, links_, dopts, minors_, annotated_);
     for (const auto& p : plan.problems) {
-      problems_.Report("container:" + p.substr(0, p.find(':')), p);
+      problems_.Report(ProblemKind::kContainer, p.substr(0, p.find(':')), p);
     }
     if (!plan.desired) continue;
     if (netqos::Status st = ports_.table->Set(c.cgroup_id, plan.desired->entry); !st.ok()) {
@@ -70,7 +70,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
       // Worded as ClassSync words it: the whole pass that retries it reports the same problem, so
       // it is logged once, not again as a changed message.
       problems_.Report(
-          "cgroup:" + std::to_string(c.cgroup_id),
+          ProblemKind::kCgroup, std::to_string(c.cgroup_id),
           st.Wrap("set class of cgroup " + std::to_string(c.cgroup_id) + " (pod " +
                   c.pod_namespace + "/" + c.pod_name + " container " + c.container_name + ")")
               .message());

@@ -73,26 +73,27 @@ PodAddressPlan PlanPodAddresses(const std::vector<cgroup::PodInfo>& pods,
     const RoutedContainer routed = ChooseRoutedContainer(it->second);
     const ClassEntryRef chosen = routed.chosen;
     if (routed.leaves > 1) {
-      plan.problems.emplace_back(
-          "pod:" + name,
-          name + ": " + std::to_string(routed.leaves) +
-              " containers have leaves of their own but share the pod's network namespace; its "
-              "routed traffic is held to container " +
-              chosen->second.container_name + "'s (a pod-level allocation gives them one)");
+      plan.problems.push_back(
+          {ProblemKind::kPod, name,
+           name + ": " + std::to_string(routed.leaves) +
+               " containers have leaves of their own but share the pod's network namespace; its "
+               "routed traffic is held to container " +
+               chosen->second.container_name + "'s (a pod-level allocation gives them one)"});
     }
     for (const auto& text : pod.ips) {
       const auto address = ParsePodAddress(text);
       if (!address) {
-        plan.problems.emplace_back("pod:" + name, name + ": status.podIPs entry \"" + text +
-                                                      "\" is not an IP address; ignored");
+        plan.problems.push_back(
+            {ProblemKind::kPod, name,
+             name + ": status.podIPs entry \"" + text + "\" is not an IP address; ignored"});
         continue;
       }
       auto [o, fresh] = owner.emplace(*address, name);
       if (!fresh && o->second != name) {
         contested.insert(*address);
-        plan.problems.emplace_back("address:" + text, "pods " + o->second + " and " + name +
-                                                          " both list address " + text +
-                                                          "; its routed traffic is not classified");
+        plan.problems.push_back({ProblemKind::kAddress, text,
+                                 "pods " + o->second + " and " + name + " both list address " +
+                                     text + "; its routed traffic is not classified"});
         continue;
       }
       plan.entries[*address] = chosen->first;

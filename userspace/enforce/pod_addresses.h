@@ -13,6 +13,7 @@
 #include "cgroup/pod_list.h"
 #include "enforce/desired_state.h"
 #include "enforce/pod_address_table.h"
+#include "enforce/problem_log.h"
 
 namespace netqos::enforce {
 
@@ -36,8 +37,8 @@ RoutedContainer ChooseRoutedContainer(const std::map<std::string, ClassEntryRef>
 
 struct PodAddressPlan {
   std::map<PodAddress, uint64_t> entries;  // address -> class map key (a container's cgroup id)
-  // Things an operator should fix, keyed like the enforcer's problems ("pod:<ns>/<name>").
-  std::vector<std::pair<std::string, std::string>> problems;
+  // Things an operator should fix (a pod's, an address's).
+  std::vector<Problem> problems;
 };
 
 // Each address of a pod that has its own network namespace (not hostNetwork, not finished)

@@ -81,11 +81,11 @@ PodVethPlan PlanPodVeths(const std::vector<cgroup::PodInfo>& pods,
     if (candidates.size() > 1) {
       std::vector<std::string> names;
       for (int i : candidates) names.push_back(by_ifindex.at(i)->name);
-      plan.problems.emplace_back("pod:" + name,
-                                 name + ": " + std::to_string(candidates.size()) + " veths (" +
-                                     Names(names) +
-                                     ") lead to its addresses; it is classified by its sockets and "
-                                     "addresses only, not at a veth");
+      plan.problems.push_back({ProblemKind::kPod, name,
+                               name + ": " + std::to_string(candidates.size()) + " veths (" +
+                                   Names(names) +
+                                   ") lead to its addresses; it is classified by its sockets and "
+                                   "addresses only, not at a veth"});
       continue;
     }
     claims[*candidates.begin()].push_back(&pod);
@@ -96,10 +96,10 @@ PodVethPlan PlanPodVeths(const std::vector<cgroup::PodInfo>& pods,
     if (claimants.size() > 1) {
       std::vector<std::string> names;
       for (const auto* p : claimants) names.push_back(p->ns + "/" + p->name);
-      plan.problems.emplace_back("veth:" + by_ifindex.at(ifindex)->name,
-                                 "veth " + by_ifindex.at(ifindex)->name +
-                                     " leads to the addresses of pods " + Names(names) +
-                                     "; none of them is classified at it");
+      plan.problems.push_back({ProblemKind::kVeth, by_ifindex.at(ifindex)->name,
+                               "veth " + by_ifindex.at(ifindex)->name +
+                                   " leads to the addresses of pods " + Names(names) +
+                                   "; none of them is classified at it"});
       continue;
     }
     const cgroup::PodInfo& pod = *claimants.front();

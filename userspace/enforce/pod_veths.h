@@ -15,6 +15,7 @@
 #include "core/types.h"
 #include "enforce/desired_state.h"
 #include "enforce/pod_address_table.h"
+#include "enforce/problem_log.h"
 
 namespace netqos::enforce {
 
@@ -48,7 +49,7 @@ struct PodVeth {
 struct PodVethPlan {
   std::map<int, PodVeth> veths;            // host-end ifindex -> its pod
   std::map<uint64_t, int> container_veth;  // cgroup id of each container of those pods -> veth
-  std::vector<std::pair<std::string, std::string>> problems;  // keyed like the enforcer's
+  std::vector<Problem> problems;
   // Pods with addresses of their own that have no veth here (none found yet, or not one alone).
   size_t unplaced = 0;
 };

@@ -11,11 +11,12 @@ void ProblemLog::BeginPass() {
   seen_this_pass_.clear();
 }
 
-void ProblemLog::Report(const std::string& key, const std::string& message) {
+void ProblemLog::Report(ProblemKind kind, std::string_view object, const std::string& message) {
+  const std::string key = ProblemKey(kind, object);
   std::lock_guard<std::mutex> lock(mu_);
   seen_this_pass_.insert(key);
   ++total_;
-  Entry& e = active_[key];
+  Entry& e = active_.try_emplace(key, Entry{kind, "", 0}).first->second;
   if (e.times_seen == 0 || e.message != message) {
     spdlog::warn("enforcement problem object={} problem={}", LogValue(key), LogValue(message));
     e.message = message;
@@ -39,7 +40,7 @@ void ProblemLog::EndPass() {
 std::vector<ProblemSnapshot> ProblemLog::Active() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<ProblemSnapshot> out;
-  for (const auto& [key, e] : active_) out.push_back({key, e.message, e.times_seen});
+  for (const auto& [key, e] : active_) out.push_back({e.kind, key, e.message, e.times_seen});
   return out;
 }
 

@@ -8,12 +8,24 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "common/problem_kind.h"
 
 namespace netqos::enforce {
 
+// A problem a plan found, for the enforcer to report.
+struct Problem {
+  ProblemKind kind;
+  std::string object;  // "" when the kind names one thing ("class-map")
+  std::string message;
+  std::string key() const { return ProblemKey(kind, object); }
+};
+
 struct ProblemSnapshot {
-  std::string key;
+  ProblemKind kind;
+  std::string key;  // ProblemKey(kind, object)
   std::string message;
   uint64_t times_seen = 0;
 };
@@ -22,8 +34,9 @@ class ProblemLog {
  public:
   // Problems not reported again between BeginPass and EndPass are resolved by EndPass.
   void BeginPass();
-  // `key` names the object ("nic:eth0", "class:1234"); a changed message is logged again.
-  void Report(const std::string& key, const std::string& message);
+  // The kind and object name the problem ("nic" "eth0"); a changed message is logged again.
+  void Report(ProblemKind kind, std::string_view object, const std::string& message);
+  void Report(const Problem& p) { Report(p.kind, p.object, p.message); }
   void EndPass();
 
   std::vector<ProblemSnapshot> Active() const;
@@ -31,6 +44,7 @@ class ProblemLog {
 
  private:
   struct Entry {
+    ProblemKind kind;
     std::string message;
     uint64_t times_seen = 0;
   };

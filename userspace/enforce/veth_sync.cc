@@ -48,8 +48,9 @@ VethSyncResult VethSync::Sync(const std::vector<cgroup::PodInfo>& pods,
   if (!veths.ok() || !routes.ok()) {
     // Nothing changes: the pods keep the veths, slots and marks they had.
     const Status& st = !veths.ok() ? veths.status() : routes.status();
-    r.problems.emplace_back("veths", "pod veths not read (" + st.message() +
-                                         "); pods keep the classification they had");
+    r.problems.push_back(
+        {ProblemKind::kVeths, "",
+         "pod veths not read (" + st.message() + "); pods keep the classification they had"});
     r.veths = attached_.size();
     return r;
   }
@@ -64,10 +65,10 @@ VethSyncResult VethSync::Sync(const std::vector<cgroup::PodInfo>& pods,
   for (uint64_t id : keep) {
     const uint16_t slot = slots_.Acquire(id);
     if (slot == 0) {
-      r.problems.emplace_back("carrier-slots",
-                              "all " + std::to_string(kCarrierSlots - 1) +
-                                  " carrier slots are taken; containers beyond them are classified "
-                                  "by their pod's at the veth");
+      r.problems.push_back({ProblemKind::kCarrierSlots, "",
+                            "all " + std::to_string(kCarrierSlots - 1) +
+                                " carrier slots are taken; containers beyond them are classified "
+                                "by their pod's at the veth"});
     }
     slot_of[id] = slot;
   }
@@ -80,7 +81,7 @@ VethSyncResult VethSync::Sync(const std::vector<cgroup::PodInfo>& pods,
     auto c = carriers_.find(slot);
     if (c != carriers_.end() && c->second == id) continue;
     if (Status st = ports_.table->SetCarrier(slot, id); !st.ok()) {
-      r.problems.emplace_back("carrier-slots", st.message());
+      r.problems.push_back({ProblemKind::kCarrierSlots, "", st.message()});
       continue;
     }
     carriers_[slot] = id;
@@ -102,17 +103,18 @@ VethSyncResult VethSync::Sync(const std::vector<cgroup::PodInfo>& pods,
     }
     auto a = attached_.find(ifindex);
     const bool placed = a != attached_.end() && a->second.home == home;
-    const std::string key = "veth:" + VethName(*veths, ifindex);
+    const std::string veth = VethName(*veths, ifindex);
     if (full || !placed) {
       if (Status st = ports_.attacher->Attach(ifindex, home); !st.ok()) {
-        r.problems.emplace_back(key, pv.pod_name + ": " + st.message() +
-                                         "; classified by its sockets and addresses only");
+        r.problems.push_back(
+            {ProblemKind::kVeth, veth,
+             pv.pod_name + ": " + st.message() + "; classified by its sockets and addresses only"});
         continue;
       }
     }
     if (full || a == attached_.end() || a->second.cgroup_id != pv.cgroup_id) {
       if (Status st = ports_.table->SetVeth(ifindex, pv.cgroup_id); !st.ok()) {
-        r.problems.emplace_back(key, pv.pod_name + ": " + st.message());
+        r.problems.push_back({ProblemKind::kVeth, veth, pv.pod_name + ": " + st.message()});
         continue;
       }
     }
@@ -132,7 +134,7 @@ VethSyncResult VethSync::Sync(const std::vector<cgroup::PodInfo>& pods,
     e.flags = m != marks.end() ? (e.flags | kClassVeth) : (e.flags & ~kClassVeth);
     if (e == d.entry) continue;
     if (Status st = class_table.Set(id, e); !st.ok()) {
-      r.problems.emplace_back("cgroup:" + std::to_string(id), st.message());
+      r.problems.push_back({ProblemKind::kCgroup, std::to_string(id), st.message()});
       if (m != marks.end()) marks.erase(m);
       continue;
     }
@@ -150,7 +152,7 @@ VethSyncResult VethSync::Sync(const std::vector<cgroup::PodInfo>& pods,
     Status st = ports_.attacher->Detach(it->first);
     if (st.ok()) st = ports_.table->ClearVeth(it->first);
     if (!st.ok()) {
-      r.problems.emplace_back("veth:" + std::to_string(it->first), st.message());
+      r.problems.push_back({ProblemKind::kVeth, std::to_string(it->first), st.message()});
       ++it;
       continue;
     }

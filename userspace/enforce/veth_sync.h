@@ -18,6 +18,7 @@
 #include "enforce/class_table.h"
 #include "enforce/desired_state.h"
 #include "enforce/pod_veths.h"
+#include "enforce/problem_log.h"
 #include "enforce/veth_ports.h"
 
 namespace netqos::enforce {
@@ -35,8 +36,8 @@ struct VethSyncResult {
   // Class entries whose slot or kClassVeth changed, already written to the class map: the caller
   // puts them into its copy of `classes`.
   std::map<uint64_t, ClassEntry> marked;
-  std::vector<std::pair<std::string, std::string>> problems;  // keyed like the enforcer's
-  size_t veths = 0;                                           // pods classified at their veth
+  std::vector<Problem> problems;
+  size_t veths = 0;  // pods classified at their veth
 };
 
 class VethSync {

@@ -137,20 +137,6 @@ const std::vector<std::string>& ResourcePluginMethods() {
   return kMethods;
 }
 
-const std::vector<std::string>& ProblemKinds() {
-  static const std::vector<std::string> kKinds = {
-      "address",         "aggregate-map", "carrier-slots", "cgroup", "cgroup-tree", "class-map",
-      "container",       "edt-map",       "kubelet",       "nic",    "other",       "pod",
-      "pod-address-map", "pod-list",      "pod-roots",     "veth",   "veths"};
-  return kKinds;
-}
-
-std::string ProblemKind(std::string_view object) {
-  const std::string kind(object.substr(0, object.find(':')));
-  const auto& kinds = ProblemKinds();
-  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end() ? kind : "other";
-}
-
 const std::vector<double>& RpcDurationBounds() { return LatencyBounds(); }
 
 void CollectAllocations(const service::AllocationService::View& view, std::vector<Family>* out) {
@@ -233,10 +219,14 @@ void CollectEnforcement(const service::EnforcementReport& report,
       "netqos_enforcement_problems",
       "Enforcement problems active now, by kind (netqosctl status and the log name each object).",
       MetricType::kGauge);
-  std::map<std::string, double> by_kind;
-  for (const auto& k : ProblemKinds()) by_kind[k] = 0;
-  for (const auto& p : report.problems) ++by_kind[ProblemKind(p.object)];
-  for (const auto& [kind, n] : by_kind) problems.samples.push_back({{{"kind", kind}}, n});
+  // Every kind's series, at 0 when none is active: the kinds the enforcer can report are the
+  // enum's (common/problem_kind.h), so the label set is closed.
+  std::map<ProblemKind, double> by_kind;
+  for (const auto& k : kProblemKinds) by_kind[k.value] = 0;
+  for (const auto& p : report.problems) ++by_kind[p.kind];
+  for (const auto& [kind, n] : by_kind) {
+    problems.samples.push_back({{{"kind", std::string(ProblemKindName(kind))}}, n});
+  }
   Family refused = MakeFamily(
       "netqos_tenant_refused_annotations",
       "Pods whose annotation the tenant policy refuses or bounds now, by namespace and annotation "

@@ -28,14 +28,6 @@ struct BuildInfo {
   std::string date;    // UTC ISO 8601, "" when unknown
 };
 
-// The kinds of enforcement problem, the `kind` label of netqos_enforcement_problems: what a
-// problem's object names before its first ':' ("pod:ns/web" is a "pod" problem), from the
-// enforcer's reports (userspace/enforce/). Every kind's series exists, at 0 when none is active.
-const std::vector<std::string>& ProblemKinds();
-// The kind of a problem's object; "other" for one not in ProblemKinds() (the label stays a closed
-// set should the enforcer name a new kind before this list does).
-std::string ProblemKind(std::string_view object);
-
 // Upper bounds of netqos_rpc_duration_seconds (an Allocate is one fsync'd journal line).
 const std::vector<double>& RpcDurationBounds();
 

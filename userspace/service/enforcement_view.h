@@ -12,6 +12,7 @@
 
 #include "common/counters.h"
 #include "common/histogram.h"
+#include "common/problem_kind.h"
 
 namespace netqos::service {
 
@@ -91,7 +92,8 @@ struct LevelEnforcement {
 };
 
 struct EnforcementProblem {
-  std::string object;
+  ProblemKind kind;    // the netqos_enforcement_problems label
+  std::string object;  // ProblemKey(kind, the object): "nic:eth0"
   std::string message;
   uint64_t times_seen = 0;
 };

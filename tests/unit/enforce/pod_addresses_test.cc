@@ -86,10 +86,10 @@ TEST_CASE("pod addresses: finished pods, bad and contested addresses are left ou
   // neither; the bad text is skipped, the good one of the same pod kept.
   CHECK(plan.entries == std::map<PodAddress, uint64_t>{{A("10.0.0.7"), 2}, {A("10.0.0.9"), 5}});
   REQUIRE(plan.problems.size() == 2);
-  CHECK(plan.problems[0].second.find("ns/pod-a and ns/pod-b both list address 10.0.0.8") !=
+  CHECK(plan.problems[0].message.find("ns/pod-a and ns/pod-b both list address 10.0.0.8") !=
         std::string::npos);
-  CHECK(plan.problems[1].first == "pod:ns/pod-bad");
-  CHECK(plan.problems[1].second.find("\"not-an-ip\" is not an IP address") != std::string::npos);
+  CHECK(plan.problems[1].key() == "pod:ns/pod-bad");
+  CHECK(plan.problems[1].message.find("\"not-an-ip\" is not an IP address") != std::string::npos);
 }
 
 TEST_CASE("pod addresses: containers with leaves of their own are reported", "[enforce]") {
@@ -99,8 +99,8 @@ TEST_CASE("pod addresses: containers with leaves of their own are reported", "[e
   const PodAddressPlan plan = PlanPodAddresses({RoutedPod("p", {"10.0.0.1"})}, classes);
   CHECK(plan.entries.at(A("10.0.0.1")) == 8);  // the first capped one by name
   REQUIRE(plan.problems.size() == 1);
-  CHECK(plan.problems[0].first == "pod:ns/pod-p");
-  CHECK(plan.problems[0].second.find("container alpha") != std::string::npos);
+  CHECK(plan.problems[0].key() == "pod:ns/pod-p");
+  CHECK(plan.problems[0].message.find("container alpha") != std::string::npos);
 
   // One pod-level leaf shared by all: no problem.
   classes = {{7, ClassifiedIn("p", "zeta", 70)}, {8, ClassifiedIn("p", "alpha", 70)}};

@@ -118,10 +118,10 @@ TEST_CASE("pod veths: two veths claiming a pod, or two pods claiming a veth, pla
   CHECK(plan.container_veth.empty());
   CHECK(plan.unplaced == 3);
   REQUIRE(plan.problems.size() == 2);
-  CHECK(plan.problems[0].first == "pod:ns/pod-p1");
-  CHECK(plan.problems[0].second.find("2 veths (veth7, veth8)") != std::string::npos);
-  CHECK(plan.problems[1].first == "veth:veth9");
-  CHECK(plan.problems[1].second.find("ns/pod-p2, ns/pod-p3") != std::string::npos);
+  CHECK(plan.problems[0].key() == "pod:ns/pod-p1");
+  CHECK(plan.problems[0].message.find("2 veths (veth7, veth8)") != std::string::npos);
+  CHECK(plan.problems[1].key() == "veth:veth9");
+  CHECK(plan.problems[1].message.find("ns/pod-p2, ns/pod-p3") != std::string::npos);
 }
 
 TEST_CASE("pod veths: host-network, finished, unclassified and address-less pods have none",

@@ -6,18 +6,20 @@
 #include <string>
 #include <vector>
 
+using netqos::ProblemKind;
 using netqos::enforce::ProblemLog;
 using netqos::enforce::ProblemSnapshot;
 
 TEST_CASE("a problem reported twice is one active entry seen twice", "[enforce]") {
   ProblemLog log;
   log.BeginPass();
-  log.Report("nic:eth0", "link down");
-  log.Report("nic:eth0", "link down");
+  log.Report(ProblemKind::kNic, "eth0", "link down");
+  log.Report(ProblemKind::kNic, "eth0", "link down");
   log.EndPass();
   const std::vector<ProblemSnapshot> active = log.Active();
   REQUIRE(active.size() == 1);
   CHECK(active[0].key == "nic:eth0");
+  CHECK(active[0].kind == ProblemKind::kNic);
   CHECK(active[0].message == "link down");
   CHECK(active[0].times_seen == 2);
   CHECK(log.total_reports() == 2);
@@ -26,13 +28,13 @@ TEST_CASE("a problem reported twice is one active entry seen twice", "[enforce]"
 TEST_CASE("problems persist across passes and resolve when no longer reported", "[enforce]") {
   ProblemLog log;
   log.BeginPass();
-  log.Report("class:1", "E2BIG");
-  log.Report("nic:eth1", "missing");
+  log.Report(ProblemKind::kCgroup, "1", "E2BIG");
+  log.Report(ProblemKind::kNic, "eth1", "missing");
   log.EndPass();
   CHECK(log.Active().size() == 2);
 
   log.BeginPass();
-  log.Report("nic:eth1", "missing again");  // a changed message replaces the old one
+  log.Report(ProblemKind::kNic, "eth1", "missing again");  // a changed message replaces the old one
   log.EndPass();
   std::vector<ProblemSnapshot> active = log.Active();
   REQUIRE(active.size() == 1);
@@ -47,10 +49,19 @@ TEST_CASE("problems persist across passes and resolve when no longer reported", 
 
   // Coming back after resolution starts counting afresh.
   log.BeginPass();
-  log.Report("nic:eth1", "missing");
+  log.Report(ProblemKind::kNic, "eth1", "missing");
   log.EndPass();
   active = log.Active();
   REQUIRE(active.size() == 1);
   CHECK(active[0].times_seen == 1);
   CHECK(log.total_reports() == 4);
+}
+
+TEST_CASE("a problem's key is its kind, then its object when it has one", "[enforce]") {
+  CHECK(netqos::ProblemKey(ProblemKind::kPodAddressMap, "") == "pod-address-map");
+  CHECK(netqos::ProblemKey(ProblemKind::kPod, "ns/web") == "pod:ns/web");
+  for (const auto& k : netqos::kProblemKinds) {
+    INFO(k.name);
+    CHECK(netqos::ProblemKindName(k.value) == k.name);  // every kind has one name, its own
+  }
 }

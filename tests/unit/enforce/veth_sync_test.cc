@@ -202,8 +202,8 @@ TEST_CASE("veth sync: a veth that cannot be attached leaves its pod unmarked", "
   CHECK(r.marked.count(11) == 0);
   CHECK(r.marked.count(21) == 1);
   REQUIRE(r.problems.size() == 1);
-  CHECK(r.problems[0].first == "veth:veth7");
-  CHECK(r.problems[0].second.find("ns/pod-p1: a foreign filter") == 0);
+  CHECK(r.problems[0].key() == "veth:veth7");
+  CHECK(r.problems[0].message.find("ns/pod-p1: a foreign filter") == 0);
   CHECK(n.table.veths.count(7) == 0);
 }
 
@@ -237,8 +237,8 @@ TEST_CASE("veth sync: when the veths cannot be read, every pod keeps what it had
   CHECK(n.log.empty());
   CHECK(r.veths == 1);
   REQUIRE(r.problems.size() == 1);
-  CHECK(r.problems[0].first == "veths");
-  CHECK(r.problems[0].second.find("netlink down") != std::string::npos);
+  CHECK(r.problems[0].key() == "veths");
+  CHECK(r.problems[0].message.find("netlink down") != std::string::npos);
 }
 
 TEST_CASE("veth sync: a restarted daemon adopts slots and marks, and drops veths of pods gone",

@@ -152,7 +152,7 @@ TEST_CASE("GetStatus counts allocations and reports NIC health", "[grpc][admin]"
   REQUIRE(e.shaped_nics_size() == 1);
   CHECK(e.shaped_nics(0) == "eth0");
   REQUIRE(e.problems_size() == 1);
-  CHECK(e.problems(0).object() == "nic ns2-eth2");
+  CHECK(e.problems(0).object() == "nic:ns2-eth2");
   CHECK(e.problems(0).message() == "no known speed");
   CHECK(e.problems(0).times_seen() == 2);
   CHECK(e.classified_containers() == 2);

@@ -48,7 +48,7 @@ inline service::EnforcementReport SampleEnforcementReport() {
   r.pod_list_failures = 1;
   r.problem_reports_total = 3;
   r.shaped_nics = {"eth0"};
-  r.problems = {{"nic ns2-eth2", "no known speed", 2}};
+  r.problems = {{ProblemKind::kNic, "nic:ns2-eth2", "no known speed", 2}};
   service::ContainerEnforcement web;
   web.cgroup_id = 4242;
   web.pod_uid = "u-web";

@@ -190,7 +190,7 @@ TEST_CASE("netqosctl enforcement commands against a daemon with a fake enforceme
     CHECK(j["daemon"]["socket_paths"][0] == stack.socket());
     CHECK(j["daemon"]["enforcement"]["mode"] == "bpf");
     CHECK(j["daemon"]["enforcement"]["shaped_nics"][0] == "eth0");
-    CHECK(j["daemon"]["enforcement"]["problems"][0]["object"] == "nic ns2-eth2");
+    CHECK(j["daemon"]["enforcement"]["problems"][0]["object"] == "nic:ns2-eth2");
     CHECK(j["daemon"]["nics_total"] == 2);
     CHECK(j["daemon"]["nics"][0]["shaped"] == true);
     CHECK(j["pinned"]["exists"] == false);
@@ -322,7 +322,8 @@ TEST_CASE(
   const std::string hostile =
       "\x1b]0;owned\x07\x1b[2J\nnetqos: fine\r\xc2\x9b"
       "31m";
-  report.problems.push_back({"container:shop/web", "refused netqos.io/dscp=" + hostile, 1});
+  report.problems.push_back(
+      {ProblemKind::kContainer, "container:shop/web", "refused netqos.io/dscp=" + hostile, 1});
   report.containers[0].tenant_policy = "namespace shop";
   report.containers[0].tenant_decisions.push_back(
       {"netqos.io/dscp", hostile, "refused", "DSCP 46 (EF) is not one the policy lists"});

@@ -10,6 +10,7 @@
 #include "support/prom_parser.h"
 #include "support/promtool_lint.h"
 
+using netqos::ProblemKind;
 using netqos::metrics::CollectAllocations;
 using netqos::metrics::CollectEnforcement;
 using netqos::metrics::DaemonMetrics;
@@ -60,10 +61,10 @@ netqos::service::EnforcementReport SomeEnforcement() {
   r.problem_reports_total = 5;
   r.pods_known = true;
   r.shaped_nics = {"eth0"};
-  r.problems = {{"nic:eth9", "NIC missing", 3},
-                {"nic:eth0:overcommit", "allocations above the link rate", 1},
-                {"pod:default/web", "podIPs entry", 1},
-                {"something new", "a kind this list does not know yet", 1}};
+  r.problems = {{ProblemKind::kNic, "nic:eth9", "NIC missing", 3},
+                {ProblemKind::kNic, "nic:eth0:overcommit", "allocations above the link rate", 1},
+                {ProblemKind::kPod, "pod:default/web", "podIPs entry", 1},
+                {ProblemKind::kPodRoots, "pod-roots", "not guarded", 1}};
   r.shaping_modes["eth0"] = {
       "htb", "auto: 4 TX queues but no fq: sch_fq: Unknown qdisc", "no_fq", {}};
   netqos::service::ContainerEnforcement c;
@@ -257,10 +258,9 @@ TEST_CASE("per-container and per-class counters by direction, enforcement status
   // Problems are counted by kind, a closed set: the object is in the log and netqosctl status.
   CHECK(doc.Value("netqos_enforcement_problems", {{"kind", "nic"}}) == 2);
   CHECK(doc.Value("netqos_enforcement_problems", {{"kind", "pod"}}) == 1);
-  CHECK(doc.Value("netqos_enforcement_problems", {{"kind", "other"}}) == 1);
+  CHECK(doc.Value("netqos_enforcement_problems", {{"kind", "pod-roots"}}) == 1);
   CHECK(doc.Value("netqos_enforcement_problems", {{"kind", "kubelet"}}) == 0);
-  CHECK(doc.Family("netqos_enforcement_problems").samples.size() ==
-        netqos::metrics::ProblemKinds().size());
+  CHECK(doc.Family("netqos_enforcement_problems").samples.size() == netqos::kProblemKinds.size());
   // The shaping mode's reason is the closed one, not the words (which quote a probe's error).
   CHECK(doc.Value("netqos_enforcement_shaping_mode",
                   {{"nic", "eth0"}, {"mode", "htb"}, {"reason", "no_fq"}}) == 1);
