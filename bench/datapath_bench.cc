@@ -6,7 +6,12 @@
 //     (no --enforce-nics), and with netqos shaping the veth (HTB + IFB) for a container without a
 //     cap (the uncapped class) and for one whose leaf is allocated far above what the veth
 //     carries. Configurations alternate round by round and each figure is the median of the
-//     rounds.
+//     rounds. Then one more pass of each netqos configuration with the kernel's BPF run-time
+//     statistics on (bpf/prog_stats.h): each attached program's runs and ns per run, per kind of
+//     traffic, and the BPF time per 64-byte UDP packet. Kept out of the ratio rounds, whose
+//     programs would otherwise pay the statistics' two clock reads per run.
+// Instructions: where `perf stat` counts them, per packet; where it cannot (this VM has no PMU),
+// the size of each program as the kernel runs it (translated instructions) is the steady proxy.
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -18,7 +23,9 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -28,6 +35,7 @@
 #include "bpf/cgroup_id.h"
 #include "bpf/dataplane.h"
 #include "bpf/nic_attach.h"
+#include "bpf/prog_stats.h"
 #include "bpf/veth_attach.h"
 #include "enforcement_env.h"
 #include "netqos_bench_empty.skel.h"
@@ -124,6 +132,66 @@ uint32_t FirstDeviceAfterLoopback() {
   if (all != nullptr) ::if_freenameindex(all);
   if (found == 0) throw std::runtime_error("no device but loopback for the veth cases");
   return found;
+}
+
+// --------------------------------------------------------------------------------------------
+// Instructions: perf where it counts them, else the programs' translated sizes.
+
+// What `perf stat -e instructions` says of `true`: the count, or why there is none (no perf, or
+// "<not supported>" in a VM without a PMU).
+struct PerfProbe {
+  bool counts = false;
+  std::string said;
+};
+PerfProbe ProbePerfInstructions(const std::string& dir) {
+  const std::string perf = "/usr/bin/perf";
+  if (!std::filesystem::exists(perf)) return {false, "perf is not installed (" + perf + ")"};
+  const auto r =
+      testing::RunCommand({perf, "stat", "-x", ",", "-e", "instructions", "--", "/bin/true"},
+                          dir + "/perf.out", std::chrono::seconds(30));
+  std::string line;
+  std::istringstream in(r.output);
+  for (std::string l; std::getline(in, l);) {
+    if (l.find("instructions") != std::string::npos) line = l;
+  }
+  if (r.exit_code != 0 || line.empty()) {
+    return {false, "`perf stat -e instructions` failed (exit " + std::to_string(r.exit_code) +
+                       "): " + r.output.substr(0, 200)};
+  }
+  const bool counts = !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]));
+  return {counts, "`perf stat -x, -e instructions -- true` printed `" + line + "`"};
+}
+
+struct NamedProgram {
+  std::string name;
+  int fd;
+};
+
+// Each program's size as the kernel runs it: a property of the program, not of the machine's
+// load. Not the instructions a packet executes (branches skip most of them), but it moves when a
+// path gains or loses work.
+void ProgramSizes(Report& rep, const std::vector<NamedProgram>& programs) {
+  const PerfProbe perf = ProbePerfInstructions("/tmp");
+  rep.Line("### Instructions");
+  rep.Line();
+  rep.Line(perf.counts
+               ? "`perf stat` counts instructions on this machine (" + perf.said +
+                     "), but this bench does not yet count them per packet; the programs' "
+                     "translated sizes below are the proxy."
+               : "`perf stat` cannot count instructions here: " + perf.said +
+                     ". So no instructions per packet; the stable proxy is each program's "
+                     "size as the kernel runs it (bpf_prog_info: `xlated_prog_len` / 8 = BPF "
+                     "instructions after the verifier's rewrites, `jited_prog_len` = bytes of "
+                     "x86 code). A size, not the instructions one packet executes.");
+  rep.Line();
+  rep.TableHeader({"program", "translated BPF instructions", "JITed bytes"});
+  for (const auto& p : programs) {
+    auto st = bpf::ReadProgStats(p.fd);
+    if (!st.ok()) throw std::runtime_error(p.name + ": " + st.status().message());
+    rep.TableRow(
+        {p.name, Thousands(static_cast<double>(st->XlatedInsns())), Thousands(st->jited_bytes)});
+  }
+  rep.Line();
 }
 
 struct ProgramCosts {
@@ -307,6 +375,15 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
                   is_base ? "" : Fmt(ns - base, 1), is_base ? "" : Ratio(ns / base)});
   }
   rep.Line();
+  ProgramSizes(rep, {{"netqos_egress (cgroup_skb/egress)", egress},
+                     {"netqos_rx (cgroup_skb/ingress)", rx},
+                     {"netqos_ingress (tc)", ingress},
+                     {"netqos_nic_tx (tc egress, HTB mode)", nic_tx},
+                     {"netqos_nic_tx (tc egress, EDT mode)", nic_tx_edt},
+                     {"netqos_pod_tx (tc ingress of a pod's veth)", pod_tx},
+                     {"netqos_pod_rx (tc egress of a pod's veth)", pod_rx},
+                     {"empty cgroup_skb", empty_egress},
+                     {"empty tc", empty_tc}});
   return {
       Median(samples[index_of("netqos_egress (cgroup_skb/egress)", "container")]) - empty_egress_ns,
       Median(samples[index_of("netqos_rx (cgroup_skb/ingress)", "container")]) - empty_egress_ns,
@@ -373,6 +450,134 @@ std::string ProgramCostNote(bool received, const ProgramCosts& costs) {
          Fmt(costs.ingress_added_ns, 0) + " ns (tc ingress) per packet";
 }
 
+// --------------------------------------------------------------------------------------------
+// 3. The kernel's counters: each attached program's runs and time, per kind of traffic
+
+// The programs a running netqosd has attached for this bench: its cgroup links (pinned in its pin
+// dir) and, when it shapes, its tc programs on the veth (the IFB gets none: what reaches it was
+// classified on the veth).
+std::vector<std::pair<std::string, uint32_t>> AttachedPrograms(const EnforcementEnv& env,
+                                                               bool shaping) {
+  std::vector<std::pair<std::string, uint32_t>> out;
+  for (const char* link : {"link_cgroup_egress", "link_cgroup_ingress", "link_cgroup_setsockopt"}) {
+    const std::string path = env.PinDir() + "/" + link;
+    if (!std::filesystem::exists(path)) continue;
+    auto id = bpf::PinnedLinkProgramId(path);
+    if (!id.ok()) throw std::runtime_error(id.status().message());
+    out.emplace_back(std::string("cgroup root, ") + (link + 12), *id);
+  }
+  if (!shaping) return out;
+  const int ifindex = static_cast<int>(::if_nametoindex(env.host_if().c_str()));
+  auto in = bpf::IngressProgramId(ifindex);
+  auto eg = bpf::EgressProgramId(ifindex);
+  if (!in.ok()) throw std::runtime_error(in.status().message());
+  if (!eg.ok()) throw std::runtime_error(eg.status().message());
+  if (*in == 0 || *eg == 0) throw std::runtime_error("netqos's tc programs are not on the veth");
+  out.emplace_back("veth tc ingress", *in);
+  out.emplace_back("veth tc egress", *eg);
+  return out;
+}
+
+// netqosd attaches its tc programs after it starts enforcing (its first pass over the NICs):
+// traffic measured before that would not pay for them.
+void WaitTcPrograms(const EnforcementEnv& env, Clock::duration limit) {
+  const int ifindex = static_cast<int>(::if_nametoindex(env.host_if().c_str()));
+  const auto start = Clock::now();
+  const auto deadline = start + limit;
+  while (Clock::now() < deadline) {
+    // Asked only once the qdisc is there, so libbpf has no "no clsact" error to print.
+    if (testing::CaptureOutput("tc qdisc show dev " + env.host_if()).find("clsact") !=
+        std::string::npos) {
+      auto in = bpf::IngressProgramId(ifindex);
+      auto eg = bpf::EgressProgramId(ifindex);
+      if (in.ok() && eg.ok() && *in != 0 && *eg != 0) {
+        std::printf("[datapath] tc programs on the veth %.0f ms after the class map entry\n",
+                    Micros(Clock::now() - start) / 1000);
+        return;
+      }
+    }
+    SleepFor(50ms);
+  }
+  throw std::runtime_error("netqos's tc programs did not appear on " + env.host_if());
+}
+
+struct CountedRun {
+  std::vector<bpf::ProgStats> delta;  // per program of AttachedPrograms, in its order
+  double packets = 0;                 // UDP: what the sender sent; 0 for TCP
+};
+
+void CountedPass(const EnforcementEnv& env, const std::string& name, const std::string& cgroup,
+                 uint16_t port, int seconds, bool shaping, bool headline, Report& rep) {
+  const auto programs = AttachedPrograms(env, shaping);
+  auto read_all = [&] {
+    std::vector<bpf::ProgStats> v;
+    for (const auto& p : programs) {
+      auto st = bpf::ReadProgStatsById(p.second);
+      if (!st.ok()) throw std::runtime_error(p.first + ": " + st.status().message());
+      v.push_back(*st);
+    }
+    return v;
+  };
+  struct Kind {
+    std::string name;
+    bool reverse, udp;
+  };
+  const std::vector<Kind> kinds = {{"bulk TCP out", false, false},
+                                   {"bulk TCP in", true, false},
+                                   {"64-byte UDP out", false, true},
+                                   {"64-byte UDP in", true, true}};
+  const std::vector<std::string> small = {"-u", "-b", "0", "-l", "64"};
+  std::vector<CountedRun> runs;
+  for (const auto& k : kinds) {
+    const auto before = read_all();
+    const auto r =
+        RunIperf(env, cgroup, port, seconds, k.reverse, k.udp ? small : std::vector<std::string>{});
+    const auto after = read_all();
+    CountedRun c;
+    for (size_t i = 0; i < programs.size(); ++i) c.delta.push_back(after[i].Since(before[i]));
+    if (k.udp) {
+      const auto j = nlohmann::json::parse(r.output, nullptr, false);
+      if (j.is_discarded()) throw std::runtime_error("iperf3 UDP output is not JSON");
+      c.packets = j.at("end").at("sum_sent").at("packets").get<double>();
+    }
+    runs.push_back(std::move(c));
+  }
+  rep.Line("**" + name + "**");
+  rep.Line();
+  std::vector<std::string> header = {"program", "translated insns"};
+  for (const auto& k : kinds) header.push_back(k.name + ": ns / run (runs)");
+  rep.TableHeader(header);
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const auto& first = runs[0].delta[i];
+    std::vector<std::string> row = {first.name + " (" + programs[i].first + ")",
+                                    Thousands(static_cast<double>(first.XlatedInsns()))};
+    for (const auto& c : runs) {
+      row.push_back(Fmt(c.delta[i].NsPerRun(), 0) + " (" +
+                    Thousands(static_cast<double>(c.delta[i].run_cnt)) + ")");
+    }
+    rep.TableRow(row);
+  }
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    if (!kinds[k].udp || runs[k].packets <= 0) continue;
+    uint64_t ns = 0, cnt = 0;
+    for (const auto& d : runs[k].delta) {
+      ns += d.run_time_ns;
+      cnt += d.run_cnt;
+    }
+    const double per_packet = static_cast<double>(ns) / runs[k].packets;
+    rep.Line();
+    rep.Line("- " + kinds[k].name + ": " + Thousands(runs[k].packets) +
+             " packets sent; all programs together " + Fmt(per_packet, 0) + " ns and " +
+             Fmt(static_cast<double>(cnt) / runs[k].packets, 2) + " runs per packet sent.");
+    if (headline) {
+      rep.Figure("BPF time per 64-byte UDP packet, " + name + ", " + kinds[k].name.substr(12),
+                 Fmt(per_packet, 0) + " ns",
+                 "the kernel's run_time_ns of every attached program / packets sent");
+    }
+  }
+  rep.Line();
+}
+
 void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
   const int rounds = args.quick ? 1 : 5;
   const int seconds = args.quick ? 1 : 2;
@@ -436,6 +641,7 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
       if (netqos && !env.WaitEntry(*cfg.cgroup, 10s)) {
         throw std::runtime_error("the sender is not in the class map after restart");
       }
+      if (cfg.daemon == Daemon::kShape) WaitTcPrograms(env, 10s);
       if (cfg.cgroup == &cg_leaf) {  // the traffic really goes through the container's HTB leaf
         if (env.WaitLeaf(cg_leaf, 10s) != leaf) throw std::runtime_error("the sender changed leaf");
         const auto classes = testing::TcClasses(env.host_if());
@@ -551,6 +757,39 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
             "×; the HTB root alone, no netqos: " + Fmt(ratios[4].median, 3) + "×");
   }
   rep.Line();
+
+  rep.Line("### Each program's cost from the kernel's counters (HTB mode)");
+  rep.Line();
+  rep.Line(
+      "One more pass of each netqos configuration after the rounds above, with the kernel's BPF "
+      "run-time statistics on (`BPF_ENABLE_STATS`, held by the bench only for this pass: they "
+      "add two clock reads to every run, so the ratio rounds run without them): each attached "
+      "program's `run_time_ns` / `run_cnt` over one " +
+      std::to_string(seconds) +
+      " s run of each kind of traffic. Both ends of the veth are on this host, so the cgroup "
+      "programs (on the cgroup root) also run for the namespace's server. EDT mode is not in "
+      "this pass: it needs `sch_fq`, which this VM's kernel lacks; its `netqos_nic_tx` is timed "
+      "by the test runs above.");
+  rep.Line();
+  for (size_t c = 1; c < configs.size(); ++c) {
+    const Config& cfg = configs[c];
+    if (cfg.daemon != Daemon::kClassify && cfg.daemon != Daemon::kShape) continue;
+    // --quick checks the harness: the uncapped shaping configuration reads every kind of
+    // program (cgroup links and tc slots).
+    if (args.quick && !(cfg.daemon == Daemon::kShape && cfg.cgroup == &cg_free)) continue;
+    env.StartDaemon(cfg.daemon == Daemon::kShape, kSpeed);
+    if (!env.WaitEntry(*cfg.cgroup, 10s)) {
+      throw std::runtime_error("the sender is not in the class map after restart");
+    }
+    if (cfg.daemon == Daemon::kShape) WaitTcPrograms(env, 10s);
+    {
+      auto stats = bpf::BpfStatsScope::Enable();
+      if (!stats.ok()) throw std::runtime_error(stats.status().message());
+      CountedPass(env, cfg.name, *cfg.cgroup, server.port(), seconds, cfg.daemon == Daemon::kShape,
+                  cfg.daemon == Daemon::kShape && cfg.cgroup == &cg_free, rep);
+    }
+    env.StopDaemon();
+  }
 }
 
 void Run(const Args& args) {

@@ -196,6 +196,9 @@ TEST_CASE("ingress attach: attach, atomic re-attach with a new target, detach", 
   auto none = IngressAttached(fx.ifindex);  // no clsact qdisc yet
   REQUIRE(none.ok());
   CHECK_FALSE(*none);
+  auto no_id = netqos::bpf::IngressProgramId(fx.ifindex);
+  REQUIRE(no_id.ok());
+  CHECK(*no_id == 0);
   CHECK(DetachIngress(fx.ifindex).ok());  // nothing to detach: fine
 
   auto st = AttachIngress({.pin_dir = fx.bpffs.PinDir(), .ifindex = fx.ifindex});
@@ -211,6 +214,9 @@ TEST_CASE("ingress attach: attach, atomic re-attach with a new target, detach", 
   CHECK(filters.find("direct-action") != std::string::npos);
   const uint32_t first = SlotProgId(fx.ifindex);
   REQUIRE(first != 0);
+  auto our_id = netqos::bpf::IngressProgramId(fx.ifindex);  // what the datapath bench counts by
+  REQUIRE(our_id.ok());
+  CHECK(*our_id == first);
   CHECK(VerdictForArp(first) == TC_ACT_OK);  // no redirect target
   // ... and so no redirect filter behind the program.
   CHECK(FiltersAt(filters, kIngressRedirectTcPriority).empty());
@@ -324,6 +330,9 @@ TEST_CASE("ingress attach: refusals name the object and leave the kernel untouch
   auto attached = IngressAttached(fx.ifindex);
   REQUIRE(attached.ok());
   CHECK_FALSE(*attached);
+  auto foreign_id = netqos::bpf::IngressProgramId(fx.ifindex);
+  REQUIRE(foreign_id.ok());
+  CHECK(*foreign_id == 0);
   CHECK(fx.Filters().find("foreign") != std::string::npos);
 
   // Move the foreign filter to pref 1: ours attaches next to it, and our detach leaves it.

@@ -162,6 +162,12 @@ Result<bool> IngressAttached(int ifindex) {
 Result<bool> EgressAttached(int ifindex) {
   return tc::ProgramAttached(ifindex, kEgress, "EgressAttached");
 }
+Result<uint32_t> IngressProgramId(int ifindex) {
+  return tc::AttachedProgramId(ifindex, kIngress, "IngressProgramId");
+}
+Result<uint32_t> EgressProgramId(int ifindex) {
+  return tc::AttachedProgramId(ifindex, kEgress, "EgressProgramId");
+}
 
 Result<int> IngressRedirectTarget(int ifindex) {
   NETQOS_ASSIGN_OR_RETURN(const std::string link, DescribeLink(ifindex, "IngressRedirectTarget"));

@@ -122,6 +122,9 @@ Status DetachEgress(int ifindex);
 // no clsact qdisc). A foreign program there is false. NotFound if the device does not exist.
 Result<bool> IngressAttached(int ifindex);
 Result<bool> EgressAttached(int ifindex);
+// The id of our program there (for its counters, bpf/prog_stats.h); 0 when it is not attached.
+Result<uint32_t> IngressProgramId(int ifindex);
+Result<uint32_t> EgressProgramId(int ifindex);
 
 // The ifindex netqos's redirect filter on ifindex sends received packets to; 0 when there is none
 // (or it has no mirred egress redirect). NotFound if the device does not exist; FailedPrecondition

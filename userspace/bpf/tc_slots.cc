@@ -158,6 +158,14 @@ Result<bool> ProgramAttached(int ifindex, const Side& side, const char* op) {
   return name == side.prog;
 }
 
+Result<uint32_t> AttachedProgramId(int ifindex, const Side& side, const char* op) {
+  NETQOS_ASSIGN_OR_RETURN(const std::string link, DescribeLink(ifindex, op));
+  NETQOS_ASSIGN_OR_RETURN(std::optional<uint32_t> id, QuerySlot(ifindex, link, side));
+  if (!id) return uint32_t{0};
+  NETQOS_ASSIGN_OR_RETURN(std::string name, ProgName(*id));
+  return name == side.prog ? *id : 0;
+}
+
 // --- The IFB redirect: a u32 match-all rule with act_mirred at kRedirectPriority. ---
 
 namespace {

@@ -55,6 +55,8 @@ Status AttachProgram(int ifindex, const std::string& link, const Side& side, int
 Status DetachProgram(int ifindex, const Side& side, const char* op);
 // Whether our program is attached (a foreign program there is false); NotFound without device.
 Result<bool> ProgramAttached(int ifindex, const Side& side, const char* op);
+// The id of our program there; 0 when it is not attached (or a foreign one holds the slot).
+Result<uint32_t> AttachedProgramId(int ifindex, const Side& side, const char* op);
 
 // A netlink route socket for the redirect rule's calls.
 Result<os::NlSockPtr> Connect();
