@@ -13,6 +13,11 @@
 # 5. The reconciler (userspace/enforce, outside enforce/kernel) reaches the kernel only through its
 #    ports: no bpf/, os/ or enforce/kernel/, and no shaping/ header that talks netlink (one that
 #    includes os/). Its kernel adapters live in enforce/kernel.
+# 6-10. The other adapters include only the layers their links in userspace/CMakeLists.txt reach
+#    (directly or through a PUBLIC link), besides common/ and their own directory: 6. checkpoint/
+#    core/; 7. topology/ core/ and os/; 8. metrics/ service/ and core/; 9. grpc/ service/, core/,
+#    os/, render/ and the generated kubelet and admin APIs; 10. cri/ cgroup/, os/ and the
+#    generated CRI API. None reaches app/, enforce/, bpf/, shaping/ or another adapter.
 set -euo pipefail
 cd "$(dirname "$0")/../userspace"
 include='^[[:space:]]*#[[:space:]]*include'
@@ -43,6 +48,26 @@ netlink_shaping=$(grep -lE "$include"'[[:space:]]*"os/' -- shaping/*.h | sed 's|
 report "enforce/ includes a kernel layer (bpf/, os/, enforce/kernel/ or a netlink shaping/ header)" \
   "$(grep -nE "$include"'[[:space:]]*"(bpf|os|enforce/kernel)/' -- enforce/*.h enforce/*.cc || true
      grep -nE "$include[[:space:]]*(${netlink_shaping:-\"-\"})" -- enforce/*.h enforce/*.cc || true)"
+# An adapter directory whose quoted includes name only the given directories (and common/ and
+# itself) and the generated headers matching `generated` (an ERE, or empty for none).
+only_includes() {  # directory, allowed directories (a|b), generated headers, rule text
+  local allowed="\"($1|common|$2)/[a-z_]+\\.h\""
+  [[ -n $3 ]] && allowed="$allowed|\"($3)\""
+  report "$4" \
+    "$(grep -nE "$include"'[[:space:]]*"' -- "$1"/*.h "$1"/*.cc | grep -vE "$allowed" || true)"
+}
+only_includes checkpoint core "" \
+  "checkpoint/ includes a layer other than common/ and core/"
+only_includes topology 'core|os' "" \
+  "topology/ includes a layer other than common/, core/ and os/"
+only_includes metrics 'service|core' "" \
+  "metrics/ includes a layer other than common/, core/ and service/"
+only_includes grpc 'service|core|os|render' \
+  'netqos/admin/v1/admin\.(pb|grpc\.pb)\.h|(resourceplugin/v1alpha1|pluginregistration/v1)/api\.(pb|grpc\.pb)\.h' \
+  "grpc/ includes a layer other than common/, core/, os/, render/, service/ and the generated APIs"
+only_includes cri 'cgroup|os' 'runtime/v1/api\.(pb|grpc\.pb)\.h' \
+  "cri/ includes a layer other than common/, cgroup/, os/ and the generated CRI API"
 ((failed == 0)) || exit 1
 echo "layering: core is pure; os/ depends on common/ only; no adapter includes topology/;" \
-  "ctl/ and app/ share only render/; enforce/ reaches the kernel through enforce/kernel only"
+  "ctl/ and app/ share only render/; enforce/ reaches the kernel through enforce/kernel only;" \
+  "checkpoint/, topology/, metrics/, grpc/ and cri/ include only the layers they link"

@@ -35,6 +35,7 @@
 #include "shaping/htb_plan.h"
 #include "support/bpffs_fixture.h"
 #include "support/cgroup_fixture.h"
+#include "support/htb_planner.h"
 #include "support/netns.h"
 #include "support/traffic.h"
 
@@ -45,6 +46,7 @@ using netqos::bpf::AttachIngress;
 using netqos::bpf::Dataplane;
 using netqos::bpf::DetachIngress;
 using netqos::bpf::IngressAttached;
+using netqos::testing::HtbPlanner;
 using netqos::testing::Iperf3Client;
 using netqos::testing::Iperf3ClientOptions;
 using netqos::testing::Iperf3Result;

@@ -18,6 +18,7 @@
 #include "shaping/queue_qdiscs.h"
 #include "support/bpffs_fixture.h"
 #include "support/cgroup_fixture.h"
+#include "support/htb_planner.h"
 #include "support/netns.h"
 
 namespace {
@@ -28,9 +29,9 @@ using netqos::enforce::KernelLinkShaper;
 using netqos::enforce::KernelLinkShaperOptions;
 using netqos::enforce::LoadInstalledLinks;
 using netqos::enforce::RemoveInstalledLinks;
-using netqos::shaping::HtbPlanner;
 using netqos::shaping::QueueQdiscs;
 using netqos::shaping::ShapingMode;
+using netqos::testing::HtbPlanner;
 using netqos::testing::PrivateBpffs;
 using netqos::testing::Sh;
 using netqos::testing::ShOk;

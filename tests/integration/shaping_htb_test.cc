@@ -24,6 +24,7 @@
 #include "shaping/htb_installer.h"
 #include "shaping/htb_plan.h"
 #include "shaping/plan_delta.h"
+#include "support/htb_planner.h"
 #include "support/netns.h"
 #include "support/traffic.h"
 
@@ -32,6 +33,7 @@ namespace {
 using netqos::StatusCode;
 using netqos::shaping::MbitToBits;
 constexpr uint64_t Mbit(uint64_t mbps) { return MbitToBits(mbps); }
+using netqos::testing::HtbPlanner;
 using netqos::testing::NetnsFixture;
 using netqos::testing::Sh;
 using netqos::testing::TcClass;

@@ -36,6 +36,10 @@ Status ParsePairs(const std::vector<std::string>& items, const std::string& flag
 
 struct RawFlags {
   std::vector<std::string> selectors[4];
+  // The items of --qos-level-dscp and --qos-level-burst, as given (what --print-config shows);
+  // parsed into DaemonConfig's per-level arrays.
+  std::vector<std::string> qos_level_dscp;
+  std::vector<std::string> qos_level_burst;
   std::vector<std::string> enhancements;
   std::vector<std::string> enhancement_defaults;
   std::vector<std::string> annotation_kept_keys;
@@ -303,7 +307,7 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
               "borrowed up to its QoS level's ceiling); a pod's netqos.io/container-ceil "
               "annotation may choose allocation, and level where the tenant policy allows "
               "borrowing");
-  f.AddList("--qos-level-dscp", c.qos_level_dscp, Split::kCommas,
+  f.AddList("--qos-level-dscp", x.raw.qos_level_dscp, Split::kCommas,
             "DSCP to mark each QoS level's packets with on the --enforce-nics NICs (the ECN bits "
             "kept), level=dscp,... with dscp 0..63 or a name (EF, CS0..CS7, AF11..AF43), e.g. "
             "system_cores=46,dedicated_cores=AF41; a pod's netqos.io/dscp annotation overrides "
@@ -313,7 +317,7 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
               "(unclassified and node traffic too), so that a sender's IP_TOS cannot choose the "
               "fabric's priority: a DSCP (CS0, 0..63, ...), keep (the sender's stays), or auto: "
               "CS0 when --qos-level-dscp marks any level, else keep");
-  f.AddList("--qos-level-burst", c.qos_level_burst, Split::kCommas,
+  f.AddList("--qos-level-burst", x.raw.qos_level_burst, Split::kCommas,
             "Burst (HTB bucket) of each QoS level's container leaves and default leaf, "
             "level=bytes,... with bytes a quantity from 1600 (one packet) to 1Gi, e.g. 64Ki or "
             "1M, or auto: what the rate earns in 1 ms + 1600 bytes (the default); a pod's "
@@ -477,6 +481,13 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   p.qos.annotation_kept_keys.insert(p.qos.annotation_kept_keys.end(),
                                     raw.annotation_kept_keys.begin(),
                                     raw.annotation_kept_keys.end());
+  // The per-level items are parsed here, once: enforcement takes the typed values.
+  if (st.ok())
+    st = enforce::ParseLevelDscpItems(raw.qos_level_dscp, "--qos-level-dscp", &c.qos_level_dscp);
+  if (st.ok()) {
+    st =
+        enforce::ParseLevelBurstItems(raw.qos_level_burst, "--qos-level-burst", &c.qos_level_burst);
+  }
   if (st.ok()) st = ValidateDaemonConfig(c);
   if (st.ok()) p.require_ip_address = ParseNicHealthCheckers(c.nic_health_checkers)->ip;
   if (!st.ok()) {

@@ -15,6 +15,8 @@
 #include "checkpoint/katalyst_checksum.h"
 #include "common/status.h"
 #include "core/config.h"
+#include "enforce/burst.h"
+#include "enforce/dscp.h"
 #include "service/allocation_service.h"
 #include "shaping/htb_plan.h"
 #include "shaping/shaping_mode.h"
@@ -104,10 +106,12 @@ struct DaemonConfig {
   shaping::ShapingMode shaping_mode = shaping::ShapingMode::kAuto;  // shaping/shaping_mode.h
   shaping::ContainerCeil container_ceil = shaping::ContainerCeil::kAllocation;
   std::vector<std::string> qos_level_shaping;  // level=rate:ceil:prio; see shaping_flags.h
-  std::vector<std::string> qos_level_dscp;     // level=dscp; see shaping_flags.h
-  std::vector<std::string> qos_level_burst;    // level=bytes|auto; see shaping_flags.h
-  std::string dscp_default = "auto";           // auto, keep or a DSCP; see shaping_flags.h
-  std::string tenant_policy_file;              // "" = the built-in tenant policy
+  // --qos-level-dscp (level=dscp) and --qos-level-burst (level=bytes|auto), parsed when the flags
+  // are read; --print-config shows the items as given. See shaping_flags.h.
+  enforce::LevelDscp qos_level_dscp{};    // per QoS level; nullopt: not marked
+  enforce::LevelBurst qos_level_burst{};  // per QoS level, bytes; 0: the default bucket
+  std::string dscp_default = "auto";      // auto, keep or a DSCP; see shaping_flags.h
+  std::string tenant_policy_file;         // "" = the built-in tenant policy
   shaping::QosLevel unclassified_qos_level = shaping::QosLevel::kShared;
   bool low_priority_groups = false;               // see shaping_flags.h
   uint32_t low_priority_group_floor_percent = 5;  // Katalyst HEAD's constant

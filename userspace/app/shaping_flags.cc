@@ -64,10 +64,23 @@ Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config) {
 
   out.default_level = config.unclassified_qos_level;
   out.container_ceil = config.container_ceil;
-  NETQOS_RETURN_IF_ERROR(
-      enforce::ParseLevelDscpItems(config.qos_level_dscp, "--qos-level-dscp", &out.dscp));
-  NETQOS_RETURN_IF_ERROR(
-      enforce::ParseLevelBurstItems(config.qos_level_burst, "--qos-level-burst", &out.burst_bytes));
+  // Parsed when the flags were read (daemon_config.cc); a config built in code is held to the
+  // same ranges here.
+  out.dscp = config.qos_level_dscp;
+  out.burst_bytes = config.qos_level_burst;
+  for (size_t i = 0; i < shaping::kQosLevelCount; ++i) {
+    const std::string level = shaping::QosLevelName(static_cast<shaping::QosLevel>(i));
+    if (const auto d = out.dscp[i]; d && *d > enforce::kMaxDscp) {
+      return InvalidArgument("--qos-level-dscp: " + level + ": DSCP " + std::to_string(*d) +
+                             " is out of range 0.." + std::to_string(enforce::kMaxDscp));
+    }
+    const uint32_t b = out.burst_bytes[i];
+    if (b != 0 && (b < shaping::kMinBurstBytes || b > shaping::kMaxBurstBytes)) {
+      return InvalidArgument("--qos-level-burst: " + level + ": " + std::to_string(b) +
+                             " bytes is outside " + std::to_string(shaping::kMinBurstBytes) + ".." +
+                             std::to_string(shaping::kMaxBurstBytes));
+    }
+  }
   if (config.dscp_default == "auto") {
     // Marking some levels says the fabric honours DSCP: the others must not choose their own.
     for (const auto& d : out.dscp) {

@@ -12,9 +12,9 @@ namespace netqos::app {
 // shared_cores, reclaimed_cores or their short forms system, dedicated, shared, reclaimed) and
 // the level --unclassified-qos-level chose (parsed with the flags). Rejects malformed items, a
 // level given twice, values shaping::ValidateConfig refuses and guaranteed rates adding up to more
-// than 1000 permille; every message names the flag and the item. Each --qos-level-dscp item
-// "<level>=<dscp>" sets the level's DSCP (enforce/dscp.h; errors name that flag and the item),
-// each --qos-level-burst item "<level>=<bytes|auto>" the level's burst (enforce/burst.h, alike).
+// than 1000 permille; every message names the flag and the item. The levels' DSCP and burst are
+// DaemonConfig's, parsed when the flags were read (enforce/dscp.h, enforce/burst.h): taken as they
+// are, values out of their flag's range refused (for configs built in code).
 // --dscp-default (auto, keep or a DSCP) gives unmarked_dscp: auto is CS0 when a level is marked.
 Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config);
 

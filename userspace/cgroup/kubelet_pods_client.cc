@@ -137,11 +137,6 @@ Result<std::string> KubeletPodsClient::ReadPodListFile() const {
   }
 }
 
-Result<std::vector<PodInfo>> KubeletPodsClient::ListPods() const {
-  NETQOS_ASSIGN_OR_RETURN(std::string body, FetchPodList());
-  return ParsePodList(body, options_.url);
-}
-
 Result<std::string> KubeletPodsClient::FetchPodList() const {
   if (parsed_.scheme == "file") return ReadPodListFile();
   const std::string& url = options_.url;

@@ -8,9 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "cgroup/pod_list.h"
 #include "common/status.h"
 
 namespace netqos::cgroup {
@@ -58,17 +56,16 @@ class KubeletPodsClient {
   // Validates the URL; no connection is made yet.
   static Result<std::unique_ptr<KubeletPodsClient>> Create(KubeletPodsClientOptions options);
 
+  // One read of the pod list, the body unparsed: the enforcer's pod-list reader parses it
+  // (cgroup::ParsePodList, InvalidArgument for a body that is not a PodList) only when it changed.
   // One GET. Errors name the URL: Unavailable for connection failures, refused certificates
   // (saying why: untrusted issuer, expired, not for this host) and non-200 answers,
-  // PermissionDenied for 401/403, InvalidArgument for a body that is not a PodList, NotFound or
-  // PermissionDenied when the token file or the CA file cannot be read, InvalidArgument for a
-  // CA file without a PEM certificate, ResourceExhausted for a body over max_body_bytes (read no
-  // further than that).
+  // PermissionDenied for 401/403, NotFound or PermissionDenied when the token file or the CA file
+  // cannot be read, InvalidArgument for a CA file without a PEM certificate, ResourceExhausted for
+  // a body over max_body_bytes (read no further than that).
   // file:// URLs: one read of the file (no token, no timeout); NotFound naming the file when it
-  // does not exist, PermissionDenied when it cannot be read, InvalidArgument for a bad PodList,
-  // ResourceExhausted for a file over max_body_bytes (refused before it is read).
-  Result<std::vector<PodInfo>> ListPods() const;
-  // The same read, the body unparsed (the enforcer parses it only when it changed).
+  // does not exist, PermissionDenied when it cannot be read, ResourceExhausted for a file over
+  // max_body_bytes (refused before it is read).
   Result<std::string> FetchPodList() const;
 
   const std::string& url() const { return options_.url; }

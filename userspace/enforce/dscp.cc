@@ -7,7 +7,6 @@
 namespace netqos::enforce {
 namespace {
 
-constexpr uint8_t kMaxDscp = 63;
 constexpr uint8_t kEf = 46;
 
 std::string Upper(std::string_view text) {

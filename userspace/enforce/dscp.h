@@ -20,6 +20,9 @@ namespace netqos::enforce {
 // The pod annotation whose value overrides the QoS level's DSCP for the pod's containers.
 inline constexpr char kDscpAnnotation[] = "netqos.io/dscp";
 
+// The DS field's codepoint is 6 bits.
+inline constexpr uint8_t kMaxDscp = 63;
+
 // DSCP of each QoS level (shaping::QosLevel order); nullopt = not marked.
 using LevelDscp = std::array<std::optional<uint8_t>, shaping::kQosLevelCount>;
 

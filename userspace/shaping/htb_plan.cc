@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <utility>
 
 #include "common/tc_handle.h"
 
@@ -157,21 +156,18 @@ Status ValidateConfig(const ShapingConfig& config) {
   return Status::Ok();
 }
 
-HtbPlanner::HtbPlanner(std::string nic, ShapingConfig config)
-    : nic_(std::move(nic)), config_(config) {}
-
 namespace {
 
-// Checks one NIC's containers; `need_minor` says whether each must already carry its minor.
+// Checks one NIC's containers, each of which must already carry its minor.
 Status ValidateContainers(const std::string& where, uint64_t link_mbps,
-                          const std::vector<ContainerAllocation>& containers, bool need_minor) {
+                          const std::vector<ContainerAllocation>& containers) {
   // Runs on every change of a NIC with thousands of leaves: no allocation per container (the
   // message prefix is built only for an error, duplicates are found by sorting and a bitmap).
   auto who = [&](const ContainerAllocation& c) {
     return where + "container " + std::to_string(c.key) + ": ";
   };
   const uint64_t link_bps = MbitToBits(link_mbps);
-  std::vector<bool> minor_used(need_minor ? kLastContainerMinor + 1 : 0);
+  std::vector<bool> minor_used(kLastContainerMinor + 1);
   for (const auto& c : containers) {
     const int l = static_cast<int>(c.level);
     if (l < 0 || l >= kQosLevelCount) return InvalidArgument(who(c) + "unknown QoS level");
@@ -189,7 +185,6 @@ Status ValidateContainers(const std::string& where, uint64_t link_mbps,
                              " bytes is outside " + std::to_string(kMinBurstBytes) + ".." +
                              std::to_string(kMaxBurstBytes));
     }
-    if (!need_minor) continue;
     if (c.minor < kFirstContainerMinor || c.minor > kLastContainerMinor) {
       return InvalidArgument(who(c) + "leaf minor " + std::to_string(c.minor) +
                              " is outside the container range");
@@ -268,7 +263,7 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
   const std::string where = NicPrefix(nic);
   NETQOS_RETURN_IF_ERROR(ValidateConfig(config).Wrap("nic " + nic));
   if (link_mbps == 0) return InvalidArgument(where + "link rate is 0 Mbps");
-  NETQOS_RETURN_IF_ERROR(ValidateContainers(where, link_mbps, containers, true));
+  NETQOS_RETURN_IF_ERROR(ValidateContainers(where, link_mbps, containers));
   NETQOS_RETURN_IF_ERROR(ValidateGroups(where, link_mbps, containers, groups));
 
   HtbPlan plan;
@@ -370,37 +365,6 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
                               ", more than the link rate " + BitRateText(link_bps));
   }
   return plan;
-}
-
-Result<HtbPlan> HtbPlanner::Plan(uint64_t link_mbps,
-                                 const std::vector<ContainerAllocation>& containers) {
-  const std::string where = NicPrefix(nic_);
-  NETQOS_RETURN_IF_ERROR(ValidateConfig(config_).Wrap("nic " + nic_));
-  if (link_mbps == 0) return InvalidArgument(where + "link rate is 0 Mbps");
-  NETQOS_RETURN_IF_ERROR(ValidateContainers(where, link_mbps, containers, false));
-
-  // Minors: work on a copy so that a failed plan leaves the allocator untouched. Departed
-  // containers release first, so their minors can be reused by newcomers.
-  MinorAllocator minors = minors_;
-  std::set<uint64_t> present;
-  for (const auto& c : containers) present.insert(c.key);
-  for (uint64_t key : minors.Keys()) {
-    if (present.count(key) == 0) minors.Release(key);
-  }
-  std::vector<ContainerAllocation> with_minors = containers;
-  for (auto& c : with_minors) {
-    auto m = minors.Acquire(c.key);
-    if (!m.ok()) return m.status().Wrap(where + "container " + std::to_string(c.key));
-    c.minor = *m;
-  }
-  auto plan = BuildHtbPlan(nic_, config_, link_mbps, with_minors);
-  if (plan.ok()) minors_ = std::move(minors);
-  return plan;
-}
-
-uint32_t HtbPlanner::PriorityFor(uint64_t key) const {
-  if (auto m = minors_.Lookup(key)) return MakeHandle(kQdiscMajor, *m);
-  return MakeHandle(kQdiscMajor, LevelDefaultMinor(config_.default_level));
 }
 
 }  // namespace netqos::shaping

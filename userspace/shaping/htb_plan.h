@@ -1,7 +1,7 @@
 // Pure planning of the per-NIC HTB hierarchy (no I/O): from the link rate, the per-QoS-level
 // configuration and the containers allocated on the NIC, compute the classes netqos wants.
 // Container leaves get stable minors from a MinorAllocator; skb->priority must carry
-// TC_H_MAKE(kQdiscMajor << 16, minor), see HtbPlanner::PriorityFor.
+// TC_H_MAKE(kQdiscMajor << 16, minor).
 #pragma once
 
 #include <array>
@@ -117,7 +117,7 @@ struct ContainerAllocation {
   uint64_t ceil_bps = 0;  // bit/s it may reach; 0 = rate_bps (a hard cap)
   // The leaf may borrow up to its QoS level's ceiling (--container-ceil=level); ceil_bps unset.
   bool borrow = false;
-  // Leaf minor. BuildHtbPlan requires it; HtbPlanner::Plan ignores it and assigns its own.
+  // Leaf minor, from the node-wide MinorAllocator: BuildHtbPlan requires it.
   uint32_t minor = 0;
   // The leaf's burst (its rate and ceiling buckets), bytes; 0 = the default bucket.
   uint32_t burst_bytes = 0;
@@ -189,28 +189,6 @@ class MinorAllocator {
   std::set<uint32_t> free_;  // released minors below next_fresh_
   std::set<uint32_t> used_;
   std::map<uint64_t, uint32_t> by_key_;
-};
-
-// Plans one NIC over time; the allocator inside keeps minors stable across replans.
-class HtbPlanner {
- public:
-  HtbPlanner(std::string nic, ShapingConfig config = {});
-
-  // Validates the inputs and computes the plan. On error nothing changes (minors included).
-  // Containers absent from `containers` release their minors when the plan succeeds.
-  Result<HtbPlan> Plan(uint64_t link_mbps, const std::vector<ContainerAllocation>& containers);
-
-  // TC_H_MAKE(0x10 << 16, minor) for a container with a leaf in the last successful plan (or a
-  // restored minor); otherwise the handle of the default leaf of the configured default level.
-  uint32_t PriorityFor(uint64_t key) const;
-  std::optional<uint32_t> MinorFor(uint64_t key) const { return minors_.Lookup(key); }
-  MinorAllocator& minors() { return minors_; }
-  const ShapingConfig& config() const { return config_; }
-
- private:
-  std::string nic_;
-  ShapingConfig config_;
-  MinorAllocator minors_;
 };
 
 // Per QoS level, a ceiling in Mbit/s below the configured one (nullopt: none). The low-priority

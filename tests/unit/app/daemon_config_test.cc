@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -345,6 +346,14 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
       {{"--qos-level-burst=shared=2Gi"}, {"--qos-level-burst", "shared=2Gi"}},
       {{"--qos-level-burst=gold=64Ki"}, {"--qos-level-burst", "gold=64Ki"}},
       {{"--qos-level-burst", "system=auto,shared=lots"}, {"--qos-level-burst", "shared=lots"}},
+      {{"--qos-level-burst=shared=1Gi1"}, {"--qos-level-burst: \"shared=1Gi1\": "}},
+      {{"--qos-level-burst=shared=-1"}, {"--qos-level-burst: \"shared=-1\": "}},
+      {{"--qos-level-burst=shared"}, {"--qos-level-burst: \"shared\": ", "expected <level>="}},
+      {{"--qos-level-burst=shared=1.5Gi"}, {"--qos-level-burst: \"shared=1.5Gi\": "}},
+      {{"--qos-level-burst=shared=1Gi,shared_cores=auto"},
+       {"--qos-level-burst: \"shared_cores=auto\": ", "already set by \"shared=1Gi\""}},
+      {{"--qos-level-dscp=shared=1,shared_cores=2"},
+       {"--qos-level-dscp: \"shared_cores=2\": ", "already set by \"shared=1\""}},
       {{"--unclassified-qos-level=best_effort"}, {"--unclassified-qos-level", "best_effort"}},
       {{"--enforcement-resync-period=0"}, {"--enforcement-resync-period", "0"}},
       {{"--enforcement-resync-period=-5"}, {"--enforcement-resync-period"}},
@@ -429,6 +438,36 @@ TEST_CASE("print-config shows the enforcement flags with their effective values"
     INFO(line);
     CHECK_THAT(set, Catch::Contains(line));
   }
+}
+
+TEST_CASE("per-level DSCP and burst flags are parsed once, when the flags are read") {
+  auto none = Parse({kTopo});
+  REQUIRE(none.config);
+  for (const auto& d : none.config->qos_level_dscp) CHECK_FALSE(d.has_value());
+  for (uint32_t b : none.config->qos_level_burst) CHECK(b == 0);
+
+  const std::vector<std::string> args = {kTopo, "--qos-level-dscp=system_cores=46,dedicated=AF41",
+                                         "--qos-level-burst", "shared=1M,reclaimed=auto",
+                                         "--qos-level-burst=dedicated=64Ki"};
+  auto set = Parse(args);
+  REQUIRE(set.config);
+  const auto& dscp = set.config->qos_level_dscp;
+  CHECK(dscp[static_cast<size_t>(QosLevel::kSystem)] == std::optional<uint8_t>(46));
+  CHECK(dscp[static_cast<size_t>(QosLevel::kDedicated)] == std::optional<uint8_t>(34));
+  CHECK_FALSE(dscp[static_cast<size_t>(QosLevel::kShared)].has_value());
+  const auto& burst = set.config->qos_level_burst;
+  CHECK(burst[static_cast<size_t>(QosLevel::kDedicated)] == 65536);
+  CHECK(burst[static_cast<size_t>(QosLevel::kShared)] == 1000000);
+  CHECK(burst[static_cast<size_t>(QosLevel::kReclaimed)] == 0);
+
+  // --print-config shows the items as given, not the parsed values.
+  const std::string text = PrintConfig(args);
+  CHECK_THAT(text, Catch::Contains("\nqos-level-dscp=[\"system_cores=46\", \"dedicated=AF41\"]\n"));
+  CHECK_THAT(text,
+             Catch::Contains(
+                 "\nqos-level-burst=[\"shared=1M\", \"reclaimed=auto\", \"dedicated=64Ki\"]\n"));
+  CHECK_THAT(PrintConfig({kTopo}),
+             Catch::Contains("\nqos-level-dscp=[]\n") && Catch::Contains("\nqos-level-burst=[]\n"));
 }
 
 TEST_CASE("pod annotation kept keys: the flag adds to Katalyst HEAD's two defaults") {

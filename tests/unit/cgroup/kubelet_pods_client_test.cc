@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "support/files.h"
+#include "support/kubelet_pod_list.h"
 #include "support/temp_dir.h"
 
 namespace {
@@ -19,6 +20,7 @@ using netqos::StatusCode;
 using netqos::cgroup::KubeletPodsClient;
 using netqos::cgroup::KubeletPodsClientOptions;
 using netqos::cgroup::ParseKubeletUrl;
+using netqos::testing::FetchPods;
 using netqos::testing::TempDir;
 using netqos::testing::WriteFile;
 
@@ -105,7 +107,7 @@ TEST_CASE("KubeletPodsClient: lists pods over plain http") {
   FakeKubelet kubelet;
   auto client = KubeletPodsClient::Create(Options(kubelet.Url("/pods")));
   REQUIRE(client.ok());
-  auto pods = (*client)->ListPods();
+  auto pods = FetchPods(**client);
   REQUIRE(pods.ok());
   REQUIRE(pods->size() == 1);
   CHECK((*pods)[0].uid == "u1");
@@ -118,7 +120,7 @@ TEST_CASE("KubeletPodsClient: an IPv6 kubelet address in brackets is reached") {
   FakeKubelet kubelet("::1");
   auto client = KubeletPodsClient::Create(Options(kubelet.Url("/pods")));
   REQUIRE(client.ok());
-  auto pods = (*client)->ListPods();
+  auto pods = FetchPods(**client);
   INFO(kubelet.Url("/pods") << ": " << (pods.ok() ? "" : pods.status().message()));
   REQUIRE(pods.ok());
   CHECK(pods->size() == 1);
@@ -137,7 +139,7 @@ TEST_CASE("KubeletPodsClient: errors name the URL") {
     const std::string url = kubelet.Url(c.path);
     auto client = KubeletPodsClient::Create(Options(url));
     REQUIRE(client.ok());
-    auto pods = (*client)->ListPods();
+    auto pods = FetchPods(**client);
     INFO(url);
     REQUIRE_FALSE(pods.ok());
     CHECK(pods.status().code() == c.code);
@@ -154,7 +156,7 @@ TEST_CASE("KubeletPodsClient: connection refused is Unavailable naming the URL")
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/pods";
   auto client = KubeletPodsClient::Create(Options(url));
   REQUIRE(client.ok());
-  auto pods = (*client)->ListPods();
+  auto pods = FetchPods(**client);
   REQUIRE_FALSE(pods.ok());
   CHECK(pods.status().code() == StatusCode::kUnavailable);
   CHECK_THAT(pods.status().message(), Catch::Contains(url));
@@ -166,14 +168,14 @@ TEST_CASE("KubeletPodsClient: https needs a readable, non-empty token file") {
   opts.token_file = tmp.file("absent");
   auto client = KubeletPodsClient::Create(opts);
   REQUIRE(client.ok());
-  auto pods = (*client)->ListPods();
+  auto pods = FetchPods(**client);
   REQUIRE_FALSE(pods.ok());
   CHECK(pods.status().code() == StatusCode::kNotFound);
   CHECK_THAT(pods.status().message(), Catch::Contains(tmp.file("absent")));
 
   WriteFile(tmp.file("empty"), "\n");
   opts.token_file = tmp.file("empty");
-  auto empty = (*KubeletPodsClient::Create(opts))->ListPods();
+  auto empty = FetchPods(**KubeletPodsClient::Create(opts));
   REQUIRE_FALSE(empty.ok());
   CHECK(empty.status().code() == StatusCode::kFailedPrecondition);
 
@@ -181,7 +183,7 @@ TEST_CASE("KubeletPodsClient: https needs a readable, non-empty token file") {
   WriteFile(tmp.file("token"), "secret\n");
   opts.token_file = tmp.file("token");
   opts.insecure_skip_tls_verify = true;
-  auto refused = (*KubeletPodsClient::Create(opts))->ListPods();
+  auto refused = FetchPods(**KubeletPodsClient::Create(opts));
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().code() == StatusCode::kUnavailable);
   CHECK_THAT(refused.status().message(), Catch::Contains("https://127.0.0.1:1/pods"));
@@ -197,7 +199,7 @@ TEST_CASE("KubeletPodsClient: file:// reads the PodList file on every call") {
   REQUIRE(client.ok());
   CHECK((*client)->url() == url);
 
-  auto missing = (*client)->ListPods();
+  auto missing = FetchPods(**client);
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == StatusCode::kNotFound);
   CHECK_THAT(missing.status().message(), Catch::Contains(path));
@@ -205,7 +207,7 @@ TEST_CASE("KubeletPodsClient: file:// reads the PodList file on every call") {
   WriteFile(path, R"({"items":[{"metadata":{"uid":"u1","name":"p","namespace":"n"},
       "status":{"qosClass":"Guaranteed",
                 "containerStatuses":[{"name":"c","containerID":"cri-o://abc"}]}}]})");
-  auto one = (*client)->ListPods();
+  auto one = FetchPods(**client);
   REQUIRE(one.ok());
   REQUIRE(one->size() == 1);
   CHECK((*one)[0].uid == "u1");
@@ -215,19 +217,19 @@ TEST_CASE("KubeletPodsClient: file:// reads the PodList file on every call") {
   // Re-read on every call: a rewritten file is seen without a new client.
   WriteFile(path, R"({"items":[{"metadata":{"uid":"u1","name":"p","namespace":"n"},"status":{}},
                                {"metadata":{"uid":"u2","name":"q","namespace":"n"},"status":{}}]})");
-  auto two = (*client)->ListPods();
+  auto two = FetchPods(**client);
   REQUIRE(two.ok());
   REQUIRE(two->size() == 2);
   CHECK((*two)[1].uid == "u2");
 
   WriteFile(path, "{oops");
-  auto broken = (*client)->ListPods();
+  auto broken = FetchPods(**client);
   REQUIRE_FALSE(broken.ok());
   CHECK(broken.status().code() == StatusCode::kInvalidArgument);
   CHECK_THAT(broken.status().message(), Catch::Contains(path));
 
   // A directory is not a pod list.
-  auto dir = (*KubeletPodsClient::Create(Options("file://" + tmp.path())))->ListPods();
+  auto dir = FetchPods(**KubeletPodsClient::Create(Options("file://" + tmp.path())));
   REQUIRE_FALSE(dir.ok());
   CHECK_THAT(dir.status().message(), Catch::Contains(tmp.path()));
 }

@@ -11,6 +11,7 @@
 
 #include "cgroup/kubelet_pods_client.h"
 #include "support/files.h"
+#include "support/kubelet_pod_list.h"
 #include "support/temp_dir.h"
 #include "support/test_pki.h"
 #include "support/tls_kubelet.h"
@@ -20,6 +21,7 @@ namespace {
 using netqos::StatusCode;
 using netqos::cgroup::KubeletPodsClient;
 using netqos::cgroup::KubeletPodsClientOptions;
+using netqos::testing::FetchPods;
 using netqos::testing::TempDir;
 using netqos::testing::TestCa;
 using netqos::testing::TlsKubelet;
@@ -70,7 +72,7 @@ struct Pki {
 netqos::Result<std::vector<netqos::cgroup::PodInfo>> List(const KubeletPodsClientOptions& o) {
   auto client = KubeletPodsClient::Create(o);
   if (!client.ok()) return client.status();
-  return (*client)->ListPods();
+  return FetchPods(**client);
 }
 
 }  // namespace
@@ -156,7 +158,7 @@ TEST_CASE("kubelet TLS: a CA file that is missing or holds no certificate is nam
   // The file is read on every request: a fixed file works without a new client.
   auto client = KubeletPodsClient::Create(pki.Options(url, "junk.crt"));
   REQUIRE(client.ok());
-  REQUIRE_FALSE((*client)->ListPods().ok());
+  REQUIRE_FALSE(FetchPods(**client).ok());
   WriteFile(pki.dir.file("junk.crt"), netqos::testing::ReadFile(pki.dir.file("ca.crt")));
-  CHECK((*client)->ListPods().ok());
+  CHECK(FetchPods(**client).ok());
 }

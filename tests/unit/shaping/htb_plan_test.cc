@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "support/htb_planner.h"
+
 using netqos::StatusCode;
 using namespace netqos::shaping;
+using netqos::testing::HtbPlanner;
 
 namespace {
 

@@ -5,7 +5,10 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
+#include "support/htb_planner.h"
+
 using namespace netqos::shaping;
+using netqos::testing::HtbPlanner;
 
 namespace {
 
