@@ -47,7 +47,7 @@ inline bool IsContainerLeaf(uint32_t priority) {
 }
 
 // "10:1a3" as tc prints a class handle.
-inline std::string HandleText(uint32_t handle) { return TcHandleText(handle); }
+inline std::string TcHandleText(uint32_t handle) { return TcHandleText(handle); }
 
 inline uint64_t InodeOf(const std::string& path) {
   struct stat st {};
