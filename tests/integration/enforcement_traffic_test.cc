@@ -42,6 +42,7 @@
 namespace {
 
 using namespace netqos::shaping;
+using netqos::TcHandleText;
 using netqos::bpf::AttachIngress;
 using netqos::bpf::Dataplane;
 using netqos::bpf::DetachIngress;

@@ -31,6 +31,7 @@
 namespace {
 
 using netqos::StatusCode;
+using netqos::TcHandleText;
 using netqos::shaping::MbitToBits;
 constexpr uint64_t Mbit(uint64_t mbps) { return MbitToBits(mbps); }
 using netqos::testing::HtbPlanner;

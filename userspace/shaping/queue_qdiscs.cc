@@ -11,7 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "os/nl_error.h"
-#include "shaping/htb_plan.h"  // MakeHandle, HandleText, kQdiscMajor
+#include "shaping/htb_plan.h"  // MakeHandle, TcHandleText, kQdiscMajor
 #include "shaping/qdisc_netlink.h"
 
 namespace netqos::shaping {

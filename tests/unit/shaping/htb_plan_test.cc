@@ -9,6 +9,7 @@
 #include "support/htb_planner.h"
 
 using netqos::StatusCode;
+using netqos::TcHandleText;
 using namespace netqos::shaping;
 using netqos::testing::HtbPlanner;
 
