@@ -645,8 +645,8 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
       if (cfg.cgroup == &cg_leaf) {  // the traffic really goes through the container's HTB leaf
         if (env.WaitLeaf(cg_leaf, 10s) != leaf) throw std::runtime_error("the sender changed leaf");
         const auto classes = testing::TcClasses(env.host_if());
-        if (classes.count(HandleText(leaf)) == 0) {
-          throw std::runtime_error("no HTB leaf " + HandleText(leaf) + " on " + env.host_if());
+        if (classes.count(TcHandleText(leaf)) == 0) {
+          throw std::runtime_error("no HTB leaf " + TcHandleText(leaf) + " on " + env.host_if());
         }
       }
       results[c].push_back(RunTraffic(env, *cfg.cgroup, server.port(), seconds));

@@ -126,7 +126,7 @@ std::vector<double> RunFlows(EnforcementEnv& env, const std::vector<std::string>
   testing::WireRate w;
   for (size_t i = 0; i < cgroups.size(); ++i) {
     options.push_back(BulkClient(env, cgroups[i], static_cast<uint16_t>(kBasePort + i), seconds));
-    if (!leaves.empty()) w.HtbClass(std::to_string(i), "", env.host_if(), HandleText(leaves[i]));
+    if (!leaves.empty()) w.HtbClass(std::to_string(i), "", env.host_if(), TcHandleText(leaves[i]));
   }
   w.Link("veth", env.ns(), env.peer_if(), testing::LinkDirection::kRx);
   auto clients = StartClients(options);

@@ -46,9 +46,6 @@ inline bool IsContainerLeaf(uint32_t priority) {
          (priority & 0xffffu) != 0xffff;
 }
 
-// "10:1a3" as tc prints a class handle.
-inline std::string HandleText(uint32_t handle) { return TcHandleText(handle); }
-
 inline uint64_t InodeOf(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw std::runtime_error("stat " + path);

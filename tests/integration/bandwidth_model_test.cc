@@ -18,10 +18,10 @@
 namespace {
 
 using namespace std::chrono_literals;
+using netqos::TcHandleText;
 using netqos::testing::DaemonFixture;
 using netqos::testing::DaemonFixtureOptions;
 using netqos::testing::FakePod;
-using netqos::testing::HandleText;
 using netqos::testing::kCapTolerance;
 using netqos::testing::MeasureCaps;
 using netqos::testing::TcClasses;
@@ -80,7 +80,7 @@ TEST_CASE(
   env.StartDaemon();
   // No Allocate: the annotations alone cap it.
   REQUIRE(env.WaitLeaf(cg, 5000ms).has_value());
-  const std::string leaf = HandleText(env.ClassOf(cg)->priority);
+  const std::string leaf = TcHandleText(env.ClassOf(cg)->priority);
   const std::string host = env.veth().host, ifb = env.veth().Ifb();
 
   const json row = ClassRow(env, p.name);
@@ -147,8 +147,8 @@ TEST_CASE(
   env.Allocate(b, 100);
   REQUIRE(env.WaitLeaf(cg_a, 5000ms).has_value());
   REQUIRE(env.WaitLeaf(cg_b, 5000ms).has_value());
-  const std::string leaf_a = HandleText(env.ClassOf(cg_a)->priority);
-  const std::string leaf_b = HandleText(env.ClassOf(cg_b)->priority);
+  const std::string leaf_a = TcHandleText(env.ClassOf(cg_a)->priority);
+  const std::string leaf_b = TcHandleText(env.ClassOf(cg_b)->priority);
   const std::string host = env.veth().host;
 
   const json row = ClassRow(env, a.name);
@@ -214,7 +214,7 @@ TEST_CASE(
     for (const FakePod* p : {pairs[i].first, pairs[i].second}) {
       env.Allocate(*p, kRates[i]);
       REQUIRE(env.WaitLeaf(cgroups[p], 5000ms).has_value());
-      leaves[p] = HandleText(env.ClassOf(cgroups[p])->priority);
+      leaves[p] = TcHandleText(env.ClassOf(cgroups[p])->priority);
     }
   }
   FakePod& tiny = *pairs[0].first;

@@ -25,13 +25,13 @@
 namespace {
 
 using namespace std::chrono_literals;
+using netqos::TcHandleText;
 using netqos::testing::CaptureOutput;
 using netqos::testing::CountLines;
 using netqos::testing::DaemonFixture;
 using netqos::testing::DaemonFixtureOptions;
 using netqos::testing::FakeContainerId;
 using netqos::testing::FakePod;
-using netqos::testing::HandleText;
 using netqos::testing::InodeOf;
 using netqos::testing::IsContainerLeaf;
 using netqos::testing::kCapTolerance;
@@ -121,12 +121,12 @@ TEST_CASE(
   auto eg = TcClasses(env.veth().host);
   auto in = TcClasses(env.veth().Ifb());
   for (auto [prio, mbps] : {std::pair{prio1, 100ull}, std::pair{prio2, 150ull}}) {
-    INFO("leaf " << HandleText(prio));
-    REQUIRE(eg.count(HandleText(prio)) == 1);
-    CHECK(eg[HandleText(prio)].rate_bits == mbps * 1000000);
-    CHECK(eg[HandleText(prio)].ceil_bits == mbps * 1000000);
-    REQUIRE(in.count(HandleText(prio)) == 1);
-    CHECK(in[HandleText(prio)].rate_bits == mbps * 1000000);
+    INFO("leaf " << TcHandleText(prio));
+    REQUIRE(eg.count(TcHandleText(prio)) == 1);
+    CHECK(eg[TcHandleText(prio)].rate_bits == mbps * 1000000);
+    CHECK(eg[TcHandleText(prio)].ceil_bits == mbps * 1000000);
+    REQUIRE(in.count(TcHandleText(prio)) == 1);
+    CHECK(in[TcHandleText(prio)].rate_bits == mbps * 1000000);
   }
   CHECK(env.DaemonRunning());
   const std::string left = env.Leftovers();
@@ -147,13 +147,13 @@ TEST_CASE(
   env.Allocate(env.pods[1], 200);
   REQUIRE(env.WaitLeaf(cg_a, 2000ms).has_value());
   REQUIRE(env.WaitLeaf(cg_b, 2000ms).has_value());
-  const std::string leaf_a = HandleText(env.ClassOf(cg_a)->priority);
-  const std::string leaf_b = HandleText(env.ClassOf(cg_b)->priority);
+  const std::string leaf_a = TcHandleText(env.ClassOf(cg_a)->priority);
+  const std::string leaf_b = TcHandleText(env.ClassOf(cg_b)->priority);
   // The unallocated container is classified (counted, its level's default leaf), not capped.
   auto c_class = env.ClassOf(cg_c);
   REQUIRE(c_class.has_value());
   CHECK_FALSE(IsContainerLeaf(c_class->priority));
-  const std::string leaf_c = HandleText(c_class->priority);
+  const std::string leaf_c = TcHandleText(c_class->priority);
   CHECK(leaf_c == "10:31");  // shared_cores' default leaf
 
   const std::string host = env.veth().host, ifb = env.veth().Ifb();
@@ -272,7 +272,7 @@ TEST_CASE(
   env.Client(cg1, 0, 15411, 6, false);
   std::this_thread::sleep_for(kWarmUp);
   WireRate w;
-  w.HtbClass("p1", "", host, HandleText(prio1));
+  w.HtbClass("p1", "", host, TcHandleText(prio1));
   w.Start();
   const auto window_end = TrafficClock::now() + kWindow;
   std::this_thread::sleep_for(500ms);
@@ -294,9 +294,9 @@ TEST_CASE(
   CHECK(prio2 != prio1);
   {
     auto eg = TcClasses(host);
-    REQUIRE(eg.count(HandleText(prio2)) == 1);
-    CHECK(eg[HandleText(prio2)].rate_bits == 150000000ull);
-    CHECK(eg[HandleText(prio1)].rate_bits == 100000000ull);
+    REQUIRE(eg.count(TcHandleText(prio2)) == 1);
+    CHECK(eg[TcHandleText(prio2)].rate_bits == 150000000ull);
+    CHECK(eg[TcHandleText(prio1)].rate_bits == 100000000ull);
   }
 
   // (c) The runtime removes container 2's cgroup: its entry goes at once (inotify).
@@ -316,17 +316,17 @@ TEST_CASE(
   std::printf("RemovePod: entry gone after %.1f ms\n", *took);
   took = WaitFor(
       [&] {
-        return TcClasses(host).count(HandleText(prio1)) == 0 &&
-               TcClasses(env.veth().Ifb()).count(HandleText(prio1)) == 0;
+        return TcClasses(host).count(TcHandleText(prio1)) == 0 &&
+               TcClasses(env.veth().Ifb()).count(TcHandleText(prio1)) == 0;
       },
       1000ms, t0);
   REQUIRE(took.has_value());
   std::printf("RemovePod: leaf %s gone from the veth and the IFB after %.1f ms\n",
-              HandleText(prio1).c_str(), *took);
+              TcHandleText(prio1).c_str(), *took);
   // And it stays gone across resyncs although the kubelet still lists the pod (terminating).
   std::this_thread::sleep_for(2500ms);
   CHECK_FALSE(env.Class(id1).has_value());
-  CHECK(TcClasses(host).count(HandleText(prio1)) == 0);
+  CHECK(TcClasses(host).count(TcHandleText(prio1)) == 0);
   CHECK(env.DaemonRunning());
   const std::string left = env.Leftovers();
   CHECK(left == "");
@@ -368,7 +368,7 @@ TEST_CASE(
   env.Client(cg, 1, 15421, 6, false);
   std::this_thread::sleep_for(kWarmUp);
   WireRate w;
-  w.HtbClass("good", "", good.host, HandleText(prio));
+  w.HtbClass("good", "", good.host, TcHandleText(prio));
   MeasureCaps(w, {{"good", 100}});
   env.StopTraffic();
   std::printf("foreign qdisc on %s: %s still capped at %.2f Mbit/s (cap 100)\n",
@@ -447,8 +447,8 @@ TEST_CASE(
   CHECK(*took < 1500);
   REQUIRE(env.WaitLeaf(cg2, 2000ms).has_value());
   auto eg = TcClasses(env.veth().host);
-  const std::string leaf1 = HandleText(env.ClassOf(cg1)->priority);
-  const std::string leaf2 = HandleText(env.ClassOf(cg2)->priority);
+  const std::string leaf1 = TcHandleText(env.ClassOf(cg1)->priority);
+  const std::string leaf2 = TcHandleText(env.ClassOf(cg2)->priority);
   REQUIRE(eg.count(leaf1) == 1);
   REQUIRE(eg.count(leaf2) == 1);
   CHECK(eg[leaf1].rate_bits == 120000000ull);
@@ -520,8 +520,8 @@ TEST_CASE(
   std::printf("class entry with leaf %.1f ms after the Allocate\n", *took);
   const uint32_t prio = env.ClassOf(cg)->priority;
   auto eg = TcClasses(env.veth().host);
-  REQUIRE(eg.count(HandleText(prio)) == 1);
-  CHECK(eg[HandleText(prio)].rate_bits == 90000000ull);
+  REQUIRE(eg.count(TcHandleText(prio)) == 1);
+  CHECK(eg[TcHandleText(prio)].rate_bits == 90000000ull);
   // Where the Allocate fell, by the order of the daemon's log lines (one logger, in order).
   const std::string log = env.Log();
   const size_t allocated_at = log.find("allocated pod=");

@@ -42,6 +42,7 @@
 namespace {
 
 using namespace netqos::shaping;
+using netqos::TcHandleText;
 using netqos::bpf::AttachIngress;
 using netqos::bpf::Dataplane;
 using netqos::bpf::DetachIngress;
@@ -237,7 +238,7 @@ TEST_CASE("traffic: egress leaves of 50, 200 and 1000 Mbit/s hold their caps sid
   for (size_t i = 0; i < cs.size(); ++i) {
     const uint32_t prio = planner.PriorityFor(cs[i].cg->Id());
     handles[i] = prio;
-    cs[i].leaf = HandleText(prio);
+    cs[i].leaf = TcHandleText(prio);
     RequireOk(dp->SetClass(cs[i].cg->Id(), Class(prio, static_cast<uint32_t>(100 + i))));
   }
 
@@ -339,7 +340,7 @@ TEST_CASE("traffic: egress leaves of 50, 200 and 1000 Mbit/s hold their caps sid
     Iperf3Client client(Iperf3ClientOptions{
         .server_ip = env.peer_ip, .port = cs[0].port, .seconds = 3, .cgroup = unallocated.Path()});
     SleepUntil(client.started() + milliseconds(1000));
-    const std::string dflt = HandleText(MakeHandle(kQdiscMajor, plan->default_minor));
+    const std::string dflt = TcHandleText(MakeHandle(kQdiscMajor, plan->default_minor));
     WireRate w;
     w.HtbClass("default", "", env.host, dflt);
     for (const auto& c : cs) w.HtbClass(c.leaf, "", env.host, c.leaf);
@@ -383,7 +384,7 @@ TEST_CASE("traffic: ingress through tc, socket lookup and an IFB holds 50, 200 a
   RequireOk(inst.Apply(ifb_index, *plan).status());
   for (size_t i = 0; i < cs.size(); ++i) {
     const uint32_t prio = planner.PriorityFor(cs[i].cg->Id());
-    cs[i].leaf = HandleText(prio);
+    cs[i].leaf = TcHandleText(prio);
     RequireOk(dp->SetClass(cs[i].cg->Id(), Class(prio, static_cast<uint32_t>(200 + i))));
   }
   RequireOk(AttachIngress(
@@ -476,7 +477,7 @@ TEST_CASE("traffic: a UDP socket that only receives is held to its ingress cap",
   REQUIRE(plan.ok());
   RequireOk(inst.Apply(ifb_index, *plan).status());
   const uint32_t prio = planner.PriorityFor(sink_cg.Id());
-  const std::string leaf = HandleText(prio);
+  const std::string leaf = TcHandleText(prio);
   RequireOk(dp->SetClass(sink_cg.Id(), Class(prio, 400)));
   RequireOk(AttachIngress(
       {.pin_dir = env.pin_dir, .ifindex = env.host_ifindex, .ifb_ifindex = ifb_index}));
@@ -651,15 +652,15 @@ TEST_CASE("traffic: caps hold after the loading process has exited", "[traffic]"
                                       .cgroup = receiver.Path()});
   SleepUntil(rx.started() + kWarmUp);
   WireRate rate;
-  rate.HtbClass("egress", "", env.host, HandleText(sender_prio));
-  rate.HtbClass("ingress", "", ifb.name, HandleText(receiver_prio));
+  rate.HtbClass("egress", "", env.host, TcHandleText(sender_prio));
+  rate.HtbClass("ingress", "", ifb.name, TcHandleText(receiver_prio));
   rate.Measure(kWindow);
   const Iperf3Result tx_result = MustFinish(tx, "sending client");
   const Iperf3Result rx_result = MustFinish(rx, "receiving client");
   std::printf(
       "traffic after loader exit: egress leaf %s %.2f Mbit/s, ingress IFB leaf %s %.2f Mbit/s "
       "(cap %llu); iperf3 sent %.1f, received %.1f Mbit/s\n",
-      HandleText(sender_prio).c_str(), rate.Mbps("egress"), HandleText(receiver_prio).c_str(),
+      TcHandleText(sender_prio).c_str(), rate.Mbps("egress"), TcHandleText(receiver_prio).c_str(),
       rate.Mbps("ingress"), static_cast<unsigned long long>(kCap), tx_result.SenderMbps(),
       rx_result.ReceiverMbps());
   // What this test proves is that classification and shaping outlive the loader: each flow is

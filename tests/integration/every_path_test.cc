@@ -39,12 +39,12 @@
 namespace {
 
 using namespace std::chrono_literals;
+using netqos::TcHandleText;
 using netqos::testing::AttackTool;
 using netqos::testing::CaptureOutput;
 using netqos::testing::DaemonFixture;
 using netqos::testing::DaemonFixtureOptions;
 using netqos::testing::FakePod;
-using netqos::testing::HandleText;
 using netqos::testing::Iperf3Client;
 using netqos::testing::Iperf3ClientOptions;
 using netqos::testing::Iperf3Server;
@@ -139,7 +139,7 @@ struct CniNode {
     env.StartDaemon(flags);
     env.Allocate(*p, static_cast<int>(kCap));
     REQUIRE(env.WaitLeaf(cg, 2000ms).has_value());
-    leaf = HandleText(env.ClassOf(cg)->priority);
+    leaf = TcHandleText(env.ClassOf(cg)->priority);
     const bool at_veth = WaitFor(
                              [&] {
                                auto c = env.ClassOf(cg);
@@ -337,7 +337,7 @@ void StartHostPod(DaemonFixture& env, std::string* cg, std::string* leaf) {
   env.StartDaemon();
   env.Allocate(p, static_cast<int>(kCap));
   REQUIRE(env.WaitLeaf(*cg, 2000ms).has_value());
-  *leaf = HandleText(env.ClassOf(*cg)->priority);
+  *leaf = TcHandleText(env.ClassOf(*cg)->priority);
 }
 
 // A flood from the remote to a sink in the container: the IFB leaf's rate and what the sink got

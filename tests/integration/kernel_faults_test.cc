@@ -30,13 +30,13 @@
 namespace {
 
 using namespace std::chrono_literals;
+using netqos::TcHandleText;
 using netqos::testing::CaptureOutput;
 using netqos::testing::CountLines;
 using netqos::testing::DaemonFixture;
 using netqos::testing::DaemonFixtureOptions;
 using netqos::testing::FakeContainerId;
 using netqos::testing::FakePod;
-using netqos::testing::HandleText;
 using netqos::testing::InodeOf;
 using netqos::testing::Iperf3Client;
 using netqos::testing::IsContainerLeaf;
@@ -172,11 +172,11 @@ TEST_CASE(
   const uint32_t leaf1b = env.Class(InodeOf(cg1b))->priority;
   // The daemon writes the class map entry a few ms before it adds the HTB leaf in the same pass.
   std::map<std::string, netqos::testing::TcClass> eg;
-  (void)WaitFor([&] { return (eg = TcClasses(env.host())).count(HandleText(leaf1b)) == 1; },
+  (void)WaitFor([&] { return (eg = TcClasses(env.host())).count(TcHandleText(leaf1b)) == 1; },
                 1000ms);
-  REQUIRE(eg.count(HandleText(leaf1b)) == 1);
-  CHECK(eg[HandleText(leaf1b)].rate_bits == 100000000ull);
-  INFO("leaf before " << HandleText(leaf1) << ", after " << HandleText(leaf1b));
+  REQUIRE(eg.count(TcHandleText(leaf1b)) == 1);
+  CHECK(eg[TcHandleText(leaf1b)].rate_bits == 100000000ull);
+  INFO("leaf before " << TcHandleText(leaf1) << ", after " << TcHandleText(leaf1b));
 
   // A routine removal is no problem: nothing reported, nothing active.
   std::this_thread::sleep_for(2500ms);  // a resync pass over the changed tree
@@ -199,7 +199,7 @@ TEST_CASE(
   env.Allocate(p1, 100);  // --nic-selection=first: on veth 0
   const uint64_t id1 = InodeOf(cg1);
   REQUIRE(env.WaitLeaf(id1, 3000ms));
-  const std::string leaf = HandleText(env.Class(id1)->priority);
+  const std::string leaf = TcHandleText(env.Class(id1)->priority);
   const int old_ifindex = env.veth(0).ifindex;
   const std::string old_ifb = "nqifb" + std::to_string(old_ifindex);
   REQUIRE(WaitFor(

@@ -14,8 +14,8 @@
 namespace {
 
 using namespace std::chrono_literals;
+using netqos::TcHandleText;
 using netqos::testing::DaemonFixture;
-using netqos::testing::HandleText;
 using netqos::testing::TcClasses;
 using netqos::testing::WaitFor;
 using nlohmann::json;
@@ -23,7 +23,7 @@ namespace shaping = netqos::shaping;
 
 // The reclaimed level's class on `dev` has this ceiling (Mbit/s), within `limit`.
 bool ReclaimedCeilBecomes(const std::string& dev, uint64_t mbps, std::chrono::milliseconds limit) {
-  const std::string handle = HandleText(shaping::MakeHandle(
+  const std::string handle = TcHandleText(shaping::MakeHandle(
       shaping::kQdiscMajor, shaping::LevelMinor(shaping::QosLevel::kReclaimed)));
   uint64_t seen = 0;
   const bool ok = WaitFor(

@@ -31,6 +31,7 @@
 namespace {
 
 using netqos::StatusCode;
+using netqos::TcHandleText;
 using netqos::shaping::MbitToBits;
 constexpr uint64_t Mbit(uint64_t mbps) { return MbitToBits(mbps); }
 using netqos::testing::HtbPlanner;
@@ -108,11 +109,11 @@ void CheckTcMatchesPlan(const std::string& dev, const HtbPlan& plan) {
   auto classes = TcClasses(dev);
   REQUIRE(classes.size() == plan.classes.size());
   for (const auto& want : plan.classes) {
-    INFO("class " << HandleText(want.handle));
-    auto it = classes.find(HandleText(want.handle));
+    INFO("class " << TcHandleText(want.handle));
+    auto it = classes.find(TcHandleText(want.handle));
     REQUIRE(it != classes.end());
     CHECK(it->second.parent ==
-          (want.parent == plan.qdisc_handle ? "root" : HandleText(want.parent)));
+          (want.parent == plan.qdisc_handle ? "root" : TcHandleText(want.parent)));
     CHECK(it->second.rate_bits == want.rate_bps);
     CHECK(it->second.ceil_bits == want.ceil_bps);
     CHECK(it->second.prio == want.prio);
@@ -486,7 +487,7 @@ TEST_CASE("shaping: a forced skb->priority is shaped to the leaf's cap, wire-exa
 
   for (const auto& [key, mbps] : std::vector<std::pair<uint64_t, uint64_t>>{{1, 50}, {2, 200}}) {
     const uint32_t prio = planner.PriorityFor(key);
-    const std::string leaf = HandleText(prio);
+    const std::string leaf = TcHandleText(prio);
     INFO("leaf " << leaf << " cap " << mbps << " Mbit/s");
     const auto t0 = Clock::now();
     Blaster blast(sb.peer_ip, port, prio, 9);
@@ -495,7 +496,7 @@ TEST_CASE("shaping: a forced skb->priority is shaped to the leaf's cap, wire-exa
     // Up to three windows of 2.5 s: one above the cap + 2 % fails at once; one below it (a
     // sender starved of CPU by the machine's other work) is measured again, as every rate check
     // of the suite does (support/daemon_fixture.h, MeasureCaps).
-    const std::string other = HandleText(planner.PriorityFor(key == 1 ? 2 : 1));
+    const std::string other = TcHandleText(planner.PriorityFor(key == 1 ? 2 : 1));
     double mbit = 0;
     for (int window = 1; window <= 3; ++window) {
       Sample s1 = Take(sb.host, t0);
@@ -528,10 +529,10 @@ TEST_CASE("shaping: a forced skb->priority is shaped to the leaf's cap, wire-exa
   WaitQuiet(sb.host);
   const auto after = TcClasses(sb.host);
   CHECK(after.at("10:31").sent_bytes - before.at("10:31").sent_bytes > 1000000);
-  CHECK(after.at(HandleText(planner.PriorityFor(1))).sent_bytes ==
-        before.at(HandleText(planner.PriorityFor(1))).sent_bytes);
-  CHECK(after.at(HandleText(planner.PriorityFor(2))).sent_bytes ==
-        before.at(HandleText(planner.PriorityFor(2))).sent_bytes);
+  CHECK(after.at(TcHandleText(planner.PriorityFor(1))).sent_bytes ==
+        before.at(TcHandleText(planner.PriorityFor(1))).sent_bytes);
+  CHECK(after.at(TcHandleText(planner.PriorityFor(2))).sent_bytes ==
+        before.at(TcHandleText(planner.PriorityFor(2))).sent_bytes);
   REQUIRE(inst.Remove(sb.ifindex).ok());
 }
 
@@ -548,7 +549,7 @@ TEST_CASE(
   auto r1 = inst.Apply(sb.ifindex, plan);
   INFO(r1.status().message());
   REQUIRE(r1.ok());
-  const std::string handle = HandleText(MakeHandle(kQdiscMajor, *planner.MinorFor(1)));
+  const std::string handle = TcHandleText(MakeHandle(kQdiscMajor, *planner.MinorFor(1)));
   auto classes = TcClasses(sb.host);
   REQUIRE(classes.count(handle) == 1);
   CHECK(classes.at(handle).burst_bytes == 1600);

@@ -49,6 +49,7 @@
 namespace {
 
 using namespace std::chrono_literals;
+using netqos::TcHandleText;
 using netqos::TrafficCounters;
 using netqos::bpf::PinnedMaps;
 using netqos::shaping::HtbClassStats;
@@ -59,7 +60,6 @@ using netqos::testing::DaemonFixture;
 using netqos::testing::DaemonFixtureOptions;
 using netqos::testing::DescribeExit;
 using netqos::testing::FakePod;
-using netqos::testing::HandleText;
 using netqos::testing::InodeOf;
 using netqos::testing::Iperf3Client;
 using netqos::testing::Iperf3ClientOptions;
@@ -157,14 +157,14 @@ TEST_CASE(
   env.StartDaemon();
   env.Allocate(p, 50);
   REQUIRE(env.WaitLeaf(cg, 2000ms).has_value());
-  const std::string leaf = HandleText(env.ClassOf(cg)->priority);
+  const std::string leaf = TcHandleText(env.ClassOf(cg)->priority);
   // What a container may do itself (it owns its cgroup directory with cgroupns/delegation): a
   // child cgroup, and its traffic from there.
   const std::string nested = MakeChildCgroup(cg, "nested");
   std::this_thread::sleep_for(300ms);  // whatever the daemon does about a new directory
   const auto nested_class = env.ClassOf(nested);
   std::printf("child cgroup %s: class map entry %s\n", nested.c_str(),
-              nested_class ? HandleText(nested_class->priority).c_str() : "none");
+              nested_class ? TcHandleText(nested_class->priority).c_str() : "none");
 
   const std::string host = env.veth().host;
   env.Server(0, 15601);
@@ -202,7 +202,7 @@ TEST_CASE("tenant escape: SO_PRIORITY set to another container's leaf takes noth
   REQUIRE(env.WaitLeaf(cg_v, 2000ms).has_value());
   REQUIRE(env.WaitLeaf(cg_a, 2000ms).has_value());
   const uint32_t prio_v = env.ClassOf(cg_v)->priority, prio_a = env.ClassOf(cg_a)->priority;
-  const std::string leaf_v = HandleText(prio_v), leaf_a = HandleText(prio_a);
+  const std::string leaf_v = TcHandleText(prio_v), leaf_a = TcHandleText(prio_a);
   const std::string nested = MakeChildCgroup(cg_a, "nested");
   const uint64_t id_v = InodeOf(cg_v);
   const std::unique_ptr<PinnedMaps> maps = MustOpenPins(env);
@@ -303,7 +303,7 @@ TEST_CASE(
   env.StartDaemon();
   env.Allocate(p, 50);
   REQUIRE(env.WaitLeaf(cg, 2000ms).has_value());
-  const std::string leaf = HandleText(env.ClassOf(cg)->priority);
+  const std::string leaf = TcHandleText(env.ClassOf(cg)->priority);
   const uint64_t id = InodeOf(cg);
   const std::string host = env.veth().host;
   const std::unique_ptr<PinnedMaps> maps = MustOpenPins(env);
@@ -432,7 +432,7 @@ TEST_CASE(
   env.StartDaemon();
   env.Allocate(p, static_cast<int>(kCap));
   REQUIRE(env.WaitLeaf(cg, 2000ms).has_value());
-  const std::string leaf = HandleText(env.ClassOf(cg)->priority);
+  const std::string leaf = TcHandleText(env.ClassOf(cg)->priority);
   const std::string ifb = env.veth().Ifb();
 
   // The receiver, in the container: a UDP socket that only receives. The sender, in the peer's
@@ -498,7 +498,7 @@ TEST_CASE("tenant escape: a CNI-style pod is held to its allocation in both dire
   env.StartDaemon();
   env.Allocate(p, static_cast<int>(kCap));
   REQUIRE(env.WaitLeaf(cg, 2000ms).has_value());
-  const std::string leaf = HandleText(env.ClassOf(cg)->priority);
+  const std::string leaf = TcHandleText(env.ClassOf(cg)->priority);
   const std::string host = env.veth().host, ifb = env.veth().Ifb();
 
   // The pod's process: in the container's cgroup, then in the pod's namespace.

@@ -22,11 +22,11 @@
 namespace {
 
 using namespace std::chrono_literals;
+using netqos::TcHandleText;
 using netqos::testing::Capture;
 using netqos::testing::DaemonFixture;
 using netqos::testing::DaemonFixtureOptions;
 using netqos::testing::FakePod;
-using netqos::testing::HandleText;
 using netqos::testing::kCapTolerance;
 using netqos::testing::LinkDirection;
 using netqos::testing::MeasureCaps;
@@ -93,7 +93,7 @@ void CheckHeld(const Sent& s, const std::string& leaf, double cap) {
 // The container's leaf handle ("10:100") once it has one; "" when it gets none within 5 s.
 std::string LeafOf(DaemonFixture& env, const std::string& cgroup) {
   if (!env.WaitLeaf(cgroup, 5000ms)) return "";
-  return HandleText(env.ClassOf(cgroup)->priority);
+  return TcHandleText(env.ClassOf(cgroup)->priority);
 }
 
 // `netqosctl status` once its problems name every one of `needles` (waits up to 10 s); the
@@ -312,9 +312,9 @@ TEST_CASE("tenant policy: system_cores claimed by an unallocated pod does not bu
   REQUIRE(WaitFor([&] { return env.ClassOf(cg).has_value(); }, 5000ms));
   const auto entry = env.ClassOf(cg);
   std::printf("unallocated pod claiming system_cores: class %s, level %u\n",
-              HandleText(entry->priority).c_str(), entry->qos_level);
+              TcHandleText(entry->priority).c_str(), entry->qos_level);
   CHECK(entry->qos_level == NETQOS_QOS_SHARED);
-  CHECK(HandleText(entry->priority) == "10:31");  // the shared level's default class
+  CHECK(TcHandleText(entry->priority) == "10:31");  // the shared level's default class
   const std::string status = StatusNaming(env, {kQosKey, "refused"});
   INFO(status);
   CHECK(Contains(status, kQosKey));

@@ -115,8 +115,6 @@ size_t CountLines(const std::string& text, const std::vector<std::string>& needl
   return n;
 }
 
-std::string HandleText(uint32_t handle) { return TcHandleText(handle); }
-
 bool Within(double measured, double cap) {
   return measured >= cap * (1 - kCapTolerance) && measured <= cap * (1 + kCapTolerance);
 }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/tc_handle.h"
 #include "netqos_abi.h"
 #include "support/bpffs_fixture.h"
 #include "support/cgroup_fixture.h"
@@ -45,8 +46,6 @@ std::optional<double> WaitFor(const std::function<bool()>& pred, Ms limit,
                               TrafficClock::time_point t0 = TrafficClock::now());
 // Lines of `text` containing every one of `needles`.
 size_t CountLines(const std::string& text, const std::vector<std::string>& needles);
-// "10:100" as tc prints a class handle (hex major and minor).
-std::string HandleText(uint32_t handle);
 // How close a rate measured on the wire must be to its cap, and over how long it is measured.
 inline constexpr double kCapTolerance = 0.02;
 inline constexpr Ms kWindow{3000};

@@ -10,7 +10,7 @@ namespace netqos::app {
 namespace {
 
 service::LeafQueue Convert(const enforce::LeafQueue& q) {
-  return {q.device, shaping::HandleText(q.handle), q.counters, q.error};
+  return {q.device, TcHandleText(q.handle), q.counters, q.error};
 }
 
 }  // namespace
@@ -59,7 +59,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     c.qos_level = std::string(KatalystLevelName(d.entry.qos_level));
     c.net_class_id = d.entry.net_class_id;
     c.priority = d.entry.priority;
-    if (d.entry.priority != 0) c.htb_class = shaping::HandleText(d.entry.priority);
+    if (d.entry.priority != 0) c.htb_class = TcHandleText(d.entry.priority);
     c.capped = d.leaf_key.has_value();
     if (d.nic) c.nic = d.nic->Identifier();
     c.allocated_mbps = d.allocated_mbps;
@@ -88,7 +88,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     c.tenant_policy = d.tenant_entry;
     if (d.aggregate_minor) {
       c.aggregate_class =
-          shaping::HandleText(shaping::MakeHandle(shaping::kQdiscMajor, *d.aggregate_minor));
+          TcHandleText(shaping::MakeHandle(shaping::kQdiscMajor, *d.aggregate_minor));
     }
     for (const auto& t : d.decisions) {
       c.tenant_decisions.push_back(

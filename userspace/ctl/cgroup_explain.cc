@@ -60,7 +60,7 @@ Explanation Explain(const CgroupFacts& f) {
     if (c.priority == 0) {
       what += ", skb->priority left alone (counted only: no NIC is shaped)";
     } else {
-      what += ", skb->priority " + HandleText(c.priority) + " (HTB class on every shaped NIC)";
+      what += ", skb->priority " + HtbClassText(c.priority) + " (HTB class on every shaped NIC)";
       if ((c.flags & NETQOS_CLASS_F_VETH) == 0) {
         what += (c.flags & NETQOS_CLASS_F_INGRESS_SHAPED) != 0
                     ? "; received packets are redirected to the NIC's IFB and shaped there"
@@ -87,13 +87,13 @@ Explanation Explain(const CgroupFacts& f) {
         const auto& d = *f.daemon;
         const std::string& source =
             d.has_egress_cap() ? d.egress_cap().source() : d.ingress_cap().source();
-        add("capped by its HTB leaf " + HandleText(c.priority) + " on " +
+        add("capped by its HTB leaf " + HtbClassText(c.priority) + " on " +
             (d.nic().empty() ? std::string("every shaped NIC") : d.nic()) + ", sent/received " +
             CapText(d) + " bit/s, from its " + source +
             " (docs/enforcement.md, \"The bandwidth model\")");
       } else if (c.priority != 0) {
         add("no allocation of its own: it shares its QoS level's default class " +
-            HandleText(c.priority) + ", which may borrow up to the level's ceiling");
+            HtbClassText(c.priority) + ", which may borrow up to the level's ceiling");
       }
       if (!f.daemon->tenant_policy().empty()) {
         std::string policy = "tenant policy: the " + f.daemon->tenant_policy() + " entry applies";
@@ -111,7 +111,7 @@ Explanation Explain(const CgroupFacts& f) {
         add(t.annotation() + "=" + t.value() + " " + t.verdict() + ": " + t.reason());
       }
       if (f.daemon->priority() != c.priority) {
-        add("the daemon's last pass wanted " + HandleText(f.daemon->priority()) +
+        add("the daemon's last pass wanted " + HtbClassText(f.daemon->priority()) +
             ": the entry is being reconciled");
       }
     } else if (f.daemon_reached) {
@@ -159,10 +159,11 @@ Explanation Explain(const CgroupFacts& f) {
 Json CgroupJson(const CgroupFacts& f, const Explanation& why) {
   Json entry = nullptr;
   if (f.entry) {
-    entry = {{"priority", f.entry->priority},
-             {"htb_class", f.entry->priority ? Json(HandleText(f.entry->priority)) : Json(nullptr)},
-             {"net_class_id", f.entry->net_class_id},
-             {"qos_level", QosLevelText(f.entry->qos_level)}};
+    entry = {
+        {"priority", f.entry->priority},
+        {"htb_class", f.entry->priority ? Json(HtbClassText(f.entry->priority)) : Json(nullptr)},
+        {"net_class_id", f.entry->net_class_id},
+        {"qos_level", QosLevelText(f.entry->qos_level)}};
     auto dscp = EntryDscp(*f.entry);
     entry["dscp"] = dscp ? Json(*dscp) : Json(nullptr);
   }
@@ -211,7 +212,7 @@ void PrintCgroup(const CgroupFacts& f, const Explanation& why, std::ostream& out
   if (f.entry) {
     kv.emplace_back("class entry", QosLevelText(f.entry->qos_level) + ", class id " +
                                        std::to_string(f.entry->net_class_id) + ", priority " +
-                                       HandleText(f.entry->priority) + ", DSCP " +
+                                       HtbClassText(f.entry->priority) + ", DSCP " +
                                        DscpText(EntryDscp(*f.entry)));
   }
   if (f.daemon) {

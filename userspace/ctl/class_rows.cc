@@ -18,7 +18,7 @@ using Json = nlohmann::json;
 
 std::string QosLevelText(uint8_t level) { return std::string(KatalystLevelName(level)); }
 
-std::string HandleText(uint32_t priority) { return priority == 0 ? "-" : TcHandleText(priority); }
+std::string HtbClassText(uint32_t priority) { return priority == 0 ? "-" : TcHandleText(priority); }
 
 std::optional<uint8_t> EntryDscp(const netqos_class& entry) {
   if ((entry.flags & NETQOS_CLASS_F_SET_DSCP) == 0) return std::nullopt;
@@ -248,7 +248,7 @@ Json ClassRowJson(const ClassRow& r) {
             {"in_pinned_map", r.pinned.has_value()},
             {"known_to_daemon", r.daemon.has_value()},
             {"priority", r.priority()},
-            {"htb_class", r.priority() == 0 ? Json(nullptr) : Json(HandleText(r.priority()))},
+            {"htb_class", r.priority() == 0 ? Json(nullptr) : Json(HtbClassText(r.priority()))},
             {"net_class_id", r.net_class_id()},
             {"qos_level", r.qos_level()},
             {"dscp", r.dscp() ? Json(*r.dscp()) : Json(nullptr)}};
@@ -348,7 +348,7 @@ void PrintClasses(const ClassRows& rows, const ClassSources& sources, std::ostre
       }
       t.AddRow({std::to_string(r.cgroup_id),
                 Or(r.Name(), sources.daemon_reached ? "?" : "(names need the daemon)"),
-                Or(r.qos_level()), std::to_string(r.net_class_id()), HandleText(r.priority()),
+                Or(r.qos_level()), std::to_string(r.net_class_id()), HtbClassText(r.priority()),
                 DscpText(r.dscp()), cap, r.daemon ? Or(r.daemon->nic()) : "-", TxRx(r.counters),
                 DropsText(r.Drops()), state});
     }

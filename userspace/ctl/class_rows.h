@@ -24,7 +24,7 @@ using bpf::kDefaultPinDir;
 // "shared_cores" for NETQOS_QOS_SHARED, ...; "unknown" otherwise.
 std::string QosLevelText(uint8_t level);
 // An HTB class handle as tc prints it: 0x100100 -> "10:100"; 0 -> "-".
-std::string HandleText(uint32_t priority);
+std::string HtbClassText(uint32_t priority);
 // The DSCP a class entry marks its packets with (NETQOS_CLASS_F_SET_DSCP), nullopt when none.
 std::optional<uint8_t> EntryDscp(const netqos_class& entry);
 // A DSCP as netqosctl prints it: "46", "-" when not marked.

@@ -37,14 +37,11 @@ std::string Known(int64_t v) { return v < 0 ? "-" : std::to_string(v); }
 }  // namespace
 
 int CmdAllocations(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
-  auto conn = Connection::Open(g, err);
-  if (!conn) return kExitRpcError;
-  auto stub = admin::Admin::NewStub(conn->channel());
-  grpc::ClientContext ctx;
-  conn->Prepare(&ctx);
   admin::ListAllocationsResponse resp;
-  auto s = stub->ListAllocations(&ctx, admin::ListAllocationsRequest{}, &resp);
-  if (!s.ok()) return ReportRpcError("ListAllocations", s, err);
+  if (int rc = CallOnce<admin::Admin>(g, "ListAllocations", &admin::Admin::Stub::ListAllocations,
+                                      admin::ListAllocationsRequest{}, &resp, err)) {
+    return rc;
+  }
   if (g.structured()) {
     Json list = Json::array();
     for (const auto& a : resp.allocations()) {
@@ -131,14 +128,11 @@ std::string AggregateText(const Json& rules) {
 }  // namespace
 
 int CmdTenantPolicy(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
-  auto conn = Connection::Open(g, err);
-  if (!conn) return kExitRpcError;
-  auto stub = admin::Admin::NewStub(conn->channel());
-  grpc::ClientContext ctx;
-  conn->Prepare(&ctx);
   admin::GetTenantPolicyResponse resp;
-  auto s = stub->GetTenantPolicy(&ctx, admin::GetTenantPolicyRequest{}, &resp);
-  if (!s.ok()) return ReportRpcError("GetTenantPolicy", s, err);
+  if (int rc = CallOnce<admin::Admin>(g, "GetTenantPolicy", &admin::Admin::Stub::GetTenantPolicy,
+                                      admin::GetTenantPolicyRequest{}, &resp, err)) {
+    return rc;
+  }
   const Json policy = Json::parse(resp.policy_json(), nullptr, /*allow_exceptions=*/false);
   if (policy.is_discarded() || !policy.is_object() || !policy.contains("default")) {
     err << "netqosctl: the daemon's tenant policy is not the JSON it should be\n";
@@ -185,14 +179,11 @@ int CmdTenantPolicy(const GlobalOptions& g, std::ostream& out, std::ostream& err
 }
 
 int CmdTopology(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
-  auto conn = Connection::Open(g, err);
-  if (!conn) return kExitRpcError;
-  auto stub = admin::Admin::NewStub(conn->channel());
-  grpc::ClientContext ctx;
-  conn->Prepare(&ctx);
   admin::GetTopologyResponse resp;
-  auto s = stub->GetTopology(&ctx, admin::GetTopologyRequest{}, &resp);
-  if (!s.ok()) return ReportRpcError("GetTopology", s, err);
+  if (int rc = CallOnce<admin::Admin>(g, "GetTopology", &admin::Admin::Stub::GetTopology,
+                                      admin::GetTopologyRequest{}, &resp, err)) {
+    return rc;
+  }
   if (g.structured()) {
     out << DocumentText(g.format, render::TopologyDocument(resp));
   } else {
@@ -205,21 +196,15 @@ int CmdCapacity(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
   auto conn = Connection::Open(g, err);
   if (!conn) return kExitRpcError;
   admin::GetCapacityResponse cap;
-  {
-    auto stub = admin::Admin::NewStub(conn->channel());
-    grpc::ClientContext ctx;
-    conn->Prepare(&ctx);
-    auto s = stub->GetCapacity(&ctx, admin::GetCapacityRequest{}, &cap);
-    if (!s.ok()) return ReportRpcError("GetCapacity", s, err);
+  if (int rc = conn->Call<admin::Admin>("GetCapacity", &admin::Admin::Stub::GetCapacity, {}, &cap,
+                                        err)) {
+    return rc;
   }
   rp::GetTopologyAwareAllocatableResourcesResponse alloc;
-  {
-    auto stub = rp::ResourcePlugin::NewStub(conn->channel());
-    grpc::ClientContext ctx;
-    conn->Prepare(&ctx);
-    auto s = stub->GetTopologyAwareAllocatableResources(
-        &ctx, rp::GetTopologyAwareAllocatableResourcesRequest{}, &alloc);
-    if (!s.ok()) return ReportRpcError("GetTopologyAwareAllocatableResources", s, err);
+  if (int rc = conn->Call<rp::ResourcePlugin>(
+          "GetTopologyAwareAllocatableResources",
+          &rp::ResourcePlugin::Stub::GetTopologyAwareAllocatableResources, {}, &alloc, err)) {
+    return rc;
   }
   const auto it = alloc.allocatable_resources().find(core::kResourceName);
   const rp::AllocatableTopologyAwareResource* kubelet =
@@ -308,14 +293,11 @@ int CmdCapacity(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
 }
 
 int CmdPluginInfo(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
-  auto conn = Connection::Open(g, err);
-  if (!conn) return kExitRpcError;
-  auto stub = reg::Registration::NewStub(conn->channel());
-  grpc::ClientContext ctx;
-  conn->Prepare(&ctx);
   reg::PluginInfo info;
-  auto s = stub->GetInfo(&ctx, reg::InfoRequest{}, &info);
-  if (!s.ok()) return ReportRpcError("GetInfo", s, err);
+  if (int rc = CallOnce<reg::Registration>(g, "GetInfo", &reg::Registration::Stub::GetInfo,
+                                           reg::InfoRequest{}, &info, err)) {
+    return rc;
+  }
   Json versions = Json::array();
   std::string versions_text;
   for (const auto& v : info.supported_versions()) {
@@ -339,17 +321,15 @@ int CmdPluginInfo(const GlobalOptions& g, std::ostream& out, std::ostream& err) 
 
 int CmdNotifyRegistered(const GlobalOptions& g, const std::optional<std::string>& error,
                         std::ostream& out, std::ostream& err) {
-  auto conn = Connection::Open(g, err);
-  if (!conn) return kExitRpcError;
-  auto stub = reg::Registration::NewStub(conn->channel());
-  grpc::ClientContext ctx;
-  conn->Prepare(&ctx);
   reg::RegistrationStatus req;
   req.set_plugin_registered(!error.has_value());
   if (error) req.set_error(*error);
   reg::RegistrationStatusResponse resp;
-  auto s = stub->NotifyRegistrationStatus(&ctx, req, &resp);
-  if (!s.ok()) return ReportRpcError("NotifyRegistrationStatus", s, err);
+  if (int rc = CallOnce<reg::Registration>(g, "NotifyRegistrationStatus",
+                                           &reg::Registration::Stub::NotifyRegistrationStatus, req,
+                                           &resp, err)) {
+    return rc;
+  }
   if (g.structured()) {
     out << DocumentText(g.format, Json{{"plugin_registered", req.plugin_registered()},
                                        {"error", StringOrNull(req.error())}});

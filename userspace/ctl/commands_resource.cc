@@ -160,15 +160,13 @@ void PrintAllocation(const Resp& r, std::ostream& out) {
 int CmdHints(const GlobalOptions& g, const RequestFlags& f, std::ostream& out, std::ostream& err) {
   auto built = Build(f, err);
   if (!built) return kExitUsage;
-  auto conn = Connection::Open(g, err);
-  if (!conn) return kExitRpcError;
-  auto stub = rp::ResourcePlugin::NewStub(conn->channel());
-  grpc::ClientContext ctx;
-  conn->Prepare(&ctx);
   if (f.pod_level) {
     rp::PodResourceHintsResponse resp;
-    auto s = stub->GetPodTopologyHints(&ctx, PodRequest(f, *built), &resp);
-    if (!s.ok()) return ReportRpcError("GetPodTopologyHints", s, err);
+    if (int rc = CallOnce<rp::ResourcePlugin>(g, "GetPodTopologyHints",
+                                              &rp::ResourcePlugin::Stub::GetPodTopologyHints,
+                                              PodRequest(f, *built), &resp, err)) {
+      return rc;
+    }
     if (g.structured()) {
       out << DocumentText(g.format, HintsJson(resp));
       return kExitOk;
@@ -179,8 +177,11 @@ int CmdHints(const GlobalOptions& g, const RequestFlags& f, std::ostream& out, s
     return kExitOk;
   }
   rp::ResourceHintsResponse resp;
-  auto s = stub->GetTopologyHints(&ctx, ContainerRequest(f, *built), &resp);
-  if (!s.ok()) return ReportRpcError("GetTopologyHints", s, err);
+  if (int rc = CallOnce<rp::ResourcePlugin>(g, "GetTopologyHints",
+                                            &rp::ResourcePlugin::Stub::GetTopologyHints,
+                                            ContainerRequest(f, *built), &resp, err)) {
+    return rc;
+  }
   if (g.structured()) {
     Json j = HintsJson(resp);
     AddContainerJson(resp, &j);
@@ -198,15 +199,13 @@ int CmdAllocate(const GlobalOptions& g, const RequestFlags& f, std::ostream& out
                 std::ostream& err) {
   auto built = Build(f, err);
   if (!built) return kExitUsage;
-  auto conn = Connection::Open(g, err);
-  if (!conn) return kExitRpcError;
-  auto stub = rp::ResourcePlugin::NewStub(conn->channel());
-  grpc::ClientContext ctx;
-  conn->Prepare(&ctx);
   if (f.pod_level) {
     rp::PodResourceAllocationResponse resp;
-    auto s = stub->AllocateForPod(&ctx, PodRequest(f, *built), &resp);
-    if (!s.ok()) return ReportRpcError("AllocateForPod", s, err);
+    if (int rc = CallOnce<rp::ResourcePlugin>(g, "AllocateForPod",
+                                              &rp::ResourcePlugin::Stub::AllocateForPod,
+                                              PodRequest(f, *built), &resp, err)) {
+      return rc;
+    }
     if (g.structured()) {
       Json j = PodJson(resp);
       j["allocation_result"] =
@@ -220,8 +219,10 @@ int CmdAllocate(const GlobalOptions& g, const RequestFlags& f, std::ostream& out
     return kExitOk;
   }
   rp::ResourceAllocationResponse resp;
-  auto s = stub->Allocate(&ctx, ContainerRequest(f, *built), &resp);
-  if (!s.ok()) return ReportRpcError("Allocate", s, err);
+  if (int rc = CallOnce<rp::ResourcePlugin>(g, "Allocate", &rp::ResourcePlugin::Stub::Allocate,
+                                            ContainerRequest(f, *built), &resp, err)) {
+    return rc;
+  }
   if (g.structured()) {
     Json j = PodJson(resp);
     AddContainerJson(resp, &j);
@@ -239,16 +240,13 @@ int CmdAllocate(const GlobalOptions& g, const RequestFlags& f, std::ostream& out
 
 int CmdRemove(const GlobalOptions& g, const std::string& pod_uid, std::ostream& out,
               std::ostream& err) {
-  auto conn = Connection::Open(g, err);
-  if (!conn) return kExitRpcError;
-  auto stub = rp::ResourcePlugin::NewStub(conn->channel());
-  grpc::ClientContext ctx;
-  conn->Prepare(&ctx);
   rp::RemovePodRequest req;
   req.set_pod_uid(pod_uid);
   rp::RemovePodResponse resp;
-  auto s = stub->RemovePod(&ctx, req, &resp);
-  if (!s.ok()) return ReportRpcError("RemovePod", s, err);
+  if (int rc = CallOnce<rp::ResourcePlugin>(g, "RemovePod", &rp::ResourcePlugin::Stub::RemovePod,
+                                            req, &resp, err)) {
+    return rc;
+  }
   if (g.structured()) {
     out << DocumentText(g.format, Json{{"removed_pod_uid", pod_uid}});
   } else {
@@ -259,17 +257,15 @@ int CmdRemove(const GlobalOptions& g, const std::string& pod_uid, std::ostream& 
 
 int CmdTopologyAware(const GlobalOptions& g, const std::string& pod_uid,
                      const std::string& container, std::ostream& out, std::ostream& err) {
-  auto conn = Connection::Open(g, err);
-  if (!conn) return kExitRpcError;
-  auto stub = rp::ResourcePlugin::NewStub(conn->channel());
-  grpc::ClientContext ctx;
-  conn->Prepare(&ctx);
   rp::GetTopologyAwareResourcesRequest req;
   req.set_pod_uid(pod_uid);
   req.set_container_name(container);
   rp::GetTopologyAwareResourcesResponse resp;
-  auto s = stub->GetTopologyAwareResources(&ctx, req, &resp);
-  if (!s.ok()) return ReportRpcError("GetTopologyAwareResources", s, err);
+  if (int rc = CallOnce<rp::ResourcePlugin>(g, "GetTopologyAwareResources",
+                                            &rp::ResourcePlugin::Stub::GetTopologyAwareResources,
+                                            req, &resp, err)) {
+    return rc;
+  }
   const bool found = resp.has_container_topology_aware_resources();
   const auto& c = resp.container_topology_aware_resources();
   std::map<std::string, const rp::TopologyAwareResource*> resources;
@@ -322,14 +318,12 @@ int CmdTopologyAware(const GlobalOptions& g, const std::string& pod_uid,
 }
 
 int CmdOptions(const GlobalOptions& g, std::ostream& out, std::ostream& err) {
-  auto conn = Connection::Open(g, err);
-  if (!conn) return kExitRpcError;
-  auto stub = rp::ResourcePlugin::NewStub(conn->channel());
-  grpc::ClientContext ctx;
-  conn->Prepare(&ctx);
   rp::ResourcePluginOptions resp;
-  auto s = stub->GetResourcePluginOptions(&ctx, rp::Empty{}, &resp);
-  if (!s.ok()) return ReportRpcError("GetResourcePluginOptions", s, err);
+  if (int rc = CallOnce<rp::ResourcePlugin>(g, "GetResourcePluginOptions",
+                                            &rp::ResourcePlugin::Stub::GetResourcePluginOptions,
+                                            rp::Empty{}, &resp, err)) {
+    return rc;
+  }
   auto b = [](bool v) { return std::string(v ? "true" : "false"); };
   if (g.structured()) {
     out << DocumentText(g.format, Json{{"pre_start_required", resp.pre_start_required()},

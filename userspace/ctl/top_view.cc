@@ -206,7 +206,7 @@ void PrintTopFrame(const TopFrame& f, std::ostream& out) {
       std::string name = "-", htb = "-", cap = "-";
       if (c.row) {
         if (!c.row->Name().empty()) name = c.row->Name();
-        htb = HandleText(c.row->priority());
+        htb = HtbClassText(c.row->priority());
         if (c.row->daemon) cap = CapText(*c.row->daemon);
       }
       std::vector<std::string> cells = {std::to_string(c.cgroup_id), name, htb, cap};

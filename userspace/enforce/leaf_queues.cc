@@ -77,8 +77,8 @@ QueueSnapshot AttributeLeafQueues(const std::vector<LinkLeaves>& links,
             AddCounters(egress ? cls.egress : cls.ingress, leaf.counters);
           }
         } else {
-          leaf.error = "class " + shaping::HandleText(found->handle) + " not found on " +
-                       leaf.device + " (being re-created?)";
+          leaf.error = "class " + TcHandleText(found->handle) + " not found on " + leaf.device +
+                       " (being re-created?)";
         }
       }
       (egress ? q.egress : q.ingress) = std::move(leaf);

@@ -88,7 +88,7 @@ Status PutQdisc(nl_sock* sock, int ifindex, const HtbPlan& plan, int flags,
   err = rtnl_htb_set_defcls(q.get(), plan.default_minor);
   if (err < 0) return NlStatus(err, "rtnl_htb_set_defcls");
   err = rtnl_qdisc_add(sock, q.get(), flags);
-  return NlStatus(err, "rtnl_qdisc_add(htb " + HandleText(kOurQdisc) + " on " + nic + ")");
+  return NlStatus(err, "rtnl_qdisc_add(htb " + TcHandleText(kOurQdisc) + " on " + nic + ")");
 }
 
 Status PutClass(nl_sock* sock, int ifindex, const PlannedClass& c, int flags,
@@ -98,7 +98,7 @@ Status PutClass(nl_sock* sock, int ifindex, const PlannedClass& c, int flags,
   rtnl_tc_set_ifindex(TC_CAST(cls.get()), ifindex);
   rtnl_tc_set_parent(TC_CAST(cls.get()), c.parent);
   rtnl_tc_set_handle(TC_CAST(cls.get()), c.handle);
-  const std::string what = "class " + HandleText(c.handle) + " on " + nic;
+  const std::string what = "class " + TcHandleText(c.handle) + " on " + nic;
   int err = rtnl_tc_set_kind(TC_CAST(cls.get()), "htb");
   if (err < 0) return NlStatus(err, "rtnl_tc_set_kind(htb) for " + what);
   if ((err = rtnl_htb_set_rate64(cls.get(), BitsToBytes(c.rate_bps))) < 0 ||
@@ -121,7 +121,7 @@ Status DeleteClass(nl_sock* sock, int ifindex, uint32_t handle, uint32_t parent,
   rtnl_tc_set_parent(TC_CAST(cls.get()), parent);
   rtnl_tc_set_handle(TC_CAST(cls.get()), handle);
   int err = rtnl_class_delete(sock, cls.get());
-  return NlStatus(err, "rtnl_class_delete(class " + HandleText(handle) + " on " + nic + ")");
+  return NlStatus(err, "rtnl_class_delete(class " + TcHandleText(handle) + " on " + nic + ")");
 }
 
 // The kernel keeps a bucket as a time (64 ns ticks); libnl sends it as whole microseconds at the
@@ -176,12 +176,12 @@ Result<InstallReport> HtbInstaller::Apply(int ifindex, const HtbPlan& plan,
   if (!IsOurs(root)) {
     if (!IsKernelDefault(root) && !options.replace_foreign) {
       return FailedPrecondition("refusing to replace root qdisc " + root.kind + " " +
-                                HandleText(root.handle) + " on " + nic +
+                                TcHandleText(root.handle) + " on " + nic +
                                 " that netqos did not create (use --replace-root-qdisc)");
     }
     if (!IsKernelDefault(root)) {
       spdlog::warn("shaping: replacing foreign root qdisc nic={} kind={} handle={}", nic, root.kind,
-                   HandleText(root.handle));
+                   TcHandleText(root.handle));
     }
     NETQOS_RETURN_IF_ERROR(PutQdisc(sock, ifindex, plan, NLM_F_CREATE | NLM_F_REPLACE, nic));
     report.qdisc_created = true;
@@ -189,9 +189,9 @@ Result<InstallReport> HtbInstaller::Apply(int ifindex, const HtbPlan& plan,
     // sch_htb has no change operation: the default class is fixed until the qdisc is re-created,
     // which would drop every queue, so that is left to an explicit Remove.
     return FailedPrecondition(
-        "htb " + HandleText(kOurQdisc) + " on " + nic + " sends unclassified traffic to " +
-        HandleText(MakeHandle(kQdiscMajor, root.defcls)) + " but the plan wants " +
-        HandleText(MakeHandle(kQdiscMajor, plan.default_minor)) +
+        "htb " + TcHandleText(kOurQdisc) + " on " + nic + " sends unclassified traffic to " +
+        TcHandleText(MakeHandle(kQdiscMajor, root.defcls)) + " but the plan wants " +
+        TcHandleText(MakeHandle(kQdiscMajor, plan.default_minor)) +
         "; HTB cannot change this in place: remove the qdisc first");
   }
 

@@ -18,8 +18,6 @@ uint64_t Permille(uint64_t link_bps, uint32_t permille) { return link_bps / 1000
 
 }  // namespace
 
-std::string HandleText(uint32_t handle) { return TcHandleText(handle); }
-
 std::string BitRateText(uint64_t bps) {
   struct Unit {
     uint64_t size;
@@ -75,7 +73,7 @@ Result<uint32_t> MinorAllocator::Acquire(uint64_t key) {
     while (next_fresh_ <= last_ && used_.count(next_fresh_) != 0) ++next_fresh_;
     if (next_fresh_ > last_) {
       return ResourceExhausted("no free HTB leaf minor: all " + std::to_string(capacity()) +
-                               " minors in " + HandleText(first_) + ".." + HandleText(last_) +
+                               " minors in " + TcHandleText(first_) + ".." + TcHandleText(last_) +
                                " are in use");
     }
     minor = next_fresh_++;
@@ -190,7 +188,8 @@ Status ValidateContainers(const std::string& where, uint64_t link_mbps,
                              " is outside the container range");
     }
     if (minor_used[c.minor]) {
-      return InvalidArgument(who(c) + "leaf minor " + HandleText(MakeHandle(kQdiscMajor, c.minor)) +
+      return InvalidArgument(who(c) + "leaf minor " +
+                             TcHandleText(MakeHandle(kQdiscMajor, c.minor)) +
                              " is used by another container");
     }
     minor_used[c.minor] = true;
@@ -218,7 +217,7 @@ Status ValidateGroups(const std::string& where, uint64_t link_mbps,
       if (c.group_minor != 0) {
         return InvalidArgument(
             where + "container " + std::to_string(c.key) + ": its aggregate class " +
-            HandleText(MakeHandle(kQdiscMajor, c.group_minor)) + " is not planned");
+            TcHandleText(MakeHandle(kQdiscMajor, c.group_minor)) + " is not planned");
       }
     }
     return Status::Ok();
@@ -226,7 +225,7 @@ Status ValidateGroups(const std::string& where, uint64_t link_mbps,
   std::map<uint32_t, const GroupClass*> by_minor;
   for (const auto& g : groups) {
     const std::string who =
-        where + "aggregate " + HandleText(MakeHandle(kQdiscMajor, g.minor)) + ": ";
+        where + "aggregate " + TcHandleText(MakeHandle(kQdiscMajor, g.minor)) + ": ";
     if (g.minor < kFirstContainerMinor || g.minor > kLastContainerMinor) {
       return InvalidArgument(who + "minor outside the container range");
     }
@@ -242,14 +241,14 @@ Status ValidateGroups(const std::string& where, uint64_t link_mbps,
   for (const auto& c : containers) {
     if (by_minor.count(c.minor) != 0) {
       return InvalidArgument(where + "container " + std::to_string(c.key) + ": leaf minor " +
-                             HandleText(MakeHandle(kQdiscMajor, c.minor)) + " is an aggregate's");
+                             TcHandleText(MakeHandle(kQdiscMajor, c.minor)) + " is an aggregate's");
     }
     if (c.group_minor == 0) continue;
     auto g = by_minor.find(c.group_minor);
     if (g == by_minor.end() || g->second->level != c.level) {
-      return InvalidArgument(where + "container " + std::to_string(c.key) +
-                             ": no aggregate class " +
-                             HandleText(MakeHandle(kQdiscMajor, c.group_minor)) + " of its level");
+      return InvalidArgument(
+          where + "container " + std::to_string(c.key) + ": no aggregate class " +
+          TcHandleText(MakeHandle(kQdiscMajor, c.group_minor)) + " of its level");
     }
   }
   return Status::Ok();

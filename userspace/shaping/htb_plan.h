@@ -15,6 +15,7 @@
 #include "common/named_enum.h"
 #include "common/qos_level.h"
 #include "common/status.h"
+#include "common/tc_handle.h"  // TcHandleText: how a plan's handles are shown
 
 namespace netqos::shaping {
 
@@ -39,8 +40,6 @@ constexpr uint32_t HandleMajor(uint32_t handle) { return handle >> 16; }
 constexpr uint32_t LevelMinor(QosLevel l) { return 0x10u * (static_cast<uint32_t>(l) + 1u); }
 // 10:11, 10:21, 10:31, 10:41: traffic of the level without an allocated leaf.
 constexpr uint32_t LevelDefaultMinor(QosLevel l) { return LevelMinor(l) + 1u; }
-// "10:31"-style text, as tc prints it ("10:" for a qdisc handle, minor 0).
-std::string HandleText(uint32_t handle);
 
 // Leaf and class rates are in bit/s: a pod annotated "1500k" gets 1.5 Mbit/s, not 2. Link rates
 // and allocations (Katalyst's unit) are whole Mbit/s.

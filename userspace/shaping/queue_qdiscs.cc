@@ -11,7 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "os/nl_error.h"
-#include "shaping/htb_plan.h"  // MakeHandle, HandleText, kQdiscMajor
+#include "shaping/htb_plan.h"  // MakeHandle, TcHandleText, kQdiscMajor
 #include "shaping/qdisc_netlink.h"
 
 namespace netqos::shaping {
@@ -116,12 +116,12 @@ Result<EdtInstallReport> QueueQdiscs::EnsureEdt(int ifindex, bool replace_foreig
     const bool our_htb = root.present && root.kind == "htb" && root.handle == kHtbRoot;
     if (!our_htb && !IsOurEdtRoot(root) && !IsKernelDefault(root) && !replace_foreign) {
       return FailedPrecondition("refusing to replace root qdisc " + root.kind + " " +
-                                HandleText(root.handle) + " on " + nic +
+                                TcHandleText(root.handle) + " on " + nic +
                                 " that netqos did not create (use --replace-root-qdisc)");
     }
     if (root.present && !our_htb && !IsKernelDefault(root) && !IsOurEdtRoot(root)) {
       spdlog::warn("shaping: replacing foreign root qdisc nic={} kind={} handle={}", nic, root.kind,
-                   HandleText(root.handle));
+                   TcHandleText(root.handle));
     }
     // A replace cannot change a root's kind in place when the handle is taken (10: htb -> 10:
     // mq): delete netqos's HTB root first. Its packets in flight are dropped once, as on any
@@ -142,7 +142,7 @@ Result<EdtInstallReport> QueueQdiscs::EnsureEdt(int ifindex, bool replace_foreig
     const std::string kind = KindAt(cache.get(), ifindex, parent);
     if (kind == "fq") continue;
     NETQOS_RETURN_IF_ERROR(
-        PutQdisc(sock, ifindex, parent, 0, "fq", "under " + HandleText(parent) + " on " + nic));
+        PutQdisc(sock, ifindex, parent, 0, "fq", "under " + TcHandleText(parent) + " on " + nic));
     ++report.queues_replaced;
   }
   if (report.queues_replaced > 0) {
@@ -171,7 +171,7 @@ Status QueueQdiscs::Restore(int ifindex, const QueueLayout& before) {
   if (!root.present || root.kind != "mq") {
     if (root.present && !IsKernelDefault(root)) {
       return FailedPrecondition("cannot put mq back on " + nic + ": its root is " + root.kind +
-                                " " + HandleText(root.handle) + " now");
+                                " " + TcHandleText(root.handle) + " now");
     }
     // The kernel numbers it, as it numbered the mq it made when the device came up.
     NETQOS_RETURN_IF_ERROR(PutQdisc(sock, ifindex, TC_H_ROOT, 0, "mq", "root on " + nic));
@@ -183,8 +183,8 @@ Status QueueQdiscs::Restore(int ifindex, const QueueLayout& before) {
     const std::string& kind = before.queue_kinds[i];
     const uint32_t parent = MakeHandle(HandleMajor(root.handle), static_cast<uint32_t>(i + 1));
     if (kind.empty() || KindAt(cache.get(), ifindex, parent) == kind) continue;
-    if (Status st =
-            PutQdisc(sock, ifindex, parent, 0, kind, "under " + HandleText(parent) + " on " + nic);
+    if (Status st = PutQdisc(sock, ifindex, parent, 0, kind,
+                             "under " + TcHandleText(parent) + " on " + nic);
         !st.ok()) {
       failures += (failures.empty() ? "" : "; ") + st.message();
     }

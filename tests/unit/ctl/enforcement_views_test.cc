@@ -32,7 +32,7 @@ admin::ContainerClass DaemonEntry(uint64_t id, const std::string& pod, const std
   c.set_qos_level("shared_cores");
   c.set_net_class_id(7);
   c.set_priority(priority);
-  c.set_htb_class(HandleText(priority));
+  c.set_htb_class(HtbClassText(priority));
   c.set_capped(capped);
   c.set_nic(capped ? "eth0" : "");
   c.set_allocated_mbps(mbps);
@@ -58,9 +58,9 @@ TrafficCounters Tx(uint64_t bytes, uint64_t packets, uint64_t drops = 0) {
 }  // namespace
 
 TEST_CASE("ctl text helpers: handles, QoS levels, SI rates", "[ctl]") {
-  CHECK(HandleText(0x100100) == "10:100");
-  CHECK(HandleText(0x100031) == "10:31");
-  CHECK(HandleText(0) == "-");
+  CHECK(HtbClassText(0x100100) == "10:100");
+  CHECK(HtbClassText(0x100031) == "10:31");
+  CHECK(HtbClassText(0) == "-");
   CHECK(QosLevelText(NETQOS_QOS_SYSTEM) == "system_cores");
   CHECK(QosLevelText(NETQOS_QOS_DEDICATED) == "dedicated_cores");
   CHECK(QosLevelText(NETQOS_QOS_SHARED) == "shared_cores");

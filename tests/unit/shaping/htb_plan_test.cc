@@ -9,6 +9,7 @@
 #include "support/htb_planner.h"
 
 using netqos::StatusCode;
+using netqos::TcHandleText;
 using namespace netqos::shaping;
 using netqos::testing::HtbPlanner;
 
@@ -249,10 +250,10 @@ TEST_CASE("QoS level names and handle text", "[shaping]") {
   CHECK(*ParseQosLevel("dedicated_cores") == QosLevel::kDedicated);
   CHECK(*ParseQosLevel("reclaimed") == QosLevel::kReclaimed);
   CHECK_FALSE(ParseQosLevel("gold").ok());
-  CHECK(HandleText(H(0x31)) == "10:31");
-  CHECK(HandleText(H(0x100)) == "10:100");
-  CHECK(HandleText(H(0)) == "10:");
-  CHECK(HandleText(0x80010000u) == "8001:");
+  CHECK(TcHandleText(H(0x31)) == "10:31");
+  CHECK(TcHandleText(H(0x100)) == "10:100");
+  CHECK(TcHandleText(H(0)) == "10:");
+  CHECK(TcHandleText(0x80010000u) == "8001:");
 }
 
 namespace {
