@@ -35,6 +35,7 @@
 #include "bpf/cgroup_id.h"
 #include "bpf/dataplane.h"
 #include "bpf/nic_attach.h"
+#include "bpf/pinned_maps.h"
 #include "bpf/prog_stats.h"
 #include "bpf/veth_attach.h"
 #include "enforcement_env.h"
@@ -459,12 +460,13 @@ std::string ProgramCostNote(bool received, const ProgramCosts& costs) {
 std::vector<std::pair<std::string, uint32_t>> AttachedPrograms(const EnforcementEnv& env,
                                                                bool shaping) {
   std::vector<std::pair<std::string, uint32_t>> out;
-  for (const char* link : {"link_cgroup_egress", "link_cgroup_ingress", "link_cgroup_setsockopt"}) {
-    const std::string path = env.PinDir() + "/" + link;
-    if (!std::filesystem::exists(path)) continue;
-    auto id = bpf::PinnedLinkProgramId(path);
-    if (!id.ok()) throw std::runtime_error(id.status().message());
-    out.emplace_back(std::string("cgroup root, ") + (link + 12), *id);
+  const bpf::PinDirState pins = bpf::InspectPinDir(env.PinDir());
+  for (const auto& [where, link] :
+       {std::pair{"egress", &pins.egress_link}, std::pair{"ingress", &pins.rx_link},
+        std::pair{"setsockopt", &pins.sockopt_link}}) {
+    if (!link->present) continue;
+    if (!link->error.empty()) throw std::runtime_error(link->path + ": " + link->error);
+    out.emplace_back(std::string("cgroup root, ") + where, link->prog_id);
   }
   if (!shaping) return out;
   const int ifindex = static_cast<int>(::if_nametoindex(env.host_if().c_str()));

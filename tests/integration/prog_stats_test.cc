@@ -1,7 +1,7 @@
 // bpf/prog_stats.h against the kernel: a program run N times by BPF_PROG_TEST_RUN while a
 // BpfStatsScope is held counts N runs and some time, and no more once the scope is gone; its
-// translated size is its instruction count; a pinned cgroup link of the real Dataplane names the
-// program the dataplane loaded, and a pinned map is refused as a link. Root only.
+// translated size is its instruction count; the pinned cgroup link of the real Dataplane names the
+// program the dataplane loaded, and an id no program has is NotFound. Root only.
 #include "bpf/prog_stats.h"
 
 #include <bpf/bpf.h>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bpf/dataplane.h"
+#include "bpf/pinned_maps.h"
 #include "common/fd.h"
 #include "support/bpf_test_run.h"
 #include "support/bpffs_fixture.h"
@@ -96,22 +97,22 @@ TEST_CASE("prog stats: a pinned cgroup link names the dataplane's program", "[bp
   INFO(dp.status().message());
   REQUIRE(dp.ok());
 
-  auto id = netqos::bpf::PinnedLinkProgramId(bpffs.PinDir() + "/link_cgroup_egress");
-  INFO(id.status().message());
-  REQUIRE(id.ok());
+  // The bench finds the cgroup programs through the pinned links' state, as netqosctl does.
+  const auto link = netqos::bpf::InspectPinDir(bpffs.PinDir()).egress_link;
+  INFO(link.error);
+  REQUIRE(link.present);
+  REQUIRE(link.error.empty());
   auto by_fd = ReadProgStats((*dp)->EgressProgramFd());
   REQUIRE(by_fd.ok());
-  CHECK(*id == by_fd->id);
-  auto by_id = netqos::bpf::ReadProgStatsById(*id);
+  CHECK(link.prog_id == by_fd->id);
+  auto by_id = netqos::bpf::ReadProgStatsById(link.prog_id);
   REQUIRE(by_id.ok());
   CHECK(by_id->name == "netqos_egress");
   CHECK(by_id->XlatedInsns() > 10);
 
-  auto not_link =
-      netqos::bpf::PinnedLinkProgramId(bpffs.PinDir() + "/" NETQOS_STR(NETQOS_MAP_CLASS));
-  REQUIRE_FALSE(not_link.ok());
-  CHECK(not_link.status().code() == StatusCode::kInvalidArgument);
-  CHECK_THAT(not_link.status().message(), Catch::Matchers::Contains("is not a pinned BPF link"));
+  auto gone = netqos::bpf::ReadProgStatsById(0xfffffff0u);  // no such program
+  REQUIRE_FALSE(gone.ok());
+  CHECK(gone.status().code() == StatusCode::kNotFound);
   dp->reset();
   REQUIRE(netqos::bpf::Dataplane::Uninstall(bpffs.PinDir()).ok());
 }

@@ -2,10 +2,8 @@
 
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <climits>
 
 #include "common/errno_status.h"
 
@@ -42,26 +40,6 @@ Result<ProgStats> ReadProgStatsById(uint32_t id) {
     return ErrnoStatus("bpf_prog_get_fd_by_id(" + std::to_string(id) + ")", err);
   }
   return ReadProgStats(fd.get());
-}
-
-Result<uint32_t> PinnedLinkProgramId(const std::string& path) {
-  const Fd fd(bpf_obj_get(path.c_str()));
-  if (!fd) return ErrnoStatus("bpf_obj_get(" + path + ")", errno);
-  // The info call answers for maps and programs too (into the wrong struct): ask the fd's kind.
-  char kind[PATH_MAX] = {};
-  const std::string self = "/proc/self/fd/" + std::to_string(fd.get());
-  if (::readlink(self.c_str(), kind, sizeof(kind) - 1) < 0) {
-    return ErrnoStatus("readlink(" + self + ")", errno);
-  }
-  if (std::string(kind) != "anon_inode:bpf-link") {
-    return InvalidArgument(path + " is not a pinned BPF link (" + kind + ")");
-  }
-  bpf_link_info info{};
-  uint32_t len = sizeof(info);
-  if (const int err = bpf_obj_get_info_by_fd(fd.get(), &info, &len); err) {
-    return ErrnoStatus("bpf_obj_get_info_by_fd(" + path + ")", err);
-  }
-  return info.prog_id;
 }
 
 Result<std::unique_ptr<BpfStatsScope>> BpfStatsScope::Enable() {

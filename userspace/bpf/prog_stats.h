@@ -34,9 +34,6 @@ struct ProgStats {
 Result<ProgStats> ReadProgStats(int prog_fd);
 // The same for a program id (NotFound if it is gone).
 Result<ProgStats> ReadProgStatsById(uint32_t id);
-// The id of the program a pinned bpf_link (e.g. a cgroup attachment) runs; InvalidArgument if
-// the pin is not a link.
-Result<uint32_t> PinnedLinkProgramId(const std::string& path);
 
 // Keeps run-time statistics on while it lives (BPF_ENABLE_STATS): the kernel turns them off when
 // the last such fd closes, so a crash cannot leave them on, and it never touches the sysctl

@@ -151,11 +151,8 @@ Status DetachProgram(int ifindex, const Side& side, const char* op) {
 }
 
 Result<bool> ProgramAttached(int ifindex, const Side& side, const char* op) {
-  NETQOS_ASSIGN_OR_RETURN(const std::string link, DescribeLink(ifindex, op));
-  NETQOS_ASSIGN_OR_RETURN(std::optional<uint32_t> id, QuerySlot(ifindex, link, side));
-  if (!id) return false;
-  NETQOS_ASSIGN_OR_RETURN(std::string name, ProgName(*id));
-  return name == side.prog;
+  NETQOS_ASSIGN_OR_RETURN(const uint32_t id, AttachedProgramId(ifindex, side, op));
+  return id != 0;
 }
 
 Result<uint32_t> AttachedProgramId(int ifindex, const Side& side, const char* op) {
