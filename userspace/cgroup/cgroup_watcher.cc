@@ -59,11 +59,6 @@ std::vector<std::string> SubdirNames(const std::string& dir) {
   return names;
 }
 
-bool IsUnder(const std::string& path, const std::string& dir) {
-  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-         path[dir.size()] == '/';
-}
-
 }  // namespace
 
 class CgroupWatcher::Impl {
@@ -116,11 +111,15 @@ class CgroupWatcher::Impl {
     return first_error;
   }
 
-  // Reports `dir` and every known directory under it as removed, deepest first.
+  // Reports `dir` and every known directory under it as removed, deepest first. The paths under
+  // `dir` are one run of the sorted map, from "dir/" up to "dir0" ('0' follows '/'), so a removal
+  // costs its own subtree, not a pass over every directory of the node.
   void RemoveTree(const std::string& dir, bool unwatch) {
     std::vector<std::string> gone;
-    for (const auto& [path, wd] : known_) {
-      if (path == dir || IsUnder(path, dir)) gone.push_back(path);
+    if (known_.count(dir) != 0) gone.push_back(dir);
+    for (auto it = known_.lower_bound(dir + '/'), end = known_.lower_bound(dir + '0'); it != end;
+         ++it) {
+      gone.push_back(it->first);
     }
     std::sort(gone.rbegin(), gone.rend());  // "a/b" sorts after "a": children first
     for (const auto& path : gone) {

@@ -164,6 +164,27 @@ TEST_CASE("CgroupWatcher: renames are a removal and a creation") {
   REQUIRE(rec.WaitCreated(Under(tmp.path(), {"new/sub/deeper"})));
 }
 
+TEST_CASE("CgroupWatcher: a tree moved away is reported whole, and its look-alike siblings stay") {
+  TempDir tmp;
+  const std::string root = tmp.file("root");
+  // "p-x", "p.y" and "p0" sort next to "p" and "p/...": only the moved tree may be reported.
+  for (const char* d : {"p/c1/c2", "p-x", "p.y", "p0", "pa"})
+    fs::create_directories(root + "/" + d);
+  Recorder rec;
+  auto w = CgroupWatcher::Start(root, rec.Callbacks());
+  REQUIRE(w.ok());
+  fs::rename(root + "/p", tmp.file("elsewhere"));
+  REQUIRE(rec.WaitRemoved(Under(root, {"p", "p/c1", "p/c1/c2"})));
+  // The siblings are still watched: a removal under each is seen.
+  fs::create_directories(root + "/p-x/late");
+  REQUIRE(rec.WaitCreated(Under(root, {"p-x/late"})));
+  fs::remove(root + "/p-x/late");
+  REQUIRE(rec.WaitRemoved(Under(root, {"p-x/late"})));
+  (*w)->Stop();
+  CHECK(rec.Removed() == std::vector<std::string>{root + "/p/c1/c2", root + "/p/c1", root + "/p",
+                                                  root + "/p-x/late"});
+}
+
 TEST_CASE("CgroupWatcher stops promptly and can be stopped twice") {
   TempDir tmp;
   Recorder rec;
