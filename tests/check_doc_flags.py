@@ -35,6 +35,7 @@ OTHER_PROGRAMS = {
     "--no-traffic": "tests/kernels/smoke.sh",
     "--priority": "tests/support/attack_sender.cc",
     "--sndbuf": "tests/support/attack_sender.cc",
+    "--self-test": "tests/layering_from_cmake.py, tests/check_doc_flags.py",
 }
 
 FLAG = re.compile(r"--[a-z][a-z0-9-]*(\*)?")
