@@ -16,6 +16,7 @@
 #include "cgroup/kubelet_pods_client.h"
 #include "common/version.h"
 #include "core/constants.h"
+#include "core/state_size.h"
 #include "cri/cri_endpoint.h"
 #include "metrics/http_server.h"
 
@@ -88,6 +89,15 @@ std::vector<std::string> SplitKeepingEmpty(const std::vector<std::string>& value
 bool IsAbsoluteBelowRoot(const std::string& path) {
   return path.size() > 1 && path[0] == '/' && path.find_first_not_of('/') != std::string::npos;
 }
+
+// --checkpoint-pod-metadata-bytes: below 1 KiB Katalyst's own annotations may not fit; above
+// 1 MiB fifty entries would fill the state's bound (core/state_size.h).
+constexpr size_t kMinPodMetadataBytes = 1024;
+constexpr size_t kMaxPodMetadataBytes = size_t{1} << 20;
+// --checkpoint-max-state-bytes: at most what the snapshot's read limit leaves room for
+// (core::kMaxStateBytes), and room for kMinFullEntries entries at the per-pod limit.
+constexpr size_t kMinStateBytes = size_t{1} << 20;
+constexpr size_t kMinFullEntries = 8;
 
 // The help groups, in the order --help lists them. "Katalyst ..." groups hold Katalyst's flags
 // (its names, defaults and meaning, docs/compatibility.md); the others are netqos's own.
@@ -248,6 +258,15 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
   f.AddNumber("--checkpoint-snapshot-every", c.checkpoint_snapshot_every,
               "Fold the journal into a full checkpoint snapshot after this many changes "
               "(journal mode)");
+  f.AddNumber("--checkpoint-pod-metadata-bytes", c.policy.max_pod_metadata_bytes,
+              "The most a pod's kept labels and annotations may take in each of its checkpoint "
+              "entries, counted at their longest JSON encoding; a request over it is refused "
+              "(1024 to 1048576)");
+  f.AddNumber("--checkpoint-max-state-bytes", c.policy.max_state_bytes,
+              "The most all pod entries may take in the checkpoint (each counted twice, as the "
+              "snapshot writes it, at its longest); an allocation that would pass it is refused. "
+              "Also bounds what tenants' pod metadata makes netqosd hold in memory (1048576 to "
+              "100663296, the default)");
 
   f.Group(kGroupPods);
   f.AddChoice("--pod-source", c.pod_source, kPodSourceChoices,
@@ -570,6 +589,29 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
                              "(e.g. 0.9 for 90 %), got " +
                              ConfigNumber(rate));
     }
+  }
+  if (c.policy.max_pod_metadata_bytes < kMinPodMetadataBytes ||
+      c.policy.max_pod_metadata_bytes > kMaxPodMetadataBytes) {
+    return InvalidArgument("--checkpoint-pod-metadata-bytes must be from " +
+                           std::to_string(kMinPodMetadataBytes) + " to " +
+                           std::to_string(kMaxPodMetadataBytes) + ", got " +
+                           std::to_string(c.policy.max_pod_metadata_bytes));
+  }
+  if (c.policy.max_state_bytes < kMinStateBytes ||
+      c.policy.max_state_bytes > core::kMaxStateBytes) {
+    return InvalidArgument(
+        "--checkpoint-max-state-bytes must be from " + std::to_string(kMinStateBytes) + " to " +
+        std::to_string(core::kMaxStateBytes) + ", got " + std::to_string(c.policy.max_state_bytes));
+  }
+  // Room for at least a few pods whose metadata is at the per-pod limit, so that the two flags
+  // cannot combine into a node that refuses its ninth pod.
+  const size_t largest_entry = 2 * (c.policy.max_pod_metadata_bytes + core::kEntryFixedBytes);
+  if (c.policy.max_state_bytes / largest_entry < kMinFullEntries) {
+    return InvalidArgument(
+        "--checkpoint-max-state-bytes (" + std::to_string(c.policy.max_state_bytes) +
+        ") leaves room for fewer than " + std::to_string(kMinFullEntries) +
+        " entries at --checkpoint-pod-metadata-bytes (" +
+        std::to_string(c.policy.max_pod_metadata_bytes) + "): raise the first or lower the second");
   }
   if (c.checkpoint_snapshot_every == 0)
     return InvalidArgument("--checkpoint-snapshot-every must be at least 1");

@@ -57,6 +57,7 @@
 #include "checkpoint/katalyst_checksum.h"
 #include "common/fd.h"
 #include "common/status.h"
+#include "core/state_size.h"
 #include "core/state_store.h"
 
 namespace netqos::checkpoint {
@@ -77,6 +78,10 @@ inline constexpr size_t kMaxJournalLineBytes = size_t{8} << 20;
 // each come to 1000 * 8 * 2 * 8 KiB = 125 MiB, and parsing costs several times the file's size
 // in memory, so the limit stops there.
 inline constexpr size_t kMaxSnapshotBytes = size_t{128} << 20;
+// The policy keeps the pod entries within core::kMaxStateBytes (both copies, counted at their
+// longest), so a snapshot netqos writes always loads: the rest of the document (the NICs'
+// numbers, the netqos member) takes a few KiB per NIC.
+static_assert(kMaxSnapshotBytes >= core::kMaxStateBytes + (size_t{16} << 20));
 
 // Upper bounds of the records one flush makes durable: 1 when calls do not overlap, up to the
 // number of concurrent callers (the kubelet's Allocate calls, one per container admitted).

@@ -2,12 +2,14 @@
 // from the command line; the core only reads it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "core/constants.h"
+#include "core/state_size.h"
 #include "core/types.h"
 
 namespace netqos::core {
@@ -71,6 +73,11 @@ struct PolicyConfig {
   // network hint narrows where the kubelet places CPUs and memory.
   bool numa_node_hints = false;
   ImplicitBandwidthGrants implicit_grants;
+  // Bounds on what the tenant-written pod metadata may make the checkpoint hold (state_size.h):
+  // a request whose kept labels and annotations pass the first is refused, and so is a new or
+  // grown entry that would take the pod entries past the second.
+  size_t max_pod_metadata_bytes = kDefaultPodMetadataBytes;
+  size_t max_state_bytes = kMaxStateBytes;
 };
 
 }  // namespace netqos::core

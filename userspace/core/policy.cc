@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/log_value.h"
 #include "core/allocation_annotations.h"
 #include "core/constants.h"
 #include "core/hints.h"
@@ -12,6 +13,7 @@
 #include "core/numa_set.h"
 #include "core/qos.h"
 #include "core/quantity.h"
+#include "core/state_size.h"
 
 namespace netqos::core {
 namespace {
@@ -83,6 +85,30 @@ Status ValidateIdentity(const ContainerRequest& req, bool pod_level) {
   return Status::Ok();
 }
 
+// The pod's kept labels and annotations are written into each of its entries: a pod whose tenant
+// made them large is refused here, before anything is reserved, naming the largest.
+Status CheckPodMetadata(const PolicyConfig& config, const ContainerRequest& req,
+                        const FilteredRequest& filtered) {
+  const size_t bytes = MetadataBytes(filtered.labels, filtered.annotations);
+  if (bytes <= config.max_pod_metadata_bytes) return Status::Ok();
+  std::string largest;
+  size_t largest_bytes = 0;
+  for (const auto& [kind, map] :
+       {std::pair{"label", &filtered.labels}, std::pair{"annotation", &filtered.annotations}}) {
+    for (const auto& [k, v] : *map) {
+      if (size_t n = JsonStringBytes(k) + JsonStringBytes(v); n > largest_bytes) {
+        largest_bytes = n;
+        largest = std::string(kind) + " " + QuotedValue(k);
+      }
+    }
+  }
+  return InvalidArgument(PodLabel(req) + ": its kept labels and annotations take up to " +
+                         std::to_string(bytes) + " bytes in the checkpoint, over the limit of " +
+                         std::to_string(config.max_pod_metadata_bytes) +
+                         " (netqosd --checkpoint-pod-metadata-bytes); the largest is " + largest +
+                         " (" + std::to_string(largest_bytes) + " bytes)");
+}
+
 struct PreparedRequest {
   FilteredRequest filtered;
   uint32_t mbps = 0;  // what is reserved: 0 for an implicit request
@@ -100,6 +126,7 @@ Result<PreparedRequest> Prepare(const PolicyConfig& config, const ContainerReque
   // Only netqos writes the implicit-bandwidth state annotation: a tenant's own value (kept by
   // --pod-annotation-kept-keys) must never pass for a declared bandwidth.
   p.filtered.annotations.erase(kNetBandwidthImplicitKey);
+  NETQOS_RETURN_IF_ERROR(CheckPodMetadata(config, req, p.filtered));
   auto mbps = ParseBandwidthRequest(req.resource_name, req.resource_requests);
   if (!mbps.ok()) return mbps.status().Wrap(PodLabel(req));
   // Read from the pod's own annotations, not the filtered ones (Katalyst HEAD reads the filtered
@@ -224,8 +251,10 @@ void StaticPolicy::RecomputeMachineState() {
 void StaticPolicy::Restore(PodEntries entries) {
   pod_entries_ = std::move(entries);
   usage_.clear();
+  state_bytes_ = 0;
   for (const auto& [uid, containers] : pod_entries_) {
     for (const auto& [name, info] : containers) {
+      state_bytes_ += 2 * EntryBytes(info);
       BandwidthUsage& u = usage_[info.nic()];
       u.egress += info.egress;
       u.ingress += info.ingress;
@@ -262,17 +291,22 @@ void StaticPolicy::Apply(const StateChange& change) {
     auto it = containers.find(set->info.container_name);
     if (it != containers.end()) {
       AccountAllocation(it->second, -1);
+      state_bytes_ -= 2 * EntryBytes(it->second);
       it->second = set->info;
     } else {
       containers.emplace(set->info.container_name, set->info);
     }
     AccountAllocation(set->info, +1);
+    state_bytes_ += 2 * EntryBytes(set->info);
     return;
   }
   const auto& remove = std::get<RemovePodEntries>(change);
   auto pod = pod_entries_.find(remove.pod_uid);
   if (pod == pod_entries_.end()) return;
-  for (const auto& [name, info] : pod->second) AccountAllocation(info, -1);
+  for (const auto& [name, info] : pod->second) {
+    AccountAllocation(info, -1);
+    state_bytes_ -= 2 * EntryBytes(info);
+  }
   pod_entries_.erase(pod);
 }
 
@@ -462,6 +496,17 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateImpl(const ContainerRequest& req,
   }
   info.qos_level = p.filtered.qos_level;
   info.net_class_id = std::to_string(*class_id);
+  // Entries only grow the state up to its bound; one that stays the size it was (or shrinks) is
+  // always taken, so a state restored over the bound keeps working.
+  const size_t held = existing != nullptr ? 2 * EntryBytes(*existing) : 0;
+  const size_t wanted = 2 * EntryBytes(info);
+  if (wanted > held && state_bytes_ - held + wanted > config_.max_state_bytes) {
+    return ResourceExhausted("no room in the checkpoint for " + PodLabel(req) +
+                             ": the pod entries take up to " + std::to_string(state_bytes_) +
+                             " of " + std::to_string(config_.max_state_bytes) +
+                             " bytes and this one needs up to " + std::to_string(wanted) +
+                             " (pods with large kept labels and annotations fill it)");
+  }
   plan.change = SetAllocation{std::move(info)};
   return plan;
 }

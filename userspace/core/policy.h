@@ -73,6 +73,8 @@ class StaticPolicy {
   const std::vector<Nic>& nics() const { return nics_; }
   const PodEntries& pod_entries() const { return pod_entries_; }
   const MachineState& machine_state() const { return machine_state_; }
+  // What the pod entries take in the checkpoint at most, both copies counted (state_size.h).
+  size_t state_bytes() const { return state_bytes_; }
   const AllocationInfo* FindAllocation(std::string_view pod_uid, std::string_view container) const;
 
  private:
@@ -104,6 +106,7 @@ class StaticPolicy {
   // changes and Apply() never need a pass over all pods.
   std::map<NicId, BandwidthUsage> usage_;
   MachineState machine_state_;
+  size_t state_bytes_ = 0;
 };
 
 }  // namespace netqos::core

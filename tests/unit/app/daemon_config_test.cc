@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/version.h"
+#include "core/state_size.h"
 
 using netqos::app::DaemonConfig;
 using netqos::app::Enforcement;
@@ -585,4 +586,38 @@ TEST_CASE("help lists the flags in groups, Katalyst's apart, without netqos: pre
   }
   // The exit codes stay last.
   CHECK(help.rfind("Exit codes:") > help.find("  --version "));
+}
+
+TEST_CASE("checkpoint bounds on pod metadata: taken, each out-of-range value refused by name") {
+  auto defaults = Parse({kTopo});
+  REQUIRE(defaults.config);
+  CHECK(defaults.config->policy.max_pod_metadata_bytes == netqos::core::kDefaultPodMetadataBytes);
+  CHECK(defaults.config->policy.max_state_bytes == netqos::core::kMaxStateBytes);
+  auto set = Parse(
+      {kTopo, "--checkpoint-pod-metadata-bytes=4096", "--checkpoint-max-state-bytes=2097152"});
+  REQUIRE(set.config);
+  CHECK(set.config->policy.max_pod_metadata_bytes == 4096);
+  CHECK(set.config->policy.max_state_bytes == 2097152);
+
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--checkpoint-pod-metadata-bytes=1023"},
+       "--checkpoint-pod-metadata-bytes must be from 1024 to 1048576, got 1023"},
+      {{"--checkpoint-pod-metadata-bytes=1048577"}, "got 1048577"},
+      {{"--checkpoint-max-state-bytes=1048575"},
+       "--checkpoint-max-state-bytes must be from 1048576 to 100663296, got 1048575"},
+      {{"--checkpoint-max-state-bytes=100663297"}, "got 100663297"},
+      // 8 entries of 2 x (1 MiB + 512) do not fit in 16 MiB.
+      {{"--checkpoint-pod-metadata-bytes=1048576", "--checkpoint-max-state-bytes=16777216"},
+       "--checkpoint-max-state-bytes (16777216) leaves room for fewer than 8 entries at "
+       "--checkpoint-pod-metadata-bytes (1048576)"},
+  };
+  for (const auto& [flags, message] : bad) {
+    std::vector<std::string> args = {kTopo};
+    args.insert(args.end(), flags.begin(), flags.end());
+    INFO(flags.back());
+    Outcome out = ParseCapturing(args);
+    CHECK_FALSE(out.parsed.config);
+    CHECK(out.parsed.exit_code == 2);
+    CHECK_THAT(out.err, Catch::Contains(message));
+  }
 }
