@@ -18,6 +18,9 @@
 #    core/; 7. topology/ core/ and os/; 8. metrics/ service/ and core/; 9. grpc/ service/, core/,
 #    os/, render/ and the generated kubelet and admin APIs; 10. cri/ cgroup/, os/ and the
 #    generated CRI API. None reaches app/, enforce/, bpf/, shaping/ or another adapter.
+# 11. The proto <-> core translation (grpc/translate*, its own library netqos_grpc_translate) is
+#    pure: it includes only core/, common/, itself and the generated kubelet API, never the
+#    servers of grpc/ or the layers they link (service/, os/, render/).
 set -euo pipefail
 cd "$(dirname "$0")/../userspace"
 include='^[[:space:]]*#[[:space:]]*include'
@@ -65,9 +68,14 @@ only_includes metrics 'service|core' "" \
 only_includes grpc 'service|core|os|render' \
   'netqos/admin/v1/admin\.(pb|grpc\.pb)\.h|(resourceplugin/v1alpha1|pluginregistration/v1)/api\.(pb|grpc\.pb)\.h' \
   "grpc/ includes a layer other than common/, core/, os/, render/, service/ and the generated APIs"
+report "grpc/translate* includes something other than core/, common/, grpc/translate.h and the kubelet API" \
+  "$(grep -nE "$include"'[[:space:]]*"' -- grpc/translate*.h grpc/translate*.cc |
+     grep -vE '"(core|common)/[a-z_]+\.h"|"grpc/translate\.h"|"resourceplugin/v1alpha1/api\.pb\.h"' ||
+     true)"
 only_includes cri 'cgroup|os' 'runtime/v1/api\.(pb|grpc\.pb)\.h' \
   "cri/ includes a layer other than common/, cgroup/, os/ and the generated CRI API"
 ((failed == 0)) || exit 1
 echo "layering: core is pure; os/ depends on common/ only; no adapter includes topology/;" \
   "ctl/ and app/ share only render/; enforce/ reaches the kernel through enforce/kernel only;" \
-  "checkpoint/, topology/, metrics/, grpc/ and cri/ include only the layers they link"
+  "checkpoint/, topology/, metrics/, grpc/ and cri/ include only the layers they link;" \
+  "grpc/'s translation includes only core/ and the kubelet API"
