@@ -39,6 +39,7 @@ struct RawFlags {
   // Flags whose values are parsed into typed DaemonConfig fields, as given (what --print-config
   // shows).
   std::vector<std::string> nic_health_checkers{"*"};
+  std::string cri_socket = "auto";
   std::vector<std::string> enforce_nics;
   std::vector<std::string> qos_level_shaping;
   std::vector<std::string> qos_level_dscp;
@@ -260,7 +261,7 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
               "cleanup, also with --enforcement=none): cri (the container runtime's socket, "
               "--cri-socket; no cluster credential) or kubelet (GET /pods, --kubelet-pods-url; "
               "needs the nodes/proxy permission)");
-  f.AddString("--cri-socket", c.cri_socket,
+  f.AddString("--cri-socket", x.raw.cri_socket,
               "The container runtime's CRI socket for --pod-source=cri: auto "
               "(/run/containerd/containerd.sock, else /run/crio/crio.sock), unix:///path or "
               "/path");
@@ -493,6 +494,13 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
     if (checkers.ok()) p.require_ip_address = checkers->ip;
     st = checkers.status();
   }
+  // Only the CRI source reads --cri-socket: with the kubelet's, its value is not looked at (as
+  // before it was typed).
+  if (st.ok() && c.pod_source == PodSourceKind::kCri) {
+    auto socket = cri::ParseCriSocket(raw.cri_socket);
+    if (socket.ok()) c.cri_socket = std::move(*socket);
+    st = socket.status();
+  }
   if (st.ok()) {
     auto nics = ParseEnforceNics(raw.enforce_nics);
     if (nics.ok()) c.enforce_nics = std::move(*nics);
@@ -528,12 +536,9 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
 namespace {
 
 Status ValidatePodSourceFlags(const DaemonConfig& c) {
-  if (c.pod_source == PodSourceKind::kCri) {
-    // "auto" is looked up when enforcement starts: the runtime may come up after netqosd.
-    if (c.cri_socket == "auto") return Status::Ok();
-    auto endpoint = cri::ResolveCriEndpoint(c.cri_socket);
-    return endpoint.ok() ? Status::Ok() : endpoint.status();
-  }
+  // --cri-socket was parsed when the flags were read; "auto" is looked up when enforcement
+  // starts (the runtime may come up after netqosd).
+  if (c.pod_source == PodSourceKind::kCri) return Status::Ok();
   auto url = cgroup::ParseKubeletUrl(c.kubelet_pods_url);
   if (!url.ok()) return InvalidArgument("--kubelet-pods-url: " + url.status().message());
   if (url->scheme == "https" && c.kubelet_token_file.empty())

@@ -16,6 +16,7 @@
 #include "checkpoint/katalyst_checksum.h"
 #include "common/status.h"
 #include "core/config.h"
+#include "cri/cri_endpoint.h"
 #include "enforce/burst.h"
 #include "enforce/dscp.h"
 #include "service/allocation_service.h"
@@ -96,7 +97,9 @@ struct DaemonConfig {
   std::string cgroup_root;  // "" = detect at startup (cgroup/mount_detect.h)
   // (cgroup_type above is also set by --cgroup-driver.)
   PodSourceKind pod_source = PodSourceKind::kCri;
-  std::string cri_socket = "auto";  // auto (containerd's, else CRI-O's), unix:///path or /path
+  // --cri-socket: auto (containerd's, else CRI-O's, looked up when the pod source is made),
+  // unix:///path or /path; parsed when the flags are read, with --pod-source=cri.
+  cri::CriSocket cri_socket;
   // --pod-source=kubelet only:
   std::string kubelet_pods_url = "https://127.0.0.1:10250/pods";  // http://, https:// or file://
   std::string kubelet_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";

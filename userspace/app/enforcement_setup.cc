@@ -70,8 +70,9 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& con
                made.status().message());
   return std::unique_ptr<cgroup::PodSource>(std::make_unique<cgroup::DeferredPodSource>(
       [config] { return MakePodSourceNow(config); },
-      (config.pod_source == PodSourceKind::kKubelet ? config.kubelet_pods_url
-                                                    : "cri:" + config.cri_socket) +
+      (config.pod_source == PodSourceKind::kKubelet
+           ? config.kubelet_pods_url
+           : "cri:" + (config.cri_socket.Auto() ? "auto" : config.cri_socket.endpoint)) +
           " (not available yet)"));
 }
 

@@ -204,7 +204,7 @@ TEST_CASE("enforcement flags: defaults") {
   CHECK(c.enforcement_resync_period == std::chrono::seconds(30));
   CHECK(c.kubelet_registration_timeout == std::chrono::seconds(60));
   CHECK(c.pod_source == PodSourceKind::kCri);  // no cluster credential needed (docs/security.md)
-  CHECK(c.cri_socket == "auto");
+  CHECK(c.cri_socket.Auto());
   CHECK_FALSE(c.uninstall);
   CHECK_FALSE(c.set_forward_priority_sysctl);  // opt-in: the NIC program classifies routed traffic
 }
@@ -490,7 +490,8 @@ TEST_CASE("per-level DSCP and burst flags are parsed once, when the flags are re
              Catch::Contains("\nqos-level-dscp=[]\n") && Catch::Contains("\nqos-level-burst=[]\n"));
 }
 
-TEST_CASE("shaping items, --dscp-default and --enforce-nics are parsed once, when read") {
+TEST_CASE(
+    "shaping items, --dscp-default, --enforce-nics, --cri-socket are parsed once, when read") {
   struct Case {
     std::vector<std::string> args;
     DscpDefault dscp_default;
@@ -526,6 +527,16 @@ TEST_CASE("shaping items, --dscp-default and --enforce-nics are parsed once, whe
   CHECK_FALSE(shaping[static_cast<size_t>(QosLevel::kSystem)].has_value());
   CHECK(set.config->enforce_nics.nics == std::vector<NicId>{{"ns1", "eth1"}, {"", "eth0"}});
   CHECK(set.config->enforce_nics.Items() == std::vector<std::string>{"ns1/eth1", "eth0"});
+
+  // --cri-socket: read with the CRI source only (the kubelet's never looks at it).
+  auto cri = Parse({kTopo, "--cri-socket=/run/x.sock"});
+  REQUIRE(cri.config);
+  CHECK(cri.config->cri_socket.endpoint == "unix:///run/x.sock");
+  CHECK_THAT(PrintConfig({kTopo, "--cri-socket=/run/x.sock"}),
+             Catch::Contains("\ncri-socket=\"/run/x.sock\"\n"));
+  auto kubelet = Parse({kTopo, "--pod-source=kubelet", "--cri-socket=tcp://x"});
+  REQUIRE(kubelet.config);
+  CHECK(kubelet.config->cri_socket.Auto());
 
   // --print-config shows the values as given.
   const std::string text = PrintConfig(args);
