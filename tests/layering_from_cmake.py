@@ -64,7 +64,12 @@ def strip_comments(text):
 def parse_layers(text):
     """target -> directory, and target -> [(dependency, visibility)]."""
     text = strip_comments(text)
-    layers = dict(re.findall(r"netqos_layer\(\s*(\S+)\s+(\S+)\s*\)", text))
+    layers = {}  # target -> (directory, ONLY regex or None, EXCLUDE regex or None)
+    for m in re.finditer(r"netqos_layer\(\s*([^\s)]+)\s+([^\s)]+)([^)]*)\)", text):
+        options = dict(re.findall(r'(ONLY|EXCLUDE)\s+"([^"]*)"', m.group(3)))
+        unescape = lambda r: r.replace("\\\\", "\\") if r is not None else None  # noqa: E731
+        layers[m.group(1)] = (m.group(2), unescape(options.get("ONLY")),
+                              unescape(options.get("EXCLUDE")))
     links = {}
     for m in re.finditer(r"target_link_libraries\(\s*(\S+)([^)]*)\)", text):
         target, visibility = m.group(1), "PUBLIC"  # the plain signature propagates
@@ -106,16 +111,26 @@ class Graph:
         for target in self.protos:
             links = PROTO_LINKS if target in grpc else PROTO_LINKS[:1]
             self.links.setdefault(target, []).extend(links)
-        # Longest directory first, so enforce/kernel/ is not taken for enforce/.
-        self.dirs = sorted(self.layers.items(), key=lambda kv: -len(kv[1]))
+        # Longest directory first, so enforce/kernel/ is not taken for enforce/; within a
+        # directory, a library that takes ONLY some files before the one that takes the rest.
+        self.dirs = sorted(self.layers.items(), key=lambda kv: (-len(kv[1][0]), kv[1][1] is None))
+
+    def owns(self, target, path):
+        """Whether `path` ("dir/file.h", relative to userspace/) belongs to `target`."""
+        d, only, exclude = self.layers[target]
+        if not path.startswith(d + "/") or "/" in path[len(d) + 1:]:
+            return False
+        if only is not None and not re.search(only, "/" + path):
+            return False
+        return exclude is None or not re.search(exclude, "/" + path)
 
     def owner_of_header(self, header):
         # Generated headers first: "nri/v1alpha1/api.pb.h" is NRI's API, not userspace/nri's.
         for target, headers in self.protos.items():
             if header in headers:
                 return target
-        for target, d in self.dirs:
-            if header.startswith(d + "/"):
+        for target, _ in self.dirs:
+            if self.owns(target, header):
                 return target
         m = re.fullmatch(r"(netqos_[a-z_]+)\.skel\.h", header)
         if m:
@@ -165,14 +180,14 @@ def check(root):
     graph = Graph(root)
     failures = graph.problems()
     userspace = root / "userspace"
-    for target, d in graph.dirs:
+    for target, (d, _, _) in graph.dirs:
         allowed = graph.reachable(target)
         if any(t.endswith("_skel") for t in allowed):
             allowed.add("skeletons")
         linked = ", ".join(dep for dep, _ in graph.links.get(target, [])) or "nothing"
         header_needs = set()  # what the library's own headers include: its interface
         for path in sorted((userspace / d).glob("*")):
-            if path.suffix not in (".h", ".cc"):
+            if path.suffix not in (".h", ".cc") or not graph.owns(target, f"{d}/{path.name}"):
                 continue
             for n, header, kind in includes_of(path):
                 owners = ({graph.owner_of_header(header)} - {None} if kind == "quoted"
@@ -209,6 +224,8 @@ def self_test():
          '#include "resourceplugin/v1alpha1/api.pb.h"\n'),
         ("topology/ losing its link to os/", "userspace/CMakeLists.txt",
          r"(target_link_libraries\(netqos_topology PUBLIC netqos_core) netqos_os", r"\1"),
+        ("the proto translation (ONLY files of grpc/) including the service layer",
+         "userspace/grpc/translate_request.cc", r"\A", '#include "service/allocation_service.h"\n'),
         ("cri/ including os/, which cgroup/ links PRIVATE", "userspace/cri/cri_runtime.cc",
          r"\A", '#include "os/netns_exec.h"\n'),
         ("a PUBLIC link that no header needs", "userspace/CMakeLists.txt",

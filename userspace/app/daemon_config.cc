@@ -37,10 +37,15 @@ Status ParsePairs(const std::vector<std::string>& items, const std::string& flag
 
 struct RawFlags {
   std::vector<std::string> selectors[4];
-  // The items of --qos-level-dscp and --qos-level-burst, as given (what --print-config shows);
-  // parsed into DaemonConfig's per-level arrays.
+  // Flags whose values are parsed into typed DaemonConfig fields, as given (what --print-config
+  // shows).
+  std::vector<std::string> nic_health_checkers{"*"};
+  std::string cri_socket = "auto";
+  std::vector<std::string> enforce_nics;
+  std::vector<std::string> qos_level_shaping;
   std::vector<std::string> qos_level_dscp;
   std::vector<std::string> qos_level_burst;
+  std::string dscp_default = "auto";
   std::vector<std::string> enhancements;
   std::vector<std::string> enhancement_defaults;
   std::vector<std::string> annotation_kept_keys;
@@ -175,7 +180,8 @@ void AddKatalystFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
   f.AddBool("--network-resource-plugin-numa-node-hints", p.numa_node_hints,
             "Also offer each NIC's own NUMA node as a hint (the kubelet's single-numa-node "
             "topology policy admits only those); off: socket hints only, as Katalyst");
-  f.AddList("--network-resource-plugin-nic-health-checkers", c.nic_health_checkers, Split::kCommas,
+  f.AddList("--network-resource-plugin-nic-health-checkers", x.raw.nic_health_checkers,
+            Split::kCommas,
             "NIC health checkers: ip (a NIC without an IP address takes no new allocations); "
             "\"-ip\" turns it off, \"*\" all on, an empty list all off");
 
@@ -274,7 +280,7 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
               "cleanup, also with --enforcement=none): cri (the container runtime's socket, "
               "--cri-socket; no cluster credential) or kubelet (GET /pods, --kubelet-pods-url; "
               "needs the nodes/proxy permission)");
-  f.AddString("--cri-socket", c.cri_socket,
+  f.AddString("--cri-socket", x.raw.cri_socket,
               "The container runtime's CRI socket for --pod-source=cri: auto "
               "(/run/containerd/containerd.sock, else /run/crio/crio.sock), unix:///path or "
               "/path");
@@ -305,7 +311,7 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
               "there is none)");
   // Split by SplitKeepingEmpty rather than by the parser, which drops empty items: "eth0,,eth1"
   // is rejected, not read as "eth0,eth1".
-  f.AddList("--enforce-nics", c.enforce_nics, Split::kWhole,
+  f.AddList("--enforce-nics", x.raw.enforce_nics, Split::kWhole,
             "NICs to shape (see --shaping-mode), [netns/]name,... or all (default: none; "
             "traffic is classified and counted, no qdisc is touched)");
   f.AddBool("--replace-root-qdisc", c.replace_root_qdisc,
@@ -317,7 +323,7 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
               "otherwise, and htb everywhere when --qos-level-shaping, --container-ceil=level, "
               "--low-priority-groups or --qos-level-burst ask for what only htb does (an explicit "
               "edt reports them inactive)");
-  f.AddList("--qos-level-shaping", c.qos_level_shaping, Split::kCommas,
+  f.AddList("--qos-level-shaping", x.raw.qos_level_shaping, Split::kCommas,
             "Per-QoS-level HTB parent classes, level=rate_permille:ceil_permille:prio,... e.g. "
             "reclaimed_cores=150:1000:3");
   f.AddChoice("--container-ceil", c.container_ceil, kContainerCeilChoices,
@@ -331,7 +337,7 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
             "kept), level=dscp,... with dscp 0..63 or a name (EF, CS0..CS7, AF11..AF43), e.g. "
             "system_cores=46,dedicated_cores=AF41; a pod's netqos.io/dscp annotation overrides "
             "it where the tenant policy lists the value (default: none, see --dscp-default)");
-  f.AddString("--dscp-default", c.dscp_default,
+  f.AddString("--dscp-default", x.raw.dscp_default,
               "DSCP of every packet the --enforce-nics NICs send that no QoS level or pod marks "
               "(unclassified and node traffic too), so that a sender's IP_TOS cannot choose the "
               "fabric's priority: a DSCP (CS0, 0..63, ...), keep (the sender's stays), or auto: "
@@ -446,7 +452,7 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
 
   Status st = x.config_file.empty() ? Status::Ok() : flags.ApplyConfigFile(x.config_file);
   if (st.ok()) st = flags.Resolve();
-  c.enforce_nics = SplitKeepingEmpty(c.enforce_nics);
+  x.raw.enforce_nics = SplitKeepingEmpty(x.raw.enforce_nics);
   // --cgroup-type and --cgroup-driver name one setting. Given on the command line, one wins over
   // the other from the file (a --print-config file has both); given alike, they must agree.
   const bool type_given = x.cgroup_type_opt->count() > 0;
@@ -500,15 +506,41 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   p.qos.annotation_kept_keys.insert(p.qos.annotation_kept_keys.end(),
                                     raw.annotation_kept_keys.begin(),
                                     raw.annotation_kept_keys.end());
-  // The per-level items are parsed here, once: enforcement takes the typed values.
+  // The flags with a grammar of their own are parsed here, once: the rest of netqosd takes the
+  // typed values.
+  if (st.ok()) {
+    auto checkers = ParseNicHealthCheckers(raw.nic_health_checkers);
+    if (checkers.ok()) p.require_ip_address = checkers->ip;
+    st = checkers.status();
+  }
+  // Only the CRI source reads --cri-socket: with the kubelet's, its value is not looked at (as
+  // before it was typed).
+  if (st.ok() && c.pod_source == PodSourceKind::kCri) {
+    auto socket = cri::ParseCriSocket(raw.cri_socket);
+    if (socket.ok()) c.cri_socket = std::move(*socket);
+    st = socket.status();
+  }
+  if (st.ok()) {
+    auto nics = ParseEnforceNics(raw.enforce_nics);
+    if (nics.ok()) c.enforce_nics = std::move(*nics);
+    st = nics.status();
+  }
+  if (st.ok()) {
+    st = shaping::ParseLevelShapingItems(raw.qos_level_shaping, "--qos-level-shaping",
+                                         &c.qos_level_shaping);
+  }
   if (st.ok())
     st = enforce::ParseLevelDscpItems(raw.qos_level_dscp, "--qos-level-dscp", &c.qos_level_dscp);
   if (st.ok()) {
     st =
         enforce::ParseLevelBurstItems(raw.qos_level_burst, "--qos-level-burst", &c.qos_level_burst);
   }
+  if (st.ok()) {
+    auto dscp_default = enforce::ParseDscpDefault(raw.dscp_default, "--dscp-default");
+    if (dscp_default.ok()) c.dscp_default = *dscp_default;
+    st = dscp_default.status();
+  }
   if (st.ok()) st = ValidateDaemonConfig(c);
-  if (st.ok()) p.require_ip_address = ParseNicHealthCheckers(c.nic_health_checkers)->ip;
   if (!st.ok()) {
     std::cerr << "netqosd: " << flags.NameConfigFile(st).message() << "\n";
     return ParsedFlags{std::nullopt, kExitUsage};
@@ -523,12 +555,9 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
 namespace {
 
 Status ValidatePodSourceFlags(const DaemonConfig& c) {
-  if (c.pod_source == PodSourceKind::kCri) {
-    // "auto" is looked up when enforcement starts: the runtime may come up after netqosd.
-    if (c.cri_socket == "auto") return Status::Ok();
-    auto endpoint = cri::ResolveCriEndpoint(c.cri_socket);
-    return endpoint.ok() ? Status::Ok() : endpoint.status();
-  }
+  // --cri-socket was parsed when the flags were read; "auto" is looked up when enforcement
+  // starts (the runtime may come up after netqosd).
+  if (c.pod_source == PodSourceKind::kCri) return Status::Ok();
   auto url = cgroup::ParseKubeletUrl(c.kubelet_pods_url);
   if (!url.ok()) return InvalidArgument("--kubelet-pods-url: " + url.status().message());
   if (url->scheme == "https" && c.kubelet_token_file.empty())
@@ -559,7 +588,6 @@ Status ValidateEnforcementFlags(const DaemonConfig& c) {
   if (!IsAbsoluteBelowRoot(c.bpf_pin_dir))
     return InvalidArgument("--bpf-pin-dir must be an absolute path below /, got \"" +
                            c.bpf_pin_dir + "\"");
-  if (auto nics = ParseEnforceNics(c.enforce_nics); !nics.ok()) return nics.status();
   if (auto shaping = BuildShapingConfig(c); !shaping.ok()) return shaping.status();
   // The flags are bounded when parsed (app/duration_flag.h); this is for configs built in code.
   const std::pair<const char*, std::chrono::milliseconds> durations[] = {
@@ -631,8 +659,6 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
         "discovery; they cannot be combined with --topology-file");
   if (c.json && !c.print_topology)
     return InvalidArgument("--json only applies to --print-topology");
-  if (auto checkers = ParseNicHealthCheckers(c.nic_health_checkers); !checkers.ok())
-    return checkers.status();
   return ValidateEnforcementFlags(c);
 }
 

@@ -9,16 +9,19 @@
 #include <string>
 #include <vector>
 
+#include "app/enforce_nics.h"
 #include "app/logging.h"
 #include "bpf/pinned_maps.h"  // kDefaultPinDir
 #include "cgroup/cgroup_paths.h"
 #include "checkpoint/katalyst_checksum.h"
 #include "common/status.h"
 #include "core/config.h"
+#include "cri/cri_endpoint.h"
 #include "enforce/burst.h"
 #include "enforce/dscp.h"
 #include "service/allocation_service.h"
 #include "shaping/htb_plan.h"
+#include "shaping/level_shaping.h"
 #include "shaping/shaping_mode.h"
 
 namespace netqos::app {
@@ -57,7 +60,7 @@ struct DaemonConfig {
   cgroup::CgroupDriver cgroup_type = cgroup::CgroupDriver::kCgroupfs;
   std::vector<std::string> addition_cgroup_paths;
   std::vector<std::string> net_attributes_keys;
-  std::vector<std::string> nic_health_checkers{"*"};
+  // (--network-resource-plugin-nic-health-checkers is read into policy.require_ip_address.)
   bool enable_nic_allocation_reactor = true;
 
   // netqos flags.
@@ -94,24 +97,27 @@ struct DaemonConfig {
   std::string cgroup_root;  // "" = detect at startup (cgroup/mount_detect.h)
   // (cgroup_type above is also set by --cgroup-driver.)
   PodSourceKind pod_source = PodSourceKind::kCri;
-  std::string cri_socket = "auto";  // auto (containerd's, else CRI-O's), unix:///path or /path
+  // --cri-socket: auto (containerd's, else CRI-O's, looked up when the pod source is made),
+  // unix:///path or /path; parsed when the flags are read, with --pod-source=cri.
+  cri::CriSocket cri_socket;
   // --pod-source=kubelet only:
   std::string kubelet_pods_url = "https://127.0.0.1:10250/pods";  // http://, https:// or file://
   std::string kubelet_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   bool kubelet_insecure_skip_tls_verify = false;
   std::string kubelet_ca_file;  // "" = OpenSSL's default CAs (SSL_CERT_FILE, ...)
   std::string bpf_pin_dir = bpf::kDefaultPinDir;
-  std::vector<std::string> enforce_nics;  // [netns/]name items or "all"; see enforce_nics.h
+  EnforceNics enforce_nics;  // [netns/]name items or "all", parsed when read; see enforce_nics.h
   bool replace_root_qdisc = false;
   shaping::ShapingMode shaping_mode = shaping::ShapingMode::kAuto;  // shaping/shaping_mode.h
   shaping::ContainerCeil container_ceil = shaping::ContainerCeil::kAllocation;
-  std::vector<std::string> qos_level_shaping;  // level=rate:ceil:prio; see shaping_flags.h
-  // --qos-level-dscp (level=dscp) and --qos-level-burst (level=bytes|auto), parsed when the flags
-  // are read; --print-config shows the items as given. See shaping_flags.h.
-  enforce::LevelDscp qos_level_dscp{};    // per QoS level; nullopt: not marked
-  enforce::LevelBurst qos_level_burst{};  // per QoS level, bytes; 0: the default bucket
-  std::string dscp_default = "auto";      // auto, keep or a DSCP; see shaping_flags.h
-  std::string tenant_policy_file;         // "" = the built-in tenant policy
+  // --qos-level-shaping (level=rate:ceil:prio), --qos-level-dscp (level=dscp), --qos-level-burst
+  // (level=bytes|auto) and --dscp-default (auto, keep or a DSCP), parsed when the flags are read;
+  // --print-config shows them as given. See shaping_flags.h.
+  shaping::LevelShaping qos_level_shaping{};  // per QoS level; nullopt: the level's default
+  enforce::LevelDscp qos_level_dscp{};        // per QoS level; nullopt: not marked
+  enforce::LevelBurst qos_level_burst{};      // per QoS level, bytes; 0: the default bucket
+  enforce::DscpDefault dscp_default;          // auto by default
+  std::string tenant_policy_file;             // "" = the built-in tenant policy
   shaping::QosLevel unclassified_qos_level = shaping::QosLevel::kShared;
   bool low_priority_groups = false;               // see shaping_flags.h
   uint32_t low_priority_group_floor_percent = 5;  // Katalyst HEAD's constant

@@ -32,6 +32,14 @@ bool EnforceNics::Contains(const core::NicId& nic) const {
   return all || std::find(nics.begin(), nics.end(), nic) != nics.end();
 }
 
+std::vector<std::string> EnforceNics::Items() const {
+  if (all) return {"all"};
+  std::vector<std::string> out;
+  out.reserve(nics.size());
+  for (const auto& n : nics) out.push_back(n.netns.empty() ? n.name : n.netns + "/" + n.name);
+  return out;
+}
+
 Result<EnforceNics> ParseEnforceNics(const std::vector<std::string>& items) {
   EnforceNics out;
   for (const auto& item : items) {

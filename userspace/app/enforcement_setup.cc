@@ -70,8 +70,9 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& con
                made.status().message());
   return std::unique_ptr<cgroup::PodSource>(std::make_unique<cgroup::DeferredPodSource>(
       [config] { return MakePodSourceNow(config); },
-      (config.pod_source == PodSourceKind::kKubelet ? config.kubelet_pods_url
-                                                    : "cri:" + config.cri_socket) +
+      (config.pod_source == PodSourceKind::kKubelet
+           ? config.kubelet_pods_url
+           : "cri:" + (config.cri_socket.Auto() ? "auto" : config.cri_socket.endpoint)) +
           " (not available yet)"));
 }
 
@@ -82,8 +83,7 @@ std::string InstalledLinksRecordPath(const DaemonConfig& config) {
 Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
     const DaemonConfig& config, service::AllocationService& service,
     std::function<std::shared_ptr<const enforce::TenantPolicy>()> tenant_policy) {
-  auto nics = ParseEnforceNics(config.enforce_nics);
-  if (!nics.ok()) return nics.status();
+  const EnforceNics& nics = config.enforce_nics;
   auto shaping = BuildShapingConfig(config);
   if (!shaping.ok()) return shaping.status();
   auto mount = CgroupMount(config);
@@ -96,7 +96,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   // mounts one): a container without a capability it needs is told which one.
   if (auto effective = os::EffectiveCapabilities(); effective.ok()) {
     const bool named_netns = config.machine_net_multi_ns ||
-                             std::any_of(nics->nics.begin(), nics->nics.end(),
+                             std::any_of(nics.nics.begin(), nics.nics.end(),
                                          [](const core::NicId& n) { return !n.netns.empty(); });
     auto caps = CheckCapabilities(CapabilitiesNeeded(true, named_netns), *effective);
     if (!caps.ok()) return caps;
@@ -144,7 +144,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   so.unmarked_dscp = shaping->unmarked_dscp;
   so.mode = config.shaping_mode;
   so.htb_only = shaping::HtbOnlyFeatures(*shaping);
-  if (so.mode != shaping::ShapingMode::kHtb && !nics->empty()) {
+  if (so.mode != shaping::ShapingMode::kHtb && !nics.empty()) {
     so.fq = shaping::ProbeQdiscKind("fq");
     spdlog::info("shaping mode={} fq_available={} fq_probe=\"{}\"",
                  shaping::ShapingModeName(config.shaping_mode), so.fq.available, so.fq.reason);
@@ -174,9 +174,9 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   eo.pods_source = stack->pods->Describe();
   eo.cgroup_mount = *mount;
   eo.layout = layout;
-  if (!nics->empty()) {
-    eo.is_enforced = [set = *nics](const core::Nic& nic) { return set.Contains(nic.id); };
-    eo.enforce_names = nics->nics;
+  if (!nics.empty()) {
+    eo.is_enforced = [set = nics](const core::Nic& nic) { return set.Contains(nic.id); };
+    eo.enforce_names = nics.nics;
   }
   eo.shaping = *shaping;
   eo.resync = config.enforcement_resync_period;
@@ -212,9 +212,8 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
       "enforce_nics={}",
       config.bpf_pin_dir, *mount, ChoiceName(config.cgroup_type, kCgroupDriverChoices),
       stack->pods->Describe(),
-      nics->empty() ? std::string("none (classify and count only)")
-                    : (nics->all ? std::string("all")
-                                 : fmt::format("{}", fmt::join(config.enforce_nics, ","))));
+      nics.empty() ? std::string("none (classify and count only)")
+                   : fmt::format("{}", fmt::join(nics.Items(), ",")));
   auto enforcer = enforce::Enforcer::Start(std::move(eo), std::move(ports));
   if (!enforcer.ok()) return enforcer.status();
   stack->enforcer = std::move(*enforcer);
@@ -266,14 +265,12 @@ int Uninstall(const DaemonConfig& config) {
   }
   int rc = 0;
   std::vector<enforce::InstalledLink> extra;
-  if (auto nics = ParseEnforceNics(config.enforce_nics); nics.ok()) {
-    for (const auto& id : nics->nics) {
-      enforce::InstalledLink l;
-      l.netns = id.netns;
-      l.netns_path = id.netns.empty() ? "" : config.NetnsDir() + "/" + id.netns;
-      l.name = id.name;
-      extra.push_back(std::move(l));
-    }
+  for (const auto& id : config.enforce_nics.nics) {
+    enforce::InstalledLink l;
+    l.netns = id.netns;
+    l.netns_path = id.netns.empty() ? "" : config.NetnsDir() + "/" + id.netns;
+    l.name = id.name;
+    extra.push_back(std::move(l));
   }
   // The pods' veths first: their redirects point at the IFBs removed next.
   if (auto cleaned = bpf::DetachAllVeths(); !cleaned.ok()) {

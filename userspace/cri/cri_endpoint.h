@@ -16,10 +16,22 @@ inline const std::vector<std::string>& WellKnownCriSockets() {
   return kSockets;
 }
 
-// "auto" -> "unix://<first existing socket of `candidates`>", else NotFound listing them.
-// "unix:///abs/path" or "/abs/path" -> "unix:///abs/path" (not checked: the runtime may start
-// later). Anything else (tcp, relative paths) is InvalidArgument naming the value.
+// --cri-socket as read: auto, or the endpoint to dial.
+struct CriSocket {
+  std::string endpoint;  // "unix:///abs/path"; empty: auto
+  bool Auto() const { return endpoint.empty(); }
+  bool operator==(const CriSocket&) const = default;
+};
+
+// Reads --cri-socket once, when the flags are read: "auto" -> auto; "unix:///abs/path" or
+// "/abs/path" -> the endpoint "unix:///abs/path" (not checked: the runtime may start later).
+// Anything else (tcp, relative paths) is InvalidArgument naming the value.
+Result<CriSocket> ParseCriSocket(const std::string& flag);
+
+// The endpoint to dial: the given one, or for auto "unix://<first existing socket of
+// `candidates`>" (looked up each time: the runtime may come up after netqosd), else NotFound
+// listing them.
 Result<std::string> ResolveCriEndpoint(
-    const std::string& flag, const std::vector<std::string>& candidates = WellKnownCriSockets());
+    const CriSocket& socket, const std::vector<std::string>& candidates = WellKnownCriSockets());
 
 }  // namespace netqos::cri

@@ -62,4 +62,15 @@ Status ParseLevelDscpItems(const std::vector<std::string>& items, const char* fl
   return shaping::ParseLevelItems(items, flag, "<dscp>", ParseDscp, out);
 }
 
+Result<DscpDefault> ParseDscpDefault(std::string_view text, const char* flag) {
+  if (text == "auto") return DscpDefault{};
+  if (text == "keep") return DscpDefault{DscpDefault::Kind::kKeep, 0};
+  auto dscp = ParseDscp(text);
+  if (!dscp.ok()) {
+    return InvalidArgument(std::string(flag) + ": \"" + std::string(text.substr(0, 64)) +
+                           "\": " + dscp.status().message() + ", or auto or keep");
+  }
+  return DscpDefault{DscpDefault::Kind::kDscp, *dscp};
+}
+
 }  // namespace netqos::enforce

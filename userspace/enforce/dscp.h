@@ -37,4 +37,18 @@ std::string DscpText(uint8_t dscp);
 // *out. Errors name the flag (`flag`) and the item; a level given twice is an error.
 Status ParseLevelDscpItems(const std::vector<std::string>& items, const char* flag, LevelDscp* out);
 
+// --dscp-default: the DSCP of packets no QoS level or pod marks. auto: CS0 when some level is
+// marked (the fabric honours DSCP, so no sender may choose its own), else keep; keep: the
+// sender's stays; or a DSCP.
+struct DscpDefault {
+  enum class Kind : uint8_t { kAuto, kKeep, kDscp };
+  Kind kind = Kind::kAuto;
+  uint8_t dscp = 0;  // kDscp only
+  bool operator==(const DscpDefault&) const = default;
+};
+
+// "auto", "keep" or what ParseDscp reads. Errors name `flag` and the value (its first 64
+// characters).
+Result<DscpDefault> ParseDscpDefault(std::string_view text, const char* flag);
+
 }  // namespace netqos::enforce

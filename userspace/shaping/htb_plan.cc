@@ -130,16 +130,21 @@ std::optional<uint32_t> MinorAllocator::Lookup(uint64_t key) const {
   return it->second;
 }
 
+Status ValidateLevelConfig(const LevelConfig& c) {
+  if (c.rate_permille > 1000 || c.ceil_permille > 1000) {
+    return InvalidArgument("rate and ceil are permille of the link, at most 1000");
+  }
+  if (c.ceil_permille == 0) return InvalidArgument("ceil must be positive");
+  if (c.rate_permille > c.ceil_permille) return InvalidArgument("rate exceeds ceil");
+  if (c.prio > 7) return InvalidArgument("HTB prio must be 0..7");
+  return Status::Ok();
+}
+
 Status ValidateConfig(const ShapingConfig& config) {
   for (QosLevel l : kLevels) {
     const LevelConfig& c = config.levels[static_cast<size_t>(l)];
     const std::string what = std::string("shaping config level ") + QosLevelName(l) + ": ";
-    if (c.rate_permille > 1000 || c.ceil_permille > 1000) {
-      return InvalidArgument(what + "rate and ceil are permille of the link, at most 1000");
-    }
-    if (c.ceil_permille == 0) return InvalidArgument(what + "ceil must be positive");
-    if (c.rate_permille > c.ceil_permille) return InvalidArgument(what + "rate exceeds ceil");
-    if (c.prio > 7) return InvalidArgument(what + "HTB prio must be 0..7");
+    if (Status st = ValidateLevelConfig(c); !st.ok()) return InvalidArgument(what + st.message());
     const uint32_t burst = config.burst_bytes[static_cast<size_t>(l)];
     if (burst != 0 && (burst < kMinBurstBytes || burst > kMaxBurstBytes)) {
       return InvalidArgument(what + "burst must be " + std::to_string(kMinBurstBytes) + ".." +

@@ -203,7 +203,12 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
                              const LevelCeilings& ceilings = {},
                              const std::vector<GroupClass>& groups = {});
 
-// Validates a ShapingConfig (permille ≤ 1000, rate ≤ ceil, prio ≤ 7).
+// One level's class: permille ≤ 1000, ceil > 0, rate ≤ ceil, prio ≤ 7. The message is the bare
+// reason ("rate exceeds ceil"); callers name the level or the item.
+Status ValidateLevelConfig(const LevelConfig& level);
+
+// Validates a ShapingConfig (each level as ValidateLevelConfig, bursts, the floor and the
+// default level).
 Status ValidateConfig(const ShapingConfig& config);
 
 }  // namespace netqos::shaping

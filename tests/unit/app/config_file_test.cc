@@ -112,7 +112,9 @@ TEST_CASE("print-config output read back with --config prints the same again") {
     CHECK(a.policy.qos.annotation_kept_keys == b.policy.qos.annotation_kept_keys);
     CHECK(a.policy.qos.extra_selectors == b.policy.qos.extra_selectors);
     CHECK(a.policy.pod_net_class_annotation_key == b.policy.pod_net_class_annotation_key);
-    CHECK(a.nic_health_checkers == b.nic_health_checkers);
+    CHECK(a.policy.require_ip_address == b.policy.require_ip_address);
+    CHECK(a.qos_level_shaping == b.qos_level_shaping);
+    CHECK(a.dscp_default == b.dscp_default);
   }
 }
 
@@ -165,7 +167,7 @@ TEST_CASE("config file: settings taken, and the command line wins over them") {
                                  "topology-file = \"/dev/null\"\n");
   const DaemonConfig from_file = Config({"--config=" + file});
   CHECK(from_file.qrm_state_dir == "/from/file");
-  CHECK(from_file.enforce_nics == std::vector<std::string>{"eth0", "eth1"});
+  CHECK(from_file.enforce_nics.Items() == std::vector<std::string>{"eth0", "eth1"});
   CHECK(from_file.nic_selection == NicSelection::kFirst);
   CHECK(from_file.policy.reserved_bandwidth == 4000);
   CHECK(from_file.skip_network_state_corruption);
@@ -181,7 +183,7 @@ TEST_CASE("config file: settings taken, and the command line wins over them") {
     args.insert(config_first ? args.begin() : args.end(), "--config=" + file);
     const DaemonConfig c = Config(args);
     CHECK(c.qrm_state_dir == "/from/flag");
-    CHECK(c.enforce_nics == std::vector<std::string>{"eth9"});
+    CHECK(c.enforce_nics.Items() == std::vector<std::string>{"eth9"});
     CHECK_FALSE(c.skip_network_state_corruption);
     CHECK(c.nic_selection == NicSelection::kFirst);  // still the file's
   }

@@ -21,6 +21,9 @@ using netqos::app::ParseDaemonFlags;
 using netqos::app::PodSourceKind;
 using netqos::app::ValidateDaemonConfig;
 using netqos::cgroup::CgroupDriver;
+using netqos::core::NicId;
+using netqos::enforce::DscpDefault;
+using netqos::shaping::LevelConfig;
 using netqos::shaping::QosLevel;
 
 namespace {
@@ -196,12 +199,13 @@ TEST_CASE("enforcement flags: defaults") {
   CHECK(c.bpf_pin_dir == "/sys/fs/bpf/netqos");
   CHECK(c.enforce_nics.empty());
   CHECK_FALSE(c.replace_root_qdisc);
-  CHECK(c.qos_level_shaping.empty());
+  for (const auto& l : c.qos_level_shaping) CHECK_FALSE(l.has_value());
+  CHECK(c.dscp_default == DscpDefault{});  // auto
   CHECK(c.unclassified_qos_level == QosLevel::kShared);
   CHECK(c.enforcement_resync_period == std::chrono::seconds(30));
   CHECK(c.kubelet_registration_timeout == std::chrono::seconds(60));
   CHECK(c.pod_source == PodSourceKind::kCri);  // no cluster credential needed (docs/security.md)
-  CHECK(c.cri_socket == "auto");
+  CHECK(c.cri_socket.Auto());
   CHECK_FALSE(c.uninstall);
   CHECK_FALSE(c.set_forward_priority_sysctl);  // opt-in: the NIC program classifies routed traffic
 }
@@ -225,10 +229,13 @@ TEST_CASE("enforcement flags: valid values are taken") {
   CHECK(c.kubelet_token_file == "/etc/netqos/token");
   CHECK(c.kubelet_insecure_skip_tls_verify);
   CHECK(c.bpf_pin_dir == "/run/netqos/bpf/pins");
-  CHECK(c.enforce_nics == std::vector<std::string>{"eth0", "ns2/eth2", "ns3/veth9"});
+  CHECK_FALSE(c.enforce_nics.all);
+  CHECK(c.enforce_nics.nics == std::vector<NicId>{{"", "eth0"}, {"ns2", "eth2"}, {"ns3", "veth9"}});
   CHECK(c.replace_root_qdisc);
-  CHECK(c.qos_level_shaping ==
-        std::vector<std::string>{"reclaimed_cores=100:1000:3", "system=100:1000:0"});
+  CHECK(c.qos_level_shaping[static_cast<size_t>(QosLevel::kReclaimed)] ==
+        LevelConfig{100, 1000, 3});
+  CHECK(c.qos_level_shaping[static_cast<size_t>(QosLevel::kSystem)] == LevelConfig{100, 1000, 0});
+  CHECK_FALSE(c.qos_level_shaping[static_cast<size_t>(QosLevel::kShared)].has_value());
   CHECK(c.unclassified_qos_level == QosLevel::kReclaimed);
   CHECK(c.enforcement_resync_period == std::chrono::seconds(5));
   CHECK(c.uninstall);
@@ -239,7 +246,8 @@ TEST_CASE("enforcement flags: valid values are taken") {
                     "--keep-forwarded-priority=true", "--kubelet-insecure-skip-tls-verify=false"});
   REQUIRE(bpf.config);
   CHECK(bpf.config->enforcement == Enforcement::kBpf);
-  CHECK(bpf.config->enforce_nics == std::vector<std::string>{"all"});
+  CHECK(bpf.config->enforce_nics.all);
+  CHECK(bpf.config->enforce_nics.nics.empty());
 
   // An entirely empty value means none (templated DaemonSets render empty lists that way).
   auto none = Parse({kTopo, "--enforce-nics="});
@@ -340,6 +348,19 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
       {{"--qos-level-shaping=shared=400:1000"}, {"--qos-level-shaping", "shared=400:1000"}},
       {{"--qos-level-shaping=shared=400:1000:8"}, {"--qos-level-shaping", "shared=400:1000:8"}},
       {{"--qos-level-shaping=reclaimed=200:1000:3"}, {"--qos-level-shaping", "1050"}},
+      {{"--qos-level-shaping=shared"},
+       {"--qos-level-shaping: \"shared\": ", "expected <level>=<rate_permille>"}},
+      {{"--qos-level-shaping=shared=1:1000:2,shared_cores=2:1000:2"},
+       {"--qos-level-shaping: \"shared_cores=2:1000:2\": ", "already set by \"shared=1:1000:2\""}},
+      {{"--qos-level-shaping=shared=a:1000:2"},
+       {"--qos-level-shaping: \"shared=a:1000:2\": ", "non-negative integers"}},
+      {{"--qos-level-shaping=shared=0:0:2"},
+       {"--qos-level-shaping: \"shared=0:0:2\": ", "ceil must be positive"}},
+      {{"--dscp-default=64"}, {"--dscp-default: \"64\": ", "out of range", "or auto or keep"}},
+      {{"--dscp-default=AUTO"}, {"--dscp-default: \"AUTO\": ", "or auto or keep"}},
+      {{"--dscp-default="}, {"--dscp-default: \"\": ", "empty DSCP"}},
+      {{"--network-resource-plugin-nic-health-checkers=ip,link"},
+       {"--network-resource-plugin-nic-health-checkers", "unknown checker \"link\""}},
       {{"--qos-level-dscp=shared=64"}, {"--qos-level-dscp", "shared=64"}},
       {{"--qos-level-dscp=gold=EF"}, {"--qos-level-dscp", "gold=EF"}},
       {{"--qos-level-dscp", "system=46,dedicated=AF44"}, {"--qos-level-dscp", "dedicated=AF44"}},
@@ -391,11 +412,10 @@ TEST_CASE("ValidateDaemonConfig checks the enforcement fields") {
   c = DaemonConfig{};
   c.enforcement_resync_period = std::chrono::milliseconds(0);
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--enforcement-resync-period"));
+  // (--enforce-nics and the per-level items are parsed when the flags are read; a typed value
+  // built in code is still held to shaping's rules.)
   c = DaemonConfig{};
-  c.enforce_nics = {"ns/a/b"};
-  CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--enforce-nics"));
-  c = DaemonConfig{};
-  c.qos_level_shaping = {"system_cores"};
+  c.qos_level_shaping[static_cast<size_t>(QosLevel::kSystem)] = LevelConfig{500, 400, 0};
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--qos-level-shaping"));
   c = DaemonConfig{};
   c.cgroup_root = "cgroup";
@@ -469,6 +489,65 @@ TEST_CASE("per-level DSCP and burst flags are parsed once, when the flags are re
                  "\nqos-level-burst=[\"shared=1M\", \"reclaimed=auto\", \"dedicated=64Ki\"]\n"));
   CHECK_THAT(PrintConfig({kTopo}),
              Catch::Contains("\nqos-level-dscp=[]\n") && Catch::Contains("\nqos-level-burst=[]\n"));
+}
+
+TEST_CASE(
+    "shaping items, --dscp-default, --enforce-nics, --cri-socket are parsed once, when read") {
+  struct Case {
+    std::vector<std::string> args;
+    DscpDefault dscp_default;
+  };
+  for (const auto& c : std::vector<Case>{
+           {{}, {}},
+           {{"--dscp-default=auto"}, {}},
+           {{"--dscp-default=keep"}, {DscpDefault::Kind::kKeep, 0}},
+           {{"--dscp-default=CS1"}, {DscpDefault::Kind::kDscp, 8}},
+           {{"--dscp-default", "af41"}, {DscpDefault::Kind::kDscp, 34}},
+           {{"--dscp-default=0"}, {DscpDefault::Kind::kDscp, 0}},
+           {{"--dscp-default=63"}, {DscpDefault::Kind::kDscp, 63}},
+       }) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.begin(), kTopo);
+    INFO(args.back());
+    auto r = Parse(args);
+    REQUIRE(r.config);
+    CHECK(r.config->dscp_default == c.dscp_default);
+  }
+
+  const std::vector<std::string> args = {kTopo,
+                                         "--qos-level-shaping=dedicated_cores=300:900:4",
+                                         "--qos-level-shaping",
+                                         "reclaimed=0:500:7",
+                                         "--enforce-nics=ns1/eth1,eth0",
+                                         "--dscp-default=keep"};
+  auto set = Parse(args);
+  REQUIRE(set.config);
+  const auto& shaping = set.config->qos_level_shaping;
+  CHECK(shaping[static_cast<size_t>(QosLevel::kDedicated)] == LevelConfig{300, 900, 4});
+  CHECK(shaping[static_cast<size_t>(QosLevel::kReclaimed)] == LevelConfig{0, 500, 7});
+  CHECK_FALSE(shaping[static_cast<size_t>(QosLevel::kSystem)].has_value());
+  CHECK(set.config->enforce_nics.nics == std::vector<NicId>{{"ns1", "eth1"}, {"", "eth0"}});
+  CHECK(set.config->enforce_nics.Items() == std::vector<std::string>{"ns1/eth1", "eth0"});
+
+  // --cri-socket: read with the CRI source only (the kubelet's never looks at it).
+  auto cri = Parse({kTopo, "--cri-socket=/run/x.sock"});
+  REQUIRE(cri.config);
+  CHECK(cri.config->cri_socket.endpoint == "unix:///run/x.sock");
+  CHECK_THAT(PrintConfig({kTopo, "--cri-socket=/run/x.sock"}),
+             Catch::Contains("\ncri-socket=\"/run/x.sock\"\n"));
+  auto kubelet = Parse({kTopo, "--pod-source=kubelet", "--cri-socket=tcp://x"});
+  REQUIRE(kubelet.config);
+  CHECK(kubelet.config->cri_socket.Auto());
+
+  // --print-config shows the values as given.
+  const std::string text = PrintConfig(args);
+  CHECK_THAT(text, Catch::Contains("\nqos-level-shaping=[\"dedicated_cores=300:900:4\", "
+                                   "\"reclaimed=0:500:7\"]\n"));
+  CHECK_THAT(text, Catch::Contains("\nenforce-nics=[\"ns1/eth1\", \"eth0\"]\n"));
+  CHECK_THAT(text, Catch::Contains("\ndscp-default=\"keep\"\n"));
+  const std::string defaults = PrintConfig({kTopo});
+  CHECK_THAT(defaults, Catch::Contains("\ndscp-default=\"auto\"\n"));
+  CHECK_THAT(defaults, Catch::Contains("\nnetwork-resource-plugin-nic-health-checkers=[\"*\"]\n"));
 }
 
 TEST_CASE("pod annotation kept keys: the flag adds to Katalyst HEAD's two defaults") {

@@ -81,4 +81,13 @@ TEST_CASE("ParseEnforceNics: rejections name the flag and the item") {
   }
 }
 
+TEST_CASE("EnforceNics::Items gives the flag's items back, for the logs") {
+  for (const auto& items : std::vector<std::vector<std::string>>{
+           {}, {"all"}, {"eth0"}, {"ns2/eth2", "eth0", "ns/all"}}) {
+    auto r = ParseEnforceNics(items);
+    REQUIRE(r.ok());
+    CHECK(r->Items() == items);
+  }
+}
+
 }  // namespace

@@ -13,6 +13,8 @@ namespace {
 using netqos::StatusCode;
 using netqos::app::BuildShapingConfig;
 using netqos::app::DaemonConfig;
+using netqos::enforce::DscpDefault;
+using netqos::shaping::LevelConfig;
 using netqos::shaping::QosLevel;
 using netqos::shaping::ShapingConfig;
 
@@ -33,9 +35,14 @@ TEST_CASE("BuildShapingConfig: no flags gives ShapingConfig's defaults") {
   CHECK(r->default_leaf_min_mbps == defaults.default_leaf_min_mbps);
 }
 
-TEST_CASE("BuildShapingConfig: items override their level only, long and short names") {
+// The --qos-level-shaping items are parsed when the flags are read (shaping/level_shaping.h, its
+// errors in level_shaping_test.cc and daemon_config_test.cc); BuildShapingConfig applies the
+// typed levels.
+TEST_CASE("BuildShapingConfig: the levels given override their level only") {
   DaemonConfig c;
-  c.qos_level_shaping = {"reclaimed_cores=100:500:7", "system=0:1000:0", "dedicated=300:900:2"};
+  c.qos_level_shaping[static_cast<size_t>(QosLevel::kReclaimed)] = LevelConfig{100, 500, 7};
+  c.qos_level_shaping[static_cast<size_t>(QosLevel::kSystem)] = LevelConfig{0, 1000, 0};
+  c.qos_level_shaping[static_cast<size_t>(QosLevel::kDedicated)] = LevelConfig{300, 900, 2};
   c.unclassified_qos_level = QosLevel::kReclaimed;
   auto r = BuildShapingConfig(c);
   REQUIRE(r.ok());
@@ -50,58 +57,37 @@ TEST_CASE("BuildShapingConfig: items override their level only, long and short n
   CHECK(r->default_level == QosLevel::kReclaimed);
 }
 
-TEST_CASE("BuildShapingConfig: rejections name the flag and the item") {
+TEST_CASE("BuildShapingConfig: a level built in code is held to shaping's rules") {
   struct Case {
-    std::string item;
+    LevelConfig level;
     std::string why;
   };
   for (const auto& c : std::vector<Case>{
-           {"shared", "expected <level>="},
-           {"=400:1000:2", "unknown QoS level"},
-           {"gold=400:1000:2", "unknown QoS level"},
-           {"shared=400:1000", "expected <rate_permille>"},
-           {"shared=400:1000:2:1", "expected <rate_permille>"},
-           {"shared=", "expected <rate_permille>"},
-           {"shared=a:1000:2", "non-negative integers"},
-           {"shared=-1:1000:2", "non-negative integers"},
-           {"shared=400::2", "non-negative integers"},
-           {"shared=400:1000: 2", "non-negative integers"},
-           {"shared=99999999999:1000:2", "non-negative integers"},
-           {"shared=400:1001:2", "at most 1000"},
-           {"shared=500:400:2", "rate exceeds ceil"},
-           {"shared=0:0:2", "ceil must be positive"},
-           {"shared=400:1000:8", "prio"},
+           {{400, 1001, 2}, "at most 1000"},
+           {{500, 400, 2}, "rate exceeds ceil"},
+           {{0, 0, 2}, "ceil must be positive"},
+           {{400, 1000, 8}, "prio"},
        }) {
     DaemonConfig cfg;
-    cfg.qos_level_shaping = {c.item};
-    INFO(c.item);
+    cfg.qos_level_shaping[static_cast<size_t>(QosLevel::kShared)] = c.level;
+    INFO(c.why);
     auto r = BuildShapingConfig(cfg);
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == StatusCode::kInvalidArgument);
     CHECK_THAT(r.status().message(), Catch::StartsWith("--qos-level-shaping: "));
-    CHECK_THAT(r.status().message(), Catch::Contains("\"" + c.item + "\""));
-    CHECK_THAT(r.status().message(), Catch::Contains(c.why));
+    CHECK_THAT(r.status().message(), Catch::Contains("level shared: ") && Catch::Contains(c.why));
   }
-}
-
-TEST_CASE("BuildShapingConfig: a level given twice names both items") {
-  DaemonConfig c;
-  c.qos_level_shaping = {"shared=100:1000:2", "shared_cores=200:1000:2"};
-  auto r = BuildShapingConfig(c);
-  REQUIRE_FALSE(r.ok());
-  CHECK_THAT(r.status().message(),
-             Catch::Contains("shared=100:1000:2") && Catch::Contains("shared_cores=200:1000:2"));
 }
 
 TEST_CASE("BuildShapingConfig: guaranteed rates over the link are rejected") {
   DaemonConfig c;
-  c.qos_level_shaping = {"reclaimed=200:1000:3"};  // 50 + 400 + 400 + 200
-  auto r = BuildShapingConfig(c);
+  c.qos_level_shaping[static_cast<size_t>(QosLevel::kReclaimed)] = LevelConfig{200, 1000, 3};
+  auto r = BuildShapingConfig(c);  // 50 + 400 + 400 + 200
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(),
              Catch::StartsWith("--qos-level-shaping: ") && Catch::Contains("1050"));
-  c.qos_level_shaping = {"reclaimed=200:1000:3", "shared=350:1000:2"};  // exactly 1000
-  CHECK(BuildShapingConfig(c).ok());
+  c.qos_level_shaping[static_cast<size_t>(QosLevel::kShared)] = LevelConfig{350, 1000, 2};
+  CHECK(BuildShapingConfig(c).ok());  // exactly 1000
 }
 
 TEST_CASE("BuildShapingConfig: low-priority groups are off unless asked for, with their floor") {
@@ -175,4 +161,38 @@ TEST_CASE("BuildShapingConfig: --qos-level-burst gives each level its burst, aut
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.status().message(),
              Catch::StartsWith("--qos-level-burst: shared: 1599 bytes is outside 1600.."));
+}
+
+TEST_CASE("BuildShapingConfig: --dscp-default gives the unmarked packets' DSCP") {
+  using Kind = DscpDefault::Kind;
+  constexpr size_t kShared = static_cast<size_t>(QosLevel::kShared);
+  struct Case {
+    DscpDefault dscp_default;
+    bool level_marked;
+    std::optional<uint8_t> unmarked;
+  };
+  for (const auto& c : std::vector<Case>{
+           {{Kind::kAuto, 0}, false, std::nullopt},  // nothing marked: the senders' stays
+           {{Kind::kAuto, 0}, true, 0},              // a level marked: CS0 for the rest
+           {{Kind::kKeep, 0}, false, std::nullopt},
+           {{Kind::kKeep, 0}, true, std::nullopt},
+           {{Kind::kDscp, 8}, false, 8},
+           {{Kind::kDscp, 46}, true, 46},
+       }) {
+    DaemonConfig cfg;
+    cfg.dscp_default = c.dscp_default;
+    if (c.level_marked) cfg.qos_level_dscp[kShared] = 10;
+    INFO(static_cast<int>(c.dscp_default.kind)
+         << " " << int{c.dscp_default.dscp} << " " << c.level_marked);
+    auto r = BuildShapingConfig(cfg);
+    REQUIRE(r.ok());
+    CHECK(r->unmarked_dscp == c.unmarked);
+  }
+
+  DaemonConfig bad;
+  bad.dscp_default = {Kind::kDscp, 64};
+  auto r = BuildShapingConfig(bad);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(),
+             Catch::StartsWith("--dscp-default: DSCP 64 is out of range 0..63"));
 }

@@ -3,12 +3,20 @@
 // statuses are asked once, and unchanged answers are not a change.
 #include "cri/cri_pod_source.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "cri/cri_endpoint.h"
 #include "cri/cri_translate.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -300,16 +308,63 @@ TEST_CASE("cri translate: the QoS class follows from the cgroup parent of either
   CHECK(QosClassFromCgroupParent("", u).empty());
 }
 
-TEST_CASE("cri endpoint: auto picks the first existing socket, explicit paths become unix URLs",
+TEST_CASE("cri endpoint: --cri-socket is auto, or an absolute path as a unix URL", "[cri]") {
+  using netqos::cri::CriSocket;
+  using netqos::cri::ParseCriSocket;
+  struct Good {
+    std::string flag;
+    std::string endpoint;  // "" = auto
+  };
+  for (const auto& c : std::vector<Good>{
+           {"auto", ""},
+           {"/run/x.sock", "unix:///run/x.sock"},
+           {"unix:///run/x.sock", "unix:///run/x.sock"},
+           {"//run/x.sock", "unix:////run/x.sock"},
+       }) {
+    INFO(c.flag);
+    auto r = ParseCriSocket(c.flag);
+    REQUIRE(r.ok());
+    CHECK(r->endpoint == c.endpoint);
+    CHECK(r->Auto() == c.endpoint.empty());
+  }
+  for (const std::string bad :
+       {"tcp://1.2.3.4:1", "run/x.sock", "unix://run/x.sock", "unix://", "", "AUTO"}) {
+    INFO(bad);
+    auto r = ParseCriSocket(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == netqos::StatusCode::kInvalidArgument);
+    CHECK_THAT(r.status().message(), Catch::StartsWith("--cri-socket \"" + bad + "\": want auto"));
+  }
+}
+
+TEST_CASE("cri endpoint: auto picks the first existing socket, a given one is dialled as is",
           "[cri]") {
+  using netqos::cri::CriSocket;
   using netqos::cri::ResolveCriEndpoint;
-  auto missing = ResolveCriEndpoint("auto", {"/nonexistent/a.sock", "/nonexistent/b.sock"});
+  auto missing = ResolveCriEndpoint(CriSocket{}, {"/nonexistent/a.sock", "/nonexistent/b.sock"});
   REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == netqos::StatusCode::kNotFound);
   CHECK(missing.status().message().find("/nonexistent/a.sock, /nonexistent/b.sock") !=
         std::string::npos);
-  CHECK(*ResolveCriEndpoint("/run/x.sock") == "unix:///run/x.sock");
-  CHECK(*ResolveCriEndpoint("unix:///run/x.sock") == "unix:///run/x.sock");
-  auto tcp = ResolveCriEndpoint("tcp://1.2.3.4:1");
-  REQUIRE_FALSE(tcp.ok());
-  CHECK(tcp.status().message().find("tcp://1.2.3.4:1") != std::string::npos);
+  CHECK(*ResolveCriEndpoint(CriSocket{"unix:///run/x.sock"}, {"/nonexistent/a.sock"}) ==
+        "unix:///run/x.sock");
+
+  // A socket is taken; a regular file at an earlier candidate is not.
+  netqos::testing::TempDir dir;
+  const std::string file = dir.file("file.sock");
+  std::FILE* f = std::fopen(file.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fclose(f);
+  const std::string sock = dir.file("runtime.sock");
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  REQUIRE(sock.size() < sizeof(addr.sun_path));
+  std::copy(sock.begin(), sock.end(), addr.sun_path);
+  REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0);
+  auto found = ResolveCriEndpoint(CriSocket{}, {"/nonexistent/a.sock", file, sock});
+  ::close(fd);
+  REQUIRE(found.ok());
+  CHECK(*found == "unix://" + sock);
 }

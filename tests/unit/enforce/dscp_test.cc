@@ -17,10 +17,12 @@ namespace {
 using Catch::Contains;
 using netqos::StatusCode;
 using netqos::core::StringMap;
+using netqos::enforce::DscpDefault;
 using netqos::enforce::DscpText;
 using netqos::enforce::kDscpAnnotation;
 using netqos::enforce::LevelDscp;
 using netqos::enforce::ParseDscp;
+using netqos::enforce::ParseDscpDefault;
 using netqos::enforce::ParseLevelDscpItems;
 using netqos::shaping::QosLevel;
 
@@ -100,6 +102,57 @@ TEST_CASE("ParseDscp: rejects what is neither") {
   }
   CHECK_THAT(ParseDscp("64").status().message(), Contains("0..63"));
   CHECK_THAT(ParseDscp("gold").status().message(), Contains("EF, CS0..CS7, AF11..AF43"));
+}
+
+TEST_CASE("ParseDscpDefault: auto, keep or a DSCP") {
+  using Kind = DscpDefault::Kind;
+  struct Case {
+    std::string text;
+    DscpDefault want;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"auto", {Kind::kAuto, 0}},
+           {"keep", {Kind::kKeep, 0}},
+           {"0", {Kind::kDscp, 0}},
+           {"63", {Kind::kDscp, 63}},
+           {"CS0", {Kind::kDscp, 0}},
+           {"ef", {Kind::kDscp, 46}},
+           {"AF41", {Kind::kDscp, 34}},
+       }) {
+    INFO(c.text);
+    auto r = ParseDscpDefault(c.text, "--dscp-default");
+    REQUIRE(r.ok());
+    CHECK(*r == c.want);
+  }
+  CHECK(DscpDefault{} == DscpDefault{Kind::kAuto, 0});
+}
+
+TEST_CASE("ParseDscpDefault: rejections name the flag and the value") {
+  struct Case {
+    std::string text;
+    std::string why;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"", "empty DSCP"},
+           {"64", "out of range 0..63"},
+           {"Auto", "a number 0..63 or a name"},
+           {"KEEP", "a number 0..63 or a name"},
+           {"AF44", "a number 0..63 or a name"},
+           {"-1", "a number 0..63 or a name"},
+       }) {
+    INFO(c.text);
+    auto r = ParseDscpDefault(c.text, "--flag");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(r.status().message(), Catch::StartsWith("--flag: \"" + c.text + "\": "));
+    CHECK_THAT(r.status().message(), Contains(c.why) && Catch::EndsWith(", or auto or keep"));
+  }
+  // A long value is quoted by its first 64 characters only.
+  const std::string long_text(100, 'x');
+  auto r = ParseDscpDefault(long_text, "--flag");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Contains("\"" + long_text.substr(0, 64) + "\": "));
+  CHECK_THAT(r.status().message(), !Contains(long_text.substr(0, 65)));
 }
 
 TEST_CASE("DscpText names the standard codepoints") {

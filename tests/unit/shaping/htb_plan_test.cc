@@ -558,3 +558,33 @@ TEST_CASE("namespace aggregates: bad groups are refused, naming them", "[shaping
     CHECK_THAT(plan.status().message(), Catch::Contains(row.error));
   }
 }
+
+TEST_CASE("ValidateLevelConfig gives the bare reason, ValidateConfig names the level",
+          "[shaping]") {
+  struct Row {
+    LevelConfig level;
+    std::string error;  // "" = valid
+  };
+  for (const auto& row : std::vector<Row>{
+           {{0, 1000, 0}, ""},
+           {{1000, 1000, 7}, ""},
+           {{0, 1001, 0}, "rate and ceil are permille of the link, at most 1000"},
+           {{1001, 1000, 0}, "rate and ceil are permille of the link, at most 1000"},
+           {{0, 0, 0}, "ceil must be positive"},
+           {{11, 10, 0}, "rate exceeds ceil"},
+           {{0, 1000, 8}, "HTB prio must be 0..7"},
+       }) {
+    INFO(row.error);
+    const netqos::Status st = ValidateLevelConfig(row.level);
+    ShapingConfig config;
+    config.levels[static_cast<size_t>(QosLevel::kReclaimed)] = row.level;
+    const netqos::Status whole = ValidateConfig(config);
+    if (row.error.empty()) {
+      CHECK(st.ok());
+      CHECK(whole.ok());
+    } else {
+      CHECK(st.message() == row.error);
+      CHECK(whole.message() == "shaping config level reclaimed: " + row.error);
+    }
+  }
+}
