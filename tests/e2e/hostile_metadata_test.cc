@@ -65,8 +65,8 @@ std::vector<std::string> FillState(Harness& h) {
     if (!st.ok()) {
       INFO(st.error_message());
       CHECK(st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
-      CHECK_THAT(st.error_message(), Catch::Contains("no room in the checkpoint for pod test/test (" +
-                                                     uid + ")"));
+      CHECK_THAT(st.error_message(),
+                 Catch::Contains("no room in the checkpoint for pod test/test (" + uid + ")"));
       break;
     }
     held.push_back(uid);

@@ -31,15 +31,16 @@ size_t EntryBytes(const AllocationInfo& info) {
   size_t n = kEntryFixedBytes + MetadataBytes(info.labels, info.annotations);
   // The pod uid and container name are written as fields and again as the keys the entry sits
   // under; the identifier joins the netns and the interface name.
-  for (std::string_view s : {std::string_view(info.pod_uid), std::string_view(info.container_name)}) {
+  for (std::string_view s :
+       {std::string_view(info.pod_uid), std::string_view(info.container_name)}) {
     n += 2 * JsonStringBytes(s);
   }
   for (std::string_view s : {std::string_view(info.ns_name), std::string_view(info.if_name)}) {
     n += 2 * JsonStringBytes(s);
   }
-  for (const std::string* s : {&info.pod_namespace, &info.pod_name, &info.container_type,
-                               &info.pod_role, &info.pod_type, &info.qos_level,
-                               &info.net_class_id}) {
+  for (const std::string* s :
+       {&info.pod_namespace, &info.pod_name, &info.container_type, &info.pod_role, &info.pod_type,
+        &info.qos_level, &info.net_class_id}) {
     n += JsonStringBytes(*s);
   }
   // The NUMA list: at most "N," per node, each id at most 20 digits.

@@ -29,8 +29,8 @@ StaticPolicy PolicyWith(size_t max_pod_metadata_bytes, size_t max_state_bytes) {
 // A 1 Mbps request of pod `uid` whose kept aggregated-requests annotation is `bytes` long.
 ContainerRequest RequestWithAnnotation(const std::string& uid, size_t bytes,
                                        const std::string& container = "main") {
-  ContainerRequest r = MakeRequest(RequestSpec(kSharedCores, 1, "", "", std::nullopt,
-                                               ContainerType::kMain, uid, container));
+  ContainerRequest r = MakeRequest(
+      RequestSpec(kSharedCores, 1, "", "", std::nullopt, ContainerType::kMain, uid, container));
   r.annotations[kPodAggregatedRequestsKey] = std::string(bytes, 'a');
   return r;
 }
