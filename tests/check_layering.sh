@@ -18,6 +18,8 @@
 #    core/; 7. topology/ core/ and os/; 8. metrics/ service/ and core/; 9. grpc/ service/, core/,
 #    os/, render/ and the generated kubelet and admin APIs; 10. cri/ cgroup/, os/ and the
 #    generated CRI API. None reaches app/, enforce/, bpf/, shaping/ or another adapter.
+# 11. The NRI wire layer (userspace/nri) is pure: common/, itself and the generated NRI and ttRPC
+#    messages, no other layer (its link line in userspace/CMakeLists.txt has nothing else).
 set -euo pipefail
 cd "$(dirname "$0")/../userspace"
 include='^[[:space:]]*#[[:space:]]*include'
@@ -67,7 +69,9 @@ only_includes grpc 'service|core|os|render' \
   "grpc/ includes a layer other than common/, core/, os/, render/, service/ and the generated APIs"
 only_includes cri 'cgroup|os' 'runtime/v1/api\.(pb|grpc\.pb)\.h' \
   "cri/ includes a layer other than common/, cgroup/, os/ and the generated CRI API"
+only_includes nri '' '(nri/v1alpha1/api|ttrpc/request)\.pb\.h' \
+  "nri/ includes a layer other than common/ and the generated NRI and ttRPC messages"
 ((failed == 0)) || exit 1
 echo "layering: core is pure; os/ depends on common/ only; no adapter includes topology/;" \
   "ctl/ and app/ share only render/; enforce/ reaches the kernel through enforce/kernel only;" \
-  "checkpoint/, topology/, metrics/, grpc/ and cri/ include only the layers they link"
+  "checkpoint/, topology/, metrics/, grpc/, cri/ and nri/ include only the layers they link"
