@@ -14,8 +14,8 @@
 #                   1048576, to reach inputs such as deeply nested JSON)
 #     --no-build    use the existing build
 #     --build-only  build, do not run
-#     NAME          annotations, checkpoint, resource_request, topology_file, tenant_policy
-#                   (default: all)
+#     NAME          annotations, checkpoint, resource_request, topology_file, tenant_policy,
+#                   nri_wire (default: all)
 #     -- FLAGS      passed to every target as they are, after fuzz.sh's own (a later flag wins),
 #                   e.g. -- -len_control=0 so a campaign grows inputs to --max-len at once
 #   FUZZ_BUILD_DIR  build directory (default: build-fuzz)
@@ -66,7 +66,7 @@ if [[ -n $runs ]]; then
 else
   budget="${seconds}s"
 fi
-all=(annotations checkpoint resource_request topology_file tenant_policy)
+all=(annotations checkpoint resource_request topology_file tenant_policy nri_wire)
 ((${#names[@]})) || names=("${all[@]}")
 for f in "${extra[@]}"; do
   [[ $f == -[a-z]* ]] || { echo "fuzz.sh: '$f' after -- is not a libFuzzer flag (-name=value)" >&2; exit 2; }
