@@ -18,9 +18,11 @@
 #include <string_view>
 #include <utility>
 
-#include "checkpoint/allocation_json.h"
 #include "checkpoint/journal_lines.h"
+#include "checkpoint/journal_record.h"
 #include "checkpoint/katalyst_checksum.h"
+#include "checkpoint/own_checksum.h"
+#include "checkpoint/snapshot_file.h"
 #include "common/bounded_file.h"
 #include "common/durable_file.h"
 #include "common/json_depth.h"
@@ -32,13 +34,6 @@ using nlohmann::json;
 
 namespace {
 
-// 1: "checksum" is netqos's own FNV-1a 64 (read, no longer written). 2: "checksum" is Katalyst's,
-// for the layout named in netqos.katalyst_layout, and netqos's own is netqos.checksum.
-constexpr uint64_t kSnapshotFormat = 2;
-constexpr uint64_t kOldestSnapshotFormat = 1;
-constexpr char kSkipHint[] = " (start with --skip-network-state-corruption to load it anyway)";
-
-std::string SegmentPrefix() { return std::string(core::kCheckpointFileName) + ".wal."; }
 std::string TempPrefix() { return "." + std::string(core::kCheckpointFileName) + ".tmp-"; }
 
 std::string SysError(const char* call, const std::string& path, int err) {
@@ -48,21 +43,6 @@ std::string SysError(const char* call, const std::string& path, int err) {
 Status IoError(const char* call, const std::string& path, int err) {
   return Internal(SysError(call, path, err));
 }
-
-constexpr uint64_t kFnvOffset = 14695981039346656037ULL;
-
-// FNV-1a 64 of `data`, or of what was hashed into `h` followed by `data`.
-uint64_t Fnv1a64(std::string_view data, uint64_t h = kFnvOffset) {
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-// Compact, key-sorted; invalid UTF-8 (which the kubelet should never send) is replaced rather
-// than thrown on, so the written bytes and the checksum always agree.
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // The store's I/O errors are Internal whatever the errno: they say nothing about the files'
 // contents, which DataLoss and InvalidArgument are kept for.
@@ -114,355 +94,6 @@ Status MkdirAll(const std::string& dir) {
   if (!S_ISDIR(st.st_mode))
     return FailedPrecondition("checkpoint directory " + dir + " is not a directory");
   return Status::Ok();
-}
-
-bool ParseSegmentName(const std::string& name, uint64_t* first_seq) {
-  const std::string prefix = SegmentPrefix();
-  if (name.size() != prefix.size() + 20 || name.compare(0, prefix.size(), prefix) != 0) {
-    return false;
-  }
-  uint64_t v = 0;
-  for (size_t i = prefix.size(); i < name.size(); ++i) {
-    char c = name[i];
-    if (c < '0' || c > '9') return false;
-    uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (v > (UINT64_MAX - digit) / 10) return false;
-    v = v * 10 + digit;
-  }
-  *first_seq = v;
-  return true;
-}
-
-// --- journal records ---
-
-std::string EncodeRecord(uint64_t seq, const core::StateChange& change) {
-  json j;
-  j["seq"] = seq;
-  if (const auto* set = std::get_if<core::SetAllocation>(&change)) {
-    j["op"] = "set";
-    j["alloc"] = AllocationToJson(set->info);
-  } else {
-    j["op"] = "remove_pod";
-    j["pod_uid"] = std::get<core::RemovePodEntries>(change).pod_uid;
-  }
-  j["crc"] = Fnv1a64(Dump(j));
-  return Dump(j) + "\n";
-}
-
-struct Record {
-  uint64_t seq = 0;
-  core::StateChange change;
-};
-
-// `j` is a parsed line; it is consumed (the crc member is removed to check it).
-Result<Record> DecodeRecord(json j) {
-  if (!j.is_object())
-    return InvalidArgument(std::string("expected an object, got ") + j.type_name());
-  auto crc_it = j.find("crc");
-  if (crc_it == j.end() || !crc_it->is_number_unsigned()) {
-    return InvalidArgument("missing or malformed crc");
-  }
-  uint64_t crc = crc_it->get<uint64_t>();
-  j.erase(crc_it);
-  uint64_t computed = Fnv1a64(Dump(j));
-  if (crc != computed) {
-    return InvalidArgument("crc mismatch (stored " + std::to_string(crc) + ", computed " +
-                           std::to_string(computed) + ")");
-  }
-  Record rec;
-  auto seq_it = j.find("seq");
-  if (seq_it == j.end() || !seq_it->is_number_unsigned() || seq_it->get<uint64_t>() == 0) {
-    return InvalidArgument("missing or malformed seq");
-  }
-  rec.seq = seq_it->get<uint64_t>();
-  auto op_it = j.find("op");
-  std::string op = op_it != j.end() && op_it->is_string() ? op_it->get<std::string>() : "";
-  if (op == "set") {
-    auto alloc_it = j.find("alloc");
-    if (alloc_it == j.end()) return InvalidArgument("set record without alloc");
-    NETQOS_ASSIGN_OR_RETURN(core::AllocationInfo info, AllocationFromJson(*alloc_it, "alloc"));
-    rec.change = core::SetAllocation{std::move(info)};
-  } else if (op == "remove_pod") {
-    auto uid_it = j.find("pod_uid");
-    if (uid_it == j.end() || !uid_it->is_string()) {
-      return InvalidArgument("remove_pod record without a string pod_uid");
-    }
-    rec.change = core::RemovePodEntries{uid_it->get<std::string>()};
-  } else {
-    return InvalidArgument("unknown op \"" + op + "\"");
-  }
-  return rec;
-}
-
-void ApplyChange(const core::StateChange& change, core::PodEntries* entries) {
-  if (const auto* set = std::get_if<core::SetAllocation>(&change)) {
-    (*entries)[set->info.pod_uid][set->info.container_name] = set->info;
-  } else {
-    entries->erase(std::get<core::RemovePodEntries>(change).pod_uid);
-  }
-}
-
-// Best-effort highest sequence number in a segment that is being given up after a skipped
-// corruption, so that new records are numbered after everything on disk. Over-long lines are
-// skipped unread, like any other line that does not parse.
-Result<uint64_t> HighestSeqIn(const std::string& path, uint64_t first_seq, size_t max_line) {
-  uint64_t high = first_seq;
-  NETQOS_ASSIGN_OR_RETURN(JournalLines lines, JournalLines::Open(path, max_line));
-  JournalLines::Line line;
-  while (true) {
-    NETQOS_ASSIGN_OR_RETURN(bool more, lines.Next(&line));
-    if (!more) break;
-    if (line.too_long || JsonTooDeep(line.text)) continue;
-    json j = json::parse(line.text, nullptr, false);
-    if (j.is_object()) {
-      auto it = j.find("seq");
-      if (it != j.end() && it->is_number_unsigned()) high = std::max(high, it->get<uint64_t>());
-    }
-  }
-  return high;
-}
-
-// --- snapshot ---
-
-struct ParsedSnapshot {
-  core::PodEntries pod_entries;
-  uint64_t seq = 0;
-  bool corruption_skipped = false;
-  bool katalyst = false;  // no "netqos" member: written by Katalyst
-  std::vector<std::pair<std::string, std::string>> without_netns;  // (uid, container)
-};
-
-// A file without the "netqos" member was written by Katalyst, whose checksum depends on the Go
-// types of the Katalyst release that wrote it: it verifies if either known layout reproduces
-// the stored value. Returns "" when it does, else the mismatch to report.
-std::string VerifyKatalystChecksum(const std::string& path, const json& doc, uint64_t stored) {
-  std::string tried;
-  for (KatalystLayout layout : {KatalystLayout::kV053, KatalystLayout::kHead}) {
-    Result<uint32_t> sum = KatalystChecksum(doc, layout);
-    if (sum.ok() && sum.value() == stored) {
-      spdlog::info("checkpoint: Katalyst checksum verified path={} layout={} checksum={}", path,
-                   KatalystLayoutName(layout), stored);
-      return "";
-    }
-    tried += std::string("; ") + KatalystLayoutName(layout) + ": ";
-    // A layout the document does not decode as could not have written it.
-    tried += sum.ok() ? "computed " + std::to_string(sum.value())
-                      : "does not decode (" + sum.status().message() + ")";
-  }
-  return "checkpoint " + path + " was written by Katalyst and its Katalyst checksum did not " +
-         "match (stored " + std::to_string(stored) + tried + ")";
-}
-
-// Decimal digits at *pos (at least one), *pos moved past them.
-bool ReadDigits(std::string_view text, size_t* pos, uint64_t* value) {
-  uint64_t v = 0;
-  const size_t start = *pos;
-  for (; *pos < text.size() && text[*pos] >= '0' && text[*pos] <= '9'; ++*pos) {
-    const uint64_t digit = static_cast<uint64_t>(text[*pos] - '0');
-    if (v > (UINT64_MAX - digit) / 10) return false;
-    v = v * 10 + digit;
-  }
-  *value = v;
-  return *pos > start;
-}
-
-// The members of a format-2 snapshot found in its text.
-struct OwnSnapshotText {
-  std::string_view pod_entries;  // the member's value
-  uint64_t seq = 0;
-  std::string policy;
-};
-
-// A format-2 snapshot exactly as FinishSnapshot wrote it, checked on its bytes. Dump() sorts keys,
-// so such a file is {"checksum":K,"machineState":..,"netqos":{"checksum":C,"format":2,
-// "katalyst_layout":"..","seq":S},"pod_entries":..,"policyName":".."}, and C is the FNV-1a of
-// these very bytes without `"checksum":K,` and `"checksum":C,` (the dump C was computed on). When
-// that holds, the file is byte for byte one netqos wrote (up to FNV collisions, as for the check
-// on the parsed document), so where each member lies is known: the load parses pod_entries and
-// neither the machine state (a copy of pod_entries by NIC, rendered by netqos, so well-formed)
-// nor a re-dump of the document to hash it, which at 10,000 containers is most of the time a
-// start takes before it can serve. Anything else (Katalyst's files, format 1, a file rewritten
-// by a tool, damage): nullopt, and the document is parsed and checked whole.
-std::optional<OwnSnapshotText> MatchOwnSnapshot(std::string_view text) {
-  constexpr std::string_view kHead = "{\"checksum\":";
-  constexpr std::string_view kNetqos = ",\"netqos\":{\"checksum\":";
-  constexpr std::string_view kPodEntries = ",\"pod_entries\":";
-  constexpr std::string_view kPolicy = ",\"policyName\":";
-  if (text.substr(0, kHead.size()) != kHead) return std::nullopt;
-  size_t pos = kHead.size();
-  uint64_t value = 0;
-  if (!ReadDigits(text, &pos, &value) || pos >= text.size() || text[pos] != ',') {
-    return std::nullopt;
-  }
-  const size_t body = pos + 1;  // what follows "checksum":K,
-  // Only the top-level member can match: elsewhere a "netqos" key holds a pod's containers or is
-  // a label, never an object whose first member is a number.
-  const size_t netqos = text.find(kNetqos, body);
-  if (netqos == std::string_view::npos) return std::nullopt;
-  const size_t own_at = netqos + kNetqos.size() - std::string_view("\"checksum\":").size();
-  pos = netqos + kNetqos.size();
-  uint64_t own = 0;
-  if (!ReadDigits(text, &pos, &own) || pos >= text.size() || text[pos] != ',') {
-    return std::nullopt;
-  }
-  const size_t after_own = pos + 1;
-  uint64_t h = Fnv1a64("{");
-  h = Fnv1a64(text.substr(body, own_at - body), h);
-  h = Fnv1a64(text.substr(after_own), h);
-  if (h != own) return std::nullopt;
-
-  // The rest of the netqos member is flat: numbers and the layout's flag value.
-  const size_t close = text.find('}', after_own);
-  if (close == std::string_view::npos) return std::nullopt;
-  const json meta =
-      json::parse("{" + std::string(text.substr(after_own, close + 1 - after_own)), nullptr, false);
-  if (!meta.is_object()) return std::nullopt;
-  auto format = meta.find("format");
-  auto seq = meta.find("seq");
-  if (format == meta.end() || !format->is_number_unsigned() ||
-      format->get<uint64_t>() != kSnapshotFormat || seq == meta.end() ||
-      !seq->is_number_unsigned()) {
-    return std::nullopt;
-  }
-  if (text.substr(close + 1, kPodEntries.size()) != kPodEntries) return std::nullopt;
-  const size_t entries_at = close + 1 + kPodEntries.size();
-  const size_t policy_at = text.rfind(kPolicy);
-  if (policy_at == std::string_view::npos || policy_at < entries_at) return std::nullopt;
-  const json policy = json::parse("{" + std::string(text.substr(policy_at + 1)), nullptr, false);
-  if (!policy.is_object() || policy.size() != 1 || !policy.begin()->is_string()) {
-    return std::nullopt;
-  }
-  OwnSnapshotText out;
-  out.pod_entries = text.substr(entries_at, policy_at - entries_at);
-  out.seq = seq->get<uint64_t>();
-  out.policy = policy.begin()->get<std::string>();
-  return out;
-}
-
-// Another policy's checkpoint is refused, or loaded with skip (its entries as they are).
-Status CheckPolicy(const std::string& path, const std::string& policy, bool skip) {
-  if (policy == core::kPolicyName) return Status::Ok();
-  if (!skip) {
-    return FailedPrecondition("checkpoint " + path + " was written by policy \"" + policy +
-                              "\" but the configured policy is \"" + core::kPolicyName + "\"");
-  }
-  spdlog::warn("checkpoint: ignoring policy mismatch path={} checkpoint_policy=\"{}\" policy={}",
-               path, policy, core::kPolicyName);
-  return Status::Ok();
-}
-
-// Fills out.without_netns from a parsed pod_entries member.
-void FindEntriesWithoutNetns(const json& pod_entries, ParsedSnapshot* out) {
-  if (!pod_entries.is_object()) return;
-  for (const auto& [uid, containers] : pod_entries.items()) {
-    for (const auto& [name, entry] : containers.items()) {
-      if (!entry.contains("ns_name")) out->without_netns.emplace_back(uid, name);
-    }
-  }
-}
-
-Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string& contents,
-                                     bool skip) {
-  // Malformed JSON is never skippable: the file is left untouched for inspection.
-  const std::string malformed = "checkpoint " + path + " is malformed and was left in place: ";
-  if (JsonTooDeep(contents)) return DataLoss(malformed + JsonTooDeepText());
-  if (auto own = MatchOwnSnapshot(contents)) {
-    ParsedSnapshot out;
-    // False is not expected of bytes netqos wrote; if it happens, the whole check below says what
-    // is wrong.
-    if (PodEntriesFromOwnText(own->pod_entries, &out.pod_entries, &out.without_netns)) {
-      out.seq = own->seq;
-      NETQOS_RETURN_IF_ERROR(CheckPolicy(path, own->policy, skip));
-      return out;
-    }
-  }
-  json doc;
-  try {
-    doc = json::parse(contents);
-  } catch (const json::exception& e) {
-    return DataLoss(malformed + e.what());
-  }
-  if (!doc.is_object()) return DataLoss(malformed + "expected an object, got " + doc.type_name());
-
-  ParsedSnapshot out;
-  uint64_t stored_checksum = 0;
-  if (auto it = doc.find("checksum"); it != doc.end() && !it->is_null()) {
-    if (!it->is_number_unsigned()) {
-      return DataLoss(malformed + "checksum: expected an unsigned integer, got " + it->type_name());
-    }
-    stored_checksum = it->get<uint64_t>();
-  }
-  std::string policy;
-  if (auto it = doc.find("policyName"); it != doc.end() && !it->is_null()) {
-    if (!it->is_string()) {
-      return DataLoss(malformed + "policyName: expected a string, got " + it->type_name());
-    }
-    policy = it->get<std::string>();
-  }
-  auto entries = PodEntriesFromJson(doc.contains("pod_entries") ? doc["pod_entries"] : json());
-  if (!entries.ok()) return DataLoss(malformed + entries.status().message());
-  out.pod_entries = std::move(entries).value();
-  if (auto it = doc.find("pod_entries"); it != doc.end()) FindEntriesWithoutNetns(*it, &out);
-  if (auto it = doc.find("machineState"); it != doc.end()) {
-    Status st = ValidateMachineStateJson(*it);
-    if (!st.ok()) return DataLoss(malformed + st.message());
-  }
-  bool ours = false;
-  uint64_t format = 0;
-  uint64_t own_checksum = 0;
-  if (auto it = doc.find("netqos"); it != doc.end() && !it->is_null()) {
-    ours = true;
-    if (!it->is_object()) return DataLoss(malformed + "netqos: expected an object");
-    auto format_it = it->find("format");
-    auto seq = it->find("seq");
-    if (format_it == it->end() || !format_it->is_number_unsigned() || seq == it->end() ||
-        !seq->is_number_unsigned()) {
-      return DataLoss(malformed + "netqos: expected unsigned integers format and seq");
-    }
-    format = format_it->get<uint64_t>();
-    if (format < kOldestSnapshotFormat || format > kSnapshotFormat) {
-      return FailedPrecondition("checkpoint " + path + " has format " + std::to_string(format) +
-                                ", this netqos reads formats " +
-                                std::to_string(kOldestSnapshotFormat) + " to " +
-                                std::to_string(kSnapshotFormat));
-    }
-    out.seq = seq->get<uint64_t>();
-    if (format >= 2) {
-      auto own = it->find("checksum");
-      if (own == it->end() || !own->is_number_unsigned()) {
-        return DataLoss(malformed + "netqos.checksum: expected an unsigned integer");
-      }
-      own_checksum = own->get<uint64_t>();
-    }
-  }
-
-  out.katalyst = !ours;
-  std::string mismatch;
-  if (!ours) {
-    mismatch = VerifyKatalystChecksum(path, doc, stored_checksum);
-  } else {
-    // Format 1 kept its own checksum at the top level; format 2 leaves that member to Katalyst's
-    // checksum (for a rollback) and keeps its own inside "netqos". Either covers everything else.
-    doc.erase("checksum");
-    if (format >= 2) {
-      doc["netqos"].erase("checksum");
-    } else {
-      own_checksum = stored_checksum;
-    }
-    uint64_t computed = Fnv1a64(Dump(doc));
-    if (computed != own_checksum) {
-      mismatch = "checkpoint " + path + " failed its checksum (stored " +
-                 std::to_string(own_checksum) + ", computed " + std::to_string(computed) + ")";
-    }
-  }
-  if (!mismatch.empty()) {
-    if (!skip) return DataLoss(mismatch + kSkipHint);
-    spdlog::warn("checkpoint: loading despite checksum mismatch path={} reason=\"{}\"", path,
-                 mismatch);
-    out.corruption_skipped = true;
-  }
-  NETQOS_RETURN_IF_ERROR(CheckPolicy(path, policy, skip));
-  return out;
 }
 
 // Renames journal segments out of the set (they no longer parse as segments), for an operator
@@ -522,8 +153,7 @@ FileStateStore::FileStateStore(Options options)
 FileStateStore::~FileStateStore() = default;
 
 std::string FileStateStore::SegmentPath(uint64_t first_seq) const {
-  std::string digits = std::to_string(first_seq);
-  return options_.dir + "/" + SegmentPrefix() + std::string(20 - digits.size(), '0') + digits;
+  return options_.dir + "/" + SegmentFileName(first_seq);
 }
 
 Result<core::LoadedState> FileStateStore::Load() {
@@ -675,15 +305,15 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
         break;
       }
       Status bad;
-      Result<Record> rec =
-          l.too_long         ? Result<Record>(InvalidArgument(
+      Result<JournalRecord> rec =
+          l.too_long         ? Result<JournalRecord>(InvalidArgument(
                                    "a line of " + std::to_string(l.length) + " bytes is " +
                                    SizeLimitText(options_.max_journal_line_bytes) + " for one record"))
-          : too_deep         ? Result<Record>(InvalidArgument(JsonTooDeepText()))
-          : l.zero_end       ? Result<Record>(InvalidArgument(
+          : too_deep         ? Result<JournalRecord>(InvalidArgument(JsonTooDeepText()))
+          : l.zero_end       ? Result<JournalRecord>(InvalidArgument(
                                    "a record cut short by zero bytes in a segment that was "
                                          "flushed whole before the next one was created"))
-          : j.is_discarded() ? Result<Record>(InvalidArgument("not valid JSON"))
+          : j.is_discarded() ? Result<JournalRecord>(InvalidArgument("not valid JSON"))
                              : DecodeRecord(std::move(j));
       if (!rec.ok()) {
         bad = rec.status();
@@ -696,7 +326,7 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
       }
       if (!bad.ok()) {
         std::string msg = "journal " + path + ":" + std::to_string(line_no) + ": " + bad.message();
-        if (!options_.skip_corruption) return DataLoss(msg + kSkipHint);
+        if (!options_.skip_corruption) return DataLoss(msg + kSkipCorruptionHint);
         spdlog::warn("checkpoint: stopping journal replay at corruption error=\"{}\"", msg);
         out.corruption_skipped = true;
         stopped = true;
@@ -986,31 +616,8 @@ Status FileStateStore::FinishSnapshotImpl(uint64_t seq, const core::Snapshot& sn
   }
 
   // Built and written without mu_: Append keeps journaling into the new segment meanwhile.
-  json doc = json::object();
-  doc["policyName"] = core::kPolicyName;
-  doc["pod_entries"] = PodEntriesToJson(snapshot.pod_entries);
-  doc["machineState"] = MachineStateToJson(snapshot.machine_state, snapshot.pod_entries);
-  doc["netqos"] = json{{"format", kSnapshotFormat},
-                       {"seq", seq},
-                       {"katalyst_layout", KatalystLayoutFlagValue(options_.katalyst_layout)}};
-  // Katalyst's checksum is over what its Go types decode from the bytes on disk (unknown
-  // members such as "netqos" are dropped), so it is computed on the dump read back: Dump
-  // replaces invalid UTF-8, which the in-memory document still holds. Ours covers the whole
-  // document but the two checksums.
-  const std::string unsigned_contents = Dump(doc);
-  Result<uint32_t> katalyst =
-      KatalystChecksum(json::parse(unsigned_contents), options_.katalyst_layout);
-  const uint64_t own = Fnv1a64(unsigned_contents);
-  doc["netqos"]["checksum"] = own;
-  if (katalyst.ok()) {
-    doc["checksum"] = uint64_t{katalyst.value()};
-  } else {
-    // Never expected (netqos writes only what Go decodes); netqos itself still reads the file.
-    doc["checksum"] = 0;
-    spdlog::error("checkpoint: snapshot {} will not verify in Katalyst {}: {}", snapshot_path_,
-                  KatalystLayoutName(options_.katalyst_layout), katalyst.status().message());
-  }
-  const std::string contents = Dump(doc);
+  const std::string contents =
+      RenderSnapshot(seq, snapshot, options_.katalyst_layout, snapshot_path_);
   if (contents.size() > options_.max_snapshot_bytes) {
     // Load would refuse it as damaged; the journal keeps every change instead.
     return ResourceExhausted(

@@ -1,5 +1,8 @@
 // FileStateStore: the StateStore backed by a snapshot file in Katalyst's checkpoint layout plus a
 // journal of changes, so that each allocation costs one fdatasync'd line instead of a full file.
+// The formats are apart, without I/O: journal_record.h (a record's line, segment names),
+// snapshot_file.h (the snapshot's text, written and read) and own_checksum.h. This class owns the
+// files: the directory lock, the segments, group commit, snapshots and the load.
 //
 // Files in `dir`:
 //   network_plugin_state          the snapshot, compact JSON, Katalyst's layout plus a "netqos"
