@@ -251,10 +251,13 @@ class Enforcer {
   std::vector<cgroup::PodInfo> pods_;
   bool pods_known_ = false;
   std::optional<std::string> pods_error_;  // the last read's failure, reported by the next pass
-  std::map<std::string, ContainerRef> known_containers_;  // guarded by mu_: id -> where in pods_
-  std::map<std::string, int> pending_ids_;                // guarded by mu_: id -> refreshes tried
-  std::set<std::string> allocated_uids_;  // guarded by mu_: pods allocated since the last wake-up
-  std::optional<Clock::time_point> retry_at_;  // guarded by mu_
+  // Shared with the event threads (the cgroup watchers' OnCgroupCreated, the allocation events):
+  // guarded by mu_. known_containers_ alone is written by the worker only, which may therefore
+  // read it without the lock (new_containers.cc does).
+  std::map<std::string, ContainerRef> known_containers_;  // id -> where in pods_
+  std::map<std::string, int> pending_ids_;                // id -> refreshes tried
+  std::set<std::string> allocated_uids_;       // pods allocated since the last wake-up
+  std::optional<Clock::time_point> retry_at_;  // when pending_ids_ are looked up again
   ResidualPods residual_;                      // pods with allocations not listed
   VethSync veths_;
   bool roots_guarded_ = false;  // guard_pod_roots succeeded
