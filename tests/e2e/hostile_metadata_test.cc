@@ -88,13 +88,6 @@ std::vector<std::string> JournalSegments(const Harness& h) {
   return out;
 }
 
-std::vector<std::string> UninstallArgv(const Harness& h, const std::string& mode) {
-  std::vector<std::string> argv = h.DaemonArgv(BoundedFlags(mode));
-  argv.push_back("--uninstall");
-  argv.push_back("--bpf-pin-dir=" + h.root() + "/no-pins");
-  return argv;
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -145,7 +138,7 @@ TEST_CASE(
   REQUIRE(h.daemon().Stop(SIGKILL) == 128 + SIGKILL);
 
   // --uninstall folds what a kill -9 left in the journal into one snapshot with every pod.
-  auto folded = t::RunCommand(UninstallArgv(h, mode), h.root() + "/uninstall.log");
+  auto folded = t::RunCommand(h.UninstallArgv(BoundedFlags(mode)), h.root() + "/uninstall.log");
   INFO(folded.output);
   REQUIRE(folded.exit_code == 0);
   CHECK(JournalSegments(h).empty());
@@ -161,7 +154,8 @@ TEST_CASE("e2e: Katalyst loads the checkpoint of a state filled to its bound by 
   h.Start(BoundedFlags("journal"));
   const std::vector<std::string> held = FillState(h);
   REQUIRE(h.daemon().Stop(SIGKILL) == 128 + SIGKILL);
-  auto folded = t::RunCommand(UninstallArgv(h, "journal"), h.root() + "/uninstall.log");
+  auto folded =
+      t::RunCommand(h.UninstallArgv(BoundedFlags("journal")), h.root() + "/uninstall.log");
   INFO(folded.output);
   REQUIRE(folded.exit_code == 0);
   auto run = t::GoTool::Get().Run({"-layout", "v0.5.3", "-verify", h.checkpoint_path()});

@@ -149,9 +149,7 @@ TEST_CASE("e2e: Katalyst -> netqos -> Katalyst migration", "[.][katalyst_go]") {
 
     // 4. An --uninstall while the daemon runs must not write under it.
     const std::string before = t::ReadFile(cp);
-    std::vector<std::string> uninstall = h.DaemonArgv(flags);
-    uninstall.push_back("--uninstall");
-    uninstall.push_back("--bpf-pin-dir=" + h.root() + "/no-pins");
+    const std::vector<std::string> uninstall = h.UninstallArgv(flags);
     auto refused = t::RunCommand(uninstall, h.root() + "/uninstall-refused.log");
     INFO(refused.output);
     CHECK(refused.exit_code == 1);

@@ -130,6 +130,14 @@ class Harness {
     return argv;
   }
 
+  // `netqosd --uninstall` of this harness's state with `extra` flags; no maps are pinned.
+  std::vector<std::string> UninstallArgv(const std::vector<std::string>& extra) const {
+    std::vector<std::string> argv = DaemonArgv(extra);
+    argv.push_back("--uninstall");
+    argv.push_back("--bpf-pin-dir=" + root() + "/no-pins");
+    return argv;
+  }
+
   // Starts netqosd and waits until it answers GetInfo on its socket.
   void Start(const std::vector<std::string>& extra = FixtureFlags()) {
     StartArgv(DaemonArgv(extra));

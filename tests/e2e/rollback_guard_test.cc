@@ -45,13 +45,6 @@ grpc::Status AllocateOne(Harness& h, const std::string& uid) {
   return h.Plugin()->Allocate(&ctx, req, &resp);
 }
 
-std::vector<std::string> UninstallArgv(const Harness& h) {
-  std::vector<std::string> argv = h.DaemonArgv(FixtureFlags());
-  argv.push_back("--uninstall");
-  argv.push_back("--bpf-pin-dir=" + h.root() + "/no-pins");
-  return argv;
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -85,7 +78,8 @@ TEST_CASE(
   CHECK_FALSE(std::filesystem::exists(h.socket_path()));
   CHECK(Files(h.state_dir()) == before);
 
-  auto uninstall = t::RunCommand(UninstallArgv(h), h.root() + "/uninstall-refused.log");
+  auto uninstall =
+      t::RunCommand(h.UninstallArgv(FixtureFlags()), h.root() + "/uninstall-refused.log");
   INFO(uninstall.output);
   CHECK(uninstall.exit_code == 1);
   CHECK_THAT(uninstall.output, Catch::Contains("uninstall refused"));
@@ -130,7 +124,7 @@ TEST_CASE(
 
   // The way back: this netqosd's --uninstall folds the journal and removes the stamp, so an
   // older netqosd (or Katalyst) finds a snapshot it reads and nothing that stops it.
-  auto uninstall = t::RunCommand(UninstallArgv(h), h.root() + "/uninstall.log");
+  auto uninstall = t::RunCommand(h.UninstallArgv(FixtureFlags()), h.root() + "/uninstall.log");
   INFO(uninstall.output);
   CHECK(uninstall.exit_code == 0);
   CHECK_FALSE(std::filesystem::exists(StampPath(h)));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "enforce/class_table.h"
+#include "unit/enforce/fake_tables.h"
 
 namespace {
 
@@ -28,28 +29,7 @@ using netqos::enforce::SyncReport;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-class FakeTable : public ClassTable {
- public:
-  Result<std::map<uint64_t, ClassEntry>> List() const override { return entries; }
-  Status Set(uint64_t cgroup_id, const ClassEntry& entry) override {
-    sets.push_back(cgroup_id);
-    if (fail_set.count(cgroup_id) != 0) return netqos::Internal("bpf_map_update_elem: E2BIG");
-    entries[cgroup_id] = entry;
-    return Status::Ok();
-  }
-  Status Clear(uint64_t cgroup_id) override {
-    clears.push_back(cgroup_id);
-    if (fail_clear.count(cgroup_id) != 0) return netqos::Internal("bpf_map_delete_elem: EPERM");
-    entries.erase(cgroup_id);
-    return Status::Ok();
-  }
-
-  std::map<uint64_t, ClassEntry> entries;
-  std::vector<uint64_t> sets;
-  std::vector<uint64_t> clears;
-  std::set<uint64_t> fail_set;
-  std::set<uint64_t> fail_clear;
-};
+using FakeTable = netqos::enforce::testing::FakeClassTable;
 
 ClassEntry E(uint32_t priority, uint32_t net_class_id = 0, uint8_t level = 2) {
   return ClassEntry{priority, net_class_id, level};

@@ -21,6 +21,7 @@
 #include "enforce/pod_list_reader.h"
 #include "shaping/htb_plan.h"
 #include "support/temp_dir.h"
+#include "unit/enforce/fake_tables.h"
 
 namespace {
 
@@ -57,58 +58,9 @@ constexpr uint32_t kLeafBase =
     0x100000;  // 10:0 (TC_H_MAKE(0x10 << 16, 0)); a container leaf is 10:1xx and up
 
 // Every fake is called from the enforcer's worker thread and read from the test's.
-struct FakeClassTable : ClassTable {
-  Result<std::map<uint64_t, ClassEntry>> List() const override {
-    std::lock_guard<std::mutex> l(mu);
-    if (list_fails) return netqos::Internal("bpf_map_get_next_key(netqos_cls): EPERM");
-    return entries;
-  }
-  Status Set(uint64_t id, const ClassEntry& e) override {
-    std::lock_guard<std::mutex> l(mu);
-    if (entries.count(id) == 0 && entries.size() >= capacity) {
-      return Status(netqos::StatusCode::kResourceExhausted, "class map full");
-    }
-    entries[id] = e;
-    return Status::Ok();
-  }
-  Status Clear(uint64_t id) override {
-    std::lock_guard<std::mutex> l(mu);
-    entries.erase(id);
-    return Status::Ok();
-  }
-  std::optional<ClassEntry> Get(uint64_t id) const {
-    std::lock_guard<std::mutex> l(mu);
-    auto it = entries.find(id);
-    return it == entries.end() ? std::nullopt : std::optional<ClassEntry>(it->second);
-  }
-  mutable std::mutex mu;
-  std::map<uint64_t, ClassEntry> entries;
-  size_t capacity = 1000;
-  bool list_fails = false;
-};
+using netqos::enforce::testing::FakeClassTable;
 
-struct FakeAddresses : PodAddressTable {
-  Result<std::map<PodAddress, uint64_t>> List() const override {
-    std::lock_guard<std::mutex> l(mu);
-    return entries;
-  }
-  Status Set(const PodAddress& a, uint64_t id) override {
-    std::lock_guard<std::mutex> l(mu);
-    entries[a] = id;
-    return Status::Ok();
-  }
-  Status Clear(const PodAddress& a) override {
-    std::lock_guard<std::mutex> l(mu);
-    entries.erase(a);
-    return Status::Ok();
-  }
-  std::map<PodAddress, uint64_t> Snapshot() const {
-    std::lock_guard<std::mutex> l(mu);
-    return entries;
-  }
-  mutable std::mutex mu;
-  std::map<PodAddress, uint64_t> entries;
-};
+using FakeAddresses = netqos::enforce::testing::FakePodAddressTable;
 
 // The EDT map: cgroup id -> bytes per second.
 struct FakeEdtTable : EdtRateTable {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/routed_pods.h"
+#include "unit/enforce/fake_tables.h"
 
 namespace {
 
@@ -21,21 +22,7 @@ using netqos::testing::RoutedPod;
 
 PodAddress A(const std::string& text) { return *ParsePodAddress(text); }
 
-class FakeTable : public PodAddressTable {
- public:
-  netqos::Result<std::map<PodAddress, uint64_t>> List() const override { return entries; }
-  Status Set(const PodAddress& a, uint64_t id) override {
-    if (fail_set) return netqos::Internal("boom");
-    entries[a] = id;
-    return Status::Ok();
-  }
-  Status Clear(const PodAddress& a) override {
-    entries.erase(a);
-    return Status::Ok();
-  }
-  std::map<PodAddress, uint64_t> entries;
-  bool fail_set = false;
-};
+using FakeTable = netqos::enforce::testing::FakePodAddressTable;
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "enforce/pod_addresses.h"
+#include "unit/enforce/fake_tables.h"
 
 namespace {
 
@@ -84,33 +85,23 @@ struct FakeAttacher : VethAttacher {
   std::set<int> fail;
 };
 
-struct FakeClasses : ClassTable {
-  explicit FakeClasses(Log& l) : log(l) {}
-  Result<std::map<uint64_t, ClassEntry>> List() const override { return entries; }
-  Status Set(uint64_t id, const ClassEntry& e) override {
-    log.push_back("class " + std::to_string(id) + " slot=" + std::to_string(e.slot) +
-                  ((e.flags & kClassVeth) != 0 ? " veth" : ""));
-    entries[id] = e;
-    return Status::Ok();
-  }
-  Status Clear(uint64_t id) override {
-    entries.erase(id);
-    return Status::Ok();
-  }
-  Log& log;
-  std::map<uint64_t, ClassEntry> entries;
-};
-
 struct Node {
   Log log;
   FakeSource source;
   FakeVethTable table{log};
   FakeAttacher attacher{log};
-  FakeClasses classes{log};
+  netqos::enforce::testing::FakeClassTable classes;
   VethSync sync{{&source, &table, &attacher}};
   std::vector<PodInfo> pods;
   std::map<uint64_t, DesiredContainer> desired;
   const NicId nic{"", "eth0"};
+
+  Node() {
+    classes.on_set = [this](uint64_t id, const ClassEntry& e) {
+      log.push_back("class " + std::to_string(id) + " slot=" + std::to_string(e.slot) +
+                    ((e.flags & kClassVeth) != 0 ? " veth" : ""));
+    };
+  }
 
   void AddPod(const std::string& uid, const std::string& ip, int veth,
               std::vector<uint64_t> containers) {
