@@ -256,9 +256,9 @@ class Enforcer {
   // read it without the lock (new_containers.cc does).
   std::map<std::string, ContainerRef> known_containers_;  // id -> where in pods_
   std::map<std::string, int> pending_ids_;                // id -> refreshes tried
-  std::set<std::string> allocated_uids_;       // pods allocated since the last wake-up
-  std::optional<Clock::time_point> retry_at_;  // when pending_ids_ are looked up again
-  ResidualPods residual_;                      // pods with allocations not listed
+  std::set<std::string> allocated_uids_;                  // pods allocated since the last wake-up
+  std::optional<Clock::time_point> retry_at_;             // when pending_ids_ are looked up again
+  ResidualPods residual_;                                 // pods with allocations not listed
   VethSync veths_;
   bool roots_guarded_ = false;  // guard_pod_roots succeeded
   // What the last whole pass worked from, so that a new container is added on top of it.
