@@ -20,6 +20,8 @@
 #    generated CRI API. None reaches app/, enforce/, bpf/, shaping/ or another adapter.
 # 11. The NRI wire layer (userspace/nri) is pure: common/, itself and the generated NRI and ttRPC
 #    messages, no other layer (its link line in userspace/CMakeLists.txt has nothing else).
+# 12. The NRI session (userspace/nri_plugin) builds on the wire layer only: common/, nri/ and the
+#    generated NRI messages. What it learns leaves through its port (nri_plugin/nri_events.h).
 set -euo pipefail
 cd "$(dirname "$0")/../userspace"
 include='^[[:space:]]*#[[:space:]]*include'
@@ -71,7 +73,9 @@ only_includes cri 'cgroup|os' 'runtime/v1/api\.(pb|grpc\.pb)\.h' \
   "cri/ includes a layer other than common/, cgroup/, os/ and the generated CRI API"
 only_includes nri '' '(nri/v1alpha1/api|ttrpc/request)\.pb\.h' \
   "nri/ includes a layer other than common/ and the generated NRI and ttRPC messages"
+only_includes nri_plugin 'nri' 'nri/v1alpha1/api\.pb\.h' \
+  "nri_plugin/ includes a layer other than common/, nri/ and the generated NRI messages"
 ((failed == 0)) || exit 1
 echo "layering: core is pure; os/ depends on common/ only; no adapter includes topology/;" \
   "ctl/ and app/ share only render/; enforce/ reaches the kernel through enforce/kernel only;" \
-  "checkpoint/, topology/, metrics/, grpc/, cri/ and nri/ include only the layers they link"
+  "checkpoint/, topology/, metrics/, grpc/, cri/, nri/ and nri_plugin/ include only the layers they link"
