@@ -267,7 +267,9 @@ struct NriSession::Connection {
     Result<NriPod> pod = TranslatePod(wire_pod);
     if (!pod.ok()) return RefuseEvent(stream, method, pod.status());
     NriEvents& events = session.events_;
-    Defer(stream, method + " " + pod->id,
+    // Named before the move below: the order in which arguments are evaluated is unspecified.
+    std::string what = method + " " + pod->id;
+    Defer(stream, std::move(what),
           [&events, event, p = std::move(*pod)] { events.OnPodEvent(event, p); });
     return Status::Ok();
   }
@@ -284,7 +286,8 @@ struct NriSession::Connection {
                                          container->pod_sandbox_id + " but came with " + pod->id));
     }
     NriEvents& events = session.events_;
-    Defer(stream, method + " " + container->id,
+    std::string what = method + " " + container->id;
+    Defer(stream, std::move(what),
           [&events, event, p = std::move(*pod), c = std::move(*container)] {
             events.OnContainerEvent(event, p, c);
           });
@@ -302,10 +305,11 @@ struct NriSession::Connection {
     }
     api::ConfigureResponse response;
     response.set_events(NetqosEventMask());
-    NETQOS_RETURN_IF_ERROR(
-        Send(nri::kPluginServiceConnId, nri::EncodeTtrpcResponse(call.stream_id, response)));
+    // Counted before the reply leaves, so that whoever sees the reply sees the count.
     configured = true;
     ++session.stats_.configured;
+    NETQOS_RETURN_IF_ERROR(
+        Send(nri::kPluginServiceConnId, nri::EncodeTtrpcResponse(call.stream_id, response)));
     spdlog::info("nri: registered with {} {} as {}-{}", request.runtime_name().substr(0, 64),
                  request.runtime_version().substr(0, 64), session.options_.plugin_index,
                  session.options_.plugin_name);

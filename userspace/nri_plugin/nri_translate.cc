@@ -58,8 +58,10 @@ Status CheckToken(std::string_view what, std::string_view value, size_t max, boo
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '-' || c == '_' || c == '.';
     if (!ok) {
-      return InvalidArgument(std::string(what) + " has a byte 0x" +
-                             std::to_string(static_cast<uint8_t>(c)) + " outside [A-Za-z0-9._-]");
+      constexpr char kHex[] = "0123456789abcdef";
+      const auto byte = static_cast<uint8_t>(c);
+      return InvalidArgument(std::string(what) + " has a byte 0x" + kHex[byte >> 4] +
+                             kHex[byte & 0xf] + " outside [A-Za-z0-9._-]");
     }
   }
   if (value == "." || value == "..")
