@@ -359,8 +359,9 @@ struct NriSession::Connection {
     return Status::Ok();
   }
 
-  // NRI before v0.7 (containerd 1.7) sends every event but CreateContainer, UpdateContainer and
-  // StopContainer as a StateChange; later runtimes fall back to it when a method is unimplemented.
+  // NRI's API before v0.12 (containerd 1.7's) sends every event but CreateContainer,
+  // UpdateContainer and StopContainer as a StateChange; from v0.12 on the runtime falls back to it
+  // when a method answers Unimplemented.
   Status StateChange(const nri::TtrpcCall& call) {
     NETQOS_ASSIGN_OR_RETURN(api::StateChangeEvent event,
                             Parse<api::StateChangeEvent>(call.method, call.payload));
