@@ -56,6 +56,7 @@ class FakeNriRuntime {
     REQUIRE(poll(&p, 1, static_cast<int>(timeout.count())) == 1);
     fd_ = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     REQUIRE(fd_ >= 0);
+    closed_ = false;
     mux_ = nri::MuxDecoder();
     conns_.clear();
     next_stream_ = 1;
