@@ -134,6 +134,7 @@ uint64_t NriSession::Submit(std::function<void()> work) {
   uint64_t id = 0;
   {
     std::lock_guard lock(mu_);
+    if (jobs_.size() >= options_.max_queued_events) return 0;
     id = next_job_++;
     jobs_.push_back(Job{id, std::move(work)});
   }
@@ -231,10 +232,17 @@ struct NriSession::Connection {
 
   // Hands `work` to the handler thread; the reply (an empty message: every response netqos sends
   // to an event carries no adjustment) goes out when it returned or at the budget.
-  void Defer(uint32_t stream, std::string what, std::function<void()> work) {
-    ++session.stats_.events;
+  Status Defer(uint32_t stream, std::string what, std::function<void()> work) {
     const uint64_t job = session.Submit(std::move(work));
+    if (job == 0) {
+      ++session.stats_.shed_events;
+      spdlog::warn("nri: {} answered without handling it: {} events wait for a stuck handler", what,
+                   session.options_.max_queued_events);
+      return Reply(stream, Status::Ok());
+    }
+    ++session.stats_.events;
     pending.push_back(Pending{stream, job, Clock::now() + budget, std::move(what)});
+    return Status::Ok();
   }
 
   Status FlushReplies() {
@@ -269,9 +277,8 @@ struct NriSession::Connection {
     NriEvents& events = session.events_;
     // Named before the move below: the order in which arguments are evaluated is unspecified.
     std::string what = method + " " + pod->id;
-    Defer(stream, std::move(what),
-          [&events, event, p = std::move(*pod)] { events.OnPodEvent(event, p); });
-    return Status::Ok();
+    return Defer(stream, std::move(what),
+                 [&events, event, p = std::move(*pod)] { events.OnPodEvent(event, p); });
   }
 
   Status ContainerEventCall(uint32_t stream, const std::string& method, ContainerEvent event,
@@ -287,11 +294,10 @@ struct NriSession::Connection {
     }
     NriEvents& events = session.events_;
     std::string what = method + " " + container->id;
-    Defer(stream, std::move(what),
-          [&events, event, p = std::move(*pod), c = std::move(*container)] {
-            events.OnContainerEvent(event, p, c);
-          });
-    return Status::Ok();
+    return Defer(stream, std::move(what),
+                 [&events, event, p = std::move(*pod), c = std::move(*container)] {
+                   events.OnContainerEvent(event, p, c);
+                 });
   }
 
   Status Configure(const nri::TtrpcCall& call) {
@@ -349,14 +355,15 @@ struct NriSession::Connection {
       return Send(nri::kPluginServiceConnId, nri::EncodeTtrpcResponse(call.stream_id, response));
     }
     NriEvents& events = session.events_;
-    Defer(call.stream_id, "Synchronize",
-          [&events, pods = std::move(sync_pods), containers = std::move(sync_containers)] {
-            events.OnSynchronize(pods, containers);
-          });
+    Status deferred =
+        Defer(call.stream_id, "Synchronize",
+              [&events, pods = std::move(sync_pods), containers = std::move(sync_containers)] {
+                events.OnSynchronize(pods, containers);
+              });
     sync_pods = {};
     sync_containers = {};
     sync_objects = 0;
-    return Status::Ok();
+    return deferred;
   }
 
   // NRI's API before v0.12 (containerd 1.7's) sends every event but CreateContainer,

@@ -38,6 +38,9 @@ struct NriSessionOptions {
   std::chrono::milliseconds registration_timeout{5000};
   // A write the runtime does not take within this drops the connection.
   std::chrono::milliseconds write_timeout{2000};
+  // Events waiting for the handler thread beyond this are answered at once and not handed on:
+  // only a handler stuck past every budget fills the queue, and it must not grow without end.
+  size_t max_queued_events = 1024;
   std::chrono::milliseconds backoff_initial{100};
   std::chrono::milliseconds backoff_max{5000};
 };
@@ -49,6 +52,7 @@ struct NriSessionStats {
   std::atomic<uint64_t> events{0};               // events and Synchronize calls handed to the port
   std::atomic<uint64_t> late_replies{0};         // replied before the handler finished
   std::atomic<uint64_t> invalid_events{0};       // refused by validation, answered without the port
+  std::atomic<uint64_t> shed_events{0};          // answered without the port: the queue was full
   std::atomic<uint64_t> dropped_connections{0};  // for a protocol error or a closed socket
 };
 
@@ -78,7 +82,7 @@ class NriSession {
   // One connection from dial to close: the reason it ended.
   Status Serve(int fd);
   void HandlerLoop();
-  // Queues `work` for the handler thread; returns the job's id.
+  // Queues `work` for the handler thread; returns the job's id, or 0 when the queue is full.
   uint64_t Submit(std::function<void()> work);
   bool JobDone(uint64_t id) const;
   void SetLastError(const Status& status);

@@ -73,8 +73,9 @@ class RecordingEvents : public netqos::nri_plugin::NriEvents {
 class RunningSession {
  public:
   RunningSession(const std::string& socket, netqos::nri_plugin::NriEvents& events,
-                 milliseconds budget = milliseconds(1000)) {
+                 milliseconds budget = milliseconds(1000), size_t max_queued_events = 1024) {
     NriSessionOptions options;
+    options.max_queued_events = max_queued_events;
     options.socket_path = socket;
     options.event_budget = budget;
     options.registration_timeout = milliseconds(3000);
@@ -427,4 +428,26 @@ TEST_CASE("nri session: garbage bytes on the socket drop the connection, then it
   CHECK_FALSE(session.WaitLastError().empty());
   Handshake(runtime);  // the listener is still there: the session comes back
   CHECK(session->stats().configured == 2);
+}
+
+TEST_CASE("nri session: events behind a stuck handler past the queue bound are answered at once") {
+  FakeNriRuntime runtime;
+  RecordingEvents events(milliseconds(1500));
+  RunningSession session(runtime.path(), events, milliseconds(300), /*max_queued_events=*/2);
+  Handshake(runtime);
+  api::RunPodSandboxRequest run;
+  *run.mutable_pod() = MakePod("sandbox1", "uid-1");
+  // The first is taken by the handler thread (and sleeps there), the next two wait in the queue.
+  for (int i = 0; i < 3; ++i) {
+    auto reply = runtime.Reply(runtime.Call("RunPodSandbox", run), milliseconds(1000));
+    REQUIRE(reply.has_value());
+    if (i == 0) std::this_thread::sleep_for(milliseconds(50));  // the handler has taken it
+  }
+  const auto start = Clock::now();
+  auto shed = runtime.Reply(runtime.Call("RunPodSandbox", run), milliseconds(1000));
+  REQUIRE(shed.has_value());
+  CHECK(shed->status.ok());
+  CHECK(Clock::now() - start < milliseconds(200));  // not even the 300 ms budget
+  CHECK(session->stats().shed_events == 1);
+  CHECK(session->stats().events == 3);
 }
