@@ -42,7 +42,9 @@ class PrivateContainerd {
   static constexpr char kBridge[] = "nqcri0";
   static constexpr char kSubnet[] = "10.213.0.0/24";
 
-  PrivateContainerd() : cgroup_top_("nqcri-" + std::to_string(::getpid())) {
+  // `with_nri`: also serve NRI on nri_socket() (containerd 1.7+; 1.6 ignores the section).
+  explicit PrivateContainerd(bool with_nri = false)
+      : cgroup_top_("nqcri-" + std::to_string(::getpid())), with_nri_(with_nri) {
     for (const char* tool :
          {"containerd", "containerd-shim-runc-v2", "runc", "ctr", "busybox", "ip"}) {
       if (Which(tool).empty()) {
@@ -79,6 +81,7 @@ class PrivateContainerd {
   PrivateContainerd& operator=(const PrivateContainerd&) = delete;
 
   std::string socket() const { return dir_.file("c.sock"); }
+  std::string nri_socket() const { return dir_.file("nri.sock"); }
   std::string endpoint() const { return "unix://" + socket(); }
   std::string Log() const { return ReadOutput(dir_.file("containerd.log")); }
   // The cgroup parent of pods, relative to the cgroup root: "<top>/kubepods/<qos dir>".
@@ -209,6 +212,14 @@ class PrivateContainerd {
         << "        Root = \"" << d << "/runc\"\n"
         << "  [plugins.\"io.containerd.grpc.v1.cri\".cni]\n"
         << "    bin_dir = \"/usr/lib/cni\"\n    conf_dir = \"" << d << "/cni\"\n";
+    if (with_nri_) {
+      // External plugins only, on a socket of ours (the default is the system's).
+      std::ofstream(d + "/config.toml", std::ios::app)
+          << "[plugins.\"io.containerd.nri.v1.nri\"]\n  disable = false\n"
+          << "  disable_connections = false\n  socket_path = \"" << d << "/nri.sock\"\n"
+          << "  plugin_path = \"" << d << "/nri-plugins\"\n  plugin_config_path = \"" << d
+          << "/nri-conf\"\n";
+    }
     // Pods with a network namespace of their own: a bridge with host-local addresses.
     std::ofstream(d + "/cni/10-netqos-test.conflist")
         << R"({"cniVersion":"0.4.0","name":"netqos-test","plugins":[{"type":"bridge","bridge":")"
@@ -337,6 +348,7 @@ class PrivateContainerd {
 
   TempDir dir_;
   std::string cgroup_top_;
+  bool with_nri_ = false;
   pid_t pid_ = -1;
   std::shared_ptr<grpc::Channel> channel_;
   std::vector<std::string> sandboxes_;

@@ -19,6 +19,7 @@
 #include "app/format_guard.h"
 #include "app/logging.h"
 #include "app/metrics_setup.h"
+#include "app/nri_plugin_setup.h"
 #include "app/registration_watch.h"
 #include "app/tenant_policy_file.h"
 #include "app/topology_setup.h"
@@ -229,6 +230,16 @@ int RunDaemon(const DaemonConfig& config) {
   // The dataplane opens, the pinned class map is adopted and the enforcer starts now, beside
   // serving ("enforcement started after_ms=..."); /readyz is not ready until its first pass.
   if (enforcement) enforcement->Start();
+  // --nri-socket (docs/nri.md): the runtime waits for this plugin at each container start.
+  std::unique_ptr<NriPlugin> nri;
+  if (!config.nri_socket.empty() && enforcement) {
+    EnforcementStart* starting = enforcement.get();
+    nri = std::make_unique<NriPlugin>(
+        NriSessionOptionsOf(config),
+        [starting](const std::string& id, std::chrono::milliseconds timeout) {
+          return starting->OnContainerStarting(id, timeout);
+        });
+  }
   // Woken by a signal, or every poll interval to look at the kubelet's registration.
   const timespec poll = RegistrationPollInterval(config.kubelet_registration_timeout);
   for (;;) {
@@ -252,6 +263,7 @@ int RunDaemon(const DaemonConfig& config) {
     spdlog::info("netqosd stopping signal={}", sig);
     break;
   }
+  nri.reset();             // before enforcement.reset(): its handler calls the enforcer
   metrics_server.reset();  // before enforcement.reset(): its collectors read enforcement_view
   registrar.reset();
   (*server)->Stop();

@@ -302,6 +302,15 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
   x.cgroup_driver_opt = f.AddChoice("--cgroup-driver", x.cgroup_driver, kCgroupDriverChoices,
                                     "Kubelet cgroup driver: cgroupfs or systemd (= --cgroup-type)");
 
+  f.AddString("--nri-socket", c.nri_socket,
+              "Also run as an NRI plugin on this socket of the container runtime (containerd "
+              "1.7+, CRI-O; usually /var/run/nri/nri.sock), so that a starting container has its "
+              "class before its first packet (--enforcement=bpf; default: off, see docs/nri.md)");
+  f.AddNumber("--nri-event-budget-ms", c.nri_event_budget_ms,
+              "With --nri-socket: how long, in milliseconds (1 to 60000), a StartContainer may "
+              "wait for the container's class before the runtime is answered anyway; capped at "
+              "half the runtime's own request timeout");
+
   f.Group(kGroupEnforcement);
   f.AddChoice("--enforcement", c.enforcement, kEnforcementChoices,
               "bpf (classify containers' traffic with eBPF, shape --enforce-nics) or none "
@@ -589,6 +598,15 @@ Status ValidateEnforcementFlags(const DaemonConfig& c) {
     return InvalidArgument("--bpf-pin-dir must be an absolute path below /, got \"" +
                            c.bpf_pin_dir + "\"");
   if (auto shaping = BuildShapingConfig(c); !shaping.ok()) return shaping.status();
+  if (c.nri_event_budget_ms < 1 || c.nri_event_budget_ms > 60000)
+    return InvalidArgument("--nri-event-budget-ms must be from 1 to 60000, got " +
+                           std::to_string(c.nri_event_budget_ms));
+  if (!c.nri_socket.empty() && c.enforcement != Enforcement::kBpf)
+    return InvalidArgument(
+        "--nri-socket needs --enforcement=bpf: the NRI plugin only waits for "
+        "the enforcer's classes");
+  if (!c.nri_socket.empty() && c.nri_socket.front() != '/')
+    return InvalidArgument("--nri-socket must be an absolute path, got \"" + c.nri_socket + "\"");
   // The flags are bounded when parsed (app/duration_flag.h); this is for configs built in code.
   const std::pair<const char*, std::chrono::milliseconds> durations[] = {
       {"--kubelet-registration-timeout", c.kubelet_registration_timeout},

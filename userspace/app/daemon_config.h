@@ -105,6 +105,10 @@ struct DaemonConfig {
   std::string kubelet_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   bool kubelet_insecure_skip_tls_verify = false;
   std::string kubelet_ca_file;  // "" = OpenSSL's default CAs (SSL_CERT_FILE, ...)
+  // NRI (docs/nri.md): the runtime's NRI socket; "" = netqos is no NRI plugin.
+  std::string nri_socket;
+  // How long a StartContainer may wait for the container's class before the runtime is answered.
+  uint32_t nri_event_budget_ms = 1000;
   std::string bpf_pin_dir = bpf::kDefaultPinDir;
   EnforceNics enforce_nics;  // [netns/]name items or "all", parsed when read; see enforce_nics.h
   bool replace_root_qdisc = false;

@@ -74,6 +74,18 @@ EnforcementState EnforcementStart::State() const {
   return s;
 }
 
+bool EnforcementStart::OnContainerStarting(const std::string& container_id,
+                                           std::chrono::milliseconds timeout) {
+  enforce::Enforcer* enforcer = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (stack_) enforcer = stack_->enforcer.get();
+  }
+  // Waited for without mu_ (State() must not block meanwhile): the stack outlives every caller,
+  // as the NRI plugin is stopped before this object goes.
+  return enforcer != nullptr && enforcer->OnContainerStarting(container_id, timeout);
+}
+
 void EnforcementStart::OnTenantPolicyChanged() {
   std::lock_guard lock(mu_);
   if (stack_ && stack_->enforcer) stack_->enforcer->OnTenantPolicyChanged();

@@ -72,6 +72,9 @@ class EnforcementStart {
   // The tenant policy changed: the enforcer (once started) applies it with a whole pass; one
   // still starting reads it at its first pass anyway.
   void OnTenantPolicyChanged();
+  // NRI's StartContainer (app/nri_plugin_setup.h): Enforcer::OnContainerStarting once the
+  // enforcer runs; false at once while it starts or when it failed to.
+  bool OnContainerStarting(const std::string& container_id, std::chrono::milliseconds timeout);
 
  private:
   void Run();

@@ -99,6 +99,7 @@ void Enforcer::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  wakeup_done_cv_.notify_all();  // OnContainerStarting's waiters return false
   // The worker starts the watchers: once it is gone, they are no longer added to. Their
   // callbacks only flag work for a worker that no longer runs.
   if (worker_.joinable()) worker_.join();
@@ -147,21 +148,35 @@ DesiredOptions Enforcer::PassOptions() const {
   return o;
 }
 
+void Enforcer::NoteContainerCreatedLocked(const std::string& container_id) {
+  if (known_containers_.count(container_id) != 0) {
+    created_ids_.push_back(container_id);
+  } else {
+    pending_ids_[container_id] = 0;
+    refresh_pods_ = true;
+  }
+  dirty_ = true;
+}
+
 void Enforcer::OnCgroupCreated(const std::string& path) {
   auto name = ParseContainerCgroupPath(path);
   if (!name) return;  // pod, QoS and slice directories need nothing
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (known_containers_.count(name->container_id) != 0) {
-      created_ids_.push_back(name->container_id);
-      dirty_ = true;
-    } else {
-      pending_ids_[name->container_id] = 0;
-      dirty_ = true;
-      refresh_pods_ = true;
-    }
+    NoteContainerCreatedLocked(name->container_id);
   }
   cv_.notify_all();
+}
+
+bool Enforcer::OnContainerStarting(const std::string& container_id,
+                                   std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  NoteContainerCreatedLocked(container_id);
+  const uint64_t wanted = ++wakeups_requested_;
+  cv_.notify_all();
+  return wakeup_done_cv_.wait_for(lock, timeout, [&] {
+    return stopping_ || wakeups_done_ >= wanted;
+  }) && !stopping_;
 }
 
 const char* KernelTargetName(KernelTarget target) {
@@ -207,6 +222,8 @@ void Enforcer::RunPass(bool full) {
   std::lock_guard<std::mutex> lock(mu_);
   if (pass_failed_) ++status_.pass_failures;
   for (KernelTarget target : kernel_failed_) ++status_.kernel_failures[KernelTargetName(target)];
+  wakeups_done_ = std::max(wakeups_done_, wakeup_taken_);
+  wakeup_done_cv_.notify_all();
 }
 
 void Enforcer::Loop() {
@@ -252,6 +269,7 @@ void Enforcer::Work(bool full) {
     refresh = refresh_pods_ || full || !pods_known_;
     w.general_event = general_;
     created.swap(created_ids_);
+    wakeup_taken_ = wakeups_requested_;
     allocated.swap(allocated_uids_);
     refresh_pods_ = false;
     general_ = false;

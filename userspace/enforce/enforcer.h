@@ -163,6 +163,12 @@ class Enforcer {
   void OnTopologyChanged();
   // The tenant policy changed: a whole pass applies it.
   void OnTenantPolicyChanged();
+  // The container runtime is about to start `container_id` (NRI's StartContainer: its cgroup
+  // exists, its process has not run yet). Handled exactly as the cgroup watcher's event for the
+  // container's cgroup; then waits, at most `timeout`, until a wake-up of the worker that saw it
+  // has finished, so that its class entry is in the map when this returns true. false on timeout
+  // or when stopping (the event stays queued: the class comes as it would without NRI).
+  bool OnContainerStarting(const std::string& container_id, std::chrono::milliseconds timeout);
 
   EnforcerStatus Status() const;
   // The HTB leaves' counters, read now (outside the lock, from the calling thread) and attributed
@@ -228,6 +234,8 @@ class Enforcer {
   // The egress tree's level classes; none in EDT mode (no HTB tree on egress).
   static std::vector<LevelClass> EgressLevels(const Applied& a);
   void OnCgroupCreated(const std::string& path);
+  // OnCgroupCreated's bookkeeping for one container, with mu_ held.
+  void NoteContainerCreatedLocked(const std::string& container_id);
   // Brings the pod address table in step with pods_ and `classes` (pod_addresses.h).
   void SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes);
   // Brings the EDT map in step with the egress leaves of the NICs in EDT mode (edt_rates.h).
@@ -292,6 +300,12 @@ class Enforcer {
   bool general_ = false;                  // an event that needs a whole pass
   std::vector<std::string> created_ids_;  // listed containers whose cgroup appeared
   bool stopping_ = false;
+  // OnContainerStarting's barrier: each call asks for a wake-up numbered above every earlier one;
+  // a wake-up takes the number asked for when it takes its events and publishes it when done.
+  uint64_t wakeups_requested_ = 0;  // guarded by mu_
+  uint64_t wakeups_done_ = 0;       // guarded by mu_
+  uint64_t wakeup_taken_ = 0;       // the worker's: the number its current wake-up took
+  std::condition_variable wakeup_done_cv_;
   std::map<std::string, Clock::time_point> tombstones_;  // pods removed through RemovePod
   EnforcerStatus status_;
   std::vector<LinkLeaves> leaf_links_;  // the shaped links of the last pass and their leaves

@@ -415,6 +415,30 @@ TEST_CASE("enforcer: a container started between passes is placed from its pod's
   CHECK(node.pod_allocation_reads >= 1);
 }
 
+TEST_CASE("enforcer: a container the runtime is starting has its class when the call returns",
+          "[enforce]") {
+  Node node;
+  const FakePod p{"11111111-0000-0000-0000-00000000000d", "c13", {}};
+  node.AddPod(p, /*started=*/false);
+  node.Allocate(p.uid, "eth0", 100);
+  node.Start();
+  // NRI's StartContainer comes once the cgroup exists, and may come before the watcher's event
+  // for it has been handled: the call waits for a wake-up that saw the container.
+  ::mkdir(node.PodDir(p).c_str(), 0755);
+  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
+  CHECK(IsLeaf(node.table.Get(node.IdOf(p))));
+}
+
+TEST_CASE("enforcer: a container announced while stopping is not waited for", "[enforce]") {
+  Node node;
+  node.Start();
+  node.enforcer->Stop();
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_FALSE(node.enforcer->OnContainerStarting("c14", 5s));
+  CHECK(std::chrono::steady_clock::now() - start < 1s);
+}
+
 TEST_CASE("enforcer: a patch the kernel refuses is followed by a whole apply", "[enforce]") {
   Node node;
   node.shaper.failing_patch.insert("eth1");

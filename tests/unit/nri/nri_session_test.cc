@@ -1,0 +1,453 @@
+// The NRI session against a fake runtime on a real unix socket (fake_nri_runtime.h): what it
+// registers and subscribes to, the events it hands to the port before replying, its time budget,
+// reconnecting after a runtime restart, and input no runtime should send.
+#include "nri_plugin/nri_session.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_nri_runtime.h"
+#include "nri/v1alpha1/api.pb.h"
+#include "nri_plugin/nri_events.h"
+
+namespace {
+
+namespace api = ::nri::pkg::api::v1alpha1;
+using netqos::StatusCode;
+using netqos::nri_plugin::ContainerEvent;
+using netqos::nri_plugin::NriContainer;
+using netqos::nri_plugin::NriPod;
+using netqos::nri_plugin::NriSession;
+using netqos::nri_plugin::NriSessionOptions;
+using netqos::nri_plugin::PodEvent;
+using netqos::nri_test::FakeNriRuntime;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+class RecordingEvents : public netqos::nri_plugin::NriEvents {
+ public:
+  explicit RecordingEvents(milliseconds delay = milliseconds(0)) : delay_(delay) {}
+
+  void OnSynchronize(const std::vector<NriPod>& pods,
+                     const std::vector<NriContainer>& containers) override {
+    std::this_thread::sleep_for(delay_);
+    std::string line = "Synchronize";
+    for (const NriPod& pod : pods) line += " pod:" + pod.uid;
+    for (const NriContainer& c : containers) line += " container:" + c.id;
+    Record(line);
+  }
+  void OnPodEvent(PodEvent event, const NriPod& pod) override {
+    std::this_thread::sleep_for(delay_);
+    Record(std::string(netqos::nri_plugin::PodEventName(event)) + " " + pod.uid + " " +
+           pod.namespace_name + "/" + pod.name + " ips=" + (pod.ips.empty() ? "" : pod.ips[0]));
+  }
+  void OnContainerEvent(ContainerEvent event, const NriPod& pod,
+                        const NriContainer& container) override {
+    std::this_thread::sleep_for(delay_);
+    Record(std::string(netqos::nri_plugin::ContainerEventName(event)) + " " + pod.uid + " " +
+           container.id + " " + container.cgroups_path);
+  }
+
+  std::vector<std::string> log() const {
+    std::lock_guard lock(mu_);
+    return log_;
+  }
+
+ private:
+  void Record(std::string line) {
+    std::lock_guard lock(mu_);
+    log_.push_back(std::move(line));
+  }
+
+  milliseconds delay_;
+  mutable std::mutex mu_;
+  std::vector<std::string> log_;
+};
+
+// The session on its own thread for the test's lifetime.
+class RunningSession {
+ public:
+  RunningSession(const std::string& socket, netqos::nri_plugin::NriEvents& events,
+                 milliseconds budget = milliseconds(1000), size_t max_queued_events = 1024) {
+    NriSessionOptions options;
+    options.max_queued_events = max_queued_events;
+    options.socket_path = socket;
+    options.event_budget = budget;
+    options.registration_timeout = milliseconds(3000);
+    options.backoff_initial = milliseconds(20);
+    options.backoff_max = milliseconds(100);
+    session_ = std::make_unique<NriSession>(options, events);
+    thread_ = std::thread([this] { session_->Run(); });
+  }
+  ~RunningSession() {
+    session_->Stop();
+    thread_.join();
+  }
+  NriSession& operator*() { return *session_; }
+  NriSession* operator->() { return session_.get(); }
+
+  // The session records the error after the connection closed: wait for it.
+  std::string WaitLastError() {
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (session_->last_error().empty() && Clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return session_->last_error();
+  }
+
+ private:
+  std::unique_ptr<NriSession> session_;
+  std::thread thread_;
+};
+
+api::PodSandbox MakePod(const std::string& id, const std::string& uid) {
+  api::PodSandbox pod;
+  pod.set_id(id);
+  pod.set_uid(uid);
+  pod.set_namespace_("default");
+  pod.set_name("web-0");
+  pod.add_ips("10.1.2.3");
+  pod.mutable_linux()->set_cgroup_parent("/kubepods/burstable/pod" + uid);
+  return pod;
+}
+
+api::Container MakeContainer(const std::string& id, const std::string& pod_id,
+                             const std::string& cgroups_path) {
+  api::Container container;
+  container.set_id(id);
+  container.set_pod_sandbox_id(pod_id);
+  container.set_name("app");
+  container.mutable_linux()->set_cgroups_path(cgroups_path);
+  return container;
+}
+
+// Accepts the plugin, serves its registration and configures it; the Configure reply.
+api::ConfigureResponse Handshake(FakeNriRuntime& runtime, int64_t request_timeout_ms = 2000) {
+  runtime.Accept();
+  runtime.ServeRegister();
+  api::ConfigureRequest configure;
+  configure.set_runtime_name("fake-runtime");
+  configure.set_runtime_version("1.0");
+  configure.set_registration_timeout(5000);
+  configure.set_request_timeout(request_timeout_ms);
+  const uint32_t stream = runtime.Call("Configure", configure);
+  auto reply = runtime.Reply(stream);
+  REQUIRE(reply.has_value());
+  INFO(reply->status.message());
+  REQUIRE(reply->status.ok());
+  api::ConfigureResponse response;
+  REQUIRE(response.ParseFromString(reply->payload));
+  return response;
+}
+
+}  // namespace
+
+TEST_CASE("nri session: registers as netqos with a two-digit index") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  runtime.Accept();
+  const api::RegisterPluginRequest request = runtime.ServeRegister();
+  CHECK(request.plugin_name() == "netqos");
+  CHECK(request.plugin_idx() == "50");
+  CHECK_FALSE(request.nri_version().empty());
+}
+
+TEST_CASE("nri session: Configure subscribes to the pod and container life events only") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  const api::ConfigureResponse response = Handshake(runtime);
+  // Bit (event - 1) for each event of api.proto's enum Event.
+  const int32_t want = (1 << (1 - 1))      // RUN_POD_SANDBOX
+                       | (1 << (2 - 1))    // STOP_POD_SANDBOX
+                       | (1 << (3 - 1))    // REMOVE_POD_SANDBOX
+                       | (1 << (4 - 1))    // CREATE_CONTAINER
+                       | (1 << (6 - 1))    // START_CONTAINER
+                       | (1 << (10 - 1))   // STOP_CONTAINER
+                       | (1 << (11 - 1));  // REMOVE_CONTAINER
+  CHECK(response.events() == want);
+  CHECK(session->stats().configured == 1);
+}
+
+TEST_CASE("nri session: a split Synchronize reaches the port once with everything") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  Handshake(runtime);
+
+  api::SynchronizeRequest first;
+  *first.add_pods() = MakePod("sandbox1", "uid-1");
+  first.set_more(true);
+  const uint32_t s1 = runtime.Call("Synchronize", first);
+  auto r1 = runtime.Reply(s1);
+  REQUIRE(r1.has_value());
+  REQUIRE(r1->status.ok());
+  api::SynchronizeResponse partial;
+  REQUIRE(partial.ParseFromString(r1->payload));
+  CHECK(partial.more());  // NRI closes a plugin whose reply to a partial message says otherwise
+  CHECK(events.log().empty());
+
+  api::SynchronizeRequest last;
+  *last.add_pods() = MakePod("sandbox2", "uid-2");
+  *last.add_containers() = MakeContainer("ctr1", "sandbox1", "/kubepods/burstable/poduid-1/ctr1");
+  const uint32_t s2 = runtime.Call("Synchronize", last);
+  auto r2 = runtime.Reply(s2);
+  REQUIRE(r2.has_value());
+  REQUIRE(r2->status.ok());
+  api::SynchronizeResponse done;
+  REQUIRE(done.ParseFromString(r2->payload));
+  CHECK_FALSE(done.more());
+  CHECK(done.update_size() == 0);
+  CHECK(events.log() == std::vector<std::string>{"Synchronize pod:uid-1 pod:uid-2 container:ctr1"});
+}
+
+TEST_CASE("nri session: CreateContainer reaches the port before the runtime gets its reply") {
+  FakeNriRuntime runtime;
+  RecordingEvents events(milliseconds(200));
+  RunningSession session(runtime.path(), events);
+  Handshake(runtime);
+
+  api::CreateContainerRequest create;
+  *create.mutable_pod() = MakePod("sandbox1", "uid-1");
+  *create.mutable_container() =
+      MakeContainer("ctr1", "sandbox1", "kubepods-burstable-poduid_1.slice:cri-containerd:ctr1");
+  const auto start = Clock::now();
+  const uint32_t stream = runtime.Call("CreateContainer", create);
+  auto reply = runtime.Reply(stream);
+  const auto took = Clock::now() - start;
+  REQUIRE(reply.has_value());
+  REQUIRE(reply->status.ok());
+  // The handler ran to its end before the reply left: its line is there already.
+  CHECK(events.log() ==
+        std::vector<std::string>{
+            "CreateContainer uid-1 ctr1 kubepods-burstable-poduid_1.slice:cri-containerd:ctr1"});
+  CHECK(took >= milliseconds(200));
+  api::CreateContainerResponse response;
+  REQUIRE(response.ParseFromString(reply->payload));
+  CHECK_FALSE(response.has_adjust());  // netqos changes nothing in the container
+  CHECK(session->stats().late_replies == 0);
+}
+
+TEST_CASE("nri session: a handler past its budget still gets the runtime its reply, counted late") {
+  FakeNriRuntime runtime;
+  RecordingEvents events(milliseconds(1500));
+  RunningSession session(runtime.path(), events, milliseconds(100));
+  Handshake(runtime);
+
+  api::RunPodSandboxRequest run;
+  *run.mutable_pod() = MakePod("sandbox1", "uid-1");
+  const auto start = Clock::now();
+  const uint32_t stream = runtime.Call("RunPodSandbox", run);
+  auto reply = runtime.Reply(stream, milliseconds(1000));
+  REQUIRE(reply.has_value());
+  CHECK(reply->status.ok());
+  CHECK(Clock::now() - start < milliseconds(1000));
+  CHECK(session->stats().late_replies == 1);
+  CHECK(events.log().empty());  // the handler is still sleeping
+}
+
+TEST_CASE("nri session: the budget shrinks to half the runtime's request timeout") {
+  FakeNriRuntime runtime;
+  RecordingEvents events(milliseconds(1500));
+  RunningSession session(runtime.path(), events, milliseconds(1000));
+  Handshake(runtime, /*request_timeout_ms=*/200);
+
+  api::StopContainerRequest stop;
+  *stop.mutable_pod() = MakePod("sandbox1", "uid-1");
+  *stop.mutable_container() = MakeContainer("ctr1", "sandbox1", "/kubepods/poduid-1/ctr1");
+  const auto start = Clock::now();
+  const uint32_t stream = runtime.Call("StopContainer", stop);
+  auto reply = runtime.Reply(stream, milliseconds(1000));
+  REQUIRE(reply.has_value());
+  CHECK(Clock::now() - start < milliseconds(600));  // the 1000 ms asked for would not fit
+  CHECK(session->stats().late_replies == 1);
+}
+
+TEST_CASE("nri session: an older runtime's StateChange events reach the port") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  Handshake(runtime);
+
+  api::StateChangeEvent start;
+  start.set_event(api::START_CONTAINER);
+  *start.mutable_pod() = MakePod("sandbox1", "uid-1");
+  *start.mutable_container() = MakeContainer("ctr1", "sandbox1", "/kubepods/poduid-1/ctr1");
+  auto r1 = runtime.Reply(runtime.Call("StateChange", start));
+  REQUIRE(r1.has_value());
+  CHECK(r1->status.ok());
+
+  api::StateChangeEvent remove_pod;
+  remove_pod.set_event(api::REMOVE_POD_SANDBOX);
+  *remove_pod.mutable_pod() = MakePod("sandbox1", "uid-1");
+  auto r2 = runtime.Reply(runtime.Call("StateChange", remove_pod));
+  REQUIRE(r2.has_value());
+  CHECK(r2->status.ok());
+
+  // An event netqos did not subscribe to is acknowledged and goes nowhere.
+  api::StateChangeEvent post_start;
+  post_start.set_event(api::POST_START_CONTAINER);
+  *post_start.mutable_pod() = MakePod("sandbox1", "uid-1");
+  auto r3 = runtime.Reply(runtime.Call("StateChange", post_start));
+  REQUIRE(r3.has_value());
+  CHECK(r3->status.ok());
+
+  CHECK(events.log() ==
+        std::vector<std::string>{"StartContainer uid-1 ctr1 /kubepods/poduid-1/ctr1",
+                                 "RemovePodSandbox uid-1 default/web-0 ips=10.1.2.3"});
+}
+
+TEST_CASE("nri session: a method it does not serve is Unimplemented so the runtime falls back") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  Handshake(runtime);
+  api::UpdateContainerRequest update;
+  auto reply = runtime.Reply(runtime.Call("UpdateContainer", update));
+  REQUIRE(reply.has_value());
+  CHECK(reply->status.code() == StatusCode::kUnimplemented);
+  CHECK(events.log().empty());
+}
+
+TEST_CASE("nri session: reconnects and registers again after the runtime restarts") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  Handshake(runtime);
+  runtime.Restart();
+  Handshake(runtime);
+  CHECK(session->stats().connects == 2);
+  CHECK(session->stats().configured == 2);
+  CHECK(session->stats().dropped_connections == 1);
+
+  api::CreateContainerRequest create;
+  *create.mutable_pod() = MakePod("sandbox1", "uid-1");
+  *create.mutable_container() = MakeContainer("ctr1", "sandbox1", "/kubepods/poduid-1/ctr1");
+  auto reply = runtime.Reply(runtime.Call("CreateContainer", create));
+  REQUIRE(reply.has_value());
+  CHECK(events.log().size() == 1);
+}
+
+TEST_CASE("nri session: an event with a hostile id or path is answered without the port") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  Handshake(runtime);
+
+  api::CreateContainerRequest traversal;
+  *traversal.mutable_pod() = MakePod("sandbox1", "uid-1");
+  *traversal.mutable_container() = MakeContainer("ctr1", "sandbox1", "/kubepods/../../etc/ctr1");
+  auto r1 = runtime.Reply(runtime.Call("CreateContainer", traversal));
+  REQUIRE(r1.has_value());
+  CHECK(r1->status.ok());  // a pod is never failed over what netqos cannot read
+
+  api::CreateContainerRequest slash_id;
+  *slash_id.mutable_pod() = MakePod("sandbox1", "uid-1");
+  *slash_id.mutable_container() = MakeContainer("a/b", "sandbox1", "/kubepods/poduid-1/ab");
+  auto r2 = runtime.Reply(runtime.Call("CreateContainer", slash_id));
+  REQUIRE(r2.has_value());
+
+  api::CreateContainerRequest other_pod;
+  *other_pod.mutable_pod() = MakePod("sandbox1", "uid-1");
+  *other_pod.mutable_container() = MakeContainer("ctr2", "sandbox9", "/kubepods/poduid-1/ctr2");
+  auto r3 = runtime.Reply(runtime.Call("CreateContainer", other_pod));
+  REQUIRE(r3.has_value());
+
+  CHECK(events.log().empty());
+  CHECK(session->stats().invalid_events == 3);
+  CHECK(session->stats().dropped_connections == 0);
+}
+
+TEST_CASE("nri session: an oversized mux frame drops the connection with an error naming it") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  Handshake(runtime);
+  runtime.SendRaw(std::string("\x00\x00\x00\x01\xff\xff\xff\xff", 8));
+  CHECK(runtime.WaitClosed());
+  const std::string error = session.WaitLastError();
+  CHECK_THAT(error, Catch::Contains("4294967295 bytes exceeds"));
+  CHECK_THAT(error, Catch::Contains("dropping the connection"));
+}
+
+TEST_CASE("nri session: a payload that is not its method's message drops the connection") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  Handshake(runtime);
+  runtime.CallRaw("CreateContainer", std::string("\xff\xff\xff\xff\x0f", 5));
+  CHECK(runtime.WaitClosed());
+  CHECK_THAT(session.WaitLastError(),
+             Catch::Contains("not a nri.pkg.api.v1alpha1.CreateContainerRequest"));
+  CHECK(events.log().empty());
+}
+
+TEST_CASE("nri session: an event before Configure drops the connection") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  runtime.Accept();
+  runtime.ServeRegister();
+  api::RunPodSandboxRequest run;
+  *run.mutable_pod() = MakePod("sandbox1", "uid-1");
+  runtime.Call("RunPodSandbox", run);
+  CHECK(runtime.WaitClosed());
+  CHECK_THAT(session.WaitLastError(), Catch::Contains("RunPodSandbox before Configure"));
+}
+
+TEST_CASE("nri session: a refused registration drops the connection and says why") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  runtime.Accept();
+  runtime.ServeRegister(netqos::InvalidArgument("invalid plugin index"));
+  CHECK(runtime.WaitClosed());
+  CHECK_THAT(session.WaitLastError(), Catch::Contains("refused RegisterPlugin as 50-netqos"));
+  CHECK_THAT(session->last_error(), Catch::Contains("invalid plugin index"));
+}
+
+TEST_CASE("nri session: garbage bytes on the socket drop the connection, then it reconnects") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  Handshake(runtime);
+  std::string garbage;
+  uint32_t x = 12345;
+  for (int i = 0; i < 4096; ++i) {
+    x = x * 1103515245u + 12345u;
+    garbage.push_back(static_cast<char>(x >> 16));
+  }
+  runtime.SendRaw(garbage);
+  CHECK(runtime.WaitClosed());
+  CHECK_FALSE(session.WaitLastError().empty());
+  Handshake(runtime);  // the listener is still there: the session comes back
+  CHECK(session->stats().configured == 2);
+}
+
+TEST_CASE("nri session: events behind a stuck handler past the queue bound are answered at once") {
+  FakeNriRuntime runtime;
+  RecordingEvents events(milliseconds(1500));
+  RunningSession session(runtime.path(), events, milliseconds(300), /*max_queued_events=*/2);
+  Handshake(runtime);
+  api::RunPodSandboxRequest run;
+  *run.mutable_pod() = MakePod("sandbox1", "uid-1");
+  // The first is taken by the handler thread (and sleeps there), the next two wait in the queue.
+  for (int i = 0; i < 3; ++i) {
+    auto reply = runtime.Reply(runtime.Call("RunPodSandbox", run), milliseconds(1000));
+    REQUIRE(reply.has_value());
+    if (i == 0) std::this_thread::sleep_for(milliseconds(50));  // the handler has taken it
+  }
+  const auto start = Clock::now();
+  auto shed = runtime.Reply(runtime.Call("RunPodSandbox", run), milliseconds(1000));
+  REQUIRE(shed.has_value());
+  CHECK(shed->status.ok());
+  CHECK(Clock::now() - start < milliseconds(200));  // not even the 300 ms budget
+  CHECK(session->stats().shed_events == 1);
+  CHECK(session->stats().events == 3);
+}

@@ -1,0 +1,53 @@
+// The port through which the NRI session hands the runtime's pod and container events to the rest
+// of netqos. The session has validated every field before a handler sees it, and it replies to
+// the runtime only once the handler returned (or its time budget ran out), so a handler that
+// places a container's class before returning has it in place before the container starts.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace netqos::nri_plugin {
+
+struct NriPod {
+  std::string id;  // the runtime's sandbox id
+  std::string uid;
+  std::string namespace_name;
+  std::string name;
+  std::vector<std::string> ips;
+  std::map<std::string, std::string> annotations;
+  std::string cgroup_parent;  // as the runtime gave it: a path or a systemd slice name
+};
+
+struct NriContainer {
+  std::string id;
+  std::string pod_sandbox_id;
+  std::string name;
+  // The container's cgroup as the runtime gave it: "/kubepods/.../<id>" (cgroupfs driver) or
+  // "<slice>:<prefix>:<id>" (systemd driver). Empty when the runtime did not say.
+  std::string cgroups_path;
+};
+
+enum class PodEvent { kRun, kStop, kRemove };
+enum class ContainerEvent { kCreate, kStart, kStop, kRemove };
+
+const char* PodEventName(PodEvent event);
+const char* ContainerEventName(ContainerEvent event);
+
+// Handlers are called one at a time, from the session's handler thread, in the order the runtime
+// sent the events. They must not block indefinitely: past the session's per-event budget the
+// runtime gets its reply anyway, and the events behind a stuck handler wait for it.
+class NriEvents {
+ public:
+  virtual ~NriEvents() = default;
+
+  // What already exists when the session (re)connects, in one call.
+  virtual void OnSynchronize(const std::vector<NriPod>& pods,
+                             const std::vector<NriContainer>& containers) = 0;
+  virtual void OnPodEvent(PodEvent event, const NriPod& pod) = 0;
+  virtual void OnContainerEvent(ContainerEvent event, const NriPod& pod,
+                                const NriContainer& container) = 0;
+};
+
+}  // namespace netqos::nri_plugin
