@@ -7,25 +7,17 @@
 #include <string>
 
 #include "checkpoint/own_checksum.h"
+#include "unit/checkpoint/full_allocation.h"
 
 namespace netqos::checkpoint {
 namespace {
 
 using nlohmann::json;
 
+// FullInfo, with a value a line must escape (a newline, quotes).
 core::AllocationInfo Info() {
-  core::AllocationInfo info;
-  info.pod_uid = "uid-1";
-  info.pod_namespace = "ns";
-  info.pod_name = "pod";
-  info.container_name = "main";
-  info.container_type = "MAIN";
-  info.egress = 500;
-  info.ingress = 500;
-  info.if_name = "eth0";
-  info.annotations = {{"k", "v\n\"quoted\""}};
-  info.qos_level = "shared_cores";
-  info.net_class_id = "7";
+  core::AllocationInfo info = testing::FullInfo();
+  info.annotations["k"] = "v\n\"quoted\"";
   return info;
 }
 
