@@ -86,7 +86,9 @@ Status ValidateIdentity(const ContainerRequest& req, bool pod_level) {
 }
 
 // The pod's kept labels and annotations are written into each of its entries: a pod whose tenant
-// made them large is refused here, before anything is reserved, naming the largest.
+// made them large is refused before anything is reserved, naming the largest. Only what would
+// write a new entry is checked: a pod or container already held (restored from a checkpoint
+// written under another limit, asked again after a kubelet restart) keeps being served.
 Status CheckPodMetadata(const PolicyConfig& config, const ContainerRequest& req,
                         const FilteredRequest& filtered) {
   const size_t bytes = MetadataBytes(filtered.labels, filtered.annotations);
@@ -126,7 +128,6 @@ Result<PreparedRequest> Prepare(const PolicyConfig& config, const ContainerReque
   // Only netqos writes the implicit-bandwidth state annotation: a tenant's own value (kept by
   // --pod-annotation-kept-keys) must never pass for a declared bandwidth.
   p.filtered.annotations.erase(kNetBandwidthImplicitKey);
-  NETQOS_RETURN_IF_ERROR(CheckPodMetadata(config, req, p.filtered));
   auto mbps = ParseBandwidthRequest(req.resource_name, req.resource_requests);
   if (!mbps.ok()) return mbps.status().Wrap(PodLabel(req));
   // Read from the pod's own annotations, not the filtered ones (Katalyst HEAD reads the filtered
@@ -364,6 +365,9 @@ std::vector<NicCandidate> StaticPolicy::Candidates(const AllocationInfo* release
 Result<HintsResponse> StaticPolicy::ComputeHints(const ContainerRequest& req,
                                                  bool pod_level) const {
   NETQOS_ASSIGN_OR_RETURN(PreparedRequest p, Prepare(config_, req, pod_level));
+  if (pod_entries_.count(req.pod_uid) == 0) {
+    NETQOS_RETURN_IF_ERROR(CheckPodMetadata(config_, req, p.filtered));
+  }
   HintsResponse resp;
   resp.resource_name = kResourceName;
   resp.labels = p.filtered.labels;
@@ -442,6 +446,7 @@ Result<AllocatePlan> StaticPolicy::PlanAllocateImpl(const ContainerRequest& req,
   if (existing != nullptr && existing->egress >= p.mbps && existing->ingress >= p.mbps) {
     return reuse(*existing);
   }
+  NETQOS_RETURN_IF_ERROR(CheckPodMetadata(config_, req, p.filtered));
 
   std::vector<NicCandidate> candidates = Candidates(existing);
   FilterOutcome outcome =

@@ -67,6 +67,32 @@ TEST_CASE("a pod whose kept annotations pass the limit is refused, naming the la
   CHECK(policy.state_bytes() == bytes_before);
 }
 
+TEST_CASE("a container already held keeps being served whatever its metadata",
+          "[policy][state_bounds]") {
+  // Held under a higher limit (or restored from a checkpoint written before the limit existed).
+  StaticPolicy before = PolicyWith(size_t{1} << 20, kMaxStateBytes);
+  REQUIRE(AllocateAndApply(before, RequestWithAnnotation("held", 100000)).ok());
+  StaticPolicy policy = PolicyWith(4096, kMaxStateBytes);
+  policy.Restore(before.pod_entries());
+
+  // Asked again (a kubelet restart re-admits running pods): hints and the same allocation.
+  CHECK(policy.GetTopologyHints(RequestWithAnnotation("held", 100000)).ok());
+  FirstNicChooser chooser;
+  auto again = policy.PlanAllocate(RequestWithAnnotation("held", 100000), chooser);
+  REQUIRE(again.ok());
+  CHECK_FALSE(again->change);  // nothing new to write
+  CHECK(policy.pod_entries() == before.pod_entries());
+
+  // What would write a new entry with that metadata is refused: another container of the pod,
+  // and the same container asking for more.
+  CHECK(AllocateAndApply(policy, RequestWithAnnotation("held", 100000, "sidecar2")).code() ==
+        StatusCode::kInvalidArgument);
+  ContainerRequest more = RequestWithAnnotation("held", 100000);
+  more.resource_requests[kResourceName] = 2;
+  CHECK(AllocateAndApply(policy, more).code() == StatusCode::kInvalidArgument);
+  CHECK(policy.pod_entries() == before.pod_entries());
+}
+
 TEST_CASE("metadata at the limit is taken and one byte over it is not", "[policy][state_bounds]") {
   ContainerRequest probe = RequestWithAnnotation("p", 0);
   StaticPolicy unlimited = PolicyWith(size_t{1} << 30, kMaxStateBytes);
