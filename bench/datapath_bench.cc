@@ -41,6 +41,7 @@
 #include "enforcement_env.h"
 #include "netqos_bench_empty.skel.h"
 #include "support/bpf_test_run.h"
+#include "support/temp_dir.h"
 
 namespace netqos::bench {
 namespace {
@@ -172,7 +173,8 @@ struct NamedProgram {
 // load. Not the instructions a packet executes (branches skip most of them), but it moves when a
 // path gains or loses work.
 void ProgramSizes(Report& rep, const std::vector<NamedProgram>& programs) {
-  const PerfProbe perf = ProbePerfInstructions("/tmp");
+  const testing::TempDir scratch;  // perf's output, removed with it
+  const PerfProbe perf = ProbePerfInstructions(scratch.path());
   rep.Line("### Instructions");
   rep.Line();
   rep.Line(perf.counts
