@@ -107,35 +107,35 @@ Status CheckIp(std::string_view ip) {
 
 Result<NriPod> TranslatePod(const api::PodSandbox& pod) {
   NETQOS_RETURN_IF_ERROR(CheckToken("pod sandbox id", pod.id(), kMaxIdBytes, true));
-  const std::string where = "pod sandbox " + pod.id() + ": ";
-  auto prefixed = [&](Status s) { return Status(s.code(), where + s.message()); };
-  if (Status s = CheckToken("uid", pod.uid(), kMaxIdBytes, true); !s.ok()) return prefixed(s);
+  const std::string where = "pod sandbox " + pod.id();
+  if (Status s = CheckToken("uid", pod.uid(), kMaxIdBytes, true); !s.ok()) return s.Wrap(where);
   if (Status s = CheckToken("namespace", pod.namespace_(), kMaxNameBytes, false); !s.ok()) {
-    return prefixed(s);
+    return s.Wrap(where);
   }
   if (Status s = CheckToken("name", pod.name(), kMaxNameBytes, false); !s.ok()) {
-    return prefixed(s);
+    return s.Wrap(where);
   }
   if (static_cast<size_t>(pod.ips_size()) > kMaxIps) {
-    return prefixed(
-        InvalidArgument(std::to_string(pod.ips_size()) + " ips exceed " + std::to_string(kMaxIps)));
+    return InvalidArgument(std::to_string(pod.ips_size()) + " ips exceed " +
+                           std::to_string(kMaxIps))
+        .Wrap(where);
   }
   NriPod out;
   for (const std::string& ip : pod.ips()) {
-    if (Status s = CheckIp(ip); !s.ok()) return prefixed(s);
+    if (Status s = CheckIp(ip); !s.ok()) return s.Wrap(where);
     out.ips.push_back(ip);
   }
   size_t annotation_bytes = 0;
   for (const auto& [key, value] : pod.annotations()) {
     annotation_bytes += key.size() + value.size();
     if (annotation_bytes > kMaxAnnotationBytes) {
-      return prefixed(
-          InvalidArgument("annotations exceed " + std::to_string(kMaxAnnotationBytes) + " bytes"));
+      return InvalidArgument("annotations exceed " + std::to_string(kMaxAnnotationBytes) + " bytes")
+          .Wrap(where);
     }
     out.annotations.emplace(key, value);
   }
   if (Status s = CheckPath("cgroup parent", pod.linux().cgroup_parent()); !s.ok()) {
-    return prefixed(s);
+    return s.Wrap(where);
   }
   out.id = pod.id();
   out.uid = pod.uid();
@@ -147,17 +147,16 @@ Result<NriPod> TranslatePod(const api::PodSandbox& pod) {
 
 Result<NriContainer> TranslateContainer(const api::Container& container) {
   NETQOS_RETURN_IF_ERROR(CheckToken("container id", container.id(), kMaxIdBytes, true));
-  const std::string where = "container " + container.id() + ": ";
-  auto prefixed = [&](Status s) { return Status(s.code(), where + s.message()); };
+  const std::string where = "container " + container.id();
   if (Status s = CheckToken("pod sandbox id", container.pod_sandbox_id(), kMaxIdBytes, true);
       !s.ok()) {
-    return prefixed(s);
+    return s.Wrap(where);
   }
   if (Status s = CheckToken("name", container.name(), kMaxNameBytes, false); !s.ok()) {
-    return prefixed(s);
+    return s.Wrap(where);
   }
   if (Status s = CheckPath("cgroups path", container.linux().cgroups_path()); !s.ok()) {
-    return prefixed(s);
+    return s.Wrap(where);
   }
   NriContainer out;
   out.id = container.id();
