@@ -484,7 +484,7 @@ std::vector<std::pair<std::string, uint32_t>> AttachedPrograms(const Enforcement
 
 // netqosd attaches its tc programs after it starts enforcing (its first pass over the NICs):
 // traffic measured before that would not pay for them.
-void WaitTcPrograms(const EnforcementEnv& env, Clock::duration limit) {
+void WaitTcPrograms(const EnforcementEnv& env, Clock::duration limit, bool ingress = true) {
   const int ifindex = static_cast<int>(::if_nametoindex(env.host_if().c_str()));
   const auto start = Clock::now();
   const auto deadline = start + limit;
@@ -494,7 +494,7 @@ void WaitTcPrograms(const EnforcementEnv& env, Clock::duration limit) {
         std::string::npos) {
       auto in = bpf::IngressProgramId(ifindex);
       auto eg = bpf::EgressProgramId(ifindex);
-      if (in.ok() && eg.ok() && *in != 0 && *eg != 0) {
+      if (in.ok() && eg.ok() && (*in != 0 || !ingress) && *eg != 0) {
         std::printf("[datapath] tc programs on the veth %.0f ms after the class map entry\n",
                     Micros(Clock::now() - start) / 1000);
         return;
@@ -622,7 +622,9 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
         std::to_string(kSpeed) + "mbit", "burst", bucket, "cburst", bucket});
   };
 
-  enum class Daemon { kNone, kBareHtb, kClassify, kShape };
+  // kShapeIdle: shaping with no allocation on the node (a state dir of its own), so nothing on
+  // the veth is capped and it keeps its own root.
+  enum class Daemon { kNone, kBareHtb, kClassify, kShape, kShapeIdle };
   struct Config {
     std::string name;
     Daemon daemon;
@@ -634,18 +636,37 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
       {"netqos shaping, no cap", Daemon::kShape, &cg_free},
       {"netqos shaping, leaf above line rate", Daemon::kShape, &cg_leaf},
       {"HTB root alone, no netqos", Daemon::kBareHtb, &cg_free},
+      {"netqos shaping, nothing capped on the NIC", Daemon::kShapeIdle, &cg_free},
+  };
+  // What each configuration's veth must carry, checked every round: the comparison means
+  // nothing if the uncapped container's neighbour did not bring the HTB root, or if the idle
+  // node got one.
+  auto check_root = [&](const Config& cfg) {
+    const bool htb =
+        testing::CaptureOutput("tc qdisc show dev " + env.host_if()).find("qdisc htb") !=
+        std::string::npos;
+    if (cfg.daemon == Daemon::kShape && !htb) {
+      throw std::runtime_error(cfg.name + ": no HTB root on " + env.host_if());
+    }
+    if (cfg.daemon == Daemon::kShapeIdle && htb) {
+      throw std::runtime_error(cfg.name + ": an HTB root on " + env.host_if());
+    }
   };
   std::vector<std::vector<TrafficFigures>> results(configs.size());
   for (int r = 0; r < rounds; ++r) {
     for (size_t c = 0; c < configs.size(); ++c) {
       const Config& cfg = configs[c];
-      const bool netqos = cfg.daemon == Daemon::kClassify || cfg.daemon == Daemon::kShape;
+      const bool shaping = cfg.daemon == Daemon::kShape || cfg.daemon == Daemon::kShapeIdle;
+      const bool netqos = cfg.daemon == Daemon::kClassify || shaping;
       if (cfg.daemon == Daemon::kBareHtb) bare_htb(true);
-      if (netqos) env.StartDaemon(cfg.daemon == Daemon::kShape, kSpeed);
+      if (cfg.daemon == Daemon::kShapeIdle) env.UseStateDir("state-idle");
+      if (netqos) env.StartDaemon(shaping, kSpeed);
       if (netqos && !env.WaitEntry(*cfg.cgroup, 10s)) {
         throw std::runtime_error("the sender is not in the class map after restart");
       }
-      if (cfg.daemon == Daemon::kShape) WaitTcPrograms(env, 10s);
+      // The idle node has nothing on the veth's receive side.
+      if (shaping) WaitTcPrograms(env, 10s, cfg.daemon == Daemon::kShape);
+      check_root(cfg);
       if (cfg.cgroup == &cg_leaf) {  // the traffic really goes through the container's HTB leaf
         if (env.WaitLeaf(cg_leaf, 10s) != leaf) throw std::runtime_error("the sender changed leaf");
         const auto classes = testing::TcClasses(env.host_if());
@@ -659,6 +680,7 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
                   cfg.name.c_str(), f.tcp_egress_mbps, f.tcp_ingress_mbps, f.udp_egress_sent_pps,
                   f.udp_egress_rcvd_pps, f.udp_ingress_rcvd_pps);
       if (netqos) env.StopDaemon();
+      env.UseStateDir("state");
       if (cfg.daemon == Daemon::kBareHtb) bare_htb(false);
     }
   }
@@ -721,7 +743,8 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
       "nothing on the veth). *shaping*: netqosd with `--enforce-nics` on the veth (HTB root "
       "on it, `netqos_nic_tx` on its tc egress hook setting every sent packet's class, the "
       "ingress program on its tc ingress hook, an IFB with the same tree). *no "
-      "cap*: a container without an allocation, in its QoS level's default class (the "
+      "cap*: a container without an allocation, next to the allocated one below (whose caps "
+      "put the HTB root and the IFB there), in its QoS level's default class (the "
       "uncapped class: its received packets skip the IFB, which could not hold them back, "
       "but each still passes the tc hook and the ingress program's socket lookup); *leaf "
       "above line rate*: a "
@@ -732,14 +755,17 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
       "-l 64`; *sent* is what the sender got through its stack, *delivered* what reached the "
       "receiver (both CPU-bound on this machine). *HTB root alone*: no netqos, only the qdisc "
       "that shaping installs (an HTB root with one default class at the link's speed): "
-      "what the qdisc itself costs against the veth's default of no qdisc. The target is judged on "
+      "what the qdisc itself costs against the veth's default of no qdisc. *nothing capped on "
+      "the NIC*: shaping on a node with no allocation (another state directory), so the veth "
+      "keeps its own root and gets no IFB or ingress program; only `netqos_nic_tx` is added to "
+      "classify+count. The target is judged on "
       "the uncapped "
       "configurations and on what is delivered: *sent* with nothing attached counts packets "
       "the veth's peer then drops (the veth has no qdisc to push back), so it is shown but "
       "not judged.");
   rep.Line();
   rep.TableHeader({"figure", configs[0].name, configs[1].name, "ratio", configs[2].name, "ratio",
-                   configs[3].name, "ratio", configs[4].name, "ratio"});
+                   configs[3].name, "ratio", configs[4].name, "ratio", configs[5].name, "ratio"});
   for (const auto& m : metrics) {
     auto show = [&](double v) { return m.pps ? Thousands(v) : Fmt(v, 0); };
     std::vector<std::string> row = {m.name, show(median(0, m.field))};
@@ -758,7 +784,9 @@ void Throughput(const Args& args, Report& rep, const ProgramCosts& costs) {
         ratios[1].median >= 0.97 && ratios[2].median >= 0.97,
         ProgramCostNote(m.field == &TrafficFigures::udp_ingress_rcvd_pps, costs) +
             "; a container with its own leaf (above line rate): " + Fmt(ratios[3].median, 3) +
-            "×; the HTB root alone, no netqos: " + Fmt(ratios[4].median, 3) + "×");
+            "×; the HTB root alone, no netqos: " + Fmt(ratios[4].median, 3) +
+            "×; shaping with nothing capped on the NIC (its own root, no IFB): " +
+            Fmt(ratios[5].median, 3) + "×");
   }
   rep.Line();
 

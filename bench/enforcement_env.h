@@ -150,7 +150,10 @@ class EnforcementEnv {
   const std::string& peer_ip() const { return peer_ip_; }
   std::string dir() const { return dir_->path(); }
   std::string PinDir() const { return dir_->file("bpf") + "/netqos"; }
-  std::string StateDir() const { return dir_->file("state"); }
+  std::string StateDir() const { return dir_->file(state_name_); }
+  // The next StartDaemon's state directory, under the env's own: another node's allocations
+  // (none, in a directory never used before) on the same veth and cgroups.
+  void UseStateDir(const std::string& name) { state_name_ = name; }
   std::string PodsFile() const { return dir_->file("pods.json"); }
   std::string Ifb() const { return "nqifb" + std::to_string(::if_nametoindex(host_.c_str())); }
 
@@ -333,6 +336,7 @@ class EnforcementEnv {
   std::unique_ptr<KubeletClient> kubelet_;
   bool enforced_ = false;
   int map_fd_ = -1;
+  std::string state_name_ = "state";
 };
 
 }  // namespace netqos::bench

@@ -195,8 +195,8 @@ TEST_CASE(
   DaemonFixture env(Case("n", 2, 2));
   FakePod& p1 = env.AddPod(1);
   const std::string cg1 = env.MakeCgroup(p1);
-  env.StartDaemon();
-  env.Allocate(p1, 100);  // --nic-selection=first: on veth 0
+  env.StartDaemon({"--shape-idle-nics"});  // veth 1, capped by nobody, keeps its tree too
+  env.Allocate(p1, 100);                   // --nic-selection=first: on veth 0
   const uint64_t id1 = InodeOf(cg1);
   REQUIRE(env.WaitLeaf(id1, 3000ms));
   const std::string leaf = TcHandleText(env.Class(id1)->priority);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "bpf/dataplane.h"
+#include "bpf/nic_attach.h"
 #include "core/types.h"
 #include "enforce/kernel/kernel_link_shaper.h"
 #include "shaping/htb_plan.h"
@@ -111,6 +112,9 @@ TEST_CASE(
   auto iplan = planner.Plan(1000, {});
   REQUIRE(iplan.ok());
   iplan->nic = netqos::enforce::IfbNameFor(nic.ifindex);
+  // The trees as --shape-idle-nics keeps them: installed with no container capped.
+  plan->shapes = true;
+  iplan->shapes = true;
 
   KernelLinkShaperOptions o;
   o.pin_dir = bpffs.PinDir();
@@ -172,4 +176,85 @@ TEST_CASE(
   (void)RemoveInstalledLinks(record, {});
   ShOk("rm -rf " + std::string(tmpl));
   (void)Dataplane::Uninstall(bpffs.PinDir());
+}
+
+TEST_CASE(
+    "link shaper: an idle NIC keeps its own root and gets no IFB, its first cap brings both, "
+    "and its last one gives the NIC back its qdiscs",
+    "[link_shaper]") {
+  PrivateBpffs bpffs;
+  TestCgroup cg("netqos-idle-" + std::to_string(::getpid()));
+  auto dp = Dataplane::Open({.pin_dir = bpffs.PinDir(), .cgroup_path = cg.Path()});
+  INFO(dp.status().message());
+  REQUIRE(dp.ok());
+  MultiQueueNic nic;
+  const auto before = MustRead(nic.ifindex);
+  char tmpl[] = "/tmp/nq-links.XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::string record = std::string(tmpl) + "/netqos-enforced-links.json";
+  const std::string ifb = netqos::enforce::IfbNameFor(nic.ifindex);
+  // Whatever a failed check leaves: the IFB outlives the NIC, the record its directory.
+  struct Cleanup {
+    std::string record, dir, pin_dir;
+    ~Cleanup() {
+      (void)RemoveInstalledLinks(record, {});
+      ShOk("rm -rf " + dir);
+      (void)Dataplane::Uninstall(pin_dir);
+    }
+  } cleanup{record, tmpl, bpffs.PinDir()};
+
+  HtbPlanner planner(nic.name);
+  netqos::shaping::ContainerAllocation leaf;
+  leaf.key = 42;
+  leaf.rate_bps = netqos::shaping::MbitToBits(100);
+  auto idle = planner.Plan(1000, {});
+  auto capped = planner.Plan(1000, {leaf});
+  REQUIRE(idle.ok());
+  REQUIRE(capped.ok());
+  REQUIRE_FALSE(idle->shapes);
+  REQUIRE(capped->shapes);
+  auto idle_in = *idle;
+  auto capped_in = *capped;
+  idle_in.nic = capped_in.nic = ifb;
+
+  KernelLinkShaperOptions o;
+  o.pin_dir = bpffs.PinDir();
+  o.record_path = record;
+  o.keep_forwarded_priority = false;
+  o.mode = ShapingMode::kHtb;
+  o.replace_root_qdisc = true;  // the test NIC's mq 1: is numbered by hand, so foreign
+  KernelLinkShaper shaper(o);
+
+  // Idle: the NIC's own mq and queues, no IFB, nothing on its receive path; the send path's
+  // program classifies all the same.
+  REQUIRE(shaper.Apply(nic.Nic(), *idle, idle_in).ok());
+  CHECK(MustRead(nic.ifindex) == before);
+  CHECK_FALSE(ShOk("ip link show dev " + ifb));
+  CHECK(ShOutput("tc filter show dev " + nic.name + " ingress").empty());
+  auto egress = netqos::bpf::EgressAttached(nic.ifindex);
+  REQUIRE(egress.ok());
+  CHECK(*egress);
+
+  // The first cap: HTB at the root, the IFB with the ingress tree and the program redirecting.
+  auto shaped = shaper.Apply(nic.Nic(), *capped, capped_in);
+  INFO(shaped.status().message());
+  REQUIRE(shaped.ok());
+  CHECK(MustRead(nic.ifindex).root_kind == "htb");
+  CHECK(ShOk("ip link show dev " + ifb));
+  auto ingress = netqos::bpf::IngressAttached(nic.ifindex);
+  REQUIRE(ingress.ok());
+  CHECK(*ingress);
+
+  // The last cap gone: the NIC as it was, the IFB deleted, the receive path empty again.
+  REQUIRE(shaper.Apply(nic.Nic(), *idle, idle_in).ok());
+  const auto after = MustRead(nic.ifindex);
+  CHECK(after.root_kind == "mq");
+  CHECK(after.queue_kinds == before.queue_kinds);
+  CHECK_FALSE(ShOk("ip link show dev " + ifb));
+  ingress = netqos::bpf::IngressAttached(nic.ifindex);
+  REQUIRE(ingress.ok());
+  CHECK_FALSE(*ingress);
+
+  REQUIRE(RemoveInstalledLinks(record, {}).ok());
+  CHECK(nic.Qdiscs().find("clsact") == std::string::npos);
 }

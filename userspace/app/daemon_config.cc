@@ -325,6 +325,13 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
             "traffic is classified and counted, no qdisc is touched)");
   f.AddBool("--replace-root-qdisc", c.replace_root_qdisc,
             "Replace a root qdisc netqos did not create on an --enforce-nics NIC");
+  f.AddBool(
+      "--shape-idle-nics", c.shape_idle_nics,
+      "Keep netqos's qdiscs on an --enforce-nics NIC while nothing on it is capped, so "
+      "the QoS levels' shares and priorities hold on every enforced NIC (default: a NIC, "
+      "and each direction of it, keeps its own root qdisc until a container, namespace "
+      "aggregate or level ceiling caps something there; implied by a --qos-level-shaping other "
+      "than the defaults)");
   f.AddChoice("--shaping-mode", c.shaping_mode, kShapingModeChoices,
               "How the --enforce-nics hold sent traffic to the caps: htb (one HTB tree at the "
               "NIC's root), edt (departure times, fq under each TX queue of the NIC's mq root), "

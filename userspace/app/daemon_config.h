@@ -112,6 +112,8 @@ struct DaemonConfig {
   std::string bpf_pin_dir = bpf::kDefaultPinDir;
   EnforceNics enforce_nics;  // [netns/]name items or "all", parsed when read; see enforce_nics.h
   bool replace_root_qdisc = false;
+  // netqos's qdiscs on an enforced NIC even while nothing on it is capped (HtbPlan::shapes).
+  bool shape_idle_nics = false;
   shaping::ShapingMode shaping_mode = shaping::ShapingMode::kAuto;  // shaping/shaping_mode.h
   shaping::ContainerCeil container_ceil = shaping::ContainerCeil::kAllocation;
   // --qos-level-shaping (level=rate:ceil:prio), --qos-level-dscp (level=dscp), --qos-level-burst

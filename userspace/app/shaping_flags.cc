@@ -21,6 +21,8 @@ Result<shaping::ShapingConfig> BuildShapingConfig(const DaemonConfig& config) {
   for (size_t i = 0; i < shaping::kQosLevelCount; ++i) {
     if (const auto& given = config.qos_level_shaping[i]) out.levels[i] = *given;
   }
+  // Level shares the operator chose are to hold on every enforced NIC, capped or not.
+  out.shape_idle = config.shape_idle_nics || out.levels != shaping::ShapingConfig{}.levels;
 
   out.default_level = config.unclassified_qos_level;
   out.container_ceil = config.container_ceil;

@@ -13,7 +13,7 @@ namespace {
 
 bool SamePlan(const shaping::HtbPlan& a, const shaping::HtbPlan& b) {
   return a.nic == b.nic && a.link_mbps == b.link_mbps && a.qdisc_handle == b.qdisc_handle &&
-         a.default_minor == b.default_minor && a.classes == b.classes;
+         a.default_minor == b.default_minor && a.shapes == b.shapes && a.classes == b.classes;
 }
 
 }  // namespace
@@ -54,6 +54,14 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<Lin
     KernelFailed(KernelTarget::kShaping);
     a.ok = false;
     return false;
+  }
+  if (a.egress.nic.empty() || a.egress.shapes != eplan->shapes ||
+      a.ingress.shapes != iplan->shapes) {
+    // Once per change that took: an idle NIC keeps its own root qdisc; its first cap brings the
+    // tree, and its last one takes it away again.
+    spdlog::info("shaping trees nic={} egress={} ingress={}", link.id.Identifier(),
+                 eplan->shapes ? "netqos" : "own root (nothing capped)",
+                 iplan->shapes ? "netqos" : "none (nothing capped)");
   }
   if (!a.mode || a.mode->mode != mode->mode) {
     spdlog::info("shaping mode nic={} mode={} reason=\"{}\"", link.id.Identifier(),

@@ -13,7 +13,11 @@ VethSyncResult Enforcer::SyncVeths(const std::map<uint64_t, DesiredContainer>& c
     const core::Nic& nic = nic_of_.at(link.id);
     if (!link.id.netns.empty() || nic.ifindex <= 0) continue;
     enforced.push_back(link.id);
-    home_ifindex[link.id] = nic.ifindex;
+    // Only a NIC whose receive side is shaped has an IFB (an idle one keeps none): a veth homed
+    // at another gets no redirect, and gets one when the NIC's first ingress cap brings the IFB.
+    // What the last successful apply left counts (a failed pass keeps the IFB it had).
+    auto a = applied_.find(link.id);
+    if (a == applied_.end() || a->second.ingress.shapes) home_ifindex[link.id] = nic.ifindex;
   }
   VethSyncResult r = veths_.Sync(pods_, classes, enforced, home_ifindex, *ports_.table, full);
   for (const auto& p : r.problems) problems_.Report(p);

@@ -24,6 +24,7 @@ std::optional<Found> FindLeaf(const std::vector<LinkLeaves>& links, uint64_t key
 
 std::vector<LevelClass> LevelClasses(const shaping::HtbPlan& plan) {
   std::vector<LevelClass> out;
+  if (!plan.shapes) return out;  // not installed: the NIC kept its own root
   for (int l = 0; l < shaping::kQosLevelCount; ++l) {
     const auto level = static_cast<shaping::QosLevel>(l);
     const uint32_t handle = shaping::MakeHandle(shaping::kQdiscMajor, shaping::LevelMinor(level));

@@ -29,7 +29,8 @@ struct LevelClass {
   uint64_t ceil_bps = 0;  // the most the level gets
   bool operator==(const LevelClass&) const = default;
 };
-// The level classes of a plan, by level; none in an empty plan (egress paced in EDT mode).
+// The level classes of a plan, by level; none in an empty plan (egress paced in EDT mode) or in
+// one not installed (HtbPlan::shapes false: nothing capped on the NIC).
 std::vector<LevelClass> LevelClasses(const shaping::HtbPlan& plan);
 
 // The leaves of one shaped link, as the last pass applied them.

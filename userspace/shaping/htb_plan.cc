@@ -280,6 +280,7 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
   plan.classes.push_back({top, MakeHandle(kQdiscMajor, 0), link_bps, link_bps, 0, {}});
 
   uint64_t guaranteed = 0;
+  bool capped_level = false;
   for (QosLevel l : kLevels) {
     const LevelConfig& lc = config.levels[static_cast<size_t>(l)];
     std::vector<PlannedClass> leaves;
@@ -332,6 +333,7 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
       rate = std::min(rate, c);
     }
     guaranteed += rate;
+    if (ceil < link_bps) capped_level = true;
 
     const uint32_t parent = MakeHandle(kQdiscMajor, LevelMinor(l));
     // HTB uses prio only on leaves (the kernel neither keeps nor reports it for inner classes),
@@ -368,6 +370,10 @@ Result<HtbPlan> BuildHtbPlan(const std::string& nic, const ShapingConfig& config
     plan.overcommit.push_back(where + "QoS level guarantees sum to " + BitRateText(guaranteed) +
                               ", more than the link rate " + BitRateText(link_bps));
   }
+  // Levels that only share the link out (rates and priorities, every ceiling at the link) act
+  // under contention alone; without a cap among them the NIC's own root does as well for less
+  // per packet (docs/benchmarks.md).
+  plan.shapes = config.shape_idle || !containers.empty() || !groups.empty() || capped_level;
   return plan;
 }
 

@@ -107,6 +107,11 @@ struct ShapingConfig {
   // Each level's burst in bytes (--qos-level-burst), for its container leaves and its default
   // leaf; 0: the default bucket. A pod's netqos.io/burst overrides it for the pod's leaves.
   std::array<uint32_t, kQosLevelCount> burst_bytes{};
+  // Whether a NIC (or one direction of it) carries netqos's tree while nothing on it is capped
+  // (HtbPlan::shapes). false: it keeps its own root qdisc until then, so a node whose containers
+  // have no caps pays no qdisc on its packets; the QoS levels' shares and priorities then hold
+  // only where something is capped (--shape-idle-nics, and --qos-level-shaping, set it).
+  bool shape_idle = false;
 };
 
 struct ContainerAllocation {
@@ -160,6 +165,10 @@ struct HtbPlan {
   std::vector<PlannedClass> classes;
   // Non-fatal: the guarantees do not fit the link (rates were capped at the link rate).
   std::vector<std::string> overcommit;
+  // Whether the tree is to be installed: something in it caps (a container leaf, a namespace
+  // aggregate, a level whose ceiling is below the link), or ShapingConfig::shape_idle. false: the
+  // classes above describe what the tree would be, and the NIC keeps its own root qdisc.
+  bool shapes = true;
 
   const PlannedClass* Find(uint32_t handle) const;
 };

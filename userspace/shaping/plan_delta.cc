@@ -9,6 +9,10 @@ std::optional<PlanDelta> DiffPlans(const HtbPlan& before, const HtbPlan& after) 
       before.qdisc_handle != after.qdisc_handle || before.default_minor != after.default_minor) {
     return std::nullopt;
   }
+  // The tree comes or goes (the first cap on an idle NIC, or the last one leaving): only a whole
+  // apply installs or removes it. A NIC idle before and after has no tree to patch.
+  if (before.shapes != after.shapes) return std::nullopt;
+  if (!after.shapes) return PlanDelta{};
   // Hashed: this runs for every new container on NICs with thousands of leaves.
   std::unordered_map<uint32_t, const PlannedClass*> old;
   old.reserve(before.classes.size());

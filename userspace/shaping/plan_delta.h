@@ -18,7 +18,8 @@ struct PlanDelta {
 
 // nullopt when `after` cannot be reached from `before` by creating and changing classes: a class
 // is gone or has moved to another parent (HTB cannot move one), or the qdisc itself differs
-// (handle, default class, link). The caller applies the whole plan then.
+// (handle, default class, link), or the tree is to be installed or removed (HtbPlan::shapes
+// differs). The caller applies the whole plan then. Empty between two plans that do not shape.
 std::optional<PlanDelta> DiffPlans(const HtbPlan& before, const HtbPlan& after);
 
 }  // namespace netqos::shaping

@@ -57,6 +57,22 @@ TEST_CASE("BuildShapingConfig: the levels given override their level only") {
   CHECK(r->default_level == QosLevel::kReclaimed);
 }
 
+TEST_CASE("BuildShapingConfig: idle NICs keep their own root unless told, or given level shares") {
+  CHECK_FALSE(BuildShapingConfig(DaemonConfig{})->shape_idle);
+  DaemonConfig told;
+  told.shape_idle_nics = true;
+  CHECK(BuildShapingConfig(told)->shape_idle);
+  // Shares of the operator's own are to hold on every enforced NIC.
+  DaemonConfig shares;
+  shares.qos_level_shaping[static_cast<size_t>(QosLevel::kReclaimed)] = LevelConfig{100, 1000, 3};
+  CHECK(BuildShapingConfig(shares)->shape_idle);
+  // A level named with its default values changes nothing.
+  DaemonConfig same;
+  same.qos_level_shaping[static_cast<size_t>(QosLevel::kReclaimed)] =
+      Level(ShapingConfig{}, QosLevel::kReclaimed);
+  CHECK_FALSE(BuildShapingConfig(same)->shape_idle);
+}
+
 TEST_CASE("BuildShapingConfig: a level built in code is held to shaping's rules") {
   struct Case {
     LevelConfig level;

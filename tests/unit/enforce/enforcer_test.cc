@@ -105,6 +105,7 @@ struct FakeShaper : LinkShaper {
       leaf_bps[nic.id.name][c.handle] = c.rate_bps;
     }
     applied[nic.id.name] = leaves;
+    trees[nic.id.name] = {egress.shapes, ingress.shapes};
     if (edt.count(nic.id.name) != 0)
       return ModeChoice{ShapingMode::kEdt, "test: edt", ShapingReason::kFlag, {}};
     return ModeChoice{ShapingMode::kHtb, "test: htb", ShapingReason::kFlag, {}};
@@ -156,6 +157,8 @@ struct FakeShaper : LinkShaper {
   std::set<std::string> failing_patch;          // Patch fails there, Apply does not
   std::map<std::string, size_t> ingress_added;  // classes Patch created on the IFB
   std::map<std::string, std::pair<uint64_t, uint64_t>> reclaimed_ceil;
+  // Whether the last whole apply on a NIC installs its (egress, ingress) tree (HtbPlan::shapes).
+  std::map<std::string, std::pair<bool, bool>> trees;
 };
 
 AllocationInfo Alloc(const std::string& nic, uint32_t mbps) {
@@ -267,6 +270,7 @@ class Node {
     o.resync = 1h;  // passes come from events in these tests
     o.pods_refresh = 1h;
     o.shaping.low_priority_floor_percent = low_priority_floor_percent;
+    o.shaping.shape_idle = shape_idle;
     EnforcerPorts p;
     auto reader = std::make_shared<netqos::enforce::PodListReader>(
         [this]() -> Result<std::string> {
@@ -362,6 +366,7 @@ class Node {
   int pod_allocation_reads = 0;  // reads of a few pods' allocations (the new-container path)
   Clock::time_point now = Clock::now();
   std::optional<uint32_t> low_priority_floor_percent;  // set before Start
+  bool shape_idle = false;                             // --shape-idle-nics; set before Start
   // While set, reading the pod list blocks (a slow kubelet or a big node's first pass).
   bool hold_pod_list = false;
   std::condition_variable pods_cv;
@@ -384,6 +389,7 @@ TEST_CASE("enforcer: a new container gets its class entry and its leaf on its NI
 TEST_CASE("enforcer: a new container's leaves are sent alone without applying the NIC again",
           "[enforce]") {
   Node node;
+  node.shape_idle = true;  // the NIC's tree is there before its first leaf
   node.Start();
   const int applies_before = node.ShaperCalls("eth1").first;
   node.CapPod({"11111111-0000-0000-0000-00000000000a", "c10", {}}, "eth1", 100);
@@ -439,8 +445,47 @@ TEST_CASE("enforcer: a container announced while stopping is not waited for", "[
   CHECK(std::chrono::steady_clock::now() - start < 1s);
 }
 
+TEST_CASE("enforcer: an idle NIC gets its trees with its first cap and loses them with its last",
+          "[enforce]") {
+  Node node;
+  node.Start();
+  REQUIRE(node.Eventually([&] { return node.ShaperCalls("eth1").first >= 1; }));
+  {
+    std::lock_guard<std::mutex> l(node.shaper.mu);
+    CHECK(node.shaper.trees["eth1"] == std::pair{false, false});  // nothing capped: its own root
+  }
+  const int applies_before = node.ShaperCalls("eth1").first;
+  const FakePod p{"11111111-0000-0000-0000-00000000000e", "c14", {}};
+  node.CapPod(p, "eth1", 100);
+  // Installing a tree is a whole apply: a patch has nothing to add classes to.
+  CHECK(node.ShaperCalls("eth1").first > applies_before);
+  {
+    std::lock_guard<std::mutex> l(node.shaper.mu);
+    CHECK(node.shaper.trees["eth1"] == std::pair{true, true});
+    CHECK(node.shaper.trees["eth0"] == std::pair{false, false});  // the other NIC stays idle
+  }
+  node.RemovePod(p.uid);
+  node.enforcer->OnPodRemoved(p.uid);
+  CHECK(node.Eventually([&] {
+    std::lock_guard<std::mutex> l(node.shaper.mu);
+    return node.shaper.trees["eth1"] == std::pair{false, false};
+  }));
+}
+
+TEST_CASE("enforcer: with --shape-idle-nics every enforced NIC has its trees from the start",
+          "[enforce]") {
+  Node node;
+  node.shape_idle = true;
+  node.Start();
+  REQUIRE(node.Eventually([&] { return node.ShaperCalls("eth0").first >= 1; }));
+  std::lock_guard<std::mutex> l(node.shaper.mu);
+  CHECK(node.shaper.trees["eth0"] == std::pair{true, true});
+  CHECK(node.shaper.trees["eth1"] == std::pair{true, true});
+}
+
 TEST_CASE("enforcer: a patch the kernel refuses is followed by a whole apply", "[enforce]") {
   Node node;
+  node.shape_idle = true;  // a patch, not the first cap's whole apply
   node.shaper.failing_patch.insert("eth1");
   node.Start();
   const int applies_before = node.ShaperCalls("eth1").first;

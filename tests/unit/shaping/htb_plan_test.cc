@@ -588,3 +588,46 @@ TEST_CASE("ValidateLevelConfig gives the bare reason, ValidateConfig names the l
     }
   }
 }
+
+TEST_CASE("a plan installs its tree only where something is capped, or when asked to",
+          "[shaping]") {
+  const std::vector<ContainerAllocation> none;
+  const std::vector<ContainerAllocation> one = {{7, QosLevel::kShared, Mbit(100), 0, false, 0x100}};
+  // Levels that share the link out but cap nothing: the NIC keeps its own root.
+  auto idle = BuildHtbPlan("eth0", ShapingConfig{}, 1000, none);
+  REQUIRE(idle.ok());
+  CHECK_FALSE(idle->shapes);
+  CHECK(idle->classes.size() == 1 + 2 * kQosLevelCount);  // still described in full
+  // A container's leaf caps it.
+  auto leaf = BuildHtbPlan("eth0", ShapingConfig{}, 1000, one);
+  REQUIRE(leaf.ok());
+  CHECK(leaf->shapes);
+  // So does a namespace aggregate, even before a leaf of its own is there.
+  auto group = BuildHtbPlan("eth0", ShapingConfig{}, 1000, none, {},
+                            {{0x110, QosLevel::kShared, Mbit(10), Mbit(100)}});
+  REQUIRE(group.ok());
+  CHECK(group->shapes);
+  // And a level held below the link, by its configuration or by a ceiling (low-priority groups).
+  ShapingConfig held;
+  held.levels[static_cast<size_t>(QosLevel::kReclaimed)].ceil_permille = 500;
+  auto configured = BuildHtbPlan("eth0", held, 1000, none);
+  REQUIRE(configured.ok());
+  CHECK(configured->shapes);
+  LevelCeilings ceilings;
+  ceilings[static_cast<size_t>(QosLevel::kReclaimed)] = 600;
+  auto ceiled = BuildHtbPlan("eth0", ShapingConfig{}, 1000, none, ceilings);
+  REQUIRE(ceiled.ok());
+  CHECK(ceiled->shapes);
+  // A ceiling at the link's rate or above caps nothing.
+  ceilings[static_cast<size_t>(QosLevel::kReclaimed)] = 1000;
+  auto at_link = BuildHtbPlan("eth0", ShapingConfig{}, 1000, none, ceilings);
+  REQUIRE(at_link.ok());
+  CHECK_FALSE(at_link->shapes);
+  // --shape-idle-nics (or --qos-level-shaping): the tree everywhere.
+  ShapingConfig always;
+  always.shape_idle = true;
+  auto kept = BuildHtbPlan("eth0", always, 1000, none);
+  REQUIRE(kept.ok());
+  CHECK(kept->shapes);
+  CHECK(kept->classes == idle->classes);
+}

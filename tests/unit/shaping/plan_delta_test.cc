@@ -95,3 +95,24 @@ TEST_CASE("plan delta: another default class or link rate needs the whole plan",
   other_link.link_mbps = before.link_mbps * 2;
   CHECK_FALSE(DiffPlans(before, other_link));
 }
+
+TEST_CASE("plan delta: a tree that comes or goes needs the whole plan, an idle one needs nothing",
+          "[shaping]") {
+  auto idle = BuildHtbPlan("eth0", ShapingConfig{}, 10000, {});
+  auto capped = BuildHtbPlan("eth0", ShapingConfig{}, 10000,
+                             {{1, QosLevel::kShared, MbitToBits(100), 0, false, 0x100}});
+  REQUIRE(idle.ok());
+  REQUIRE(capped.ok());
+  REQUIRE_FALSE(idle->shapes);
+  CHECK_FALSE(DiffPlans(*idle, *capped));  // the first cap installs the tree
+  CHECK_FALSE(DiffPlans(*capped, *idle));  // the last one removes it
+  // Two idle plans: nothing is installed, so nothing to patch, whatever their classes say.
+  ShapingConfig other;
+  other.levels[static_cast<size_t>(QosLevel::kShared)].prio = 5;
+  auto idle2 = BuildHtbPlan("eth0", other, 10000, {});
+  REQUIRE(idle2.ok());
+  REQUIRE_FALSE(idle2->classes == idle->classes);
+  auto d = DiffPlans(*idle, *idle2);
+  REQUIRE(d);
+  CHECK(d->empty());
+}

@@ -112,7 +112,13 @@ Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
         if (!installer.ok()) return installer.status();
         shaping::InstallReport report;
         shaping::EdtInstallReport edt_report;
-        if (edt) {
+        if (!egress.shapes) {
+          // Nothing capped on the NIC: it keeps (or gets back) the root it had, and its packets
+          // pay for no qdisc of netqos's.
+          NETQOS_RETURN_IF_ERROR(installer->Remove(nic.ifindex).Wrap("egress HTB"));
+          NETQOS_RETURN_IF_ERROR(queues->RemoveOwnRoot(nic.ifindex).Wrap("egress EDT root"));
+          NETQOS_RETURN_IF_ERROR(queues->Restore(nic.ifindex, before).Wrap("egress root"));
+        } else if (edt) {
           auto r = queues->EnsureEdt(nic.ifindex, options_.replace_root_qdisc);
           if (!r.ok()) return r.status().Wrap("egress EDT qdiscs");
           edt_report = *r;
@@ -125,22 +131,30 @@ Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
           if (!r.ok()) return r.status().Wrap("egress HTB");
           report = *r;
         }
-        auto ifb = installer->EnsureIfb(IfbNameFor(nic.ifindex));
-        if (!ifb.ok()) return ifb.status().Wrap("ingress IFB");
-        // The IFB is netqos's own device: whatever root it has was put there by netqos.
-        shaping::InstallOptions ifb_opts;
-        ifb_opts.replace_foreign = true;
-        auto ireport = installer->Apply(*ifb, ingress, ifb_opts);
-        if (!ireport.ok())
-          return ireport.status().Wrap("ingress HTB on " + IfbNameFor(nic.ifindex));
-        bpf::IngressAttachOptions attach;
-        attach.pin_dir = options_.pin_dir;
-        attach.ifindex = nic.ifindex;
-        attach.ifb_ifindex = *ifb;
-        attach.redirect_unclassified = options_.redirect_unclassified;
-        auto programs = ProgramsFor(*ifb != 0, edt);
+        auto programs = ProgramsFor(true, edt);
         if (!programs.ok()) return programs.status().Wrap("NIC programs");
-        NETQOS_RETURN_IF_ERROR(bpf::AttachIngress(attach, **programs).Wrap("ingress classifier"));
+        Result<shaping::InstallReport> ireport = shaping::InstallReport{};
+        if (ingress.shapes) {
+          auto ifb = installer->EnsureIfb(IfbNameFor(nic.ifindex));
+          if (!ifb.ok()) return ifb.status().Wrap("ingress IFB");
+          // The IFB is netqos's own device: whatever root it has was put there by netqos.
+          shaping::InstallOptions ifb_opts;
+          ifb_opts.replace_foreign = true;
+          ireport = installer->Apply(*ifb, ingress, ifb_opts);
+          if (!ireport.ok())
+            return ireport.status().Wrap("ingress HTB on " + IfbNameFor(nic.ifindex));
+          bpf::IngressAttachOptions attach;
+          attach.pin_dir = options_.pin_dir;
+          attach.ifindex = nic.ifindex;
+          attach.ifb_ifindex = *ifb;
+          attach.redirect_unclassified = options_.redirect_unclassified;
+          NETQOS_RETURN_IF_ERROR(bpf::AttachIngress(attach, **programs).Wrap("ingress classifier"));
+        } else {
+          // Nothing received is capped: no program on the NIC's receive path, no IFB. Detached
+          // first, so nothing is redirected to an IFB on its way out.
+          NETQOS_RETURN_IF_ERROR(bpf::DetachIngress(nic.ifindex).Wrap("ingress classifier"));
+          NETQOS_RETURN_IF_ERROR(installer->DeleteIfb(IfbNameFor(nic.ifindex)).Wrap("ingress IFB"));
+        }
         // After the qdiscs it feeds: every sent packet's class (and in EDT mode its departure
         // time) comes from netqos from now on.
         NETQOS_RETURN_IF_ERROR(
