@@ -92,9 +92,10 @@ opts=(-q -o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=-
   -o "Dir::Etc::preferencesparts=$a/preferences.d" -o "Dir::Etc::preferences=$a/preferences"
   -o APT::Sandbox::User=root -o Acquire::Languages=none)
 note "looking up Debian $suite's containerd"
-apt-get "${opts[@]}" update >"$a/update.log" 2>&1 ||
+# --error-on=any: a source that cannot be read fails here, not as "no such package" below.
+apt-get "${opts[@]}" --error-on=any update >"$a/update.log" 2>&1 ||
   { cat "$a/update.log" >&2; die "apt-get update for $suite failed"; }
-version=$(apt-cache "${opts[@]}" show containerd | awk '$1 == "Version:" { print $2; exit }')
+version=$(apt-cache "${opts[@]}" show containerd 2>/dev/null | awk '$1 == "Version:" { print $2; exit }') || true
 [[ -n $version ]] || die "$suite has no containerd package"
 if [[ -f $dir/ready && $(cat "$dir/package") == "containerd $version" ]] && check_bin >/dev/null; then
   touch "$dir/ready"
