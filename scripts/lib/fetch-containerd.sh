@@ -7,9 +7,9 @@
 #
 #   scripts/lib/fetch-containerd.sh [--suite SUITE]
 #
-# runc stays the machine's (Debian 12's 1.1.5): containerd 1.7 drives runc through the OCI
-# runtime command line and state files that runc 1.1 implements; the package's newer runc is
-# needed neither by the shim nor by the tests (docs/nri.md).
+# runc stays the machine's (Debian 12's 1.1.5): the package asks only for runc (>= 0.1.0~), the
+# suite's own runc is 1.1.15 of the same series, and the shim drives runc through its command
+# line and state directory, which 1.1.5 serves (docs/nri.md).
 #
 # Environment:
 #   NETQOS_CONTAINERD_CACHE    downloads and the unpacked package (default

@@ -1,10 +1,10 @@
 // The NRI session against a real containerd with NRI (1.7 or later; a private instance, see
 // support/private_containerd.h): registration, and the events of a pod made through CRI with
-// the ids, the cgroup path and the order the port relies on. Hidden ([.]) because the
-// containerd this suite runs by default (Debian 12's 1.6) has no NRI; run it with a newer one
-// first on PATH:
+// the ids, the cgroup path and the order the port relies on. Hidden ([.]) from the discovery of
+// this executable's tests because the containerd they use (Debian 12's 1.6) has no NRI; CTest
+// runs the [nri] cases through nri_real_runtime.sh with Debian 13's first on PATH. By hand:
 //
-//   PATH=/path/to/containerd-1.7/bin:$PATH build/bin/netqos_cri_integration_tests '[nri]'
+//   PATH=$(scripts/lib/fetch-containerd.sh):$PATH build/bin/netqos_cri_integration_tests '[nri]'
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
