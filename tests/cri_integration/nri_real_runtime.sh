@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The hidden [nri] cases of netqos_cri_integration_tests, against Debian 13's containerd 1.7
-# (NRI): fetched into a cache by scripts/lib/fetch-containerd.sh (a download only the first time)
-# and put first on PATH for them alone; the other CRI tests keep the machine's containerd 1.6.
+# The hidden [nri] cases of a test executable (netqos_cri_integration_tests: the NRI session;
+# netqos_integration_tests: netqosd with --nri-socket) against Debian 13's containerd 1.7 (NRI):
+# fetched into a cache by scripts/lib/fetch-containerd.sh (a download only the first time) and
+# put first on PATH for them alone; the other CRI tests keep the machine's containerd 1.6.
 # Without root the test binary itself reports NOT RUN (exit 77), or fails under CI=true. A fetch
 # that fails is NOT RUN too, and a failure under CI=true.
 #
