@@ -56,14 +56,7 @@ class PrivateContainerd {
       throw std::runtime_error("/usr/lib/cni/bridge missing (containernetworking-plugins)");
     }
     WriteConfig();
-    pid_ = Spawn({Which("containerd"), "--config", dir_.file("config.toml")},
-                 dir_.file("containerd.log"));
-    channel_ = grpc::CreateChannel(endpoint(), grpc::InsecureChannelCredentials());
-    // Bounded wait for the socket to answer: containerd boots in well under a second here.
-    if (!channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(30))) {
-      Cleanup();
-      throw std::runtime_error("private containerd did not start:\n" + Log());
-    }
+    StartDaemon();
     auto image = RunCommand({NETQOS_BUSYBOX_IMAGE_SCRIPT, dir_.file("image.tar"), kImage},
                             dir_.file("image.out"));
     auto import = image.exit_code == 0
@@ -133,6 +126,14 @@ class PrivateContainerd {
     test::cri::Empty none;
     Call("StartContainer", start, &none);
     return created.container_id();
+  }
+
+  // containerd stopped (SIGTERM) and started again on the same config and state, as a node's
+  // runtime restarts: the shims and the containers keep running meanwhile.
+  void Restart() {
+    channel_.reset();
+    StopDaemon();
+    StartDaemon();
   }
 
   void StopContainer(const std::string& id) {
@@ -227,6 +228,27 @@ class PrivateContainerd {
         << R"("ranges":[[{"subnet":")" << kSubnet << R"("}]],"dataDir":")" << d << R"(/ipam"}}]})";
   }
 
+  void StartDaemon() {
+    pid_ = Spawn({Which("containerd"), "--config", dir_.file("config.toml")},
+                 dir_.file("containerd.log"));
+    channel_ = grpc::CreateChannel(endpoint(), grpc::InsecureChannelCredentials());
+    // Bounded wait for the socket to answer: containerd boots in well under a second here.
+    if (!channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(30))) {
+      Cleanup();
+      throw std::runtime_error("private containerd did not start:\n" + Log());
+    }
+  }
+
+  void StopDaemon() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    if (!WaitPid(pid_, std::chrono::seconds(20))) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    pid_ = -1;
+  }
+
   // Each step runs even when an earlier one failed.
   void Cleanup() {
     if (cleaned_) return;
@@ -243,14 +265,7 @@ class PrivateContainerd {
       }
     }
     channel_.reset();
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      if (!WaitPid(pid_, std::chrono::seconds(20))) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, nullptr, 0);
-      }
-      pid_ = -1;
-    }
+    StopDaemon();
     KillOurShims();
     UnmountUnder(dir_.path());
     RemoveCgroups();
