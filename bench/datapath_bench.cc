@@ -228,6 +228,8 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
   // delay, so every run takes the same branch of the pacing and none is dropped by the horizon.
   testing::TestCgroup paced(root, "paced");
   testing::TestCgroup aggregated(root, "aggregated");
+  // And a container without a leaf (its level's default class), which EDT never paces.
+  testing::TestCgroup unpaced(root, "unpaced");
 
   bpf::Dataplane::Options o;
   o.pin_dir = dir.file("bpf") + "/netqos";
@@ -263,10 +265,13 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
   netqos_class aggregated_cls = cls;
   aggregated_cls.priority = kAggregatedLeaf;
   aggregated_cls.flags |= NETQOS_CLASS_F_AGGREGATE;
+  netqos_class unpaced_cls = cls;
+  unpaced_cls.priority = 0x100031;  // the shared level's default class
+  unpaced_cls.flags |= NETQOS_CLASS_F_NO_LEAF;
   for (const Status& st :
        {(*dp)->SetClass(paced.Id(), paced_cls), (*dp)->SetClass(aggregated.Id(), aggregated_cls),
-        (*dp)->SetEdtRate(kPacedLeaf, kNoDelay), (*dp)->SetEdtRate(kAggregatedLeaf, kNoDelay),
-        (*dp)->SetEdtRate(kAggregate, kNoDelay),
+        (*dp)->SetClass(unpaced.Id(), unpaced_cls), (*dp)->SetEdtRate(kPacedLeaf, kNoDelay),
+        (*dp)->SetEdtRate(kAggregatedLeaf, kNoDelay), (*dp)->SetEdtRate(kAggregate, kNoDelay),
         (*dp)->SetAggregate(kAggregatedLeaf, kAggregate)}) {
     if (!st.ok()) throw std::runtime_error(st.message());
   }
@@ -321,6 +326,9 @@ ProgramCosts ProgramCost(const Args& args, Report& rep) {
        [&] { return TestRunNs(ingress, no_socket, repeat); }, false},
       {"netqos_nic_tx (tc egress)", "container's socket: class map hit", classified.Path(),
        [&] { return TestRunNs(nic_tx, tcp, repeat); }, false},
+      {"netqos_nic_tx (tc egress, EDT mode)",
+       "container's socket: no leaf (its level's default class), no pacing lookup", unpaced.Path(),
+       [&] { return TestRunNs(nic_tx_edt, tcp, repeat); }, false},
       {"netqos_nic_tx (tc egress, EDT mode)",
        "container's socket: its leaf paced (a namespace without an aggregate)", paced.Path(),
        [&] { return TestRunNs(nic_tx_edt, tcp, repeat); }, false},

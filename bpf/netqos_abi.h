@@ -103,6 +103,12 @@ struct netqos_class {
  * the map is never looked at: pods of namespaces without an aggregate pay nothing.
  */
 #define NETQOS_CLASS_F_AGGREGATE 0x8u
+/* netqos_class.flags: the container has no leaf of its own (its packets are its QoS level's
+ * default class's), so no netqos_edt_v1 entry can pace it: in EDT mode netqos_nic_tx skips that
+ * lookup, and an uncapped container's sent packets cost classification alone. The inverse of
+ * "paced" on purpose: an entry an older netqosd wrote lacks the bit and is looked up, as it was.
+ */
+#define NETQOS_CLASS_F_NO_LEAF 0x20u
 
 /* netqos_nic_tx's cfg_unmarked_dscp (--dscp-default): this bit set, the low 6 bits are the DSCP of
  * every packet whose class sets none, and of every packet of no class; clear: those are left as

@@ -603,7 +603,8 @@ int netqos_nic_tx(struct __sk_buff *skb)
 	 */
 	if (cfg_edt) {
 		skb->priority = netqos_edt_priority(cls);
-		if (cls && netqos_edt_pace_all(skb, cls) == TC_ACT_SHOT) {
+		if (cls && !(cls->flags & NETQOS_CLASS_F_NO_LEAF) &&
+		    netqos_edt_pace_all(skb, cls) == TC_ACT_SHOT) {
 			netqos_count_drop(cgroup_id);
 			return TC_ACT_SHOT;
 		}

@@ -884,6 +884,16 @@ TEST_CASE(
   REQUIRE(a1.tstamp != 0);
   CHECK(b2.tstamp - a1.tstamp == share_ns);
 
+  // A class flagged as having no leaf is never looked up in the pacing map: with b's entry so
+  // flagged its packets leave unpaced, though its leaf still has a rate (busy from the runs
+  // above, so without the flag the next packet would get a departure time).
+  netqos_class no_leaf = Class(0x10091, 94);
+  no_leaf.flags |= NETQOS_CLASS_F_NO_LEAF;
+  REQUIRE(dp->SetClass(id_b, no_leaf).ok());
+  for (int i = 0; i < 3; i++) CHECK(netqos::testing::RunSkbProgram(tx, from_b, 0).tstamp == 0);
+  REQUIRE(dp->SetClass(id_b, Class(0x10091, 94)).ok());
+  CHECK(netqos::testing::RunSkbProgram(tx, from_b, 0).tstamp != 0);
+
   // The same container on a NIC in HTB mode: its leaf, no departure time.
   auto htb = NicPrograms::Load({.pin_dir = fx.pin_dir()});
   REQUIRE(htb.ok());

@@ -298,7 +298,7 @@ uint32_t ClassFlags(const DesiredOptions& options, shaping::QosLevel level, bool
     const auto lands_in = leaf_minor ? options.unclassified_level : level;
     limited = options.ingress_level_limited[static_cast<size_t>(lands_in)];
   }
-  return limited ? kClassIngressShaped : 0;
+  return (limited ? kClassIngressShaped : 0) | (leaf_minor ? 0 : kClassNoLeaf);
 }
 
 DesiredState ComputeDesiredState(const core::PolicyConfig& policy,

@@ -61,6 +61,9 @@ inline constexpr uint32_t kClassVeth = 0x4;
 // == NETQOS_CLASS_F_AGGREGATE: in EDT mode the NIC program also paces the class's packets by its
 // namespace's aggregate (the aggregate map); classes without it never look there.
 inline constexpr uint32_t kClassAggregate = 0x8;
+// == NETQOS_CLASS_F_NO_LEAF: the container has no leaf (its level's default class), so in EDT
+// mode the NIC program does not look for a pacing budget for it.
+inline constexpr uint32_t kClassNoLeaf = 0x20;
 
 struct DesiredContainer {
   ClassEntry entry;
@@ -136,8 +139,9 @@ struct DesiredOptions {
 DesiredOptions DesiredOptionsFor(const shaping::ShapingConfig& shaping, bool shaping_on);
 
 // The flags of a container's class entry (set_priority only): kClassIngressShaped when its
-// received packets land in an IFB class that can hold them back. `leaf_minor`: the container has
-// a leaf minor; `ingress_leaf`: that leaf exists on the IFB (an ingress cap).
+// received packets land in an IFB class that can hold them back, kClassNoLeaf when it has no leaf
+// minor. `leaf_minor`: the container has a leaf minor; `ingress_leaf`: that leaf exists on the
+// IFB (an ingress cap).
 uint32_t ClassFlags(const DesiredOptions& options, shaping::QosLevel level, bool leaf_minor,
                     bool ingress_leaf);
 

@@ -220,6 +220,7 @@ TEST_CASE("received packets go through the IFB only when a class there can hold 
           "[enforce]") {
   using netqos::enforce::DesiredOptionsFor;
   using netqos::enforce::kClassIngressShaped;
+  using netqos::enforce::kClassNoLeaf;
   netqos::shaping::ShapingConfig shaping;  // every level may borrow up to the whole link
   World w;
   w.options = DesiredOptionsFor(shaping, true);
@@ -230,7 +231,9 @@ TEST_CASE("received packets go through the IFB only when a class there can hold 
   DesiredState s = w.Compute();
   CHECK(At(s, 1).entry.flags == kClassIngressShaped);  // its own ingress leaf
   CHECK(At(s, 2).entry.flags == 0);  // no ingress leaf: lands in the unclassified level's class
-  CHECK(At(s, 3).entry.flags == 0);  // its level's class borrows up to the link
+  // Its level's class borrows up to the link; and it has no leaf, so EDT never looks for a
+  // pacing budget for it.
+  CHECK(At(s, 3).entry.flags == kClassNoLeaf);
 
   // A level with a ceiling below the link holds its traffic back on ingress too.
   shaping.levels[static_cast<size_t>(QosLevel::kReclaimed)].ceil_permille = 500;
@@ -238,7 +241,7 @@ TEST_CASE("received packets go through the IFB only when a class there can hold 
   s = w.Compute();
   CHECK(At(s, 1).entry.flags == kClassIngressShaped);
   CHECK(At(s, 2).entry.flags == 0);
-  CHECK(At(s, 3).entry.flags == kClassIngressShaped);
+  CHECK(At(s, 3).entry.flags == (kClassIngressShaped | kClassNoLeaf));
   // ... and so does the unclassified level, where an egress-only leaf's packets land.
   shaping.default_level = QosLevel::kReclaimed;
   w.options = DesiredOptionsFor(shaping, true);

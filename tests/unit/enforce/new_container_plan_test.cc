@@ -162,7 +162,8 @@ TEST_CASE("new container plan: no free minor leaves the container on its level's
   REQUIRE(plan.desired.has_value());
   CHECK_FALSE(plan.desired->leaf_key.has_value());
   CHECK(plan.desired->entry.priority == MakeHandle(kQdiscMajor, 0x31));
-  CHECK(plan.desired->entry.flags == netqos::enforce::kClassIngressShaped);
+  CHECK(plan.desired->entry.flags ==
+        (netqos::enforce::kClassIngressShaped | netqos::enforce::kClassNoLeaf));
   CHECK_FALSE(EgressOn(plan).has_value());
   CHECK_FALSE(IngressOn(plan).has_value());
   REQUIRE(plan.problems.size() == 1);

@@ -12,8 +12,9 @@ static_assert(netqos::kQosLevelCount == 4 && NETQOS_QOS_UNKNOWN >= netqos::kQosL
 static_assert(netqos::enforce::kClassIngressShaped == NETQOS_CLASS_F_INGRESS_SHAPED);
 static_assert(netqos::enforce::kClassVeth == NETQOS_CLASS_F_VETH);
 static_assert(netqos::enforce::kClassAggregate == NETQOS_CLASS_F_AGGREGATE);
+static_assert(netqos::enforce::kClassNoLeaf == NETQOS_CLASS_F_NO_LEAF);
 static_assert(((netqos::enforce::kClassIngressShaped | netqos::enforce::kClassVeth |
-                netqos::enforce::kClassAggregate) &
+                netqos::enforce::kClassAggregate | netqos::enforce::kClassNoLeaf) &
                NETQOS_CLASS_F_SET_DSCP) == 0);
 
 namespace netqos::enforce {
