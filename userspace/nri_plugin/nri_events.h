@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+
 namespace netqos::nri_plugin {
 
 struct NriPod {
@@ -48,6 +50,18 @@ class NriEvents {
   virtual void OnPodEvent(PodEvent event, const NriPod& pod) = 0;
   virtual void OnContainerEvent(ContainerEvent event, const NriPod& pod,
                                 const NriContainer& container) = 0;
+
+  // Fail-closed sessions only (NriSessionOptions::fail_closed): whether the runtime may start
+  // `container`. An error refuses the start (the runtime gets it as StartContainer's reply and
+  // fails the container): only for a container that needs a class which is not confirmed in place.
+  // Asked once OnContainerEvent(kStart) returned, or when its budget ran out or it could not be
+  // queued, so the answer must not depend on the handler having run. Called from the session's
+  // I/O thread: it must not block. The default lets every container start.
+  virtual Status StartRefusal(const NriPod& pod, const NriContainer& container) {
+    (void)pod;
+    (void)container;
+    return Status::Ok();
+  }
 };
 
 }  // namespace netqos::nri_plugin
