@@ -12,12 +12,20 @@
 
 namespace netqos::nri_plugin {
 
+// Whether a pod has a network namespace of its own, from the namespaces the runtime listed.
+enum class PodNetwork {
+  kUnknown,  // the runtime listed no namespaces
+  kOwn,      // a "network" namespace is listed
+  kHost,     // namespaces are listed, no "network" one: hostNetwork, the node's addresses
+};
+
 struct NriPod {
   std::string id;  // the runtime's sandbox id
   std::string uid;
   std::string namespace_name;
   std::string name;
   std::vector<std::string> ips;
+  PodNetwork network = PodNetwork::kUnknown;
   std::map<std::string, std::string> annotations;
   std::string cgroup_parent;  // as the runtime gave it: a path or a systemd slice name
 };
