@@ -127,7 +127,8 @@ TEST_CASE("nri plugin: the runtime's StartContainer is answered after the enforc
   CHECK(enforcer.asked == std::vector<std::string>{"ctr1"});
 }
 
-TEST_CASE("nri bridge: fail-closed refuses only a capped pod's start the enforcer did not confirm") {
+TEST_CASE(
+    "nri bridge: fail-closed refuses only a capped pod's start the enforcer did not confirm") {
   FakeEnforcer enforcer;
   enforcer.answer = false;
   NriEnforcerBridge bridge(enforcer.Callback(), milliseconds(250),

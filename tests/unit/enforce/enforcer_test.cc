@@ -569,8 +569,9 @@ TEST_CASE("enforcer: a pod behind a CNI has its addresses mapped while it runs",
   CHECK(node.Eventually([&] { return node.addresses.Snapshot().empty(); }));
 }
 
-TEST_CASE("enforcer: the runtime's addresses of a pod listed without any come with its first container",
-          "[enforce]") {
+TEST_CASE(
+    "enforcer: the runtime's addresses of a pod listed without any come with its first container",
+    "[enforce]") {
   Node node;
   const FakePod p{"11111111-0000-0000-0000-0000000000a1", "ca1", {}};
   node.AddPod(p, /*started=*/false);
