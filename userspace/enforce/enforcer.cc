@@ -222,7 +222,8 @@ void Enforcer::MergeRuntimeAddressesLocked() {
 bool Enforcer::HasClassLocked(const std::string& container_id) const {
   // The class entries are keyed by cgroup: the container is found by its pod and name, as the
   // pod list gives them. A wake-up that did not place it (its pod not listed yet, a class map
-  // write refused) leaves none.
+  // write refused) leaves none. A restarted container's earlier entry (same pod, same name) still
+  // counts until a pass drops it: that errs towards letting the container start.
   auto ref = known_containers_.find(container_id);
   if (ref == known_containers_.end()) return false;
   const cgroup::PodInfo& pod = pods_[ref->second.pod];
