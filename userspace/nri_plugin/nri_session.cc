@@ -307,7 +307,15 @@ struct NriSession::Connection {
   // refuses.
   Status Verdict(const std::optional<Start>& start, const std::string& what) {
     if (!start || !session.options_.fail_closed) return Status::Ok();
-    Status refusal = session.events_.StartRefusal(start->pod, start->container);
+    Status refusal;
+    try {
+      refusal = session.events_.StartRefusal(start->pod, start->container);
+    } catch (const std::exception& e) {
+      // Whether the container needs a class is then unknown: it starts, as any container netqos
+      // does not cap.
+      spdlog::error("nri: deciding whether {} may start threw: {}", what, e.what());
+      return Status::Ok();
+    }
     if (refusal.ok()) return refusal;
     ++session.stats_.refused_starts;
     spdlog::warn("nri: refusing {} (--nri-fail-closed): {}", what, refusal.message());
