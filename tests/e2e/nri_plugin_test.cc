@@ -61,10 +61,9 @@ TEST_CASE("e2e: with --nri-fail-closed a capped pod's start is refused while enf
   std::filesystem::create_directories(not_bpffs);
   std::ofstream(not_bpffs + "/a-file") << "x";
   std::vector<std::string> flags = netqos::e2e::FixtureFlags();
-  flags.insert(flags.end(),
-               {"--enforcement=bpf", "--bpf-pin-dir=" + not_bpffs + "/pins",
-                "--nri-socket=" + runtime.path(), "--nri-fail-closed", "--nri-event-budget-ms=300",
-                "--metrics-bind-address=127.0.0.1:0"});
+  flags.insert(flags.end(), {"--enforcement=bpf", "--bpf-pin-dir=" + not_bpffs + "/pins",
+                             "--nri-socket=" + runtime.path(), "--nri-fail-closed",
+                             "--nri-event-budget-ms=300", "--metrics-bind-address=127.0.0.1:0"});
   h.Start(flags);
   auto allocated = h.CtlAllocateWeb();  // pod p1: 500 Mbps
   INFO(allocated.output);
