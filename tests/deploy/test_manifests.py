@@ -684,6 +684,11 @@ class Checker:
         if state:
             self.expect(self.mount_for(mounts, state) is not None, cw,
                         f"--qrm-state-dir {state} is not on a mounted host path")
+        nri = flags.get("--nri-socket")
+        if nri:
+            # The socket's directory: a restarted runtime makes a new socket in it.
+            self.expect(self.mount_for(mounts, os.path.dirname(nri)) is not None, cw,
+                        f"--nri-socket {nri} is not on a mounted host path")
         pin = flags.get("--bpf-pin-dir")
         if pin:
             m = self.mount_for(mounts, pin)
@@ -1388,6 +1393,15 @@ PROXY_MUTATIONS = [
 ]
 
 
+# Broken variants of the nri overlay.
+NRI_MUTATIONS = [
+    ("NRI socket not mounted", lambda docs: _drop_mount(_ds(docs), "/var/run/nri"),
+     "--nri-socket /var/run/nri/nri.sock is not on a mounted host path"),
+    ("NRI socket writable", lambda docs: _mount(_ds(docs), "/var/run/nri").pop("readOnly"),
+     "host path /var/run/nri must be mounted readOnly"),
+]
+
+
 # Broken variants of the privileged overlay.
 PRIVILEGED_MUTATIONS = [
     ("privileged bpffs one way", lambda docs: _mount(_ds(docs), "/sys/fs/bpf").update(
@@ -1485,7 +1499,7 @@ def main():
         return 1
     help_flags, version = netqosd_facts(a.netqosd)
     mutations = {"kubelet-pods": OVERLAY_MUTATIONS, "metrics-proxy": PROXY_MUTATIONS,
-                 "privileged": PRIVILEGED_MUTATIONS}
+                 "privileged": PRIVILEGED_MUTATIONS, "nri": NRI_MUTATIONS}
     if a.self_test:
         problems = self_test(docs, a.netqosd, help_flags, version)
         for name, applied in rendered.items():

@@ -104,6 +104,13 @@ EMPTY_IN_THE_DEMO = {
     "netqos_enforcement_inactive_feature":
         "only on a NIC in edt mode with a flag only htb does; this host has no sch_fq, so no edt",
 }
+# The NRI plugin's families exist only with --nri-socket, which the demo does not use (it has no
+# container runtime with NRI).
+for _f in ("netqos_nri_connected", "netqos_nri_reconnects_total",
+           "netqos_nri_dropped_connections_total", "netqos_nri_events_total",
+           "netqos_nri_ignored_events_total", "netqos_nri_late_replies_total",
+           "netqos_nri_refused_starts_total", "netqos_nri_reply_seconds"):
+    EMPTY_IN_THE_DEMO[_f] = "only with --nri-socket, which the demo does not use"
 
 
 def cmd_series(args):

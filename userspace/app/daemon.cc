@@ -19,6 +19,7 @@
 #include "app/format_guard.h"
 #include "app/logging.h"
 #include "app/metrics_setup.h"
+#include "app/nri_metrics.h"
 #include "app/nri_plugin_setup.h"
 #include "app/registration_watch.h"
 #include "app/tenant_policy_file.h"
@@ -238,7 +239,15 @@ int RunDaemon(const DaemonConfig& config) {
         NriSessionOptionsOf(config),
         [starting](const std::string& id, std::chrono::milliseconds timeout) {
           return starting->OnContainerStarting(id, timeout);
+        },
+        [service_ptr](const std::string& pod_uid) {
+          return HasBandwidthAllocation(service_ptr->PodAllocations({pod_uid}), pod_uid);
+        },
+        [starting](const std::string& pod_uid, const std::vector<std::string>& ips) {
+          starting->OnPodAddresses(pod_uid, ips);
         });
+    // Added while the endpoint serves: the registry takes collectors at any time.
+    if (daemon_metrics) AddNriMetrics(daemon_metrics->registry(), nri->stats());
   }
   // Woken by a signal, or every poll interval to look at the kubelet's registration.
   const timespec poll = RegistrationPollInterval(config.kubelet_registration_timeout);
@@ -263,8 +272,11 @@ int RunDaemon(const DaemonConfig& config) {
     spdlog::info("netqosd stopping signal={}", sig);
     break;
   }
-  nri.reset();             // before enforcement.reset(): its handler calls the enforcer
-  metrics_server.reset();  // before enforcement.reset(): its collectors read enforcement_view
+  // The metrics server first: its collectors read the NRI session's counters and
+  // enforcement_view. Then the NRI session, before enforcement.reset(): its handler calls the
+  // enforcer.
+  metrics_server.reset();
+  nri.reset();
   registrar.reset();
   (*server)->Stop();
   // Waits for a start still running, then detaches the enforcer from the service and stops it.

@@ -310,6 +310,11 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
               "With --nri-socket: how long, in milliseconds (1 to 60000), a StartContainer may "
               "wait for the container's class before the runtime is answered anyway; capped at "
               "half the runtime's own request timeout");
+  f.AddBool("--nri-fail-closed", c.nri_fail_closed,
+            "With --nri-socket: refuse to let a container start (the runtime fails it) when its "
+            "pod has a bandwidth allocation and its class is not confirmed in place within the "
+            "event budget; containers without an allocation always start (default: off, the "
+            "container starts and its class follows)");
 
   f.Group(kGroupEnforcement);
   f.AddChoice("--enforcement", c.enforcement, kEnforcementChoices,
@@ -612,6 +617,8 @@ Status ValidateEnforcementFlags(const DaemonConfig& c) {
     return InvalidArgument(
         "--nri-socket needs --enforcement=bpf: the NRI plugin only waits for "
         "the enforcer's classes");
+  if (c.nri_fail_closed && c.nri_socket.empty())
+    return InvalidArgument("--nri-fail-closed needs --nri-socket");
   if (!c.nri_socket.empty() && c.nri_socket.front() != '/')
     return InvalidArgument("--nri-socket must be an absolute path, got \"" + c.nri_socket + "\"");
   // The flags are bounded when parsed (app/duration_flag.h); this is for configs built in code.

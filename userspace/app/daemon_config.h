@@ -109,6 +109,8 @@ struct DaemonConfig {
   std::string nri_socket;
   // How long a StartContainer may wait for the container's class before the runtime is answered.
   uint32_t nri_event_budget_ms = 1000;
+  // Refuse the start of a capped container whose class is not confirmed in place (docs/nri.md).
+  bool nri_fail_closed = false;
   std::string bpf_pin_dir = bpf::kDefaultPinDir;
   EnforceNics enforce_nics;  // [netns/]name items or "all", parsed when read; see enforce_nics.h
   bool replace_root_qdisc = false;

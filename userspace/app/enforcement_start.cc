@@ -86,6 +86,12 @@ bool EnforcementStart::OnContainerStarting(const std::string& container_id,
   return enforcer != nullptr && enforcer->OnContainerStarting(container_id, timeout);
 }
 
+void EnforcementStart::OnPodAddresses(const std::string& pod_uid,
+                                      const std::vector<std::string>& ips) {
+  std::lock_guard lock(mu_);
+  if (stack_ && stack_->enforcer) stack_->enforcer->OnPodAddresses(pod_uid, ips);
+}
+
 void EnforcementStart::OnTenantPolicyChanged() {
   std::lock_guard lock(mu_);
   if (stack_ && stack_->enforcer) stack_->enforcer->OnTenantPolicyChanged();

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "app/daemon_config.h"
 #include "app/enforcement_setup.h"
@@ -75,6 +76,8 @@ class EnforcementStart {
   // NRI's StartContainer (app/nri_plugin_setup.h): Enforcer::OnContainerStarting once the
   // enforcer runs; false at once while it starts or when it failed to.
   bool OnContainerStarting(const std::string& container_id, std::chrono::milliseconds timeout);
+  // NRI's RunPodSandbox/RemovePodSandbox: Enforcer::OnPodAddresses; dropped while starting.
+  void OnPodAddresses(const std::string& pod_uid, const std::vector<std::string>& ips);
 
  private:
   void Run();

@@ -18,6 +18,10 @@ constexpr auto kTombstoneTtl = std::chrono::minutes(10);
 // Retry interval for container cgroups that appeared before the kubelet listed their container.
 constexpr auto kPendingRetry = std::chrono::seconds(1);
 constexpr int kPendingRetries = 30;
+// OnPodAddresses: the pod list's limit on one pod's addresses (cri/cri_translate.h), and a bound
+// on the pods remembered.
+constexpr size_t kMaxRuntimePodIps = 16;
+constexpr size_t kMaxRuntimePods = 100000;
 // Bursts of events (mkdir -p of a pod and its containers) are handled in one pass. Created
 // containers alone cost little each, so they wait less: their reaction time is the point.
 constexpr auto kCoalesce = std::chrono::milliseconds(20);
@@ -134,6 +138,7 @@ void Enforcer::OnPodRemoved(const std::string& pod_uid) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     tombstones_[pod_uid] = Now();
+    runtime_ips_.erase(pod_uid);
   }
   Wake();
 }
@@ -174,9 +179,58 @@ bool Enforcer::OnContainerStarting(const std::string& container_id,
   NoteContainerCreatedLocked(container_id);
   const uint64_t wanted = ++wakeups_requested_;
   cv_.notify_all();
-  return wakeup_done_cv_.wait_for(lock, timeout, [&] {
+  const bool woke = wakeup_done_cv_.wait_for(lock, timeout, [&] {
     return stopping_ || wakeups_done_ >= wanted;
   }) && !stopping_;
+  return woke && HasClassLocked(container_id);
+}
+
+void Enforcer::OnPodAddresses(const std::string& pod_uid, const std::vector<std::string>& ips) {
+  // The pod list's own limit and checks (cri_translate.cc, PlanPodAddresses): at most
+  // kMaxRuntimePodIps addresses, each one that parses, once.
+  std::vector<std::string> valid;
+  for (const auto& text : ips) {
+    if (valid.size() >= kMaxRuntimePodIps) break;
+    const auto address = ParsePodAddress(text);
+    if (!address) continue;
+    std::string canonical = PodAddressText(*address);
+    if (std::find(valid.begin(), valid.end(), canonical) == valid.end()) {
+      valid.push_back(std::move(canonical));
+    }
+  }
+  // No wake-up: the pod's first container brings one, which merges them before it classifies
+  // the container (a pod already running gets them at the next whole pass).
+  std::lock_guard<std::mutex> lock(mu_);
+  if (valid.empty()) {
+    runtime_ips_.erase(pod_uid);
+    return;
+  }
+  // A runtime that never removes its pods cannot grow this without end.
+  if (runtime_ips_.size() >= kMaxRuntimePods && runtime_ips_.count(pod_uid) == 0) return;
+  runtime_ips_[pod_uid] = std::move(valid);
+}
+
+void Enforcer::MergeRuntimeAddressesLocked() {
+  if (runtime_ips_.empty()) return;
+  for (auto& pod : pods_) {
+    if (pod.host_network || !pod.ips.empty()) continue;
+    auto it = runtime_ips_.find(pod.uid);
+    if (it != runtime_ips_.end()) pod.ips = it->second;
+  }
+}
+
+bool Enforcer::HasClassLocked(const std::string& container_id) const {
+  // The class entries are keyed by cgroup: the container is found by its pod and name, as the
+  // pod list gives them. A wake-up that did not place it (its pod not listed yet, a class map
+  // write refused) leaves none. A restarted container's earlier entry (same pod, same name) still
+  // counts until a pass drops it: that errs towards letting the container start.
+  auto ref = known_containers_.find(container_id);
+  if (ref == known_containers_.end()) return false;
+  const cgroup::PodInfo& pod = pods_[ref->second.pod];
+  const std::string& name = pod.containers[ref->second.container].name;
+  return std::any_of(status_.classes.begin(), status_.classes.end(), [&](const auto& entry) {
+    return entry.second.pod_uid == pod.uid && entry.second.container_name == name;
+  });
 }
 
 const char* KernelTargetName(KernelTarget target) {
@@ -270,6 +324,7 @@ void Enforcer::Work(bool full) {
     w.general_event = general_;
     created.swap(created_ids_);
     wakeup_taken_ = wakeups_requested_;
+    MergeRuntimeAddressesLocked();
     allocated.swap(allocated_uids_);
     refresh_pods_ = false;
     general_ = false;
@@ -334,6 +389,7 @@ bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
         if (!id.empty()) known_containers_[id] = {p, c};
       }
     }
+    MergeRuntimeAddressesLocked();
   }
   // Cgroups seen before the kubelet listed their container: retry for a while.
   for (auto it = pending_ids_.begin(); it != pending_ids_.end();) {

@@ -166,9 +166,16 @@ class Enforcer {
   // The container runtime is about to start `container_id` (NRI's StartContainer: its cgroup
   // exists, its process has not run yet). Handled exactly as the cgroup watcher's event for the
   // container's cgroup; then waits, at most `timeout`, until a wake-up of the worker that saw it
-  // has finished, so that its class entry is in the map when this returns true. false on timeout
-  // or when stopping (the event stays queued: the class comes as it would without NRI).
+  // has finished. true when the container's class entry is then in the map; false on timeout,
+  // when stopping, or when that wake-up did not place it (its pod not listed yet, a class map
+  // write refused): the event stays queued and the class comes as it would without NRI.
   bool OnContainerStarting(const std::string& container_id, std::chrono::milliseconds timeout);
+  // The container runtime's addresses of a pod (NRI's RunPodSandbox), known once its network is
+  // set up and possibly before the pod list has them. They fill in the addresses of a listed pod
+  // that has none (never those of a hostNetwork pod: the node's are nobody's to claim), so the
+  // pod's routed traffic is classified from its first container on. Malformed, duplicate and
+  // surplus entries are dropped. Empty `ips`: forget the pod (RemovePodSandbox).
+  void OnPodAddresses(const std::string& pod_uid, const std::vector<std::string>& ips);
 
   EnforcerStatus Status() const;
   // The HTB leaves' counters, read now (outside the lock, from the calling thread) and attributed
@@ -236,6 +243,10 @@ class Enforcer {
   void OnCgroupCreated(const std::string& path);
   // OnCgroupCreated's bookkeeping for one container, with mu_ held.
   void NoteContainerCreatedLocked(const std::string& container_id);
+  // On the worker, under mu_: runtime_ips_ into the listed pods that have no addresses.
+  void MergeRuntimeAddressesLocked();
+  // Whether the last wake-up left a class entry for the container `container_id` of the pod list.
+  bool HasClassLocked(const std::string& container_id) const;
   // Brings the pod address table in step with pods_ and `classes` (pod_addresses.h).
   void SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes);
   // Brings the EDT map in step with the egress leaves of the NICs in EDT mode (edt_rates.h).
@@ -307,6 +318,8 @@ class Enforcer {
   uint64_t wakeup_taken_ = 0;       // the worker's: the number its current wake-up took
   std::condition_variable wakeup_done_cv_;
   std::map<std::string, Clock::time_point> tombstones_;  // pods removed through RemovePod
+  // Pod uid -> the addresses the runtime gave (OnPodAddresses), validated; guarded by mu_.
+  std::map<std::string, std::vector<std::string>> runtime_ips_;
   EnforcerStatus status_;
   std::vector<LinkLeaves> leaf_links_;  // the shaped links of the last pass and their leaves
   mutable std::mutex stats_log_mu_;

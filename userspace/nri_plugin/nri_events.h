@@ -8,7 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+
 namespace netqos::nri_plugin {
+
+// Whether a pod has a network namespace of its own, from the namespaces the runtime listed.
+enum class PodNetwork {
+  kUnknown,  // the runtime listed no namespaces
+  kOwn,      // a "network" namespace is listed
+  kHost,     // namespaces are listed, no "network" one: hostNetwork, the node's addresses
+};
 
 struct NriPod {
   std::string id;  // the runtime's sandbox id
@@ -16,6 +25,7 @@ struct NriPod {
   std::string namespace_name;
   std::string name;
   std::vector<std::string> ips;
+  PodNetwork network = PodNetwork::kUnknown;
   std::map<std::string, std::string> annotations;
   std::string cgroup_parent;  // as the runtime gave it: a path or a systemd slice name
 };
@@ -48,6 +58,18 @@ class NriEvents {
   virtual void OnPodEvent(PodEvent event, const NriPod& pod) = 0;
   virtual void OnContainerEvent(ContainerEvent event, const NriPod& pod,
                                 const NriContainer& container) = 0;
+
+  // Fail-closed sessions only (NriSessionOptions::fail_closed): whether the runtime may start
+  // `container`. An error refuses the start (the runtime gets it as StartContainer's reply and
+  // fails the container): only for a container that needs a class which is not confirmed in place.
+  // Asked once OnContainerEvent(kStart) returned, or when its budget ran out or it could not be
+  // queued, so the answer must not depend on the handler having run. Called from the session's
+  // I/O thread: it must not block. The default lets every container start.
+  virtual Status StartRefusal(const NriPod& pod, const NriContainer& container) {
+    (void)pod;
+    (void)container;
+    return Status::Ok();
+  }
 };
 
 }  // namespace netqos::nri_plugin

@@ -73,6 +73,69 @@ Result<T> Parse(const std::string& method, const std::string& payload) {
 
 }  // namespace
 
+const char* NriEventKindName(NriEventKind kind) {
+  switch (kind) {
+    case NriEventKind::kSynchronize:
+      return "Synchronize";
+    case NriEventKind::kRunPodSandbox:
+      return "RunPodSandbox";
+    case NriEventKind::kStopPodSandbox:
+      return "StopPodSandbox";
+    case NriEventKind::kRemovePodSandbox:
+      return "RemovePodSandbox";
+    case NriEventKind::kCreateContainer:
+      return "CreateContainer";
+    case NriEventKind::kStartContainer:
+      return "StartContainer";
+    case NriEventKind::kStopContainer:
+      return "StopContainer";
+    case NriEventKind::kRemoveContainer:
+      return "RemoveContainer";
+  }
+  return "event";
+}
+
+namespace {
+
+NriEventKind KindOf(PodEvent event) {
+  switch (event) {
+    case PodEvent::kRun:
+      return NriEventKind::kRunPodSandbox;
+    case PodEvent::kStop:
+      return NriEventKind::kStopPodSandbox;
+    case PodEvent::kRemove:
+      return NriEventKind::kRemovePodSandbox;
+  }
+  return NriEventKind::kRunPodSandbox;
+}
+
+NriEventKind KindOf(ContainerEvent event) {
+  switch (event) {
+    case ContainerEvent::kCreate:
+      return NriEventKind::kCreateContainer;
+    case ContainerEvent::kStart:
+      return NriEventKind::kStartContainer;
+    case ContainerEvent::kStop:
+      return NriEventKind::kStopContainer;
+    case ContainerEvent::kRemove:
+      return NriEventKind::kRemoveContainer;
+  }
+  return NriEventKind::kCreateContainer;
+}
+
+}  // namespace
+
+void NriSessionStats::ObserveReply(std::chrono::steady_clock::duration took) {
+  const std::chrono::duration<double> seconds = took;
+  std::lock_guard lock(mu_);
+  reply_seconds_.Observe(seconds.count());
+}
+
+HistogramCounts NriSessionStats::ReplySeconds() const {
+  std::lock_guard lock(mu_);
+  return reply_seconds_;
+}
+
 NriSession::NriSession(NriSessionOptions options, NriEvents& events)
     : options_(std::move(options)), events_(events) {
   stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -167,6 +230,7 @@ void NriSession::Run() {
       } else {
         ++stats_.connects;
         result = Serve(fd);
+        stats_.connected = false;
         if (!stopping_) ++stats_.dropped_connections;
       }
     }
@@ -200,11 +264,19 @@ struct NriSession::Connection {
   std::vector<NriContainer> sync_containers;
   size_t sync_objects = 0;
 
+  // A StartContainer's pod and container, kept to ask the port at reply time whether it may
+  // start (fail-closed sessions only).
+  struct Start {
+    NriPod pod;
+    NriContainer container;
+  };
   struct Pending {
     uint32_t stream = 0;
     uint64_t job = 0;
+    Clock::time_point received;
     Clock::time_point deadline;
     std::string what;
+    std::optional<Start> start;
   };
   std::vector<Pending> pending;  // in job order
 
@@ -230,18 +302,41 @@ struct NriSession::Connection {
                                         session.options_.registration_timeout));
   }
 
-  // Hands `work` to the handler thread; the reply (an empty message: every response netqos sends
-  // to an event carries no adjustment) goes out when it returned or at the budget.
-  Status Defer(uint32_t stream, std::string what, std::function<void()> work) {
+  // What the runtime gets for an event: success (an empty message: every response netqos sends
+  // to an event carries no adjustment), except for a StartContainer a fail-closed session's port
+  // refuses.
+  Status Verdict(const std::optional<Start>& start, const std::string& what) {
+    if (!start || !session.options_.fail_closed) return Status::Ok();
+    Status refusal;
+    try {
+      refusal = session.events_.StartRefusal(start->pod, start->container);
+    } catch (const std::exception& e) {
+      // Whether the container needs a class is then unknown: it starts, as any container netqos
+      // does not cap.
+      spdlog::error("nri: deciding whether {} may start threw: {}", what, e.what());
+      return Status::Ok();
+    }
+    if (refusal.ok()) return refusal;
+    ++session.stats_.refused_starts;
+    spdlog::warn("nri: refusing {} (--nri-fail-closed): {}", what, refusal.message());
+    return refusal;
+  }
+
+  // Hands `work` to the handler thread; the reply goes out when it returned or at the budget.
+  Status Defer(uint32_t stream, NriEventKind kind, std::string what, std::function<void()> work,
+               std::optional<Start> start = std::nullopt) {
+    const auto received = Clock::now();
     const uint64_t job = session.Submit(std::move(work));
     if (job == 0) {
       ++session.stats_.shed_events;
       spdlog::warn("nri: {} answered without handling it: {} events wait for a stuck handler", what,
                    session.options_.max_queued_events);
-      return Reply(stream, Status::Ok());
+      return Reply(stream, Verdict(start, what));
     }
     ++session.stats_.events;
-    pending.push_back(Pending{stream, job, Clock::now() + budget, std::move(what)});
+    ++session.stats_.handled[static_cast<size_t>(kind)];
+    pending.push_back(
+        Pending{stream, job, received, received + budget, std::move(what), std::move(start)});
     return Status::Ok();
   }
 
@@ -256,7 +351,10 @@ struct NriSession::Connection {
         spdlog::warn("nri: {} took longer than its {} ms budget; replied to the runtime anyway",
                      p.what, budget.count());
       }
-      NETQOS_RETURN_IF_ERROR(Reply(p.stream, Status::Ok()));
+      Status verdict = Verdict(p.start, p.what);
+      // Counted before the reply leaves, so that whoever sees the reply sees the count.
+      session.stats_.ObserveReply(Clock::now() - p.received);
+      NETQOS_RETURN_IF_ERROR(Reply(p.stream, verdict));
     }
     pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(n));
     return Status::Ok();
@@ -277,7 +375,7 @@ struct NriSession::Connection {
     NriEvents& events = session.events_;
     // Named before the move below: the order in which arguments are evaluated is unspecified.
     std::string what = method + " " + pod->id;
-    return Defer(stream, std::move(what),
+    return Defer(stream, KindOf(event), std::move(what),
                  [&events, event, p = std::move(*pod)] { events.OnPodEvent(event, p); });
   }
 
@@ -294,10 +392,14 @@ struct NriSession::Connection {
     }
     NriEvents& events = session.events_;
     std::string what = method + " " + container->id;
-    return Defer(stream, std::move(what),
-                 [&events, event, p = std::move(*pod), c = std::move(*container)] {
-                   events.OnContainerEvent(event, p, c);
-                 });
+    std::optional<Start> start;
+    if (event == ContainerEvent::kStart) start = Start{*pod, *container};
+    return Defer(
+        stream, KindOf(event), std::move(what),
+        [&events, event, p = std::move(*pod), c = std::move(*container)] {
+          events.OnContainerEvent(event, p, c);
+        },
+        std::move(start));
   }
 
   Status Configure(const nri::TtrpcCall& call) {
@@ -314,6 +416,7 @@ struct NriSession::Connection {
     // Counted before the reply leaves, so that whoever sees the reply sees the count.
     configured = true;
     ++session.stats_.configured;
+    session.stats_.connected = true;
     NETQOS_RETURN_IF_ERROR(
         Send(nri::kPluginServiceConnId, nri::EncodeTtrpcResponse(call.stream_id, response)));
     spdlog::info("nri: registered with {} {} as {}-{}", request.runtime_name().substr(0, 64),
@@ -356,7 +459,7 @@ struct NriSession::Connection {
     }
     NriEvents& events = session.events_;
     Status deferred =
-        Defer(call.stream_id, "Synchronize",
+        Defer(call.stream_id, NriEventKind::kSynchronize, "Synchronize",
               [&events, pods = std::move(sync_pods), containers = std::move(sync_containers)] {
                 events.OnSynchronize(pods, containers);
               });

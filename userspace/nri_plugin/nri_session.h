@@ -9,6 +9,7 @@
 // per-event budget the runtime gets its reply anyway and the late event is counted.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -20,6 +21,7 @@
 #include <string>
 #include <thread>
 
+#include "common/histogram.h"
 #include "common/status.h"
 #include "nri_plugin/nri_events.h"
 
@@ -43,10 +45,29 @@ struct NriSessionOptions {
   size_t max_queued_events = 1024;
   std::chrono::milliseconds backoff_initial{100};
   std::chrono::milliseconds backoff_max{5000};
+  // Fail-closed: a StartContainer the port refuses (NriEvents::StartRefusal) is answered with
+  // that error, which makes the runtime fail the container. Off: every container starts.
+  bool fail_closed = false;
 };
 
-// Counters for tests, logs and metrics; read at any time.
+// What the session hands the port, for counting: NRI's method names.
+enum class NriEventKind : size_t {
+  kSynchronize,
+  kRunPodSandbox,
+  kStopPodSandbox,
+  kRemovePodSandbox,
+  kCreateContainer,
+  kStartContainer,
+  kStopContainer,
+  kRemoveContainer,
+};
+inline constexpr size_t kNriEventKinds = 8;
+const char* NriEventKindName(NriEventKind kind);
+
+// Counters for tests, logs and metrics; read at any time, from any thread.
 struct NriSessionStats {
+  // Registered (Configure answered) on a connection that is still open.
+  std::atomic<bool> connected{false};
   std::atomic<uint64_t> connects{0};             // connections made to the socket
   std::atomic<uint64_t> configured{0};           // Configure answered (registration complete)
   std::atomic<uint64_t> events{0};               // events and Synchronize calls handed to the port
@@ -54,6 +75,16 @@ struct NriSessionStats {
   std::atomic<uint64_t> invalid_events{0};       // refused by validation, answered without the port
   std::atomic<uint64_t> shed_events{0};          // answered without the port: the queue was full
   std::atomic<uint64_t> dropped_connections{0};  // for a protocol error or a closed socket
+  std::atomic<uint64_t> refused_starts{0};       // StartContainer answered with an error
+  std::array<std::atomic<uint64_t>, kNriEventKinds> handled{};  // events per NriEventKind
+
+  // From a call's arrival to its reply, for every event handed to the port.
+  void ObserveReply(std::chrono::steady_clock::duration took);
+  HistogramCounts ReplySeconds() const;
+
+ private:
+  mutable std::mutex mu_;
+  HistogramCounts reply_seconds_{LatencyBounds()};
 };
 
 class NriSession {

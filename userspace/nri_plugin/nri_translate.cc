@@ -142,6 +142,12 @@ Result<NriPod> TranslatePod(const api::PodSandbox& pod) {
   out.namespace_name = pod.namespace_();
   out.name = pod.name();
   out.cgroup_parent = pod.linux().cgroup_parent();
+  if (pod.linux().namespaces_size() > 0) {
+    out.network = PodNetwork::kHost;
+    for (const auto& ns : pod.linux().namespaces()) {
+      if (ns.type() == "network") out.network = PodNetwork::kOwn;
+    }
+  }
   return out;
 }
 

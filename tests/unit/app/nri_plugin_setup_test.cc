@@ -61,6 +61,11 @@ TEST_CASE("nri flags: off by default, a socket and a budget when given") {
   CHECK(options.socket_path == "/var/run/nri/nri.sock");
   CHECK(options.event_budget == milliseconds(300));
   CHECK(options.plugin_name == "netqos");
+  CHECK_FALSE(options.fail_closed);
+
+  auto closed = Parse({"--nri-socket=/var/run/nri/nri.sock", "--nri-fail-closed"});
+  REQUIRE(closed.config);
+  CHECK(netqos::app::NriSessionOptionsOf(*closed.config).fail_closed);
 }
 
 TEST_CASE("nri flags: a relative socket, a budget out of range or no enforcer are refused") {
@@ -68,7 +73,8 @@ TEST_CASE("nri flags: a relative socket, a budget out of range or no enforcer ar
            {"--nri-socket=nri.sock"},
            {"--nri-socket=/run/nri.sock", "--nri-event-budget-ms=0"},
            {"--nri-socket=/run/nri.sock", "--nri-event-budget-ms=60001"},
-           {"--nri-socket=/run/nri.sock", "--enforcement=none"}}) {
+           {"--nri-socket=/run/nri.sock", "--enforcement=none"},
+           {"--nri-fail-closed"}}) {
     INFO(args.back());
     auto parsed = Parse(args);
     CHECK_FALSE(parsed.config);
@@ -119,4 +125,144 @@ TEST_CASE("nri plugin: the runtime's StartContainer is answered after the enforc
   CHECK(reply->status.ok());
   std::lock_guard lock(enforcer.mu);
   CHECK(enforcer.asked == std::vector<std::string>{"ctr1"});
+}
+
+TEST_CASE(
+    "nri bridge: fail-closed refuses only a capped pod's start the enforcer did not confirm") {
+  FakeEnforcer enforcer;
+  enforcer.answer = false;
+  NriEnforcerBridge bridge(enforcer.Callback(), milliseconds(250),
+                           [](const std::string& uid) { return uid == "uid-capped"; });
+  netqos::nri_plugin::NriPod capped;
+  capped.uid = "uid-capped";
+  capped.namespace_name = "team";
+  capped.name = "web-0";
+  netqos::nri_plugin::NriPod free_pod;
+  free_pod.uid = "uid-free";
+  netqos::nri_plugin::NriContainer container;
+  container.id = "ctr1";
+  using netqos::nri_plugin::ContainerEvent;
+
+  bridge.OnContainerEvent(ContainerEvent::kStart, capped, container);
+  const netqos::Status refused = bridge.StartRefusal(capped, container);
+  CHECK(refused.code() == netqos::StatusCode::kFailedPrecondition);
+  CHECK(refused.message().find("container ctr1 of pod team/web-0") != std::string::npos);
+  CHECK(refused.message().find("250 ms") != std::string::npos);
+  CHECK(bridge.StartRefusal(free_pod, container).ok());
+
+  // Confirmed by the enforcer: it starts, and the confirmation is used once.
+  enforcer.answer = true;
+  bridge.OnContainerEvent(ContainerEvent::kStart, capped, container);
+  CHECK(bridge.StartRefusal(capped, container).ok());
+  CHECK_FALSE(bridge.StartRefusal(capped, container).ok());
+
+  // A confirmation of a container that then stops is forgotten with it.
+  bridge.OnContainerEvent(ContainerEvent::kStart, capped, container);
+  bridge.OnContainerEvent(ContainerEvent::kStop, capped, container);
+  CHECK_FALSE(bridge.StartRefusal(capped, container).ok());
+}
+
+TEST_CASE("nri bridge: without a capped predicate nothing is ever refused") {
+  FakeEnforcer enforcer;
+  enforcer.answer = false;
+  NriEnforcerBridge bridge(enforcer.Callback(), milliseconds(250));
+  netqos::nri_plugin::NriPod pod;
+  pod.uid = "uid-1";
+  netqos::nri_plugin::NriContainer container;
+  container.id = "ctr1";
+  bridge.OnContainerEvent(netqos::nri_plugin::ContainerEvent::kStart, pod, container);
+  CHECK(bridge.StartRefusal(pod, container).ok());
+}
+
+TEST_CASE("nri bridge: a pod is capped when one of its allocations has bandwidth") {
+  netqos::core::PodEntries entries;
+  entries["uid-zero"]["app"].egress = 0;
+  entries["uid-in"]["app"].ingress = 10;
+  entries["uid-out"]["side"].egress = 0;
+  entries["uid-out"]["app"].egress = 100;
+  using netqos::app::HasBandwidthAllocation;
+  CHECK_FALSE(HasBandwidthAllocation(entries, "uid-zero"));
+  CHECK_FALSE(HasBandwidthAllocation(entries, "uid-absent"));
+  CHECK(HasBandwidthAllocation(entries, "uid-in"));
+  CHECK(HasBandwidthAllocation(entries, "uid-out"));
+}
+
+// The whole path: the runtime's StartContainer fails when the enforcer cannot place a capped
+// container's class, and succeeds for a pod netqos does not cap.
+TEST_CASE("nri plugin: fail-closed makes the runtime's StartContainer of a capped pod fail") {
+  netqos::nri_test::FakeNriRuntime runtime;
+  FakeEnforcer enforcer;
+  enforcer.answer = false;
+  netqos::nri_plugin::NriSessionOptions options;
+  options.socket_path = runtime.path();
+  options.event_budget = milliseconds(500);
+  options.fail_closed = true;
+  NriPlugin plugin(options, enforcer.Callback(),
+                   [](const std::string& uid) { return uid == "uid-1"; });
+
+  runtime.Accept();
+  runtime.ServeRegister();
+  api::ConfigureRequest configure;
+  configure.set_request_timeout(2000);
+  auto configured = runtime.Reply(runtime.Call("Configure", configure));
+  REQUIRE(configured.has_value());
+  REQUIRE(configured->status.ok());
+
+  auto start_of = [&](const std::string& sandbox, const std::string& uid, const std::string& id) {
+    api::StartContainerRequest start;
+    start.mutable_pod()->set_id(sandbox);
+    start.mutable_pod()->set_uid(uid);
+    start.mutable_container()->set_id(id);
+    start.mutable_container()->set_pod_sandbox_id(sandbox);
+    return runtime.Reply(runtime.Call("StartContainer", start));
+  };
+  auto refused = start_of("sandbox1", "uid-1", "ctr1");
+  REQUIRE(refused.has_value());
+  CHECK(refused->status.code() == netqos::StatusCode::kFailedPrecondition);
+  CHECK(refused->status.message().find("ctr1") != std::string::npos);
+  auto uncapped = start_of("sandbox2", "uid-2", "ctr2");
+  REQUIRE(uncapped.has_value());
+  CHECK(uncapped->status.ok());
+  CHECK(plugin.stats().refused_starts == 1);
+}
+
+// What the bridge hands the enforcer as a pod's addresses.
+struct AddressLog {
+  std::vector<std::pair<std::string, std::vector<std::string>>> calls;
+  NriEnforcerBridge::PodAddresses Callback() {
+    return [this](const std::string& uid, const std::vector<std::string>& ips) {
+      calls.emplace_back(uid, ips);
+    };
+  }
+};
+
+TEST_CASE("nri bridge: a running pod's addresses reach the enforcer only with a netns of its own") {
+  FakeEnforcer enforcer;
+  AddressLog log;
+  NriEnforcerBridge bridge(enforcer.Callback(), milliseconds(250), {}, log.Callback());
+  using netqos::nri_plugin::PodEvent;
+  using netqos::nri_plugin::PodNetwork;
+  netqos::nri_plugin::NriPod pod;
+  pod.uid = "uid-own";
+  pod.ips = {"10.244.0.7", "fd00::7"};
+  pod.network = PodNetwork::kOwn;
+  bridge.OnPodEvent(PodEvent::kRun, pod);
+  bridge.OnPodEvent(PodEvent::kStop, pod);  // nothing: the pod keeps its addresses until removed
+
+  netqos::nri_plugin::NriPod host = pod;
+  host.uid = "uid-host";
+  host.network = PodNetwork::kHost;  // the node's addresses: never claimed
+  bridge.OnPodEvent(PodEvent::kRun, host);
+  netqos::nri_plugin::NriPod unknown = pod;
+  unknown.uid = "uid-unknown";
+  unknown.network = PodNetwork::kUnknown;  // the runtime did not say: not claimed either
+  bridge.OnPodEvent(PodEvent::kRun, unknown);
+
+  bridge.OnPodEvent(PodEvent::kRemove, pod);
+  bridge.OnSynchronize({pod, host}, {});
+
+  using Call = std::pair<std::string, std::vector<std::string>>;
+  CHECK(log.calls == std::vector<Call>{{"uid-own", {"10.244.0.7", "fd00::7"}},
+                                       {"uid-own", {}},
+                                       {"uid-own", {"10.244.0.7", "fd00::7"}}});
 }

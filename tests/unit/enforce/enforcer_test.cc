@@ -174,6 +174,7 @@ struct FakePod {
   std::string uid;
   std::string container_id;
   std::vector<std::string> ips;
+  bool host_network = false;
 };
 
 bool IsLeaf(const std::optional<ClassEntry>& e) {
@@ -256,7 +257,7 @@ class Node {
                          {"name", "pod-" + p.uid},
                          {"namespace", "ns"},
                          {"annotations", {{"katalyst.kubewharf.io/qos_level", "shared_cores"}}}}},
-                       {"spec", {{"hostNetwork", false}}},
+                       {"spec", {{"hostNetwork", p.host_network}}},
                        {"status", status}});
     }
     return nlohmann::json{{"items", items}}.dump();
@@ -436,6 +437,17 @@ TEST_CASE("enforcer: a container the runtime is starting has its class when the 
   CHECK(IsLeaf(node.table.Get(node.IdOf(p))));
 }
 
+TEST_CASE("enforcer: a starting container the wake-up could not place is reported unplaced",
+          "[enforce]") {
+  Node node;
+  node.Start();
+  // Not in the pod list (nor its cgroup on the node): the wake-up ends without its class, and the
+  // NRI plugin must not hear that it is in place.
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_FALSE(node.enforcer->OnContainerStarting("c-unlisted", 5s));
+  CHECK(std::chrono::steady_clock::now() - start < 5s);  // it was the wake-up, not the timeout
+}
+
 TEST_CASE("enforcer: a container announced while stopping is not waited for", "[enforce]") {
   Node node;
   node.Start();
@@ -600,6 +612,51 @@ TEST_CASE("enforcer: a pod behind a CNI has its addresses mapped while it runs",
   node.enforcer->OnPodRemoved(p.uid);
   node.RemovePod(p.uid);
   CHECK(node.Eventually([&] { return node.addresses.Snapshot().empty(); }));
+}
+
+TEST_CASE(
+    "enforcer: the runtime's addresses of a pod listed without any come with its first container",
+    "[enforce]") {
+  Node node;
+  const FakePod p{"11111111-0000-0000-0000-0000000000a1", "ca1", {}};
+  node.AddPod(p, /*started=*/false);
+  node.Allocate(p.uid, "eth0", 100);
+  node.Start();
+  // NRI's RunPodSandbox: malformed and repeated entries are dropped.
+  node.enforcer->OnPodAddresses(p.uid, {"10.244.1.8", "10.244.1.999", "not-an-ip", "10.244.1.8"});
+  ::mkdir(node.PodDir(p).c_str(), 0755);
+  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
+  const std::map<PodAddress, uint64_t> want = {{*ParsePodAddress("10.244.1.8"), node.IdOf(p)}};
+  CHECK(node.addresses.Snapshot() == want);
+}
+
+TEST_CASE("enforcer: a hostNetwork pod never takes the runtime's addresses", "[enforce]") {
+  Node node;
+  FakePod p{"11111111-0000-0000-0000-0000000000a2", "ca2", {}};
+  p.host_network = true;
+  node.AddPod(p, /*started=*/false);
+  node.Allocate(p.uid, "eth0", 100);
+  node.Start();
+  node.enforcer->OnPodAddresses(p.uid, {"192.168.0.10"});  // the node's own address
+  ::mkdir(node.PodDir(p).c_str(), 0755);
+  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
+  CHECK(node.addresses.Snapshot().empty());
+}
+
+TEST_CASE("enforcer: a pod's runtime addresses are forgotten when it is removed", "[enforce]") {
+  Node node;
+  const FakePod p{"11111111-0000-0000-0000-0000000000a3", "ca3", {}};
+  node.AddPod(p, /*started=*/false);
+  node.Allocate(p.uid, "eth0", 100);
+  node.Start();
+  node.enforcer->OnPodAddresses(p.uid, {"10.244.1.9"});
+  node.enforcer->OnPodAddresses(p.uid, {});  // NRI's RemovePodSandbox
+  ::mkdir(node.PodDir(p).c_str(), 0755);
+  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
+  CHECK(node.addresses.Snapshot().empty());
 }
 
 TEST_CASE(

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,12 +70,49 @@ class RecordingEvents : public netqos::nri_plugin::NriEvents {
   std::vector<std::string> log_;
 };
 
+// A port that, as netqos's bridge does, refuses a start while a capped pod's container has not
+// been placed by its handler; every other container may start.
+class GatekeeperEvents : public RecordingEvents {
+ public:
+  GatekeeperEvents(std::set<std::string> capped_uids, bool places,
+                   milliseconds delay = milliseconds(0))
+      : RecordingEvents(delay), capped_(std::move(capped_uids)), places_(places) {}
+
+  void OnContainerEvent(ContainerEvent event, const NriPod& pod,
+                        const NriContainer& container) override {
+    RecordingEvents::OnContainerEvent(event, pod, container);
+    std::lock_guard lock(mu_);
+    if (event == ContainerEvent::kStart && places_) placed_.insert(container.id);
+  }
+  netqos::Status StartRefusal(const NriPod& pod, const NriContainer& container) override {
+    std::lock_guard lock(mu_);
+    ++asked_;
+    if (capped_.count(pod.uid) == 0 || placed_.count(container.id) != 0) {
+      return netqos::Status::Ok();
+    }
+    return netqos::FailedPrecondition("class of container " + container.id + " not in place");
+  }
+  int asked() const {
+    std::lock_guard lock(mu_);
+    return asked_;
+  }
+
+ private:
+  const std::set<std::string> capped_;
+  const bool places_;
+  mutable std::mutex mu_;
+  std::set<std::string> placed_;
+  int asked_ = 0;
+};
+
 // The session on its own thread for the test's lifetime.
 class RunningSession {
  public:
   RunningSession(const std::string& socket, netqos::nri_plugin::NriEvents& events,
-                 milliseconds budget = milliseconds(1000), size_t max_queued_events = 1024) {
+                 milliseconds budget = milliseconds(1000), size_t max_queued_events = 1024,
+                 bool fail_closed = false) {
     NriSessionOptions options;
+    options.fail_closed = fail_closed;
     options.max_queued_events = max_queued_events;
     options.socket_path = socket;
     options.event_budget = budget;
@@ -450,4 +488,139 @@ TEST_CASE("nri session: events behind a stuck handler past the queue bound are a
   CHECK(Clock::now() - start < milliseconds(200));  // not even the 300 ms budget
   CHECK(session->stats().shed_events == 1);
   CHECK(session->stats().events == 3);
+}
+
+api::StartContainerRequest StartRequest(const std::string& pod_id, const std::string& uid,
+                                        const std::string& container_id) {
+  api::StartContainerRequest start;
+  *start.mutable_pod() = MakePod(pod_id, uid);
+  *start.mutable_container() =
+      MakeContainer(container_id, pod_id, "/kubepods/pod" + uid + "/" + container_id);
+  return start;
+}
+
+TEST_CASE("nri session: fail-closed answers an unplaced capped container's start with the error") {
+  FakeNriRuntime runtime;
+  GatekeeperEvents events({"uid-1"}, /*places=*/false);
+  RunningSession session(runtime.path(), events, milliseconds(1000), 1024, /*fail_closed=*/true);
+  Handshake(runtime);
+
+  auto reply = runtime.Reply(runtime.Call("StartContainer", StartRequest("sb1", "uid-1", "ctr1")));
+  REQUIRE(reply.has_value());
+  CHECK(reply->status.code() == StatusCode::kFailedPrecondition);
+  CHECK(reply->status.message() == "class of container ctr1 not in place");
+  CHECK(session->stats().refused_starts == 1);
+  // The handler ran all the same: the enforcer keeps trying to place the class.
+  CHECK(events.log().size() == 1);
+
+  // Only the start is refused: creating the container changes nothing in the network.
+  api::CreateContainerRequest create;
+  *create.mutable_pod() = MakePod("sb1", "uid-1");
+  *create.mutable_container() = MakeContainer("ctr2", "sb1", "/kubepods/poduid-1/ctr2");
+  auto created = runtime.Reply(runtime.Call("CreateContainer", create));
+  REQUIRE(created.has_value());
+  CHECK(created->status.ok());
+  CHECK(session->stats().refused_starts == 1);
+}
+
+TEST_CASE("nri session: fail-closed lets a placed container and an uncapped one start") {
+  FakeNriRuntime runtime;
+  GatekeeperEvents placing({"uid-1"}, /*places=*/true);
+  RunningSession session(runtime.path(), placing, milliseconds(1000), 1024, /*fail_closed=*/true);
+  Handshake(runtime);
+  auto placed = runtime.Reply(runtime.Call("StartContainer", StartRequest("sb1", "uid-1", "ctr1")));
+  REQUIRE(placed.has_value());
+  CHECK(placed->status.ok());
+  CHECK(placing.asked() == 1);
+  CHECK(session->stats().refused_starts == 0);
+}
+
+TEST_CASE("nri session: fail-closed never refuses a container of a pod netqos does not cap") {
+  FakeNriRuntime runtime;
+  GatekeeperEvents events({"uid-capped"}, /*places=*/false);
+  RunningSession session(runtime.path(), events, milliseconds(1000), 1024, /*fail_closed=*/true);
+  Handshake(runtime);
+  auto reply = runtime.Reply(runtime.Call("StartContainer", StartRequest("sb2", "uid-2", "ctr2")));
+  REQUIRE(reply.has_value());
+  CHECK(reply->status.ok());
+  CHECK(events.asked() == 1);
+  CHECK(session->stats().refused_starts == 0);
+}
+
+TEST_CASE("nri session: fail-closed refuses a capped start whose handler ran past its budget") {
+  FakeNriRuntime runtime;
+  GatekeeperEvents events({"uid-1"}, /*places=*/true, milliseconds(1500));
+  RunningSession session(runtime.path(), events, milliseconds(100), 1024, /*fail_closed=*/true);
+  Handshake(runtime);
+  const auto start = Clock::now();
+  auto late = runtime.Reply(runtime.Call("StartContainer", StartRequest("sb1", "uid-1", "ctr1")),
+                            milliseconds(1000));
+  REQUIRE(late.has_value());
+  CHECK(Clock::now() - start < milliseconds(1000));
+  CHECK(late->status.code() == StatusCode::kFailedPrecondition);
+  // An uncapped container behind the stuck handler is late too, and starts.
+  auto uncapped = runtime.Reply(
+      runtime.Call("StartContainer", StartRequest("sb2", "uid-2", "ctr2")), milliseconds(1000));
+  REQUIRE(uncapped.has_value());
+  CHECK(uncapped->status.ok());
+  CHECK(session->stats().late_replies == 2);
+  CHECK(session->stats().refused_starts == 1);
+}
+
+TEST_CASE("nri session: fail-closed refuses an older runtime's StateChange start as well") {
+  FakeNriRuntime runtime;
+  GatekeeperEvents events({"uid-1"}, /*places=*/false);
+  RunningSession session(runtime.path(), events, milliseconds(1000), 1024, /*fail_closed=*/true);
+  Handshake(runtime);
+  api::StateChangeEvent start;
+  start.set_event(api::START_CONTAINER);
+  *start.mutable_pod() = MakePod("sb1", "uid-1");
+  *start.mutable_container() = MakeContainer("ctr1", "sb1", "/kubepods/poduid-1/ctr1");
+  auto reply = runtime.Reply(runtime.Call("StateChange", start));
+  REQUIRE(reply.has_value());
+  CHECK(reply->status.code() == StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("nri session: fail-open (the default) starts a container the port would refuse") {
+  FakeNriRuntime runtime;
+  GatekeeperEvents events({"uid-1"}, /*places=*/false);
+  RunningSession session(runtime.path(), events);
+  Handshake(runtime);
+  auto reply = runtime.Reply(runtime.Call("StartContainer", StartRequest("sb1", "uid-1", "ctr1")));
+  REQUIRE(reply.has_value());
+  CHECK(reply->status.ok());
+  CHECK(events.asked() == 0);
+  CHECK(session->stats().refused_starts == 0);
+}
+
+TEST_CASE("nri session: counts events by kind, their reply times and whether it is connected") {
+  FakeNriRuntime runtime;
+  RecordingEvents events;
+  RunningSession session(runtime.path(), events);
+  CHECK_FALSE(session->stats().connected);
+  Handshake(runtime);
+  CHECK(session->stats().connected);
+
+  api::RunPodSandboxRequest run;
+  *run.mutable_pod() = MakePod("sb1", "uid-1");
+  REQUIRE(runtime.Reply(runtime.Call("RunPodSandbox", run)).has_value());
+  REQUIRE(runtime.Reply(runtime.Call("StartContainer", StartRequest("sb1", "uid-1", "c1"))));
+  REQUIRE(runtime.Reply(runtime.Call("StartContainer", StartRequest("sb1", "uid-1", "c2"))));
+  using netqos::nri_plugin::NriEventKind;
+  const auto& handled = session->stats().handled;
+  CHECK(handled[static_cast<size_t>(NriEventKind::kRunPodSandbox)] == 1);
+  CHECK(handled[static_cast<size_t>(NriEventKind::kStartContainer)] == 2);
+  CHECK(handled[static_cast<size_t>(NriEventKind::kCreateContainer)] == 0);
+  CHECK(std::string(netqos::nri_plugin::NriEventKindName(NriEventKind::kStartContainer)) ==
+        "StartContainer");
+  const netqos::HistogramCounts replies = session->stats().ReplySeconds();
+  CHECK(replies.count() == 3);
+  CHECK(replies.sum > 0);
+
+  runtime.CloseConnection();
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (session->stats().connected && Clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  CHECK_FALSE(session->stats().connected);
 }

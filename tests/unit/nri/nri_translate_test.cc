@@ -111,3 +111,24 @@ TEST_CASE("nri translate: container cgroup paths of both cgroup drivers are acce
   CHECK_THAT(Error(TranslateContainer(container).status()),
              Catch::Contains("pod sandbox id is empty"));
 }
+
+TEST_CASE("nri translate: a pod's network is its own, the host's or unknown, by its namespaces") {
+  using netqos::nri_plugin::PodNetwork;
+  api::PodSandbox pod = GoodPod();
+  auto unknown = TranslatePod(pod);
+  REQUIRE(unknown.ok());
+  CHECK(unknown->network == PodNetwork::kUnknown);
+
+  auto* ipc = pod.mutable_linux()->add_namespaces();
+  ipc->set_type("ipc");
+  auto host = TranslatePod(pod);
+  REQUIRE(host.ok());
+  CHECK(host->network == PodNetwork::kHost);
+
+  auto* net = pod.mutable_linux()->add_namespaces();
+  net->set_type("network");
+  net->set_path("/var/run/netns/cni-1234");
+  auto own = TranslatePod(pod);
+  REQUIRE(own.ok());
+  CHECK(own->network == PodNetwork::kOwn);
+}

@@ -1,0 +1,90 @@
+#include "app/nri_metrics.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace netqos::app {
+namespace {
+
+metrics::Family Counter(std::string name, std::string help, double value) {
+  metrics::Family f;
+  f.name = std::move(name);
+  f.help = std::move(help);
+  f.type = metrics::MetricType::kCounter;
+  f.samples.push_back({{}, value});
+  return f;
+}
+
+double Of(const std::atomic<uint64_t>& n) { return static_cast<double>(n.load()); }
+
+}  // namespace
+
+void AddNriMetrics(metrics::Registry& registry, const nri_plugin::NriSessionStats& stats) {
+  registry.AddCollector([&stats](std::vector<metrics::Family>* out) {
+    metrics::Family connected;
+    connected.name = "netqos_nri_connected";
+    connected.help =
+        "1 while netqosd is registered as an NRI plugin with the container runtime (Configure "
+        "answered, connection open), else 0.";
+    connected.type = metrics::MetricType::kGauge;
+    connected.samples.push_back({{}, stats.connected ? 1.0 : 0.0});
+    out->push_back(std::move(connected));
+
+    // Every connection after the first is a reconnect (the runtime restarted, or the session
+    // dropped a connection over a protocol error).
+    const uint64_t connects = stats.connects;
+    out->push_back(Counter("netqos_nri_reconnects_total",
+                           "Connections made to the runtime's NRI socket after the first one.",
+                           static_cast<double>(connects > 0 ? connects - 1 : 0)));
+    out->push_back(Counter("netqos_nri_dropped_connections_total",
+                           "NRI connections that ended other than by netqosd stopping: the "
+                           "runtime closed them, or netqosd dropped them over a protocol error.",
+                           Of(stats.dropped_connections)));
+
+    metrics::Family events;
+    events.name = "netqos_nri_events_total";
+    events.help =
+        "Runtime events handed to netqosd's NRI handler, by kind (the NRI method: "
+        "RunPodSandbox, StartContainer, ..., Synchronize).";
+    events.type = metrics::MetricType::kCounter;
+    for (size_t k = 0; k < nri_plugin::kNriEventKinds; ++k) {
+      events.samples.push_back(
+          {{{"kind", nri_plugin::NriEventKindName(static_cast<nri_plugin::NriEventKind>(k))}},
+           Of(stats.handled[k])});
+    }
+    out->push_back(std::move(events));
+
+    metrics::Family ignored;
+    ignored.name = "netqos_nri_ignored_events_total";
+    ignored.help =
+        "Runtime events answered without the handler, by reason: invalid (content failed "
+        "validation), shed (too many events waiting behind a stuck handler).";
+    ignored.type = metrics::MetricType::kCounter;
+    ignored.samples.push_back({{{"reason", "invalid"}}, Of(stats.invalid_events)});
+    ignored.samples.push_back({{{"reason", "shed"}}, Of(stats.shed_events)});
+    out->push_back(std::move(ignored));
+
+    out->push_back(Counter("netqos_nri_late_replies_total",
+                           "Runtime events answered before the handler finished: it ran past "
+                           "--nri-event-budget-ms (or half the runtime's request timeout).",
+                           Of(stats.late_replies)));
+    out->push_back(Counter("netqos_nri_refused_starts_total",
+                           "Container starts refused with --nri-fail-closed: the pod has a "
+                           "bandwidth allocation and its class was not confirmed in place.",
+                           Of(stats.refused_starts)));
+
+    metrics::Family reply;
+    reply.name = "netqos_nri_reply_seconds";
+    reply.help =
+        "Time from a runtime event's arrival to netqosd's reply, for the events handed to the "
+        "handler: how long the runtime waited for netqosd.";
+    reply.type = metrics::MetricType::kHistogram;
+    const HistogramCounts counts = stats.ReplySeconds();
+    reply.bounds = counts.bounds;
+    reply.histograms.push_back(metrics::FromCounts({}, counts));
+    out->push_back(std::move(reply));
+  });
+}
+
+}  // namespace netqos::app
