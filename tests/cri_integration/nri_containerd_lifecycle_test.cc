@@ -139,12 +139,11 @@ TEST_CASE("nri session: a handler slower than containerd's timeout is answered a
   CHECK(running.stats().connects == 1);
 }
 
-// containerd 1.7 (NRI before v0.7) does not send its request timeout in Configure, so the session
-// cannot cap a longer budget: containerd times the event out, closes the plugin's connection and
-// creates the container anyway. A runtime that sends it (containerd 2.0) gets its reply at half
-// of it and keeps the connection. Either way the container starts without waiting, and netqos
-// ends up connected and synchronized with it.
-TEST_CASE("nri session: a budget above containerd's timeout delays no container and reconnects",
+// containerd 1.7 (NRI before v0.7) does not send its request timeout in Configure, and closes a
+// plugin that answers after it (2 s, NRI's default): the session then holds any budget to half
+// of NRI's default, so a budget asked for above it neither delays the container nor loses the
+// connection. (Before that cap containerd dropped the plugin here, and it had to register again.)
+TEST_CASE("nri session: a budget above containerd's timeout is held below it and keeps the plugin",
           "[.][nri][containerd][lifecycle]") {
   PrivateContainerd ctrd(/*with_nri=*/true);
   RecordingEvents events;
@@ -164,21 +163,12 @@ TEST_CASE("nri session: a budget above containerd's timeout delays no container 
   INFO("last error: " << running.session().last_error());
   CHECK(took < kHandler);
   events.Release();
-  if (running.stats().dropped_connections == 0) {
-    // The runtime sent its timeout and the session answered at half of it.
-    CHECK(Eventually([&] { return running.stats().late_replies >= 1; }));
-    CHECK(running.stats().configured == 1);
-  } else {
-    // Closed by the runtime: the session dials again, and the runtime's Synchronize lists the
-    // container it created meanwhile.
-    CHECK(running.stats().dropped_connections == 1);
-    REQUIRE(Eventually([&] { return running.stats().configured == 2; }, std::chrono::seconds(30)));
-    const std::string want = "Synchronize pod " + pod.uid + " container app cgroup exists";
-    CHECK(Eventually([&] {
-      const auto log = events.log();
-      return std::find(log.begin(), log.end(), want) != log.end();
-    }));
-  }
+  REQUIRE(Eventually([&] { return events.log().size() >= 4; }));  // ... Create, Start
+  // Answered at the held budget, inside containerd's timeout: the connection stayed.
+  CHECK(running.stats().late_replies >= 1);
+  CHECK(running.stats().dropped_connections == 0);
+  CHECK(running.stats().connects == 1);
+  CHECK(running.stats().configured == 1);
   CHECK(events.held() == 1);
   const auto ids = events.ids();
   CHECK(std::find(ids.begin(), ids.end(), container) != ids.end());

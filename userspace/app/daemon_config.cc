@@ -309,7 +309,8 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
   f.AddNumber("--nri-event-budget-ms", c.nri_event_budget_ms,
               "With --nri-socket: how long, in milliseconds (1 to 60000), a StartContainer may "
               "wait for the container's class before the runtime is answered anyway; capped at "
-              "half the runtime's own request timeout");
+              "half the runtime's own request timeout, or at 1000 when the runtime sends none "
+              "(containerd 1.7)");
   f.AddBool("--nri-fail-closed", c.nri_fail_closed,
             "With --nri-socket: refuse to let a container start (the runtime fails it) when its "
             "pod has a bandwidth allocation and its class is not confirmed in place within the "

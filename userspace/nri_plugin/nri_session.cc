@@ -31,6 +31,8 @@ constexpr char kPluginService[] = "nri.pkg.api.v1alpha1.Plugin";
 constexpr char kRuntimeService[] = "nri.pkg.api.v1alpha1.Runtime";
 // Written in RegisterPlugin: the NRI API this plugin was built against (proto/nri/v1alpha1).
 constexpr char kNriVersion[] = "v0.12.2";
+// NRI's request timeout when the runtime does not send its own in Configure.
+constexpr std::chrono::milliseconds kDefaultRuntimeTimeout{2000};
 
 Status Errno(const std::string& what) { return Unavailable(what + ": " + std::strerror(errno)); }
 
@@ -405,11 +407,16 @@ struct NriSession::Connection {
   Status Configure(const nri::TtrpcCall& call) {
     NETQOS_ASSIGN_OR_RETURN(api::ConfigureRequest request,
                             Parse<api::ConfigureRequest>(call.method, call.payload));
-    const std::chrono::milliseconds runtime_timeout(request.request_timeout());
-    if (runtime_timeout.count() > 0 && budget > runtime_timeout / 2) {
+    // A runtime on NRI's API before v0.12 (containerd 1.7) does not send its timeout; it uses
+    // NRI's default, and closes the connection to a plugin that answers later (the container
+    // then starts without waiting, and the plugin must register again).
+    const bool sent = request.request_timeout() > 0;
+    const std::chrono::milliseconds runtime_timeout =
+        sent ? std::chrono::milliseconds(request.request_timeout()) : kDefaultRuntimeTimeout;
+    if (budget > runtime_timeout / 2) {
       budget = std::max(std::chrono::milliseconds(1), runtime_timeout / 2);
-      spdlog::info("nri: event budget lowered to {} ms, half the runtime's request timeout",
-                   budget.count());
+      spdlog::info("nri: event budget lowered to {} ms, half the runtime's request timeout{}",
+                   budget.count(), sent ? "" : " (NRI's default: the runtime sent none)");
     }
     api::ConfigureResponse response;
     response.set_events(NetqosEventMask());

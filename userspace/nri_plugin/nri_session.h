@@ -34,7 +34,8 @@ struct NriSessionOptions {
   std::string plugin_index = "50";
   // How long a handler may take before the runtime gets its reply anyway. Kept below the
   // runtime's request timeout (2 s by default, sent in Configure): the session lowers it to half
-  // of that when the runtime's is shorter.
+  // of that when the runtime's is shorter, and to 1 s when the runtime sends none (NRI's API
+  // before v0.12, as containerd 1.7 speaks it, whose timeout is NRI's default).
   std::chrono::milliseconds event_budget{1000};
   // From connecting to Configure (NRI's own registration timeout defaults to 5 s).
   std::chrono::milliseconds registration_timeout{5000};

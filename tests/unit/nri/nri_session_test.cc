@@ -307,6 +307,27 @@ TEST_CASE("nri session: the budget shrinks to half the runtime's request timeout
   CHECK(session->stats().late_replies == 1);
 }
 
+TEST_CASE("nri session: a runtime that sends no request timeout gets half of NRI's default") {
+  // containerd 1.7 sends none, and closes a plugin that answers after its 2 s: a budget of 5 s
+  // asked for must not outlive that.
+  FakeNriRuntime runtime;
+  RecordingEvents events(milliseconds(3000));
+  RunningSession session(runtime.path(), events, milliseconds(5000));
+  Handshake(runtime, /*request_timeout_ms=*/0);
+
+  api::StopContainerRequest stop;
+  *stop.mutable_pod() = MakePod("sandbox1", "uid-1");
+  *stop.mutable_container() = MakeContainer("ctr1", "sandbox1", "/kubepods/poduid-1/ctr1");
+  const auto start = Clock::now();
+  const uint32_t stream = runtime.Call("StopContainer", stop);
+  auto reply = runtime.Reply(stream, milliseconds(2500));
+  REQUIRE(reply.has_value());
+  const auto took = Clock::now() - start;
+  CHECK(took >= milliseconds(900));
+  CHECK(took < milliseconds(1900));  // 1 s, well inside the runtime's 2 s
+  CHECK(session->stats().late_replies == 1);
+}
+
 TEST_CASE("nri session: an older runtime's StateChange events reach the port") {
   FakeNriRuntime runtime;
   RecordingEvents events;
