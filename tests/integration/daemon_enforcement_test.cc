@@ -217,7 +217,7 @@ TEST_CASE(
     // What C receives skips the IFB: nothing there could hold it back (its level's class borrows
     // up to the link), so its packets do not pay the detour. A's, with an ingress leaf, go there.
     CHECK(env.ClassOf(cg_a)->flags == NETQOS_CLASS_F_INGRESS_SHAPED);
-    CHECK(env.ClassOf(cg_c)->flags == 0u);
+    CHECK(env.ClassOf(cg_c)->flags == NETQOS_CLASS_F_NO_LEAF);  // and no leaf of its own
     env.Server(0, ++port);
     env.Client(cg_c, 0, port, 9, /*reverse=*/true, {"-b", "800M"});
     WireRate w;

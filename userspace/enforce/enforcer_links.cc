@@ -55,6 +55,8 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<Lin
     a.ok = false;
     return false;
   }
+  // netqosctl status shows the mode and why: an idle NIC says its root is its own.
+  if (!eplan->shapes) mode->reason += "; nothing capped: the NIC's own root";
   if (a.egress.nic.empty() || a.egress.shapes != eplan->shapes ||
       a.ingress.shapes != iplan->shapes) {
     // Once per change that took: an idle NIC keeps its own root qdisc; its first cap brings the

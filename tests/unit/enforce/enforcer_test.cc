@@ -466,6 +466,8 @@ TEST_CASE("enforcer: an idle NIC gets its trees with its first cap and loses the
     std::lock_guard<std::mutex> l(node.shaper.mu);
     CHECK(node.shaper.trees["eth1"] == std::pair{false, false});  // nothing capped: its own root
   }
+  auto reason = [&] { return node.enforcer->Status().shaping_modes["eth1"].reason; };
+  CHECK(reason() == "test: htb; nothing capped: the NIC's own root");
   const int applies_before = node.ShaperCalls("eth1").first;
   const FakePod p{"11111111-0000-0000-0000-00000000000e", "c14", {}};
   node.CapPod(p, "eth1", 100);
@@ -476,6 +478,7 @@ TEST_CASE("enforcer: an idle NIC gets its trees with its first cap and loses the
     CHECK(node.shaper.trees["eth1"] == std::pair{true, true});
     CHECK(node.shaper.trees["eth0"] == std::pair{false, false});  // the other NIC stays idle
   }
+  CHECK(node.Eventually([&] { return reason() == "test: htb"; }));
   node.RemovePod(p.uid);
   node.enforcer->OnPodRemoved(p.uid);
   CHECK(node.Eventually([&] {
