@@ -105,8 +105,10 @@ class PrivateContainerd {
     return resp.pod_sandbox_id();
   }
 
-  // CreateContainer + StartContainer (the image sleeps); returns the container id.
-  std::string StartContainer(const std::string& sandbox_id, const std::string& name) {
+  // CreateContainer + StartContainer; returns the container id. `command` replaces the image's
+  // (which sleeps) when not empty.
+  std::string StartContainer(const std::string& sandbox_id, const std::string& name,
+                             const std::vector<std::string>& command = {}) {
     const Pod& pod = configs_.at(sandbox_id);
     test::cri::CreateContainerRequest req;
     req.set_pod_sandbox_id(sandbox_id);
@@ -114,6 +116,7 @@ class PrivateContainerd {
     auto* c = req.mutable_config();
     c->mutable_metadata()->set_name(name);
     c->mutable_image()->set_image(kImage);
+    for (const auto& word : command) c->add_command(word);
     c->set_log_path(name + ".log");
     (*c->mutable_labels())["io.kubernetes.pod.uid"] = pod.uid;
     (*c->mutable_labels())["io.kubernetes.pod.namespace"] = pod.ns;
