@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +19,8 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -51,14 +54,16 @@ bool WaitFor(Pred pred, std::chrono::seconds bound = 30s) {
 }
 
 // A TCP sink on ip:port in network namespace `ns`: it accepts one connection and counts the bytes
-// read within the first `window` after its first byte, and within `total` after it. A byte
-// counts at the time its read returns, so a sink thread woken late counts a little more, never
-// less, in its first window.
+// that arrived within the first `window` after its first byte, and within `total` after it. A
+// read's bytes count at the kernel's receive time of the last packet it read, so that how late
+// the sink thread wakes does not move the window; where the kernel gives no time, at the time
+// the read returns (a late first read then counts a little more, never less, in the window).
 class FirstBytesSink {
  public:
   struct Counts {
     uint64_t first_window = 0;
     uint64_t total = 0;
+    uint64_t kernel_stamped = 0, unstamped = 0;  // reads timed by the kernel, by the sink
   };
 
   FirstBytesSink(const std::string& ns, const std::string& ip, uint16_t port,
@@ -78,6 +83,8 @@ class FirstBytesSink {
         ::inet_pton(AF_INET, ip.c_str(), &addr.sin_addr);
         const int one = 1;
         ::setsockopt(listen_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        // Inherited by the accepted connection, so that its first packet is stamped too.
+        ::setsockopt(listen_, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
         if (listen_ < 0 || ::bind(listen_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
             ::listen(listen_, 1) != 0) {
           error = "cannot listen on " + ip + ":" + std::to_string(port) + " in " + ns;
@@ -110,6 +117,31 @@ class FirstBytesSink {
   }
 
  private:
+  // When a read's bytes arrived: the kernel's receive time of the last packet it read
+  // (SO_TIMESTAMPNS), or the time the read returned when the kernel gives none.
+  static int64_t ArrivalNs(msghdr& msg, int64_t returned_ns, bool& kernel) {
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+        timespec ts{};
+        std::memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+        const int64_t ns = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+        // Sane only if on this clock and not after the read returned.
+        if (ns > 0 && ns <= returned_ns && returned_ns - ns < 1000000000LL) {
+          kernel = true;
+          return ns;
+        }
+      }
+    }
+    kernel = false;
+    return returned_ns;
+  }
+
+  static int64_t RealtimeNs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+  }
+
   void Run() {
     using Clock = std::chrono::steady_clock;
     const auto give_up = Clock::now() + std::chrono::seconds(20);
@@ -119,17 +151,29 @@ class FirstBytesSink {
     if (stop_ || (p.revents & POLLIN) == 0) return;
     conn_ = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
     if (conn_ < 0) return;
-    std::vector<char> buf(16384);
-    std::optional<Clock::time_point> first;
-    while (!stop_ && (first ? Clock::now() < *first + total_ : Clock::now() < give_up)) {
+    // Small reads: the first read's time is its first packet's, not one that came much later.
+    std::vector<char> buf(4096);
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+    std::optional<int64_t> first;
+    const int64_t window_ns = window_.count() * 1000000LL;
+    const int64_t total_ns = total_.count() * 1000000LL;
+    while (!stop_ && (first ? RealtimeNs() < *first + total_ns : Clock::now() < give_up)) {
       pollfd c{conn_, POLLIN, 0};
       if (::poll(&c, 1, 100) <= 0) continue;
-      const ssize_t n = ::recv(conn_, buf.data(), buf.size(), 0);
+      iovec iov{buf.data(), buf.size()};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof(control);
+      const ssize_t n = ::recvmsg(conn_, &msg, 0);
       if (n <= 0) return;
-      const auto now = Clock::now();
-      if (!first) first = now;
-      if (now - *first <= window_) counts_.first_window += static_cast<uint64_t>(n);
-      counts_.total += static_cast<uint64_t>(n);
+      bool kernel = false;
+      const int64_t at = ArrivalNs(msg, RealtimeNs(), kernel);
+      (kernel ? counts_.kernel_stamped : counts_.unstamped) += 1;
+      if (!first) first = at;
+      if (at - *first <= window_ns) counts_.first_window += static_cast<uint64_t>(n);
+      if (at - *first <= total_ns) counts_.total += static_cast<uint64_t>(n);
     }
   }
 
@@ -229,8 +273,8 @@ TEST_CASE(
   const uint64_t bucket = netqos::shaping::DefaultBucketBytes(netqos::shaping::MbitToBits(kMbps));
   // HTB sends a packet while the class has tokens left and charges it afterwards, so the leaf
   // overshoots by one packet; on a veth (TSO) that is a GSO packet of up to 64 KiB of payload
-  // and its headers. Plus 5 ms of the rate for the sink thread's wake-up on its first read (a
-  // late first read counts bytes that arrived before it; see FirstBytesSink).
+  // and its headers. Plus 5 ms of the rate: the first read is timed by the last packet it read,
+  // a little after the first byte (or, without kernel stamps, by when the sink thread woke).
   const uint64_t allowance = 65536 + 2 * 1024 + rate * 5 / 1000;
   const uint64_t bound = cap_first + bucket + allowance;
 
@@ -282,19 +326,18 @@ TEST_CASE(
 
   const Run with_nri = run(1, true);
   const Run watcher = run(2, false);
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   std::printf(
       "first %lld ms of a full-speed sender capped at %d Mbit/s (bound %llu bytes: %llu of the "
       "rate, %llu bucket, %llu allowance): --nri-socket %llu bytes (%llu in %lld ms), cgroup "
-      "watcher %llu bytes (%llu in %lld ms)\n",
-      static_cast<long long>(kFirst.count()), kMbps, static_cast<unsigned long long>(bound),
-      static_cast<unsigned long long>(cap_first), static_cast<unsigned long long>(bucket),
-      static_cast<unsigned long long>(allowance),
-      static_cast<unsigned long long>(with_nri.counts.first_window),
-      static_cast<unsigned long long>(with_nri.counts.total),
-      static_cast<long long>(kTotal.count()),
-      static_cast<unsigned long long>(watcher.counts.first_window),
-      static_cast<unsigned long long>(watcher.counts.total),
-      static_cast<long long>(kTotal.count()));
+      "watcher %llu bytes (%llu in %lld ms); reads timed by the kernel %llu of %llu\n",
+      static_cast<long long>(kFirst.count()), kMbps, u(bound), u(cap_first), u(bucket),
+      u(allowance), u(with_nri.counts.first_window), u(with_nri.counts.total),
+      static_cast<long long>(kTotal.count()), u(watcher.counts.first_window),
+      u(watcher.counts.total), static_cast<long long>(kTotal.count()),
+      u(with_nri.counts.kernel_stamped + watcher.counts.kernel_stamped),
+      u(with_nri.counts.kernel_stamped + watcher.counts.kernel_stamped + with_nri.counts.unstamped +
+        watcher.counts.unstamped));
   // The sender really sends from its first packet and keeps the leaf full: the first window gets
   // at least half the cap's worth, the whole second at least 80 % of it (and, capped, not more
   // than it allows).
