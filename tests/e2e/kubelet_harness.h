@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -151,6 +152,20 @@ class Harness {
 
   testing::DaemonProcess& daemon() { return *daemon_; }
   void ResetDaemon() { daemon_.reset(); }
+
+  // The metrics port the daemon logged ("metrics serving address=127.0.0.1:PORT"), waited for up
+  // to 10 s; 0 if it never did.
+  int WaitMetricsPort() {
+    static const std::regex re("metrics serving address=127\\.0\\.0\\.1:([0-9]+)");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::smatch m;
+      const std::string log = daemon_->Log();
+      if (std::regex_search(log, m, re)) return std::stoi(m[1]);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return 0;
+  }
 
   bool WaitServing(std::chrono::milliseconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;

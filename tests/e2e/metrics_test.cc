@@ -26,19 +26,6 @@ using netqos::testing::ParsePrometheusText;
 using netqos::testing::PromDocument;
 namespace rp = ::resourceplugin::v1alpha1;
 
-// The port the daemon logged ("metrics serving address=127.0.0.1:PORT"); 0 if it never did.
-int WaitMetricsPort(Harness& h) {
-  static const std::regex re("metrics serving address=127\\.0\\.0\\.1:([0-9]+)");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::smatch m;
-    const std::string log = h.daemon().Log();
-    if (std::regex_search(log, m, re)) return std::stoi(m[1]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return 0;
-}
-
 std::vector<std::string> MetricsFlags() {
   auto flags = netqos::e2e::FixtureFlags();
   flags.push_back("--metrics-bind-address=127.0.0.1:0");
@@ -97,7 +84,7 @@ double AllCodes(const PromDocument& doc, const std::string& method) {
 TEST_CASE("e2e: metrics endpoint counts RPCs exactly and matches netqosctl capacity") {
   Harness h;
   h.Start(MetricsFlags());
-  const int port = WaitMetricsPort(h);
+  const int port = h.WaitMetricsPort();
   INFO(h.daemon().Log());
   REQUIRE(port > 0);
   Scraper scraper(port);

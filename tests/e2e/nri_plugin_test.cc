@@ -8,7 +8,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,19 +19,6 @@ namespace {
 
 namespace api = ::nri::pkg::api::v1alpha1;
 using netqos::e2e::Harness;
-
-// The port the daemon logged ("metrics serving address=127.0.0.1:PORT"); 0 if it never did.
-int MetricsPort(Harness& h) {
-  static const std::regex re("metrics serving address=127\\.0\\.0\\.1:([0-9]+)");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::smatch m;
-    const std::string log = h.daemon().Log();
-    if (std::regex_search(log, m, re)) return std::stoi(m[1]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return 0;
-}
 
 bool HasLine(const std::string& text, const std::string& line) {
   return text.find("\n" + line + "\n") != std::string::npos;
@@ -86,7 +72,7 @@ TEST_CASE("e2e: with --nri-fail-closed a capped pod's start is refused while enf
   REQUIRE(free_pod.has_value());
   CHECK(free_pod->status.ok());
 
-  const int port = MetricsPort(h);
+  const int port = h.WaitMetricsPort();
   REQUIRE(port != 0);
   httplib::Client client("127.0.0.1", port);
   client.set_read_timeout(10, 0);

@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "integration/fixture_pod.h"
 #include "support/daemon_fixture.h"
 #include "support/private_containerd.h"
 
@@ -17,16 +18,7 @@ TEST_CASE("daemon with --pod-source=cri classifies a container that containerd s
   DaemonFixture env({.tag = "cri", .subnet = 242, .shape_nics = false});
   PrivateContainerd ctrd;
   const std::string uid = FakePodUid(1);
-  // The pod under the fixture's cgroup root (an --addition-cgroup-paths root of the daemon).
-  const std::string mount = env.CgroupRoot().substr(0, env.CgroupRoot().rfind('/'));
-  const std::string root = env.CgroupRoot().substr(mount.size());
-  PrivateContainerd::Pod pod{uid,
-                             "shop",
-                             "web-0",
-                             "",
-                             true,
-                             {{"katalyst.kubewharf.io/qos_level", "shared_cores"}},
-                             root + "/pod" + uid};
+  const PrivateContainerd::Pod pod = FixtureHostPod(env, uid, "web-0");
   const std::string sandbox = ctrd.RunSandbox(pod);
   const std::string app = ctrd.StartContainer(sandbox, "app");
   const std::string cg = env.CgroupRoot() + "/pod" + uid + "/" + app;

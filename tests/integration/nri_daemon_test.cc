@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "integration/fixture_pod.h"
 #include "shaping/htb_plan.h"
 #include "support/daemon_fixture.h"
 #include "support/private_containerd.h"
@@ -199,16 +200,7 @@ TEST_CASE("daemon with --nri-socket has a container's class in place when contai
   REQUIRE(WaitFor([&] { return Count(env.Log(), registered) == 1; }));
 
   const std::string uid = FakePodUid(1);
-  // The pod under the fixture's cgroup root (an --addition-cgroup-paths root of the daemon).
-  const std::string mount = env.CgroupRoot().substr(0, env.CgroupRoot().rfind('/'));
-  const std::string root = env.CgroupRoot().substr(mount.size());
-  PrivateContainerd::Pod pod{uid,
-                             "shop",
-                             "web-0",
-                             "",
-                             true,
-                             {{"katalyst.kubewharf.io/qos_level", "shared_cores"}},
-                             root + "/pod" + uid};
+  const PrivateContainerd::Pod pod = FixtureHostPod(env, uid, "web-0");
   const std::string sandbox = ctrd.RunSandbox(pod);
   FakePod p;
   p.uid = uid;
@@ -261,9 +253,6 @@ TEST_CASE(
   DaemonFixture env({.tag = "nrif", .subnet = 244});
   PrivateContainerd ctrd(/*with_nri=*/true);
   REQUIRE(WaitFor([&] { return std::filesystem::exists(ctrd.nri_socket()); }, 5s));
-  const std::string mount = env.CgroupRoot().substr(0, env.CgroupRoot().rfind('/'));
-  const std::string root = env.CgroupRoot().substr(mount.size());
-
   constexpr int kMbps = 20;
   constexpr auto kFirst = 100ms;
   constexpr auto kTotal = 1000ms;
@@ -292,13 +281,7 @@ TEST_CASE(
           [&] { return env.Log().find("nri: registered with containerd") != std::string::npos; }));
     }
     const std::string uid = FakePodUid(n);
-    PrivateContainerd::Pod pod{uid,
-                               "shop",
-                               "sender-" + std::to_string(n),
-                               "",
-                               true,
-                               {{"katalyst.kubewharf.io/qos_level", "shared_cores"}},
-                               root + "/pod" + uid};
+    const PrivateContainerd::Pod pod = FixtureHostPod(env, uid, "sender-" + std::to_string(n));
     const std::string sandbox = ctrd.RunSandbox(pod);
     FakePod p;
     p.uid = uid;

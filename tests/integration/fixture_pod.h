@@ -1,0 +1,27 @@
+// A pod for the private containerd (support/private_containerd.h) that the daemon fixture's
+// netqosd finds: host network, shared_cores, and its cgroup under the fixture's own cgroup root
+// (one of the daemon's --addition-cgroup-paths roots), relative to the cgroup mount as CRI's
+// cgroup parent wants it.
+#pragma once
+
+#include <string>
+
+#include "support/daemon_fixture.h"
+#include "support/private_containerd.h"
+
+namespace netqos::testing {
+
+inline PrivateContainerd::Pod FixtureHostPod(const DaemonFixture& env, const std::string& uid,
+                                             const std::string& name) {
+  const std::string mount = env.CgroupRoot().substr(0, env.CgroupRoot().rfind('/'));
+  const std::string root = env.CgroupRoot().substr(mount.size());
+  return {uid,
+          "shop",
+          name,
+          "",
+          /*host_network=*/true,
+          {{"katalyst.kubewharf.io/qos_level", "shared_cores"}},
+          root + "/pod" + uid};
+}
+
+}  // namespace netqos::testing
