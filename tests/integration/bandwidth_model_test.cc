@@ -38,16 +38,24 @@ DaemonFixtureOptions Case(const std::string& tag, int subnet) {
   return {.tag = "b" + tag, .subnet = subnet, .pod_namespace = "bwmodel"};
 }
 
-// The container's entry in `netqosctl classes --json`.
+// The container's entry in `netqosctl classes --json`. The class map entry comes before the
+// pass that wrote it publishes its status (the NIC's trees are applied in between), so the row
+// is waited for.
 json ClassRow(DaemonFixture& env, const std::string& pod_name) {
-  auto r = env.Ctl({"classes", "--json"});
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  const json doc = json::parse(r.output);  // alive for the loop (a temporary would not be)
-  for (const auto& c : doc["containers"]) {
-    if (c["pod_name"] == pod_name) return c;
-  }
-  FAIL("no class row for pod " << pod_name);
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  std::string output;
+  do {
+    auto r = env.Ctl({"classes", "--json"});
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    output = r.output;
+    const json doc = json::parse(r.output);  // alive for the loop (a temporary would not be)
+    for (const auto& c : doc["containers"]) {
+      if (c["pod_name"] == pod_name) return c;
+    }
+    std::this_thread::sleep_for(50ms);
+  } while (std::chrono::steady_clock::now() < deadline);
+  FAIL("no class row for pod " << pod_name << " within 5 s; last answer:\n" << output);
   return {};
 }
 
