@@ -55,13 +55,7 @@ TEST_CASE("e2e: with --nri-fail-closed a capped pod's start is refused while enf
   INFO(allocated.output);
   REQUIRE(allocated.exit_code == 0);
 
-  runtime.Accept(std::chrono::seconds(10));
-  runtime.ServeRegister();
-  api::ConfigureRequest configure;
-  configure.set_request_timeout(2000);
-  auto configured = runtime.Reply(runtime.Call("Configure", configure));
-  REQUIRE(configured.has_value());
-  REQUIRE(configured->status.ok());
+  runtime.Handshake(2000, std::chrono::seconds(10));
 
   auto capped = Start(runtime, "p1", "ctr1");
   REQUIRE(capped.has_value());

@@ -107,13 +107,7 @@ TEST_CASE("nri plugin: the runtime's StartContainer is answered after the enforc
   options.event_budget = milliseconds(1000);
   NriPlugin plugin(options, enforcer.Callback());
 
-  runtime.Accept();
-  runtime.ServeRegister();
-  api::ConfigureRequest configure;
-  configure.set_request_timeout(2000);
-  auto configured = runtime.Reply(runtime.Call("Configure", configure));
-  REQUIRE(configured.has_value());
-  REQUIRE(configured->status.ok());
+  runtime.Handshake();
 
   api::StartContainerRequest start;
   start.mutable_pod()->set_id("sandbox1");
@@ -200,13 +194,7 @@ TEST_CASE("nri plugin: fail-closed makes the runtime's StartContainer of a cappe
   NriPlugin plugin(options, enforcer.Callback(),
                    [](const std::string& uid) { return uid == "uid-1"; });
 
-  runtime.Accept();
-  runtime.ServeRegister();
-  api::ConfigureRequest configure;
-  configure.set_request_timeout(2000);
-  auto configured = runtime.Reply(runtime.Call("Configure", configure));
-  REQUIRE(configured.has_value());
-  REQUIRE(configured->status.ok());
+  runtime.Handshake();
 
   auto start_of = [&](const std::string& sandbox, const std::string& uid, const std::string& id) {
     api::StartContainerRequest start;

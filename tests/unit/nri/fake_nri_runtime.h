@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -106,6 +107,27 @@ class FakeNriRuntime {
     REQUIRE(reply.ok());
     SendOn(nri::kRuntimeServiceConnId, *reply);
     return request;
+  }
+
+  // Accepts the plugin, serves its registration and configures it with `request_timeout_ms`
+  // (0: none sent, as NRI before v0.12); the Configure reply.
+  ::nri::pkg::api::v1alpha1::ConfigureResponse Handshake(
+      int64_t request_timeout_ms = 2000,
+      std::chrono::milliseconds accept_timeout = std::chrono::seconds(5)) {
+    Accept(accept_timeout);
+    ServeRegister();
+    ::nri::pkg::api::v1alpha1::ConfigureRequest configure;
+    configure.set_runtime_name("fake-runtime");
+    configure.set_runtime_version("1.0");
+    configure.set_registration_timeout(5000);
+    configure.set_request_timeout(request_timeout_ms);
+    auto reply = Reply(Call("Configure", configure));
+    REQUIRE(reply.has_value());
+    INFO(reply->status.message());
+    REQUIRE(reply->status.ok());
+    ::nri::pkg::api::v1alpha1::ConfigureResponse response;
+    REQUIRE(response.ParseFromString(reply->payload));
+    return response;
   }
 
   // Calls `method` of the Plugin service; returns the stream id to await the reply on.

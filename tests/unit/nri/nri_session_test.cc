@@ -164,25 +164,6 @@ api::Container MakeContainer(const std::string& id, const std::string& pod_id,
   return container;
 }
 
-// Accepts the plugin, serves its registration and configures it; the Configure reply.
-api::ConfigureResponse Handshake(FakeNriRuntime& runtime, int64_t request_timeout_ms = 2000) {
-  runtime.Accept();
-  runtime.ServeRegister();
-  api::ConfigureRequest configure;
-  configure.set_runtime_name("fake-runtime");
-  configure.set_runtime_version("1.0");
-  configure.set_registration_timeout(5000);
-  configure.set_request_timeout(request_timeout_ms);
-  const uint32_t stream = runtime.Call("Configure", configure);
-  auto reply = runtime.Reply(stream);
-  REQUIRE(reply.has_value());
-  INFO(reply->status.message());
-  REQUIRE(reply->status.ok());
-  api::ConfigureResponse response;
-  REQUIRE(response.ParseFromString(reply->payload));
-  return response;
-}
-
 }  // namespace
 
 TEST_CASE("nri session: registers as netqos with a two-digit index") {
@@ -200,7 +181,7 @@ TEST_CASE("nri session: Configure subscribes to the pod and container life event
   FakeNriRuntime runtime;
   RecordingEvents events;
   RunningSession session(runtime.path(), events);
-  const api::ConfigureResponse response = Handshake(runtime);
+  const api::ConfigureResponse response = runtime.Handshake();
   // Bit (event - 1) for each event of api.proto's enum Event.
   const int32_t want = (1 << (1 - 1))      // RUN_POD_SANDBOX
                        | (1 << (2 - 1))    // STOP_POD_SANDBOX
@@ -217,7 +198,7 @@ TEST_CASE("nri session: a split Synchronize reaches the port once with everythin
   FakeNriRuntime runtime;
   RecordingEvents events;
   RunningSession session(runtime.path(), events);
-  Handshake(runtime);
+  runtime.Handshake();
 
   api::SynchronizeRequest first;
   *first.add_pods() = MakePod("sandbox1", "uid-1");
@@ -249,7 +230,7 @@ TEST_CASE("nri session: CreateContainer reaches the port before the runtime gets
   FakeNriRuntime runtime;
   RecordingEvents events(milliseconds(200));
   RunningSession session(runtime.path(), events);
-  Handshake(runtime);
+  runtime.Handshake();
 
   api::CreateContainerRequest create;
   *create.mutable_pod() = MakePod("sandbox1", "uid-1");
@@ -276,7 +257,7 @@ TEST_CASE("nri session: a handler past its budget still gets the runtime its rep
   FakeNriRuntime runtime;
   RecordingEvents events(milliseconds(1500));
   RunningSession session(runtime.path(), events, milliseconds(100));
-  Handshake(runtime);
+  runtime.Handshake();
 
   api::RunPodSandboxRequest run;
   *run.mutable_pod() = MakePod("sandbox1", "uid-1");
@@ -294,7 +275,7 @@ TEST_CASE("nri session: the budget shrinks to half the runtime's request timeout
   FakeNriRuntime runtime;
   RecordingEvents events(milliseconds(1500));
   RunningSession session(runtime.path(), events, milliseconds(1000));
-  Handshake(runtime, /*request_timeout_ms=*/200);
+  runtime.Handshake(/*request_timeout_ms=*/200);
 
   api::StopContainerRequest stop;
   *stop.mutable_pod() = MakePod("sandbox1", "uid-1");
@@ -313,7 +294,7 @@ TEST_CASE("nri session: a runtime that sends no request timeout gets half of NRI
   FakeNriRuntime runtime;
   RecordingEvents events(milliseconds(3000));
   RunningSession session(runtime.path(), events, milliseconds(5000));
-  Handshake(runtime, /*request_timeout_ms=*/0);
+  runtime.Handshake(/*request_timeout_ms=*/0);
 
   api::StopContainerRequest stop;
   *stop.mutable_pod() = MakePod("sandbox1", "uid-1");
@@ -332,7 +313,7 @@ TEST_CASE("nri session: an older runtime's StateChange events reach the port") {
   FakeNriRuntime runtime;
   RecordingEvents events;
   RunningSession session(runtime.path(), events);
-  Handshake(runtime);
+  runtime.Handshake();
 
   api::StateChangeEvent start;
   start.set_event(api::START_CONTAINER);
@@ -366,7 +347,7 @@ TEST_CASE("nri session: a method it does not serve is Unimplemented so the runti
   FakeNriRuntime runtime;
   RecordingEvents events;
   RunningSession session(runtime.path(), events);
-  Handshake(runtime);
+  runtime.Handshake();
   api::UpdateContainerRequest update;
   auto reply = runtime.Reply(runtime.Call("UpdateContainer", update));
   REQUIRE(reply.has_value());
@@ -378,9 +359,9 @@ TEST_CASE("nri session: reconnects and registers again after the runtime restart
   FakeNriRuntime runtime;
   RecordingEvents events;
   RunningSession session(runtime.path(), events);
-  Handshake(runtime);
+  runtime.Handshake();
   runtime.Restart();
-  Handshake(runtime);
+  runtime.Handshake();
   CHECK(session->stats().connects == 2);
   CHECK(session->stats().configured == 2);
   CHECK(session->stats().dropped_connections == 1);
@@ -397,7 +378,7 @@ TEST_CASE("nri session: an event with a hostile id or path is answered without t
   FakeNriRuntime runtime;
   RecordingEvents events;
   RunningSession session(runtime.path(), events);
-  Handshake(runtime);
+  runtime.Handshake();
 
   api::CreateContainerRequest traversal;
   *traversal.mutable_pod() = MakePod("sandbox1", "uid-1");
@@ -427,7 +408,7 @@ TEST_CASE("nri session: an oversized mux frame drops the connection with an erro
   FakeNriRuntime runtime;
   RecordingEvents events;
   RunningSession session(runtime.path(), events);
-  Handshake(runtime);
+  runtime.Handshake();
   runtime.SendRaw(std::string("\x00\x00\x00\x01\xff\xff\xff\xff", 8));
   CHECK(runtime.WaitClosed());
   const std::string error = session.WaitLastError();
@@ -439,7 +420,7 @@ TEST_CASE("nri session: a payload that is not its method's message drops the con
   FakeNriRuntime runtime;
   RecordingEvents events;
   RunningSession session(runtime.path(), events);
-  Handshake(runtime);
+  runtime.Handshake();
   runtime.CallRaw("CreateContainer", std::string("\xff\xff\xff\xff\x0f", 5));
   CHECK(runtime.WaitClosed());
   CHECK_THAT(session.WaitLastError(),
@@ -475,7 +456,7 @@ TEST_CASE("nri session: garbage bytes on the socket drop the connection, then it
   FakeNriRuntime runtime;
   RecordingEvents events;
   RunningSession session(runtime.path(), events);
-  Handshake(runtime);
+  runtime.Handshake();
   std::string garbage;
   uint32_t x = 12345;
   for (int i = 0; i < 4096; ++i) {
@@ -485,7 +466,7 @@ TEST_CASE("nri session: garbage bytes on the socket drop the connection, then it
   runtime.SendRaw(garbage);
   CHECK(runtime.WaitClosed());
   CHECK_FALSE(session.WaitLastError().empty());
-  Handshake(runtime);  // the listener is still there: the session comes back
+  runtime.Handshake();  // the listener is still there: the session comes back
   CHECK(session->stats().configured == 2);
 }
 
@@ -493,7 +474,7 @@ TEST_CASE("nri session: events behind a stuck handler past the queue bound are a
   FakeNriRuntime runtime;
   RecordingEvents events(milliseconds(1500));
   RunningSession session(runtime.path(), events, milliseconds(300), /*max_queued_events=*/2);
-  Handshake(runtime);
+  runtime.Handshake();
   api::RunPodSandboxRequest run;
   *run.mutable_pod() = MakePod("sandbox1", "uid-1");
   // The first is taken by the handler thread (and sleeps there), the next two wait in the queue.
@@ -524,7 +505,7 @@ TEST_CASE("nri session: fail-closed answers an unplaced capped container's start
   FakeNriRuntime runtime;
   GatekeeperEvents events({"uid-1"}, /*places=*/false);
   RunningSession session(runtime.path(), events, milliseconds(1000), 1024, /*fail_closed=*/true);
-  Handshake(runtime);
+  runtime.Handshake();
 
   auto reply = runtime.Reply(runtime.Call("StartContainer", StartRequest("sb1", "uid-1", "ctr1")));
   REQUIRE(reply.has_value());
@@ -548,7 +529,7 @@ TEST_CASE("nri session: fail-closed lets a placed container and an uncapped one 
   FakeNriRuntime runtime;
   GatekeeperEvents placing({"uid-1"}, /*places=*/true);
   RunningSession session(runtime.path(), placing, milliseconds(1000), 1024, /*fail_closed=*/true);
-  Handshake(runtime);
+  runtime.Handshake();
   auto placed = runtime.Reply(runtime.Call("StartContainer", StartRequest("sb1", "uid-1", "ctr1")));
   REQUIRE(placed.has_value());
   CHECK(placed->status.ok());
@@ -560,7 +541,7 @@ TEST_CASE("nri session: fail-closed never refuses a container of a pod netqos do
   FakeNriRuntime runtime;
   GatekeeperEvents events({"uid-capped"}, /*places=*/false);
   RunningSession session(runtime.path(), events, milliseconds(1000), 1024, /*fail_closed=*/true);
-  Handshake(runtime);
+  runtime.Handshake();
   auto reply = runtime.Reply(runtime.Call("StartContainer", StartRequest("sb2", "uid-2", "ctr2")));
   REQUIRE(reply.has_value());
   CHECK(reply->status.ok());
@@ -572,7 +553,7 @@ TEST_CASE("nri session: fail-closed refuses a capped start whose handler ran pas
   FakeNriRuntime runtime;
   GatekeeperEvents events({"uid-1"}, /*places=*/true, milliseconds(1500));
   RunningSession session(runtime.path(), events, milliseconds(100), 1024, /*fail_closed=*/true);
-  Handshake(runtime);
+  runtime.Handshake();
   const auto start = Clock::now();
   auto late = runtime.Reply(runtime.Call("StartContainer", StartRequest("sb1", "uid-1", "ctr1")),
                             milliseconds(1000));
@@ -592,7 +573,7 @@ TEST_CASE("nri session: fail-closed refuses an older runtime's StateChange start
   FakeNriRuntime runtime;
   GatekeeperEvents events({"uid-1"}, /*places=*/false);
   RunningSession session(runtime.path(), events, milliseconds(1000), 1024, /*fail_closed=*/true);
-  Handshake(runtime);
+  runtime.Handshake();
   api::StateChangeEvent start;
   start.set_event(api::START_CONTAINER);
   *start.mutable_pod() = MakePod("sb1", "uid-1");
@@ -606,7 +587,7 @@ TEST_CASE("nri session: fail-open (the default) starts a container the port woul
   FakeNriRuntime runtime;
   GatekeeperEvents events({"uid-1"}, /*places=*/false);
   RunningSession session(runtime.path(), events);
-  Handshake(runtime);
+  runtime.Handshake();
   auto reply = runtime.Reply(runtime.Call("StartContainer", StartRequest("sb1", "uid-1", "ctr1")));
   REQUIRE(reply.has_value());
   CHECK(reply->status.ok());
@@ -619,7 +600,7 @@ TEST_CASE("nri session: counts events by kind, their reply times and whether it 
   RecordingEvents events;
   RunningSession session(runtime.path(), events);
   CHECK_FALSE(session->stats().connected);
-  Handshake(runtime);
+  runtime.Handshake();
   CHECK(session->stats().connected);
 
   api::RunPodSandboxRequest run;

@@ -131,7 +131,7 @@ Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
           if (!r.ok()) return r.status().Wrap("egress HTB");
           report = *r;
         }
-        auto programs = ProgramsFor(true, edt);
+        auto programs = ProgramsFor(edt);
         if (!programs.ok()) return programs.status().Wrap("NIC programs");
         Result<shaping::InstallReport> ireport = shaping::InstallReport{};
         if (ingress.shapes) {
@@ -207,12 +207,14 @@ Result<shaping::ModeChoice> KernelLinkShaper::Apply(const core::Nic& nic,
   return choice;
 }
 
-Result<const bpf::NicPrograms*> KernelLinkShaper::ProgramsFor(bool redirect_to_ifb, bool edt) {
-  auto& slot = programs_[{redirect_to_ifb, edt}];
+Result<const bpf::NicPrograms*> KernelLinkShaper::ProgramsFor(bool edt) {
+  auto& slot = programs_[edt];
   if (!slot) {
     bpf::IngressAttachOptions load;
     load.pin_dir = options_.pin_dir;
-    load.ifb_ifindex = redirect_to_ifb ? 1 : 0;  // only whether there is one matters to the load
+    // Loaded to redirect: only ever attached at ingress where the NIC has an IFB. Only whether
+    // there is one matters to the load.
+    load.ifb_ifindex = 1;
     load.redirect_unclassified = options_.redirect_unclassified;
     load.edt = edt;
     load.unmarked_dscp = options_.unmarked_dscp;

@@ -58,12 +58,12 @@ class KernelLinkShaper : public LinkShaper {
   // The NIC programs for this configuration, loaded (and verified by the kernel) the first time
   // and kept: a resync re-applies every NIC, and loading them each time cost more CPU than the
   // rest of the apply.
-  Result<const bpf::NicPrograms*> ProgramsFor(bool redirect_to_ifb, bool edt);
+  Result<const bpf::NicPrograms*> ProgramsFor(bool edt);
   Status Record(const core::Nic& nic, int forward_priority_before,
                 const std::vector<std::string>& ifbs, const std::string& mode,
                 const shaping::QueueLayout& before);
   KernelLinkShaperOptions options_;
-  std::map<std::pair<bool, bool>, std::unique_ptr<bpf::NicPrograms>> programs_;
+  std::map<bool, std::unique_ptr<bpf::NicPrograms>> programs_;  // by edt
 };
 
 // Removes, for each recorded link (and each extra one), the HTB trees or the EDT root, the IFB
