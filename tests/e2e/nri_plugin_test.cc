@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,4 +80,25 @@ TEST_CASE("e2e: with --nri-fail-closed a capped pod's start is refused while enf
   CHECK(HasLine(r->body, "netqos_nri_events_total{kind=\"StartContainer\"} 2"));
   CHECK(HasLine(r->body, "netqos_nri_reply_seconds_count 2"));
   CHECK_THAT(h.daemon().Log(), Catch::Contains("nri: refusing StartContainer ctr1"));
+
+  // netqosctl status: the runtime it registered with, the timeout that runtime sent and the
+  // budget held below it, and what the session did.
+  auto status = h.Ctl({"status", "-o", "json"});
+  INFO(status.output);
+  REQUIRE(status.exit_code == 0);
+  const auto nri = nlohmann::json::parse(status.output).at("daemon").at("nri");
+  CHECK(nri.at("connected") == true);
+  CHECK(nri.at("socket") == runtime.path());
+  CHECK(nri.at("runtime_name") == "fake-runtime");
+  CHECK(nri.at("runtime_timeout_ms") == 2000);
+  CHECK(nri.at("event_budget_ms") == 300);
+  CHECK(nri.at("fail_closed") == true);
+  CHECK(nri.at("refused_starts") == 1);
+  CHECK(nri.at("events") == 2);
+  auto text = h.Ctl({"status"});
+  CHECK_THAT(text.output, Catch::Contains("NRI:") &&
+                              Catch::Contains("registered with fake-runtime") &&
+                              Catch::Contains("fail-closed, budget 300 ms (runtime's timeout "
+                                              "2000 ms); 2 events, 0 answered late, 1 starts "
+                                              "refused"));
 }

@@ -241,6 +241,43 @@ TEST_CASE("daemon with --nri-socket has a container's class in place when contai
   start("late");
 }
 
+// The kubelet lists a container's id only after its next status update: with the pod list as
+// the pod source (here a file that never lists the pod), the class of a container it does not
+// list yet comes from what containerd said through NRI (RunPodSandbox, CreateContainer), still
+// before the container starts. Without NRI the enforcer would wait for the pod list.
+TEST_CASE(
+    "daemon with --nri-socket places the class of a pod the kubelet does not list yet, from what "
+    "containerd said",
+    "[.][nri][enforcement][cri]") {
+  DaemonFixture env({.tag = "nrik", .subnet = 245});
+  PrivateContainerd ctrd(/*with_nri=*/true);
+  REQUIRE(WaitFor([&] { return std::filesystem::exists(ctrd.nri_socket()); }, 5s));
+  env.StartDaemon({"--nri-socket=" + ctrd.nri_socket(), "--log-level=debug"});
+  REQUIRE(WaitFor(
+      [&] { return env.Log().find("nri: registered with containerd") != std::string::npos; }));
+
+  const std::string uid = FakePodUid(7);
+  const PrivateContainerd::Pod pod = FixtureHostPod(env, uid, "unlisted-0");
+  const std::string sandbox = ctrd.RunSandbox(pod);
+  FakePod p;
+  p.uid = uid;
+  p.name = pod.name;
+  p.ns = pod.ns;
+  p.containers = {{"app", ""}};
+  env.Allocate(p, 100);
+  REQUIRE(env.pods.empty());  // pods.json lists nothing
+
+  const std::string id = ctrd.StartContainer(sandbox, "app");
+  const std::string cg = env.CgroupRoot() + "/pod" + uid + "/" + id;
+  INFO(env.Log());
+  REQUIRE(std::filesystem::is_directory(cg));
+  const auto entry = env.ClassOf(cg);
+  REQUIRE(entry.has_value());
+  CHECK(IsContainerLeaf(entry->priority));
+  CHECK(env.Log().find("nri: class in place before start container=" + id) != std::string::npos);
+  CHECK(env.Ctl({"classes"}).output.find("unlisted-0") != std::string::npos);
+}
+
 // Issue 36: the container's command sends to a TCP sink behind the enforced veth from its first
 // instruction, as fast as TCP goes (busybox nc from /dev/zero). With --nri-socket, containerd
 // starts it only once its class and leaf are in place, so what reaches the sink in the first

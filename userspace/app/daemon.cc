@@ -189,12 +189,17 @@ int RunDaemon(const DaemonConfig& config) {
     registration_watch.AddMetrics(daemon_metrics->registry());
     tenant_policy.AddMetrics(daemon_metrics->registry());
   }
+  // The NRI session starts after the servers (it needs the enforcer); GetStatus reads it through
+  // this, which shutdown clears before the session goes.
+  NriStatusSource nri_status(config);
   grpcadapter::AdminService admin(
       **svc,
       {choice->description, &enforcement_view, config.qrm_socket_dirs,
        [&registration_watch] { return registration_watch.Health(); },
        [&tenant_policy] { return TenantPolicyReportOf(tenant_policy); },
-       [&config] { return ReadFormatStamps(config, config.enforcement == Enforcement::kBpf); }});
+       [&config] { return ReadFormatStamps(config, config.enforcement == Enforcement::kBpf); },
+       config.nri_socket.empty() ? std::function<service::NriReport()>()
+                                 : [&nri_status] { return nri_status.Report(); }});
 
   auto server = grpcadapter::PluginServer::Create(config.qrm_socket_dirs,
                                                   {&resource_plugin, &registration, &admin});
@@ -240,14 +245,13 @@ int RunDaemon(const DaemonConfig& config) {
         [starting](const std::string& id, std::chrono::milliseconds timeout) {
           return starting->OnContainerStarting(id, timeout);
         },
-        [service_ptr](const std::string& pod_uid) {
-          return HasBandwidthAllocation(service_ptr->PodAllocations({pod_uid}), pod_uid);
+        [service_ptr, level_ceilings = HasLevelCeilings(config)](const nri_plugin::NriPod& pod) {
+          return CappedByNetqos(service_ptr->PodAllocations({pod.uid}), pod, level_ceilings);
         },
-        [starting](const std::string& pod_uid, const std::vector<std::string>& ips) {
-          starting->OnPodAddresses(pod_uid, ips);
-        });
+        starting);
     // Added while the endpoint serves: the registry takes collectors at any time.
     if (daemon_metrics) AddNriMetrics(daemon_metrics->registry(), nri->stats());
+    nri_status.Set(nri.get());
   }
   // Woken by a signal, or every poll interval to look at the kubelet's registration.
   const timespec poll = RegistrationPollInterval(config.kubelet_registration_timeout);
@@ -276,6 +280,7 @@ int RunDaemon(const DaemonConfig& config) {
   // enforcement_view. Then the NRI session, before enforcement.reset(): its handler calls the
   // enforcer.
   metrics_server.reset();
+  nri_status.Set(nullptr);
   nri.reset();
   registrar.reset();
   (*server)->Stop();

@@ -86,10 +86,26 @@ bool EnforcementStart::OnContainerStarting(const std::string& container_id,
   return enforcer != nullptr && enforcer->OnContainerStarting(container_id, timeout);
 }
 
-void EnforcementStart::OnPodAddresses(const std::string& pod_uid,
-                                      const std::vector<std::string>& ips) {
+void EnforcementStart::Pod(cgroup::PodInfo pod) {
   std::lock_guard lock(mu_);
-  if (stack_ && stack_->enforcer) stack_->enforcer->OnPodAddresses(pod_uid, ips);
+  if (stack_ && stack_->enforcer) stack_->enforcer->OnRuntimePod(std::move(pod));
+}
+
+void EnforcementStart::Container(const cgroup::PodInfo& pod, cgroup::ContainerInfo container) {
+  std::lock_guard lock(mu_);
+  if (stack_ && stack_->enforcer) stack_->enforcer->OnRuntimeContainer(pod, std::move(container));
+}
+
+void EnforcementStart::PodRemoved(const std::string& pod_uid) {
+  std::lock_guard lock(mu_);
+  if (stack_ && stack_->enforcer) stack_->enforcer->OnRuntimePodRemoved(pod_uid);
+}
+
+void EnforcementStart::ContainerRemoved(const std::string& pod_uid,
+                                        const std::string& container_id) {
+  std::lock_guard lock(mu_);
+  if (stack_ && stack_->enforcer)
+    stack_->enforcer->OnRuntimeContainerRemoved(pod_uid, container_id);
 }
 
 void EnforcementStart::OnTenantPolicyChanged() {

@@ -17,6 +17,7 @@
 
 #include "app/daemon_config.h"
 #include "app/enforcement_setup.h"
+#include "app/runtime_feed.h"
 #include "service/allocation_service.h"
 
 namespace netqos::app {
@@ -55,7 +56,7 @@ struct EnforcementState {
 
 // Starts enforcement after serving. Construct it before the plugin socket is served (it takes the
 // service's change listener, so no Allocate is missed), call Start once served.
-class EnforcementStart {
+class EnforcementStart : public RuntimeFeed {
  public:
   // `tenant_policy` (null: the built-in default) gives the enforcer the policy in force.
   EnforcementStart(
@@ -64,7 +65,7 @@ class EnforcementStart {
       std::function<std::shared_ptr<const enforce::TenantPolicy>()> tenant_policy = nullptr);
   // Waits for a start still running, detaches the service's listener, then stops the enforcer:
   // the pins stay (EnforcementStack).
-  ~EnforcementStart();
+  ~EnforcementStart() override;
   EnforcementStart(const EnforcementStart&) = delete;
   EnforcementStart& operator=(const EnforcementStart&) = delete;
 
@@ -76,8 +77,12 @@ class EnforcementStart {
   // NRI's StartContainer (app/nri_plugin_setup.h): Enforcer::OnContainerStarting once the
   // enforcer runs; false at once while it starts or when it failed to.
   bool OnContainerStarting(const std::string& container_id, std::chrono::milliseconds timeout);
-  // NRI's RunPodSandbox/RemovePodSandbox: Enforcer::OnPodAddresses; dropped while starting.
-  void OnPodAddresses(const std::string& pod_uid, const std::vector<std::string>& ips);
+  // What NRI says of pods and containers (RuntimeFeed), for Enforcer::OnRuntimePod and the
+  // rest; dropped while starting (the enforcer's first pass lists them itself).
+  void Pod(cgroup::PodInfo pod) override;
+  void Container(const cgroup::PodInfo& pod, cgroup::ContainerInfo container) override;
+  void PodRemoved(const std::string& pod_uid) override;
+  void ContainerRemoved(const std::string& pod_uid, const std::string& container_id) override;
 
  private:
   void Run();

@@ -14,33 +14,42 @@
 #include <vector>
 
 #include "app/daemon_config.h"
+#include "app/runtime_feed.h"
+#include "cgroup/pod_list.h"
 #include "core/types.h"
 #include "nri_plugin/nri_events.h"
 #include "nri_plugin/nri_session.h"
+#include "service/nri_report.h"
 
 namespace netqos::app {
 
-// The NriEvents the daemon hands the session. Only StartContainer needs the enforcer: at
-// CreateContainer the container's cgroup does not exist yet (the runtime creates it after the
-// plugins answered), and removals reach the enforcer through the cgroup watcher and the pod
-// source as before. With --nri-fail-closed it also says which starts to refuse: those of a pod
-// with a bandwidth allocation whose container's class the enforcer did not confirm in time.
+// A pod as the pod list would have it, from what the runtime said: its addresses only when it
+// has a network namespace of its own (a hostNetwork pod's are the node's, and a runtime that
+// lists no namespaces does not say which it is), its QoS class from its cgroup parent.
+cgroup::PodInfo PodInfoOf(const nri_plugin::NriPod& pod);
+cgroup::ContainerInfo ContainerInfoOf(const nri_plugin::NriContainer& container);
+
+// The NriEvents the daemon hands the session. The enforcer stays the one source of truth for
+// classes: what the runtime says of pods and containers goes into its pod list (RuntimeFeed), and
+// StartContainer waits for the enforcer (bounded). At CreateContainer the container's cgroup does
+// not exist yet (the runtime creates it after the plugins answered), so only StartContainer waits;
+// removals reach the enforcer through the cgroup watcher as before. With --nri-fail-closed it
+// also says which starts to refuse: those of a pod netqos caps whose container's class the
+// enforcer did not confirm in time.
 class NriEnforcerBridge : public nri_plugin::NriEvents {
  public:
   // `on_starting(container id, timeout)`: true when the class is in place (EnforcementStart's).
   using OnStarting = std::function<bool(const std::string&, std::chrono::milliseconds)>;
-  // `capped(pod uid)`: whether the pod has a bandwidth allocation. Asked from the session's I/O
+  // `capped(pod)`: whether netqos caps the pod (CappedByNetqos). Asked from the session's I/O
   // thread, so it must not wait on anything slow. Empty: no pod is (nothing is ever refused).
-  using Capped = std::function<bool(const std::string&)>;
-  // `pod_addresses(pod uid, ips)`: the runtime's addresses of a pod with a network namespace of
-  // its own (RunPodSandbox, Synchronize); empty ips when the pod is removed (EnforcementStart's).
-  using PodAddresses = std::function<void(const std::string&, const std::vector<std::string>&)>;
+  using Capped = std::function<bool(const nri_plugin::NriPod&)>;
+  // `feed`: null, or one that outlives the bridge.
   NriEnforcerBridge(OnStarting on_starting, std::chrono::milliseconds wait, Capped capped = {},
-                    PodAddresses pod_addresses = {})
+                    RuntimeFeed* feed = nullptr)
       : on_starting_(std::move(on_starting)),
         wait_(wait),
         capped_(std::move(capped)),
-        pod_addresses_(std::move(pod_addresses)) {}
+        feed_(feed) {}
 
   void OnSynchronize(const std::vector<nri_plugin::NriPod>& pods,
                      const std::vector<nri_plugin::NriContainer>& containers) override;
@@ -54,7 +63,7 @@ class NriEnforcerBridge : public nri_plugin::NriEvents {
   OnStarting on_starting_;
   std::chrono::milliseconds wait_;
   Capped capped_;
-  PodAddresses pod_addresses_;
+  RuntimeFeed* feed_;
   std::mutex mu_;
   // Containers the enforcer confirmed at their StartContainer, until the session asks about them
   // (or they stop: a confirmation that came after the runtime's reply is not kept for ever).
@@ -62,25 +71,56 @@ class NriEnforcerBridge : public nri_plugin::NriEvents {
 };
 
 // Whether `entries` (the allocation service's, for one pod or more) give `pod_uid` any bandwidth:
-// an allocation with a non-zero egress or ingress. A pod without one is not capped by netqos.
+// an allocation with a non-zero egress or ingress.
 bool HasBandwidthAllocation(const core::PodEntries& entries, const std::string& pod_uid);
+
+// Whether netqos caps `pod`, for --nri-fail-closed: a bandwidth allocation
+// (HasBandwidthAllocation over `allocations`), a kubernetes.io/egress-bandwidth or
+// ingress-bandwidth annotation (even one the tenant rules do not read or that is refused: holding
+// a container back errs on the safe side), or `level_ceilings` (a QoS level held below its link
+// by --qos-level-shaping, which a pod without either may be in).
+bool CappedByNetqos(const core::PodEntries& allocations, const nri_plugin::NriPod& pod,
+                    bool level_ceilings);
+
+// Whether --qos-level-shaping holds some QoS level below its NIC's link (a ceiling under 100 %).
+bool HasLevelCeilings(const DaemonConfig& config);
 
 // The session and its thread; stops and joins when destroyed (before the enforcer goes).
 class NriPlugin {
  public:
   NriPlugin(nri_plugin::NriSessionOptions options, NriEnforcerBridge::OnStarting on_starting,
-            NriEnforcerBridge::Capped capped = {},
-            NriEnforcerBridge::PodAddresses pod_addresses = {});
+            NriEnforcerBridge::Capped capped = {}, RuntimeFeed* feed = nullptr);
   ~NriPlugin();
   NriPlugin(const NriPlugin&) = delete;
   NriPlugin& operator=(const NriPlugin&) = delete;
 
   const nri_plugin::NriSessionStats& stats() const { return session_.stats(); }
+  // The session as netqosctl status shows it.
+  service::NriReport Report() const;
 
  private:
+  const std::string socket_;
+  const bool fail_closed_;
   NriEnforcerBridge bridge_;
   nri_plugin::NriSession session_;
   std::thread thread_;
+};
+
+// The NRI session for GetStatus, which the servers may ask before the session starts and while
+// it stops: what the flags say until Set(plugin), and again after Set(nullptr).
+class NriStatusSource {
+ public:
+  explicit NriStatusSource(const DaemonConfig& config) : config_(config) {}
+  void Set(const NriPlugin* plugin) {
+    std::lock_guard lock(mu_);
+    plugin_ = plugin;
+  }
+  service::NriReport Report() const;
+
+ private:
+  const DaemonConfig& config_;
+  mutable std::mutex mu_;
+  const NriPlugin* plugin_ = nullptr;
 };
 
 // The session options --nri-socket, --nri-event-budget-ms and --nri-fail-closed ask for.

@@ -44,6 +44,47 @@ Json StampJson(const FormatStampReading& r) {
                    r.error);
 }
 
+Json NriJson(const admin::NriStatus& n) {
+  return {{"socket", n.socket()},
+          {"connected", n.connected()},
+          {"runtime_name", StringOrNull(n.runtime_name())},
+          {"runtime_version", StringOrNull(n.runtime_version())},
+          {"runtime_timeout_ms", n.runtime_timeout_ms()},
+          {"event_budget_ms", n.event_budget_ms()},
+          {"fail_closed", n.fail_closed()},
+          {"connects", n.connects()},
+          {"events", n.events()},
+          {"late_replies", n.late_replies()},
+          {"refused_starts", n.refused_starts()},
+          {"shed_events", n.shed_events()},
+          {"invalid_events", n.invalid_events()},
+          {"last_error", StringOrNull(n.last_error())}};
+}
+
+// One line on the NRI session: whom it registered with, how long it may hold a start, and what
+// went wrong.
+std::string NriText(const admin::NriStatus& n) {
+  const std::string mode = n.fail_closed() ? "fail-closed" : "fail-open";
+  if (!n.connected()) {
+    return "NOT CONNECTED to " + n.socket() + " (" + mode + ", " + std::to_string(n.connects()) +
+           " connections so far): " + Or(n.last_error(), "no error yet");
+  }
+  const std::string timeout = n.runtime_timeout_ms() == 0
+                                  ? std::string("none sent")
+                                  : std::to_string(n.runtime_timeout_ms()) + " ms";
+  std::string text = "registered with " + Or(n.runtime_name(), "?") + " " +
+                     Or(n.runtime_version(), "?") + " at " + n.socket() + ", " + mode +
+                     ", budget " + std::to_string(n.event_budget_ms()) + " ms (runtime's timeout " +
+                     timeout + "); " + std::to_string(n.events()) + " events, " +
+                     std::to_string(n.late_replies()) + " answered late, " +
+                     std::to_string(n.refused_starts()) + " starts refused";
+  if (n.shed_events() + n.invalid_events() > 0) {
+    text += ", " + std::to_string(n.shed_events()) + " SHED, " +
+            std::to_string(n.invalid_events()) + " invalid";
+  }
+  return text;
+}
+
 Json DaemonJson(const admin::GetStatusResponse& s) {
   Json nics = Json::array();
   for (const auto& n : s.nics()) {
@@ -99,6 +140,7 @@ Json DaemonJson(const admin::GetStatusResponse& s) {
                   {"seconds_since_get_info",
                    NonNegativeOrNull(s.kubelet_registration().seconds_since_get_info())}}
            : Json(nullptr)},
+      {"nri", s.has_nri() ? NriJson(s.nri()) : Json(nullptr)},
       {"tenant_policy",
        {{"source", StringOrNull(s.tenant_policy())},
         {"error", StringOrNull(s.tenant_policy_error())}}},
@@ -318,6 +360,7 @@ void PrintStatus(const StatusInput& in, std::ostream& out) {
                           std::to_string(s.allocated_ingress_mbps()) + " Mbps egress/ingress"},
       {"NICs",
        std::to_string(s.nics_healthy()) + " of " + std::to_string(s.nics_total()) + " healthy"}};
+  if (s.has_nri()) kv.emplace_back("NRI", NriText(s.nri()));
   if (s.has_own_format()) {
     kv.emplace_back("format", "writes generation " + std::to_string(s.own_format().generation()) +
                                   ", readable by generation " +

@@ -18,10 +18,6 @@ constexpr auto kTombstoneTtl = std::chrono::minutes(10);
 // Retry interval for container cgroups that appeared before the kubelet listed their container.
 constexpr auto kPendingRetry = std::chrono::seconds(1);
 constexpr int kPendingRetries = 30;
-// OnPodAddresses: the pod list's limit on one pod's addresses (cri/cri_translate.h), and a bound
-// on the pods remembered.
-constexpr size_t kMaxRuntimePodIps = 16;
-constexpr size_t kMaxRuntimePods = 100000;
 // Bursts of events (mkdir -p of a pod and its containers) are handled in one pass. Created
 // containers alone cost little each, so they wait less: their reaction time is the point.
 constexpr auto kCoalesce = std::chrono::milliseconds(20);
@@ -138,7 +134,7 @@ void Enforcer::OnPodRemoved(const std::string& pod_uid) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     tombstones_[pod_uid] = Now();
-    runtime_ips_.erase(pod_uid);
+    runtime_pods_.ForgetPod(pod_uid);
   }
   Wake();
 }
@@ -154,7 +150,8 @@ DesiredOptions Enforcer::PassOptions() const {
 }
 
 void Enforcer::NoteContainerCreatedLocked(const std::string& container_id) {
-  if (known_containers_.count(container_id) != 0) {
+  // A container the runtime told of is merged in by the wake-up before it is looked up.
+  if (known_containers_.count(container_id) != 0 || runtime_pods_.HasContainer(container_id)) {
     created_ids_.push_back(container_id);
   } else {
     pending_ids_[container_id] = 0;
@@ -185,37 +182,49 @@ bool Enforcer::OnContainerStarting(const std::string& container_id,
   return woke && HasClassLocked(container_id);
 }
 
-void Enforcer::OnPodAddresses(const std::string& pod_uid, const std::vector<std::string>& ips) {
-  // The pod list's own limit and checks (cri_translate.cc, PlanPodAddresses): at most
-  // kMaxRuntimePodIps addresses, each one that parses, once.
-  std::vector<std::string> valid;
-  for (const auto& text : ips) {
-    if (valid.size() >= kMaxRuntimePodIps) break;
-    const auto address = ParsePodAddress(text);
-    if (!address) continue;
-    std::string canonical = PodAddressText(*address);
-    if (std::find(valid.begin(), valid.end(), canonical) == valid.end()) {
-      valid.push_back(std::move(canonical));
-    }
-  }
-  // No wake-up: the pod's first container brings one, which merges them before it classifies
-  // the container (a pod already running gets them at the next whole pass).
+void Enforcer::OnRuntimePod(cgroup::PodInfo pod) {
+  // No wake-up: the pod's first container brings one, which merges it before it classifies the
+  // container (a pod already running gets its addresses at the next wake-up).
   std::lock_guard<std::mutex> lock(mu_);
-  if (valid.empty()) {
-    runtime_ips_.erase(pod_uid);
-    return;
-  }
-  // A runtime that never removes its pods cannot grow this without end.
-  if (runtime_ips_.size() >= kMaxRuntimePods && runtime_ips_.count(pod_uid) == 0) return;
-  runtime_ips_[pod_uid] = std::move(valid);
+  runtime_pods_.PutPod(std::move(pod));
 }
 
-void Enforcer::MergeRuntimeAddressesLocked() {
-  if (runtime_ips_.empty()) return;
-  for (auto& pod : pods_) {
-    if (pod.host_network || !pod.ips.empty()) continue;
-    auto it = runtime_ips_.find(pod.uid);
-    if (it != runtime_ips_.end()) pod.ips = it->second;
+void Enforcer::OnRuntimeContainer(const cgroup::PodInfo& pod, cgroup::ContainerInfo container) {
+  std::lock_guard<std::mutex> lock(mu_);
+  runtime_pods_.PutContainer(pod, std::move(container));
+}
+
+void Enforcer::OnRuntimePodRemoved(const std::string& pod_uid) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    runtime_pods_.ForgetPod(pod_uid);
+    refresh_pods_ = true;
+    dirty_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Enforcer::OnRuntimeContainerRemoved(const std::string& pod_uid,
+                                         const std::string& container_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Its cgroup is gone already (the watcher took that); the pod list's next read drops it.
+  runtime_pods_.ForgetContainer(pod_uid, container_id);
+}
+
+void Enforcer::MergeRuntimePodsLocked(bool force) {
+  if (!force && !runtime_pods_.dirty()) return;
+  std::set<std::string> skip;
+  for (const auto& [uid, when] : tombstones_) skip.insert(uid);
+  if (runtime_pods_.MergeInto(pods_, skip)) IndexContainersLocked();
+}
+
+void Enforcer::IndexContainersLocked() {
+  known_containers_.clear();
+  for (size_t p = 0; p < pods_.size(); ++p) {
+    for (size_t c = 0; c < pods_[p].containers.size(); ++c) {
+      const std::string& id = pods_[p].containers[c].id;
+      if (!id.empty()) known_containers_[id] = {p, c};
+    }
   }
 }
 
@@ -324,7 +333,7 @@ void Enforcer::Work(bool full) {
     w.general_event = general_;
     created.swap(created_ids_);
     wakeup_taken_ = wakeups_requested_;
-    MergeRuntimeAddressesLocked();
+    MergeRuntimePodsLocked(false);
     allocated.swap(allocated_uids_);
     refresh_pods_ = false;
     general_ = false;
@@ -382,14 +391,8 @@ bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mu_);
   if (read->has_value()) {
     pods_ = std::move(**read);
-    known_containers_.clear();
-    for (size_t p = 0; p < pods_.size(); ++p) {
-      for (size_t c = 0; c < pods_[p].containers.size(); ++c) {
-        const std::string& id = pods_[p].containers[c].id;
-        if (!id.empty()) known_containers_[id] = {p, c};
-      }
-    }
-    MergeRuntimeAddressesLocked();
+    IndexContainersLocked();
+    MergeRuntimePodsLocked(true);
   }
   // Cgroups seen before the kubelet listed their container: retry for a while.
   for (auto it = pending_ids_.begin(); it != pending_ids_.end();) {

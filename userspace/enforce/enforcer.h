@@ -39,6 +39,7 @@
 #include "enforce/pod_address_table.h"
 #include "enforce/problem_log.h"
 #include "enforce/residual_pods.h"
+#include "enforce/runtime_pods.h"
 #include "enforce/tenant_policy.h"
 #include "enforce/veth_ports.h"
 #include "enforce/veth_sync.h"
@@ -170,12 +171,19 @@ class Enforcer {
   // when stopping, or when that wake-up did not place it (its pod not listed yet, a class map
   // write refused): the event stays queued and the class comes as it would without NRI.
   bool OnContainerStarting(const std::string& container_id, std::chrono::milliseconds timeout);
-  // The container runtime's addresses of a pod (NRI's RunPodSandbox), known once its network is
-  // set up and possibly before the pod list has them. They fill in the addresses of a listed pod
-  // that has none (never those of a hostNetwork pod: the node's are nobody's to claim), so the
-  // pod's routed traffic is classified from its first container on. Malformed, duplicate and
-  // surplus entries are dropped. Empty `ips`: forget the pod (RemovePodSandbox).
-  void OnPodAddresses(const std::string& pod_uid, const std::vector<std::string>& ips);
+  // What the container runtime says of a pod (NRI's RunPodSandbox and Synchronize) and of a
+  // container it creates or starts (with its pod), possibly before the pod source lists them
+  // (runtime_pods.h): they fill in what the pod list lacks, the pod's addresses included (never
+  // those of a hostNetwork pod: the node's are nobody's to claim), so that a container the pod
+  // list does not have yet is classified as soon as its cgroup exists. Malformed, duplicate and
+  // surplus addresses are dropped. No wake-up by themselves: the container's cgroup (or its
+  // StartContainer) brings one.
+  void OnRuntimePod(cgroup::PodInfo pod);
+  void OnRuntimeContainer(const cgroup::PodInfo& pod, cgroup::ContainerInfo container);
+  // The runtime removed the pod (RemovePodSandbox) or the container (RemoveContainer): forgotten,
+  // and the pod list is read again, so that nothing the runtime alone listed is kept.
+  void OnRuntimePodRemoved(const std::string& pod_uid);
+  void OnRuntimeContainerRemoved(const std::string& pod_uid, const std::string& container_id);
 
   EnforcerStatus Status() const;
   // The HTB leaves' counters, read now (outside the lock, from the calling thread) and attributed
@@ -243,8 +251,11 @@ class Enforcer {
   void OnCgroupCreated(const std::string& path);
   // OnCgroupCreated's bookkeeping for one container, with mu_ held.
   void NoteContainerCreatedLocked(const std::string& container_id);
-  // On the worker, under mu_: runtime_ips_ into the listed pods that have no addresses.
-  void MergeRuntimeAddressesLocked();
+  // On the worker, under mu_: what the runtime said into pods_ (RuntimePods::MergeInto), when it
+  // changed or `force`; known_containers_ follows.
+  void MergeRuntimePodsLocked(bool force);
+  // known_containers_ from pods_.
+  void IndexContainersLocked();
   // Whether the last wake-up left a class entry for the container `container_id` of the pod list.
   bool HasClassLocked(const std::string& container_id) const;
   // Brings the pod address table in step with pods_ and `classes` (pod_addresses.h).
@@ -318,8 +329,8 @@ class Enforcer {
   uint64_t wakeup_taken_ = 0;       // the worker's: the number its current wake-up took
   std::condition_variable wakeup_done_cv_;
   std::map<std::string, Clock::time_point> tombstones_;  // pods removed through RemovePod
-  // Pod uid -> the addresses the runtime gave (OnPodAddresses), validated; guarded by mu_.
-  std::map<std::string, std::vector<std::string>> runtime_ips_;
+  // What the runtime said (OnRuntimePod, OnRuntimeContainer); guarded by mu_.
+  RuntimePods runtime_pods_;
   EnforcerStatus status_;
   std::vector<LinkLeaves> leaf_links_;  // the shaped links of the last pass and their leaves
   mutable std::mutex stats_log_mu_;

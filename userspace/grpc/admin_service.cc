@@ -311,6 +311,24 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const admin::GetStatu
       resp->set_tenant_policy(t.source);
       resp->set_tenant_policy_error(t.error);
     }
+    if (options_.nri) {
+      const service::NriReport r = options_.nri();
+      auto* n = resp->mutable_nri();
+      n->set_socket(r.socket);
+      n->set_connected(r.connected);
+      n->set_runtime_name(r.runtime_name);
+      n->set_runtime_version(r.runtime_version);
+      n->set_runtime_timeout_ms(r.runtime_timeout_ms);
+      n->set_event_budget_ms(r.event_budget_ms);
+      n->set_fail_closed(r.fail_closed);
+      n->set_connects(r.connects);
+      n->set_events(r.events);
+      n->set_late_replies(r.late_replies);
+      n->set_refused_starts(r.refused_starts);
+      n->set_shed_events(r.shed_events);
+      n->set_invalid_events(r.invalid_events);
+      n->set_last_error(r.last_error);
+    }
     FillFormatStamp(OwnFormatStamp(), resp->mutable_own_format());
     resp->mutable_own_format()->set_present(true);
     if (options_.format_stamps) {

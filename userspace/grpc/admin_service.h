@@ -13,6 +13,7 @@
 #include "netqos/admin/v1/admin.grpc.pb.h"
 #include "service/allocation_service.h"
 #include "service/enforcement_view.h"
+#include "service/nri_report.h"
 
 namespace netqos::grpcadapter {
 
@@ -32,6 +33,8 @@ class AdminService final : public ::netqos::admin::v1::Admin::Service {
     // The format stamps of the pin and state directories as they are now, for GetStatus; null:
     // not reported (own_format still is).
     std::function<std::vector<FormatStampReading>()> format_stamps = nullptr;
+    // The NRI session, for GetStatus; null: netqosd is no NRI plugin (not reported).
+    std::function<service::NriReport()> nri = nullptr;
   };
 
   explicit AdminService(service::AllocationService& service) : AdminService(service, Options{}) {}

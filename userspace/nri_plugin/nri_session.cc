@@ -34,6 +34,13 @@ constexpr char kNriVersion[] = "v0.12.2";
 // NRI's request timeout when the runtime does not send its own in Configure.
 constexpr std::chrono::milliseconds kDefaultRuntimeTimeout{2000};
 
+// What the runtime calls itself, for logs and netqosctl: printable ASCII, at most 64 characters.
+std::string PrintableText(const std::string& text) {
+  std::string out;
+  for (char c : text.substr(0, 64)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out;
+}
+
 Status Errno(const std::string& what) { return Unavailable(what + ": " + std::strerror(errno)); }
 
 void Wake(int fd) {
@@ -160,6 +167,16 @@ NriSession::~NriSession() {
 void NriSession::Stop() {
   stopping_ = true;
   Wake(stop_fd_);
+}
+
+NriRuntime NriSession::runtime() const {
+  std::lock_guard lock(mu_);
+  return runtime_;
+}
+
+void NriSession::SetRuntime(NriRuntime runtime) {
+  std::lock_guard lock(mu_);
+  runtime_ = std::move(runtime);
 }
 
 std::string NriSession::last_error() const {
@@ -426,9 +443,15 @@ struct NriSession::Connection {
     session.stats_.connected = true;
     NETQOS_RETURN_IF_ERROR(
         Send(nri::kPluginServiceConnId, nri::EncodeTtrpcResponse(call.stream_id, response)));
-    spdlog::info("nri: registered with {} {} as {}-{}", request.runtime_name().substr(0, 64),
-                 request.runtime_version().substr(0, 64), session.options_.plugin_index,
-                 session.options_.plugin_name);
+    NriRuntime runtime;
+    runtime.name = PrintableText(request.runtime_name());
+    runtime.version = PrintableText(request.runtime_version());
+    runtime.request_timeout = sent ? runtime_timeout : std::chrono::milliseconds(0);
+    runtime.event_budget = budget;
+    spdlog::info("nri: registered with {} {} as {}-{} budget_ms={} runtime_timeout_ms={}",
+                 runtime.name, runtime.version, session.options_.plugin_index,
+                 session.options_.plugin_name, budget.count(), runtime.request_timeout.count());
+    session.SetRuntime(std::move(runtime));
     return Status::Ok();
   }
 

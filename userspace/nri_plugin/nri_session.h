@@ -88,6 +88,16 @@ struct NriSessionStats {
   HistogramCounts reply_seconds_{LatencyBounds()};
 };
 
+// The runtime the session registered with last, as its Configure said, and the budget it holds
+// handlers to there.
+struct NriRuntime {
+  std::string name;     // "containerd"; printable ASCII, at most 64 characters
+  std::string version;  // likewise
+  // The request timeout the runtime sent; 0: none (NRI's API before v0.12: its default applies).
+  std::chrono::milliseconds request_timeout{0};
+  std::chrono::milliseconds event_budget{0};  // after Configure lowered it (0: not registered)
+};
+
 class NriSession {
  public:
   NriSession(NriSessionOptions options, NriEvents& events);
@@ -103,6 +113,8 @@ class NriSession {
   const NriSessionStats& stats() const { return stats_; }
   // Why the last connection ended (or could not be made); empty until then.
   std::string last_error() const;
+  // The runtime of the last Configure (empty name: never registered).
+  NriRuntime runtime() const;
 
  private:
   struct Connection;
@@ -118,6 +130,7 @@ class NriSession {
   uint64_t Submit(std::function<void()> work);
   bool JobDone(uint64_t id) const;
   void SetLastError(const Status& status);
+  void SetRuntime(NriRuntime runtime);
 
   const NriSessionOptions options_;
   NriEvents& events_;
@@ -132,6 +145,7 @@ class NriSession {
   uint64_t finished_through_ = 0;  // jobs run in order: every id <= this one is done
   bool quit_ = false;
   std::string last_error_;
+  NriRuntime runtime_;
   std::atomic<bool> stopping_{false};
   std::thread handler_;
 };

@@ -125,8 +125,9 @@ TEST_CASE(
     "nri bridge: fail-closed refuses only a capped pod's start the enforcer did not confirm") {
   FakeEnforcer enforcer;
   enforcer.answer = false;
-  NriEnforcerBridge bridge(enforcer.Callback(), milliseconds(250),
-                           [](const std::string& uid) { return uid == "uid-capped"; });
+  NriEnforcerBridge bridge(
+      enforcer.Callback(), milliseconds(250),
+      [](const netqos::nri_plugin::NriPod& pod) { return pod.uid == "uid-capped"; });
   netqos::nri_plugin::NriPod capped;
   capped.uid = "uid-capped";
   capped.namespace_name = "team";
@@ -192,7 +193,7 @@ TEST_CASE("nri plugin: fail-closed makes the runtime's StartContainer of a cappe
   options.event_budget = milliseconds(500);
   options.fail_closed = true;
   NriPlugin plugin(options, enforcer.Callback(),
-                   [](const std::string& uid) { return uid == "uid-1"; });
+                   [](const netqos::nri_plugin::NriPod& pod) { return pod.uid == "uid-1"; });
 
   runtime.Handshake();
 
@@ -214,43 +215,128 @@ TEST_CASE("nri plugin: fail-closed makes the runtime's StartContainer of a cappe
   CHECK(plugin.stats().refused_starts == 1);
 }
 
-// What the bridge hands the enforcer as a pod's addresses.
-struct AddressLog {
-  std::vector<std::pair<std::string, std::vector<std::string>>> calls;
-  NriEnforcerBridge::PodAddresses Callback() {
-    return [this](const std::string& uid, const std::vector<std::string>& ips) {
-      calls.emplace_back(uid, ips);
-    };
+TEST_CASE("nri bridge: a pod capped by its annotations or by a level ceiling counts as capped") {
+  using netqos::app::CappedByNetqos;
+  netqos::core::PodEntries none;
+  netqos::nri_plugin::NriPod pod;
+  pod.uid = "uid-1";
+  CHECK_FALSE(CappedByNetqos(none, pod, false));
+  CHECK(CappedByNetqos(none, pod, true));  // --qos-level-shaping holds a level below its link
+
+  netqos::core::PodEntries allocated;
+  allocated["uid-1"]["app"].egress = 10;
+  CHECK(CappedByNetqos(allocated, pod, false));
+
+  pod.annotations["kubernetes.io/egress-bandwidth"] = "10M";
+  CHECK(CappedByNetqos(none, pod, false));
+  pod.annotations = {{"kubernetes.io/ingress-bandwidth", "1G"}};
+  CHECK(CappedByNetqos(none, pod, false));
+  // Refused (below the kubelet's minimum): held all the same, rather than started uncapped.
+  pod.annotations = {{"kubernetes.io/ingress-bandwidth", "1"}};
+  CHECK(CappedByNetqos(none, pod, false));
+  pod.annotations = {{"example.com/egress-bandwidth", "10M"}};
+  CHECK_FALSE(CappedByNetqos(none, pod, false));
+}
+
+TEST_CASE("nri flags: level ceilings below the link are what make every pod count as capped") {
+  CHECK_FALSE(netqos::app::HasLevelCeilings(*Parse({}).config));
+  CHECK_FALSE(
+      netqos::app::HasLevelCeilings(*Parse({"--qos-level-shaping=reclaimed=100:1000:3"}).config));
+  CHECK(netqos::app::HasLevelCeilings(*Parse({"--qos-level-shaping=reclaimed=100:500:3"}).config));
+}
+
+TEST_CASE("nri bridge: a pod reads as the pod list would have it") {
+  using netqos::nri_plugin::PodNetwork;
+  netqos::nri_plugin::NriPod pod;
+  pod.id = "sandbox1";
+  pod.uid = "0f1e2d3c-0000-4000-8000-000000000001";
+  pod.namespace_name = "team";
+  pod.name = "web-0";
+  pod.ips = {"10.244.0.7"};
+  pod.network = PodNetwork::kOwn;
+  pod.annotations = {{"a", "b"}};
+  pod.cgroup_parent = "/kubepods/burstable/pod0f1e2d3c-0000-4000-8000-000000000001";
+  const netqos::cgroup::PodInfo info = netqos::app::PodInfoOf(pod);
+  CHECK(info.uid == pod.uid);
+  CHECK(info.ns == "team");
+  CHECK(info.name == "web-0");
+  CHECK(info.qos_class == "Burstable");
+  CHECK(info.annotations == pod.annotations);
+  CHECK(info.ips == pod.ips);
+  CHECK_FALSE(info.host_network);
+
+  pod.network = PodNetwork::kHost;
+  pod.cgroup_parent = "kubepods-besteffort-pod0f1e2d3c_0000_4000_8000_000000000001.slice";
+  const netqos::cgroup::PodInfo host = netqos::app::PodInfoOf(pod);
+  CHECK(host.host_network);
+  CHECK(host.ips.empty());
+  CHECK(host.qos_class == "BestEffort");
+  pod.network = PodNetwork::kUnknown;
+  CHECK(netqos::app::PodInfoOf(pod).ips.empty());
+  CHECK_FALSE(netqos::app::PodInfoOf(pod).host_network);
+}
+
+// What the bridge hands the enforcer's pod list, as text.
+struct FeedLog : netqos::app::RuntimeFeed {
+  std::vector<std::string> calls;
+  void Pod(netqos::cgroup::PodInfo pod) override {
+    std::string ips;
+    for (const auto& ip : pod.ips) ips += " " + ip;
+    calls.push_back("pod " + pod.uid + ips);
+  }
+  void Container(const netqos::cgroup::PodInfo& pod,
+                 netqos::cgroup::ContainerInfo container) override {
+    calls.push_back("container " + pod.uid + " " + container.name + " " + container.id);
+  }
+  void PodRemoved(const std::string& uid) override { calls.push_back("pod removed " + uid); }
+  void ContainerRemoved(const std::string& uid, const std::string& id) override {
+    calls.push_back("container removed " + uid + " " + id);
   }
 };
 
-TEST_CASE("nri bridge: a running pod's addresses reach the enforcer only with a netns of its own") {
+TEST_CASE("nri bridge: the runtime's pods and containers reach the enforcer's pod list") {
   FakeEnforcer enforcer;
-  AddressLog log;
-  NriEnforcerBridge bridge(enforcer.Callback(), milliseconds(250), {}, log.Callback());
+  FeedLog log;
+  NriEnforcerBridge bridge(enforcer.Callback(), milliseconds(250), {}, &log);
+  using netqos::nri_plugin::ContainerEvent;
   using netqos::nri_plugin::PodEvent;
   using netqos::nri_plugin::PodNetwork;
   netqos::nri_plugin::NriPod pod;
+  pod.id = "sandbox1";
   pod.uid = "uid-own";
   pod.ips = {"10.244.0.7", "fd00::7"};
   pod.network = PodNetwork::kOwn;
+  netqos::nri_plugin::NriContainer app;
+  app.id = "ctr1";
+  app.pod_sandbox_id = "sandbox1";
+  app.name = "app";
   bridge.OnPodEvent(PodEvent::kRun, pod);
-  bridge.OnPodEvent(PodEvent::kStop, pod);  // nothing: the pod keeps its addresses until removed
+  bridge.OnContainerEvent(ContainerEvent::kCreate, pod, app);
+  bridge.OnContainerEvent(ContainerEvent::kStart, pod, app);
+  bridge.OnPodEvent(PodEvent::kStop, pod);  // nothing: the pod keeps what it had until removed
+  bridge.OnContainerEvent(ContainerEvent::kStop, pod, app);
+  bridge.OnContainerEvent(ContainerEvent::kRemove, pod, app);
+  bridge.OnPodEvent(PodEvent::kRemove, pod);
 
   netqos::nri_plugin::NriPod host = pod;
+  host.id = "sandbox2";
   host.uid = "uid-host";
   host.network = PodNetwork::kHost;  // the node's addresses: never claimed
-  bridge.OnPodEvent(PodEvent::kRun, host);
-  netqos::nri_plugin::NriPod unknown = pod;
-  unknown.uid = "uid-unknown";
-  unknown.network = PodNetwork::kUnknown;  // the runtime did not say: not claimed either
-  bridge.OnPodEvent(PodEvent::kRun, unknown);
+  netqos::nri_plugin::NriContainer orphan = app;
+  orphan.id = "ctr9";
+  orphan.pod_sandbox_id = "sandbox-gone";  // a pod Synchronize does not list: not handed on
+  bridge.OnSynchronize({pod, host}, {app, orphan});
 
-  bridge.OnPodEvent(PodEvent::kRemove, pod);
-  bridge.OnSynchronize({pod, host}, {});
-
-  using Call = std::pair<std::string, std::vector<std::string>>;
-  CHECK(log.calls == std::vector<Call>{{"uid-own", {"10.244.0.7", "fd00::7"}},
-                                       {"uid-own", {}},
-                                       {"uid-own", {"10.244.0.7", "fd00::7"}}});
+  CHECK(log.calls == std::vector<std::string>{
+                         "pod uid-own 10.244.0.7 fd00::7",
+                         "container uid-own app ctr1",
+                         "container uid-own app ctr1",
+                         "container removed uid-own ctr1",
+                         "pod removed uid-own",
+                         "pod uid-own 10.244.0.7 fd00::7",
+                         "pod uid-host",
+                         "container uid-own app ctr1",
+                     });
+  std::lock_guard lock(enforcer.mu);
+  CHECK(enforcer.asked == std::vector<std::string>{"ctr1"});
 }

@@ -177,6 +177,20 @@ struct FakePod {
   bool host_network = false;
 };
 
+// A pod as NRI reports it (app/nri_plugin_setup.h's PodInfoOf): the pod list's metadata, with
+// the runtime's addresses.
+netqos::cgroup::PodInfo RuntimePod(const FakePod& p, std::vector<std::string> ips) {
+  netqos::cgroup::PodInfo pod;
+  pod.uid = p.uid;
+  pod.ns = "ns";
+  pod.name = "pod-" + p.uid;
+  pod.qos_class = "Guaranteed";
+  pod.annotations = {{"katalyst.kubewharf.io/qos_level", "shared_cores"}};
+  pod.host_network = p.host_network;
+  pod.ips = std::move(ips);
+  return pod;
+}
+
 bool IsLeaf(const std::optional<ClassEntry>& e) {
   return e && e->priority >= kLeafBase + 0x100 && e->priority < kLeafBase + 0x10000;
 }
@@ -448,6 +462,37 @@ TEST_CASE("enforcer: a starting container the wake-up could not place is reporte
   CHECK(std::chrono::steady_clock::now() - start < 5s);  // it was the wake-up, not the timeout
 }
 
+TEST_CASE(
+    "enforcer: a container the pod list does not have yet is placed at its start from what the "
+    "runtime said",
+    "[enforce]") {
+  Node node;
+  node.Start();
+  // The kubelet's pod list lags: neither the pod nor its container is listed. NRI told of both
+  // at CreateContainer, before the cgroup existed.
+  const FakePod p{"11111111-0000-0000-0000-00000000000e", "c15", {"10.244.1.15"}};
+  node.Allocate(p.uid, "eth0", 100);
+  netqos::cgroup::ContainerInfo container;
+  container.name = "app";
+  container.id = p.container_id;
+  node.enforcer->OnRuntimeContainer(RuntimePod(p, p.ips), container);
+  ::mkdir(node.PodDir(p).c_str(), 0755);
+  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
+  const uint64_t id = node.IdOf(p);
+  CHECK(IsLeaf(node.table.Get(id)));
+  const std::map<PodAddress, uint64_t> want = {{*ParsePodAddress("10.244.1.15"), id}};
+  CHECK(node.addresses.Snapshot() == want);
+
+  // Once the runtime removed the pod, the pod list (which never listed it) is what counts: its
+  // class goes with its cgroup.
+  ::rmdir(node.ContainerDir(p).c_str());
+  ::rmdir(node.PodDir(p).c_str());
+  node.enforcer->OnRuntimeContainerRemoved(p.uid, p.container_id);
+  node.enforcer->OnRuntimePodRemoved(p.uid);
+  CHECK(node.Eventually([&] { return !node.table.Get(id).has_value(); }));
+}
+
 TEST_CASE("enforcer: a container announced while stopping is not waited for", "[enforce]") {
   Node node;
   node.Start();
@@ -626,7 +671,8 @@ TEST_CASE(
   node.Allocate(p.uid, "eth0", 100);
   node.Start();
   // NRI's RunPodSandbox: malformed and repeated entries are dropped.
-  node.enforcer->OnPodAddresses(p.uid, {"10.244.1.8", "10.244.1.999", "not-an-ip", "10.244.1.8"});
+  node.enforcer->OnRuntimePod(
+      RuntimePod(p, {"10.244.1.8", "10.244.1.999", "not-an-ip", "10.244.1.8"}));
   ::mkdir(node.PodDir(p).c_str(), 0755);
   ::mkdir(node.ContainerDir(p).c_str(), 0755);
   REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
@@ -641,7 +687,7 @@ TEST_CASE("enforcer: a hostNetwork pod never takes the runtime's addresses", "[e
   node.AddPod(p, /*started=*/false);
   node.Allocate(p.uid, "eth0", 100);
   node.Start();
-  node.enforcer->OnPodAddresses(p.uid, {"192.168.0.10"});  // the node's own address
+  node.enforcer->OnRuntimePod(RuntimePod(p, {"192.168.0.10"}));  // the node's own address
   ::mkdir(node.PodDir(p).c_str(), 0755);
   ::mkdir(node.ContainerDir(p).c_str(), 0755);
   REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
@@ -654,8 +700,8 @@ TEST_CASE("enforcer: a pod's runtime addresses are forgotten when it is removed"
   node.AddPod(p, /*started=*/false);
   node.Allocate(p.uid, "eth0", 100);
   node.Start();
-  node.enforcer->OnPodAddresses(p.uid, {"10.244.1.9"});
-  node.enforcer->OnPodAddresses(p.uid, {});  // NRI's RemovePodSandbox
+  node.enforcer->OnRuntimePod(RuntimePod(p, {"10.244.1.9"}));
+  node.enforcer->OnRuntimePodRemoved(p.uid);  // NRI's RemovePodSandbox
   ::mkdir(node.PodDir(p).c_str(), 0755);
   ::mkdir(node.ContainerDir(p).c_str(), 0755);
   REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));

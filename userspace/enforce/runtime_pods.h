@@ -1,0 +1,60 @@
+// What the container runtime said of its pods and containers (NRI's RunPodSandbox, CreateContainer,
+// StartContainer, Synchronize), kept next to the pod source's list. The runtime speaks before the
+// pod source can: a kubelet lists a container's id only after its next status update, a CRI read
+// may predate the pod's network. Merged into the pod list, it lets a new container be classified
+// the moment its cgroup exists. The pod source stays the authority for everything it lists: the
+// runtime only fills in what the list lacks.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cgroup/pod_list.h"
+
+namespace netqos::enforce {
+
+class RuntimePods {
+ public:
+  // At most this many addresses per pod (the pod list's own limit), pods and containers per pod:
+  // a runtime that never removes what it reported cannot grow this without end.
+  static constexpr size_t kMaxAddresses = 16;
+  static constexpr size_t kMaxPods = 100000;
+  static constexpr size_t kMaxContainersPerPod = 256;
+
+  // Records a pod's metadata (replacing what was recorded for its uid, keeping its containers).
+  // Addresses that do not parse, repeats and those past kMaxAddresses are dropped; a hostNetwork
+  // pod keeps none. false when the pod is refused: no uid, or kMaxPods reached.
+  bool PutPod(cgroup::PodInfo pod);
+  // PutPod(pod), then the container, by id. Another container of the same name is replaced: the
+  // runtime creates a container's next instance only once the previous one has exited.
+  bool PutContainer(const cgroup::PodInfo& pod, cgroup::ContainerInfo container);
+  void ForgetPod(const std::string& uid);
+  void ForgetContainer(const std::string& uid, const std::string& container_id);
+  // Whether a recorded pod has this container (by id).
+  bool HasContainer(const std::string& container_id) const;
+  size_t pods() const { return pods_.size(); }
+
+  // Whether anything changed since the last MergeInto.
+  bool dirty() const { return dirty_; }
+
+  // Into the pod source's `pods`, skipping uids in `skip` (pods removed through the kubelet):
+  // - a listed pod without addresses takes the runtime's (never a hostNetwork one);
+  // - a listed pod's container with an empty id takes the runtime's of the same name; a runtime
+  //   container whose id the pod lists nowhere is added;
+  // - a pod the list lacks is added whole.
+  // Idempotent. Returns whether `pods` changed.
+  bool MergeInto(std::vector<cgroup::PodInfo>& pods, const std::set<std::string>& skip);
+
+ private:
+  // Into the recorded `pod`: a container of the same id or name is replaced.
+  bool AddContainer(cgroup::PodInfo& pod, cgroup::ContainerInfo container);
+
+  std::map<std::string, cgroup::PodInfo> pods_;       // by uid
+  std::map<std::string, std::string> container_pod_;  // container id -> pod uid
+  bool dirty_ = false;
+};
+
+}  // namespace netqos::enforce
