@@ -421,14 +421,19 @@ struct NriSession::Connection {
     api::ConfigureResponse response;
     response.set_events(NetqosEventMask());
     // Counted before the reply leaves, so that whoever sees the reply sees the count.
+    session.stats_.runtime_request_timeout_ms =
+        sent ? static_cast<uint64_t>(request.request_timeout()) : 0;
+    session.stats_.event_budget_ms = static_cast<uint64_t>(budget.count());
     configured = true;
     ++session.stats_.configured;
     session.stats_.connected = true;
     NETQOS_RETURN_IF_ERROR(
         Send(nri::kPluginServiceConnId, nri::EncodeTtrpcResponse(call.stream_id, response)));
-    spdlog::info("nri: registered with {} {} as {}-{}", request.runtime_name().substr(0, 64),
-                 request.runtime_version().substr(0, 64), session.options_.plugin_index,
-                 session.options_.plugin_name);
+    spdlog::info(
+        "nri: registered with {} {} as {}-{} runtime_request_timeout_ms={} event_budget_ms={}",
+        request.runtime_name().substr(0, 64), request.runtime_version().substr(0, 64),
+        session.options_.plugin_index, session.options_.plugin_name,
+        sent ? std::to_string(request.request_timeout()) : "none", budget.count());
     return Status::Ok();
   }
 

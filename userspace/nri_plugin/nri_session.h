@@ -78,6 +78,10 @@ struct NriSessionStats {
   std::atomic<uint64_t> dropped_connections{0};  // for a protocol error or a closed socket
   std::atomic<uint64_t> refused_starts{0};       // StartContainer answered with an error
   std::array<std::atomic<uint64_t>, kNriEventKinds> handled{};  // events per NriEventKind
+  // Set by the last Configure: the request timeout the runtime sent (0: none, as NRI before
+  // v0.12 sends none), and the per-event budget the session then answers within.
+  std::atomic<uint64_t> runtime_request_timeout_ms{0};
+  std::atomic<uint64_t> event_budget_ms{0};
 
   // From a call's arrival to its reply, for every event handed to the port.
   void ObserveReply(std::chrono::steady_clock::duration took);
