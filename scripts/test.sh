@@ -36,8 +36,8 @@
 #   NETQOS_LAB_TRAFFIC_KERNELS  those of them whose smoke also measures rates (default "6.1",
 #                        Debian 12's; the others run every check but the rate windows). The full
 #                        matrix: NETQOS_LAB_KERNELS="5.10 6.1 6.12" NETQOS_LAB_TRAFFIC_KERNELS="5.10 6.1 6.12"
-#   NETQOS_CONTAINERD_CACHE  where the main stage's NRI test keeps Debian 13's containerd 1.7
-#                        (Debian 12's 1.6 has no NRI), fetched once by
+#   NETQOS_CONTAINERD_CACHE  where the main stage's NRI tests keep Debian 13's containerd 1.7
+#                        and unstable's 2.1 (Debian 12's 1.6 has no NRI), each fetched once by
 #                        scripts/lib/fetch-containerd.sh; under CI=true a failed fetch fails it
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -36,6 +36,7 @@ OTHER_PROGRAMS = {
     "--priority": "tests/support/attack_sender.cc",
     "--sndbuf": "tests/support/attack_sender.cc",
     "--self-test": "tests/layering_from_cmake.py, tests/check_doc_flags.py",
+    "--suite": "scripts/lib/fetch-containerd.sh and tests/cri_integration/nri_real_runtime.sh",
 }
 
 FLAG = re.compile(r"--[a-z][a-z0-9-]*(\*)?")

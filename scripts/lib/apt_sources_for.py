@@ -6,7 +6,8 @@ the archive this machine is configured for (its mirror, its proxy, its signing k
 host name of ours. So: read the machine's apt sources (sources.list, sources.list.d/*.list and
 *.sources), keep the entries that serve this machine's own release (its codename, and the
 codename's -security and -updates suites), and print them as one-line entries for SUITE, with
-the component main (where the kernels are).
+the component main (where the kernels are). Unstable (sid) and experimental have no -security
+or -updates suite: for them only the release's own entries are kept.
 
     apt_sources_for.py SUITE [--root DIR]
 
@@ -19,6 +20,11 @@ import glob
 import os
 import re
 import sys
+
+
+# Debian's development suites, by name and by codename (sid is always unstable's; rc-buggy is
+# experimental's).
+SUITES_WITHOUT_UPDATES = {"sid", "unstable", "experimental", "rc-buggy"}
 
 
 def parse_one_line(path):
@@ -108,6 +114,10 @@ def main():
         entries += parse_deb822(path)
 
     suffixes = {host: "", host + "-security": "-security", host + "-updates": "-updates"}
+    # Unstable and experimental are never released, so they get no point releases (-updates) and
+    # no security archive (-security): apt refuses an entry for either, having no Release file.
+    if args.suite in SUITES_WITHOUT_UPDATES:
+        suffixes = {s: x for s, x in suffixes.items() if not x}
     lines = []
     for types, uri, suites, components, options in entries:
         if "deb" not in types or "main" not in components:

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # A containerd with NRI (1.7 or later) for the tests, without installing it: Debian 12 ships 1.6,
-# which has no NRI. Downloads the containerd package of a newer Debian suite (trixie by default)
-# through an apt configuration of our own (the machine's sources stay untouched), unpacks it into
-# a cache and prints the directory holding its binaries (containerd, containerd-shim-runc-v2,
-# ctr), to be put first on PATH. A cached copy is reused without any download.
+# which has no NRI. Downloads the containerd package of a newer Debian suite (trixie's 1.7 by
+# default, sid's 2.x with --suite sid) through an apt configuration of our own (the machine's
+# sources stay untouched), unpacks it into a cache and prints the directory holding its binaries
+# (containerd, containerd-shim-runc-v2, ctr), to be put first on PATH. A cached copy is reused
+# without any download. Each suite has its own directory in the cache.
 #
 #   scripts/lib/fetch-containerd.sh [--suite SUITE]
 #
-# runc stays the machine's (Debian 12's 1.1.5): the package asks only for runc (>= 0.1.0~), the
-# suite's own runc is 1.1.15 of the same series, and the shim drives runc through its command
-# line and state directory, which 1.1.5 serves (docs/nri.md).
+# runc stays the machine's (Debian 12's 1.1.5): the package asks only for runc (>= 0.1.0~), and
+# the shim drives runc through its command line and state directory, which 1.1.5 serves for
+# containerd 1.7 and 2.1 alike (the NRI tests pass with both). trixie's own runc is 1.1.15 of the
+# same series; sid's (1.3) needs glibc 2.38, which Debian 12 (2.36) does not have (docs/nri.md).
 #
 # Environment:
 #   NETQOS_CONTAINERD_CACHE    downloads and the unpacked package (default
@@ -47,7 +49,8 @@ case $CACHE/ in "$(cd "$repo" && pwd -P)"/*) die "NETQOS_CONTAINERD_CACHE ($CACH
 dir=$CACHE/$suite
 bin=$dir/usr/bin
 
-# The binary runs here and is 1.7 or later: what the cache and a fresh download must both pass.
+# The binaries run here and containerd is 1.7 or later: what the cache and a fresh download must
+# both pass.
 check_bin() {
   local out major minor
   out=$("$bin/containerd" --version 2>&1) || { echo "$bin/containerd --version failed: $out"; return 1; }
@@ -61,6 +64,9 @@ check_bin() {
   for f in containerd-shim-runc-v2 ctr; do
     [[ -x $bin/$f ]] || { echo "$bin/$f missing"; return 1; }
   done
+  # They run here too: a newer suite's build may need a newer glibc than this machine's.
+  out=$("$bin/containerd-shim-runc-v2" -v 2>&1) || { echo "$bin/containerd-shim-runc-v2 -v failed: $out"; return 1; }
+  out=$("$bin/ctr" --version 2>&1) || { echo "$bin/ctr --version failed: $out"; return 1; }
 }
 
 if [[ -f $dir/ready && -z ${NETQOS_CONTAINERD_REFRESH:-} ]] && check_bin >/dev/null; then

@@ -2,7 +2,7 @@
 // support/private_containerd.h): the runtime restarted under a running pod, netqos restarted
 // (a new session) under one, and a netqos slower than the runtime's request timeout. Hidden ([.])
 // like nri_containerd_test.cc: Debian 12's containerd (1.6) has no NRI; the suite runs them with
-// Debian 13's (tests/cri_integration/nri_real_runtime.sh).
+// Debian 13's 1.7 and unstable's 2.1 (tests/cri_integration/nri_real_runtime.sh).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -172,4 +172,42 @@ TEST_CASE("nri session: a budget above containerd's timeout is held below it and
   CHECK(events.held() == 1);
   const auto ids = events.ids();
   CHECK(std::find(ids.begin(), ids.end(), container) != ids.end());
+  // The held budget: 1.7 sends no timeout, 2 sends its default (2 s); half of 2 s either way.
+  CHECK(running.stats().runtime_request_timeout_ms == (ctrd.major_version() >= 2 ? 2000u : 0u));
+  CHECK(running.stats().event_budget_ms == 1000);
+}
+
+// containerd 2 (NRI v0.12 and later) sends its request timeout in Configure. Configured shorter
+// than netqos's default budget (900 ms against 1 s), it must be what the session answers within:
+// at the default budget containerd would time the plugin out and close its connection. 1.7 sends
+// none and is left out ([containerd2], tests/cri_integration/nri_real_runtime.sh).
+TEST_CASE("nri session: containerd 2's request timeout, sent in Configure, sets the budget",
+          "[.][nri][containerd][lifecycle][containerd2]") {
+  constexpr auto kRuntimeTimeout = std::chrono::milliseconds(900);
+  PrivateContainerd ctrd(/*with_nri=*/true, kRuntimeTimeout);
+  REQUIRE(ctrd.major_version() >= 2);
+  RecordingEvents events;
+  RunningSession running(OptionsFor(ctrd), events);  // the default budget: 1 s
+  REQUIRE(Eventually([&] { return running.stats().configured == 1; }));
+  CHECK(running.stats().runtime_request_timeout_ms == 900);
+  CHECK(running.stats().event_budget_ms == 450);
+
+  constexpr auto kHandler = std::chrono::seconds(4);
+  events.HoldNext(ContainerEvent::kCreate, kHandler);
+  const auto pod = HostPod("6e5d4c3b-2a19-4087-b6c5-d4e3f2a1b0c9", "nri-runtime-timeout");
+  const std::string sandbox = ctrd.RunSandbox(pod);
+  const std::string container = ctrd.StartContainer(sandbox, "app");
+  INFO("containerd's log:\n" << ctrd.Log());
+  INFO("last error: " << running.session().last_error());
+  events.Release();
+  REQUIRE(Eventually([&] { return events.log().size() >= 4; }));  // ... Create, Start
+  CHECK(events.log()[3] == "StartContainer " + pod.uid + " app cgroup exists");
+  CHECK(events.ids().back() == container);
+  // CreateContainer, and StartContainer queued behind it, were answered at 450 ms, inside
+  // containerd's 900: it kept the plugin.
+  CHECK(running.stats().late_replies == 2);
+  CHECK(running.stats().dropped_connections == 0);
+  CHECK(running.stats().connects == 1);
+  CHECK(running.stats().configured == 1);
+  CHECK(ctrd.Log().find("closing plugin") == std::string::npos);
 }

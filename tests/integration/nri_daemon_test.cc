@@ -1,7 +1,8 @@
 // netqosd with --nri-socket against a private containerd with NRI (support/private_containerd.h):
 // when containerd's StartContainer returns, the container's class is in the pinned map already,
-// and that still holds after containerd restarts and after netqosd restarts. Hidden ([.]):
-// Debian 12's containerd (1.6) has no NRI; CTest runs it with Debian 13's
+// and that still holds after containerd restarts and after netqosd restarts, and netqosd answers
+// within the request timeout containerd 2 sends. Hidden ([.]): Debian 12's containerd (1.6) has no
+// NRI; CTest runs it with Debian 13's 1.7 and unstable's 2.1
 // (tests/cri_integration/nri_real_runtime.sh). A second case: a container that sends at full
 // speed from its first instruction is held to its cap from its first packet.
 #include <arpa/inet.h>
@@ -191,13 +192,28 @@ class FirstBytesSink {
 TEST_CASE("daemon with --nri-socket has a container's class in place when containerd starts it",
           "[.][nri][enforcement][cri]") {
   DaemonFixture env({.tag = "nri", .subnet = 243, .shape_nics = false});
-  PrivateContainerd ctrd(/*with_nri=*/true);
+  // A request timeout of containerd's own below its default (2 s): containerd 2 sends it in
+  // Configure and netqosd answers within half of it; 1.7 sends none, and netqosd keeps 1 s.
+  PrivateContainerd ctrd(/*with_nri=*/true, /*nri_request_timeout=*/1800ms);
   REQUIRE(WaitFor([&] { return std::filesystem::exists(ctrd.nri_socket()); }, 5s));
   const std::vector<std::string> flags = {"--pod-source=cri", "--cri-socket=" + ctrd.endpoint(),
                                           "--nri-socket=" + ctrd.nri_socket(), "--log-level=debug"};
   env.StartDaemon(flags);
   const std::string registered = "nri: registered with containerd";
   REQUIRE(WaitFor([&] { return Count(env.Log(), registered) == 1; }));
+  {
+    INFO(env.Log());
+    if (ctrd.major_version() >= 2) {
+      CHECK(
+          env.Log().find("event budget lowered to 900 ms, half the runtime's request timeout\n") !=
+          std::string::npos);
+      CHECK(env.Log().find("runtime_request_timeout_ms=1800 event_budget_ms=900") !=
+            std::string::npos);
+    } else {
+      CHECK(env.Log().find("runtime_request_timeout_ms=none event_budget_ms=1000") !=
+            std::string::npos);
+    }
+  }
 
   const std::string uid = FakePodUid(1);
   const PrivateContainerd::Pod pod = FixtureHostPod(env, uid, "web-0");

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""scripts/lib/apt_sources_for.py against made-up /etc trees: what the kernel lab's apt
-configuration is derived from (the machine's own sources, never a host of ours)."""
+"""scripts/lib/apt_sources_for.py against made-up /etc trees: what the apt configurations of the
+kernel lab and of the NRI tests' containerd fetch are derived from (the machine's own sources,
+never a host of ours)."""
 
 import os
 import subprocess
@@ -73,6 +74,29 @@ deb http://nomain.example/debian bookworm contrib
             "deb [signed-by=/k.gpg] http://proxy.example:3142/debian bullseye main",
             "deb http://plain.example/debian bullseye-security main",
             "deb http://list.example/debian bullseye main",
+        ])
+
+    def test_unstable_and_experimental_get_no_security_or_updates_suite(self):
+        # They have none: apt would fail on the missing Release files.
+        root = self.tree({"sources.list.d/debian.sources": """Types: deb
+URIs: http://mirror.example/debian
+Suites: bookworm bookworm-updates
+Components: main
+
+Types: deb
+URIs: http://mirror.example/debian-security
+Suites: bookworm-security
+Components: main
+"""})
+        for suite in ("sid", "unstable", "experimental"):
+            r = run(root, suite)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.splitlines(), [f"deb http://mirror.example/debian {suite} main"])
+        r = run(root, "testing")  # testing has both
+        self.assertEqual(r.stdout.splitlines(), [
+            "deb http://mirror.example/debian testing main",
+            "deb http://mirror.example/debian testing-updates main",
+            "deb http://mirror.example/debian-security testing-security main",
         ])
 
     def test_no_entry_for_this_release_is_an_error_naming_what_was_read(self):

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -43,8 +44,12 @@ class PrivateContainerd {
   static constexpr char kSubnet[] = "10.213.0.0/24";
 
   // `with_nri`: also serve NRI on nri_socket() (containerd 1.7+; 1.6 ignores the section).
-  explicit PrivateContainerd(bool with_nri = false)
-      : cgroup_top_("nqcri-" + std::to_string(::getpid())), with_nri_(with_nri) {
+  // `nri_request_timeout`: how long containerd waits for a plugin's reply (0: its default, 2 s).
+  explicit PrivateContainerd(bool with_nri = false,
+                             std::chrono::milliseconds nri_request_timeout = {})
+      : cgroup_top_("nqcri-" + std::to_string(::getpid())),
+        with_nri_(with_nri),
+        nri_request_timeout_(nri_request_timeout) {
     for (const char* tool :
          {"containerd", "containerd-shim-runc-v2", "runc", "ctr", "busybox", "ip"}) {
       if (Which(tool).empty()) {
@@ -55,6 +60,7 @@ class PrivateContainerd {
     if (!std::filesystem::exists("/usr/lib/cni/bridge")) {
       throw std::runtime_error("/usr/lib/cni/bridge missing (containernetworking-plugins)");
     }
+    major_ = MajorVersion();
     WriteConfig();
     StartDaemon();
     auto image = RunCommand({NETQOS_BUSYBOX_IMAGE_SCRIPT, dir_.file("image.tar"), kImage},
@@ -73,6 +79,8 @@ class PrivateContainerd {
   PrivateContainerd(const PrivateContainerd&) = delete;
   PrivateContainerd& operator=(const PrivateContainerd&) = delete;
 
+  // containerd's major version (1 or 2): its config's layout and what its NRI sends differ.
+  int major_version() const { return major_; }
   std::string socket() const { return dir_.file("c.sock"); }
   std::string nri_socket() const { return dir_.file("nri.sock"); }
   std::string endpoint() const { return "unix://" + socket(); }
@@ -185,45 +193,77 @@ class PrivateContainerd {
     }
   }
 
+  // The major version from `containerd --version` ("containerd <module path> 1.7.24~ds1 ...",
+  // "containerd github.com/containerd/containerd/v2 2.1.9+unknown").
+  int MajorVersion() {
+    auto out = RunCommand({Which("containerd"), "--version"}, dir_.file("version.out"));
+    std::istringstream words(out.output);
+    std::string name, module, version;
+    words >> name >> module >> version;
+    if (out.exit_code != 0 || version.empty() || !std::isdigit(version[0])) {
+      throw std::runtime_error("no version in `containerd --version`: " + out.output);
+    }
+    return std::stoi(version);
+  }
+
   void WriteConfig() {
     const std::string d = dir_.path();
     std::filesystem::create_directories(d + "/cni");
-    std::ofstream(d + "/config.toml")
-        << "version = 2\n"
-        << "root = \"" << d << "/root\"\nstate = \"" << d
-        << "/state\"\n"
-        // Plugins that would look outside the directory, or need what this host lacks.
-        << "disabled_plugins = [\"io.containerd.snapshotter.v1.aufs\", "
-           "\"io.containerd.snapshotter.v1.btrfs\", \"io.containerd.snapshotter.v1.zfs\", "
-           "\"io.containerd.snapshotter.v1.devmapper\", \"io.containerd.internal.v1.opt\"]\n"
-        << "[grpc]\n  address = \"" << d << "/c.sock\"\n"
-        << "[ttrpc]\n  address = \"" << d << "/c.sock.ttrpc\"\n"
-        << "[plugins.\"io.containerd.grpc.v1.cri\"]\n"
-        << "  sandbox_image = \"" << kImage
-        << "\"\n"
+    std::ofstream config(d + "/config.toml");
+    config << "version = " << (major_ >= 2 ? 3 : 2) << "\n"
+           << "root = \"" << d << "/root\"\nstate = \"" << d
+           << "/state\"\n"
+           // Plugins that would look outside the directory, or need what this host lacks (an id
+           // this containerd does not have is ignored).
+           << "disabled_plugins = [\"io.containerd.snapshotter.v1.aufs\", "
+              "\"io.containerd.snapshotter.v1.btrfs\", \"io.containerd.snapshotter.v1.zfs\", "
+              "\"io.containerd.snapshotter.v1.devmapper\", \"io.containerd.internal.v1.opt\", "
+              "\"io.containerd.snapshotter.v1.blockfile\", \"io.containerd.snapshotter.v1.erofs\", "
+              "\"io.containerd.differ.v1.erofs\"]\n"
+           << "[grpc]\n  address = \"" << d << "/c.sock\"\n"
+           << "[ttrpc]\n  address = \"" << d << "/c.sock.ttrpc\"\n";
+    // containerd 2 split the CRI plugin: images (the sandbox image, the snapshotter) and runtime
+    // (runtimes, CNI, OCI spec options) are plugins of their own; grpc.v1.cri keeps the server.
+    const std::string cri = "plugins.\"io.containerd.grpc.v1.cri\"";
+    const std::string images = major_ >= 2 ? "plugins.\"io.containerd.cri.v1.images\"" : cri;
+    const std::string runtime = major_ >= 2 ? "plugins.\"io.containerd.cri.v1.runtime\"" : cri;
+    config << "[" << cri << "]\n"
+           << "  stream_server_address = \"127.0.0.1\"\n  stream_server_port = \"0\"\n";
+    if (major_ >= 2) {
+      config << "[" << images << "]\n  snapshotter = \"overlayfs\"\n"
+             << "[" << images << ".pinned_images]\n  sandbox = \"" << kImage << "\"\n"
+             << "[" << runtime << "]\n";
+    } else {
+      config << "  sandbox_image = \"" << kImage << "\"\n";
+    }
+    config
         // The kubelet's -998 for sandboxes needs CAP_SYS_RESOURCE, which a test host (a
         // container, a VM's restricted root) may lack: never go below containerd's own.
         << "  restrict_oom_score_adj = true\n"
         << "  netns_mounts_under_state_dir = true\n"
-        << "  stream_server_address = \"127.0.0.1\"\n  stream_server_port = \"0\"\n"
-        << "  [plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
-        << "    snapshotter = \"overlayfs\"\n    default_runtime_name = \"runc\"\n"
-        << "    [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n"
-        << "      runtime_type = \"io.containerd.runc.v2\"\n"
-        << "      [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n"
-        << "        SystemdCgroup = false\n"
+        << "[" << runtime << ".containerd]\n"
+        << (major_ >= 2 ? "" : "  snapshotter = \"overlayfs\"\n")
+        << "  default_runtime_name = \"runc\"\n"
+        << "[" << runtime << ".containerd.runtimes.runc]\n"
+        << "  runtime_type = \"io.containerd.runc.v2\"\n"
+        << "[" << runtime << ".containerd.runtimes.runc.options]\n"
+        << "  SystemdCgroup = false\n"
         // runc's state too stays in the directory, not in /run/containerd/runc.
-        << "        Root = \"" << d << "/runc\"\n"
-        << "  [plugins.\"io.containerd.grpc.v1.cri\".cni]\n"
-        << "    bin_dir = \"/usr/lib/cni\"\n    conf_dir = \"" << d << "/cni\"\n";
+        << "  Root = \"" << d << "/runc\"\n"
+        << "[" << runtime << ".cni]\n"
+        << (major_ >= 2 ? "  bin_dirs = [\"/usr/lib/cni\"]\n" : "  bin_dir = \"/usr/lib/cni\"\n")
+        << "  conf_dir = \"" << d << "/cni\"\n";
     if (with_nri_) {
       // External plugins only, on a socket of ours (the default is the system's).
-      std::ofstream(d + "/config.toml", std::ios::app)
-          << "[plugins.\"io.containerd.nri.v1.nri\"]\n  disable = false\n"
-          << "  disable_connections = false\n  socket_path = \"" << d << "/nri.sock\"\n"
-          << "  plugin_path = \"" << d << "/nri-plugins\"\n  plugin_config_path = \"" << d
-          << "/nri-conf\"\n";
+      config << "[plugins.\"io.containerd.nri.v1.nri\"]\n  disable = false\n"
+             << "  disable_connections = false\n  socket_path = \"" << d << "/nri.sock\"\n"
+             << "  plugin_path = \"" << d << "/nri-plugins\"\n  plugin_config_path = \"" << d
+             << "/nri-conf\"\n";
+      if (nri_request_timeout_.count() > 0) {
+        config << "  plugin_request_timeout = \"" << nri_request_timeout_.count() << "ms\"\n";
+      }
     }
+    config.close();
     // Pods with a network namespace of their own: a bridge with host-local addresses.
     std::ofstream(d + "/cni/10-netqos-test.conflist")
         << R"({"cniVersion":"0.4.0","name":"netqos-test","plugins":[{"type":"bridge","bridge":")"
@@ -367,6 +407,8 @@ class PrivateContainerd {
   TempDir dir_;
   std::string cgroup_top_;
   bool with_nri_ = false;
+  std::chrono::milliseconds nri_request_timeout_{};
+  int major_ = 1;
   pid_t pid_ = -1;
   std::shared_ptr<grpc::Channel> channel_;
   std::vector<std::string> sandboxes_;

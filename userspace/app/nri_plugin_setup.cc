@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -165,8 +166,10 @@ service::NriReport NriPlugin::Report() const {
   const nri_plugin::NriRuntime runtime = session_.runtime();
   r.runtime_name = runtime.name;
   r.runtime_version = runtime.version;
-  r.runtime_timeout_ms = static_cast<uint32_t>(runtime.request_timeout.count());
-  r.event_budget_ms = static_cast<uint32_t>(runtime.event_budget.count());
+  // The runtime's own figure, shown as sent: held to what the field holds.
+  r.runtime_timeout_ms = static_cast<uint32_t>(
+      std::min<uint64_t>(s.runtime_request_timeout_ms, std::numeric_limits<uint32_t>::max()));
+  r.event_budget_ms = static_cast<uint32_t>(s.event_budget_ms);
   r.connects = s.connects;
   r.events = s.events;
   r.late_replies = s.late_replies;

@@ -438,20 +438,22 @@ struct NriSession::Connection {
     api::ConfigureResponse response;
     response.set_events(NetqosEventMask());
     // Counted before the reply leaves, so that whoever sees the reply sees the count.
+    session.stats_.runtime_request_timeout_ms =
+        sent ? static_cast<uint64_t>(request.request_timeout()) : 0;
+    session.stats_.event_budget_ms = static_cast<uint64_t>(budget.count());
+    NriRuntime runtime;
+    runtime.name = PrintableText(request.runtime_name());
+    runtime.version = PrintableText(request.runtime_version());
+    session.SetRuntime(runtime);
     configured = true;
     ++session.stats_.configured;
     session.stats_.connected = true;
     NETQOS_RETURN_IF_ERROR(
         Send(nri::kPluginServiceConnId, nri::EncodeTtrpcResponse(call.stream_id, response)));
-    NriRuntime runtime;
-    runtime.name = PrintableText(request.runtime_name());
-    runtime.version = PrintableText(request.runtime_version());
-    runtime.request_timeout = sent ? runtime_timeout : std::chrono::milliseconds(0);
-    runtime.event_budget = budget;
-    spdlog::info("nri: registered with {} {} as {}-{} budget_ms={} runtime_timeout_ms={}",
-                 runtime.name, runtime.version, session.options_.plugin_index,
-                 session.options_.plugin_name, budget.count(), runtime.request_timeout.count());
-    session.SetRuntime(std::move(runtime));
+    spdlog::info(
+        "nri: registered with {} {} as {}-{} runtime_request_timeout_ms={} event_budget_ms={}",
+        runtime.name, runtime.version, session.options_.plugin_index, session.options_.plugin_name,
+        sent ? std::to_string(request.request_timeout()) : "none", budget.count());
     return Status::Ok();
   }
 

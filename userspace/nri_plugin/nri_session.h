@@ -78,6 +78,10 @@ struct NriSessionStats {
   std::atomic<uint64_t> dropped_connections{0};  // for a protocol error or a closed socket
   std::atomic<uint64_t> refused_starts{0};       // StartContainer answered with an error
   std::array<std::atomic<uint64_t>, kNriEventKinds> handled{};  // events per NriEventKind
+  // Set by the last Configure: the request timeout the runtime sent (0: none, as NRI before
+  // v0.12 sends none), and the per-event budget the session then answers within.
+  std::atomic<uint64_t> runtime_request_timeout_ms{0};
+  std::atomic<uint64_t> event_budget_ms{0};
 
   // From a call's arrival to its reply, for every event handed to the port.
   void ObserveReply(std::chrono::steady_clock::duration took);
@@ -88,14 +92,11 @@ struct NriSessionStats {
   HistogramCounts reply_seconds_{LatencyBounds()};
 };
 
-// The runtime the session registered with last, as its Configure said, and the budget it holds
-// handlers to there.
+// The runtime the session registered with last, as its Configure said (the timeout it sent and
+// the budget held below it are in NriSessionStats).
 struct NriRuntime {
   std::string name;     // "containerd"; printable ASCII, at most 64 characters
   std::string version;  // likewise
-  // The request timeout the runtime sent; 0: none (NRI's API before v0.12: its default applies).
-  std::chrono::milliseconds request_timeout{0};
-  std::chrono::milliseconds event_budget{0};  // after Configure lowered it (0: not registered)
 };
 
 class NriSession {

@@ -286,6 +286,8 @@ TEST_CASE("nri session: the budget shrinks to half the runtime's request timeout
   REQUIRE(reply.has_value());
   CHECK(Clock::now() - start < milliseconds(600));  // the 1000 ms asked for would not fit
   CHECK(session->stats().late_replies == 1);
+  CHECK(session->stats().runtime_request_timeout_ms == 200);
+  CHECK(session->stats().event_budget_ms == 100);
 }
 
 TEST_CASE("nri session: a runtime that sends no request timeout gets half of NRI's default") {
@@ -307,6 +309,8 @@ TEST_CASE("nri session: a runtime that sends no request timeout gets half of NRI
   CHECK(took >= milliseconds(900));
   CHECK(took < milliseconds(1900));  // 1 s, well inside the runtime's 2 s
   CHECK(session->stats().late_replies == 1);
+  CHECK(session->stats().runtime_request_timeout_ms == 0);
+  CHECK(session->stats().event_budget_ms == 1000);
 }
 
 TEST_CASE("nri session: an older runtime's StateChange events reach the port") {
