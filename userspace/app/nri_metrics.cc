@@ -31,6 +31,26 @@ void AddNriMetrics(metrics::Registry& registry, const nri_plugin::NriSessionStat
     connected.samples.push_back({{}, stats.connected ? 1.0 : 0.0});
     out->push_back(std::move(connected));
 
+    // What the last Configure settled: the runtime's request timeout (0: it sent none, NRI's
+    // default applies) and the budget held below half of it.
+    metrics::Family budget;
+    budget.name = "netqos_nri_event_budget_seconds";
+    budget.help =
+        "How long netqosd holds a runtime event's reply for its handler, as the last registration "
+        "settled it (--nri-event-budget-ms, at most half the runtime's request timeout); 0 before "
+        "the first registration.";
+    budget.type = metrics::MetricType::kGauge;
+    budget.samples.push_back({{}, Of(stats.event_budget_ms) / 1000.0});
+    out->push_back(std::move(budget));
+    metrics::Family timeout;
+    timeout.name = "netqos_nri_runtime_request_timeout_seconds";
+    timeout.help =
+        "The request timeout the container runtime sent at the last registration; 0 when it sent "
+        "none (containerd 1.7: NRI's default of 2 s applies).";
+    timeout.type = metrics::MetricType::kGauge;
+    timeout.samples.push_back({{}, Of(stats.runtime_request_timeout_ms) / 1000.0});
+    out->push_back(std::move(timeout));
+
     // Every connection after the first is a reconnect (the runtime restarted, or the session
     // dropped a connection over a protocol error).
     const uint64_t connects = stats.connects;
@@ -70,8 +90,8 @@ void AddNriMetrics(metrics::Registry& registry, const nri_plugin::NriSessionStat
                            "--nri-event-budget-ms (or half the runtime's request timeout).",
                            Of(stats.late_replies)));
     out->push_back(Counter("netqos_nri_refused_starts_total",
-                           "Container starts refused with --nri-fail-closed: the pod has a "
-                           "bandwidth allocation and its class was not confirmed in place.",
+                           "Container starts refused with --nri-fail-closed: netqos caps the "
+                           "pod and the container's class was not confirmed in place.",
                            Of(stats.refused_starts)));
 
     metrics::Family reply;

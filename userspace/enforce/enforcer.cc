@@ -215,7 +215,10 @@ void Enforcer::MergeRuntimePodsLocked(bool force) {
   if (!force && !runtime_pods_.dirty()) return;
   std::set<std::string> skip;
   for (const auto& [uid, when] : tombstones_) skip.insert(uid);
-  if (runtime_pods_.MergeInto(pods_, skip)) IndexContainersLocked();
+  // Only the changed pods between pod-list reads: this is on the new-container path.
+  const RuntimePods::Merged merged = runtime_pods_.MergeInto(pods_, skip, force);
+  for (const auto& [p, c] : merged.containers)
+    known_containers_[pods_[p].containers[c].id] = {p, c};
 }
 
 void Enforcer::IndexContainersLocked() {

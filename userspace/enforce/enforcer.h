@@ -251,8 +251,8 @@ class Enforcer {
   void OnCgroupCreated(const std::string& path);
   // OnCgroupCreated's bookkeeping for one container, with mu_ held.
   void NoteContainerCreatedLocked(const std::string& container_id);
-  // On the worker, under mu_: what the runtime said into pods_ (RuntimePods::MergeInto), when it
-  // changed or `force`; known_containers_ follows.
+  // On the worker, under mu_: what the runtime said into pods_ (RuntimePods::MergeInto): the pods
+  // it changed, or every one when `force` (pods_ was read again); known_containers_ follows.
   void MergeRuntimePodsLocked(bool force);
   // known_containers_ from pods_.
   void IndexContainersLocked();

@@ -1,6 +1,7 @@
 #include "enforce/runtime_pods.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "enforce/pod_addresses.h"
@@ -41,10 +42,10 @@ bool RuntimePods::PutPod(cgroup::PodInfo pod) {
   if (it == pods_.end()) {
     if (pods_.size() >= kMaxPods) return false;
     it = pods_.emplace(pod.uid, std::move(pod)).first;
-    dirty_ = true;
+    changed_.insert(it->first);
   } else {
     pod.containers = std::exchange(it->second.containers, {});
-    if (!SameMetadata(it->second, pod)) dirty_ = true;
+    if (!SameMetadata(it->second, pod)) changed_.insert(pod.uid);
     it->second = std::move(pod);
   }
   for (auto& c : given) AddContainer(it->second, std::move(c));
@@ -75,7 +76,7 @@ bool RuntimePods::AddContainer(cgroup::PodInfo& pod, cgroup::ContainerInfo conta
     containers.push_back(std::move(container));
     container_pod_[containers.back().id] = pod.uid;
   }
-  dirty_ = true;
+  changed_.insert(pod.uid);
   return true;
 }
 
@@ -84,7 +85,7 @@ void RuntimePods::ForgetPod(const std::string& uid) {
   if (it == pods_.end()) return;
   for (const auto& c : it->second.containers) container_pod_.erase(c.id);
   pods_.erase(it);
-  dirty_ = true;
+  changed_.insert(uid);
 }
 
 void RuntimePods::ForgetContainer(const std::string& uid, const std::string& container_id) {
@@ -96,31 +97,50 @@ void RuntimePods::ForgetContainer(const std::string& uid, const std::string& con
   if (c == containers.end()) return;
   containers.erase(c);
   container_pod_.erase(container_id);
-  dirty_ = true;
+  changed_.insert(uid);
 }
 
 bool RuntimePods::HasContainer(const std::string& container_id) const {
   return container_pod_.count(container_id) != 0;
 }
 
-bool RuntimePods::MergeInto(std::vector<cgroup::PodInfo>& pods, const std::set<std::string>& skip) {
-  dirty_ = false;
-  if (pods_.empty()) return false;
+RuntimePods::Merged RuntimePods::MergeInto(std::vector<cgroup::PodInfo>& pods,
+                                           const std::set<std::string>& skip, bool all) {
+  Merged out;
+  std::set<std::string> changed;
+  changed.swap(changed_);
+  if (pods_.empty()) return out;
+  // Where each pod is in the list: an index of the whole list for a whole merge; for a few
+  // changed pods, a scan per pod is cheaper than indexing a node's worth.
   std::map<std::string, size_t> listed;
-  for (size_t i = 0; i < pods.size(); ++i) listed.emplace(pods[i].uid, i);
-  bool changed = false;
-  for (const auto& [uid, runtime] : pods_) {
-    if (skip.count(uid) != 0) continue;
-    auto at = listed.find(uid);
-    if (at == listed.end()) {
-      pods.push_back(runtime);
-      changed = true;
-      continue;
+  if (all) {
+    for (size_t i = 0; i < pods.size(); ++i) listed.emplace(pods[i].uid, i);
+  }
+  auto find = [&](const std::string& uid) -> std::optional<size_t> {
+    if (all) {
+      auto at = listed.find(uid);
+      return at == listed.end() ? std::nullopt : std::optional<size_t>(at->second);
     }
-    cgroup::PodInfo& pod = pods[at->second];
+    for (size_t i = 0; i < pods.size(); ++i) {
+      if (pods[i].uid == uid) return i;
+    }
+    return std::nullopt;
+  };
+  auto merge = [&](const cgroup::PodInfo& runtime) {
+    if (skip.count(runtime.uid) != 0) return;
+    const auto at = find(runtime.uid);
+    if (!at) {
+      pods.push_back(runtime);
+      out.changed = true;
+      for (size_t c = 0; c < runtime.containers.size(); ++c) {
+        out.containers.emplace_back(pods.size() - 1, c);
+      }
+      return;
+    }
+    cgroup::PodInfo& pod = pods[*at];
     if (!pod.host_network && pod.ips.empty() && !runtime.ips.empty()) {
       pod.ips = runtime.ips;
-      changed = true;
+      out.changed = true;
     }
     for (const auto& c : runtime.containers) {
       const bool has_id = std::any_of(pod.containers.begin(), pod.containers.end(),
@@ -133,12 +153,21 @@ bool RuntimePods::MergeInto(std::vector<cgroup::PodInfo>& pods, const std::set<s
         unstarted->id = c.id;
         unstarted->runtime = c.runtime;
       } else {
-        pod.containers.push_back(c);
+        unstarted = pod.containers.insert(pod.containers.end(), c);
       }
-      changed = true;
+      out.containers.emplace_back(*at, static_cast<size_t>(unstarted - pod.containers.begin()));
+      out.changed = true;
+    }
+  };
+  if (all) {
+    for (const auto& [uid, runtime] : pods_) merge(runtime);
+  } else {
+    for (const auto& uid : changed) {
+      auto it = pods_.find(uid);
+      if (it != pods_.end()) merge(it->second);
     }
   }
-  return changed;
+  return out;
 }
 
 }  // namespace netqos::enforce

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cgroup/pod_list.h"
@@ -38,15 +39,22 @@ class RuntimePods {
   size_t pods() const { return pods_.size(); }
 
   // Whether anything changed since the last MergeInto.
-  bool dirty() const { return dirty_; }
+  bool dirty() const { return !changed_.empty(); }
 
+  struct Merged {
+    bool changed = false;  // `pods` changed
+    // Where the containers whose ids `pods` did not have are now: (pod, container) indexes.
+    std::vector<std::pair<size_t, size_t>> containers;
+  };
   // Into the pod source's `pods`, skipping uids in `skip` (pods removed through the kubelet):
   // - a listed pod without addresses takes the runtime's (never a hostNetwork one);
   // - a listed pod's container with an empty id takes the runtime's of the same name; a runtime
   //   container whose id the pod lists nowhere is added;
   // - a pod the list lacks is added whole.
-  // Idempotent. Returns whether `pods` changed.
-  bool MergeInto(std::vector<cgroup::PodInfo>& pods, const std::set<std::string>& skip);
+  // Every recorded pod when `all` (a new pod list), else only those changed since the last merge
+  // (the new-container path: a few pods, not the node's). Idempotent; indexes already in `pods`
+  // stay valid.
+  Merged MergeInto(std::vector<cgroup::PodInfo>& pods, const std::set<std::string>& skip, bool all);
 
  private:
   // Into the recorded `pod`: a container of the same id or name is replaced.
@@ -54,7 +62,7 @@ class RuntimePods {
 
   std::map<std::string, cgroup::PodInfo> pods_;       // by uid
   std::map<std::string, std::string> container_pod_;  // container id -> pod uid
-  bool dirty_ = false;
+  std::set<std::string> changed_;                     // uids changed since the last merge
 };
 
 }  // namespace netqos::enforce

@@ -26,6 +26,8 @@ TEST_CASE("nri metrics: the session's counters, read when scraped") {
   CHECK(Has(before, "netqos_nri_reconnects_total 0"));
   CHECK(Has(before, "netqos_nri_events_total{kind=\"StartContainer\"} 0"));
   CHECK(Has(before, "netqos_nri_reply_seconds_count 0"));
+  CHECK(Has(before, "netqos_nri_event_budget_seconds 0"));
+  CHECK(Has(before, "netqos_nri_runtime_request_timeout_seconds 0"));
 
   stats.connected = true;
   stats.connects = 3;
@@ -36,6 +38,8 @@ TEST_CASE("nri metrics: the session's counters, read when scraped") {
   stats.shed_events = 1;
   stats.late_replies = 6;
   stats.refused_starts = 7;
+  stats.event_budget_ms = 900;
+  stats.runtime_request_timeout_ms = 1800;
   stats.ObserveReply(std::chrono::milliseconds(3));
   stats.ObserveReply(std::chrono::seconds(2));
 
@@ -50,6 +54,8 @@ TEST_CASE("nri metrics: the session's counters, read when scraped") {
   CHECK(Has(after, "netqos_nri_ignored_events_total{reason=\"shed\"} 1"));
   CHECK(Has(after, "netqos_nri_late_replies_total 6"));
   CHECK(Has(after, "netqos_nri_refused_starts_total 7"));
+  CHECK(Has(after, "netqos_nri_event_budget_seconds 0.9"));
+  CHECK(Has(after, "netqos_nri_runtime_request_timeout_seconds 1.8"));
   CHECK(Has(after, "netqos_nri_reply_seconds_count 2"));
   CHECK(Has(after, "netqos_nri_reply_seconds_bucket{le=\"0.005\"} 1"));
   CHECK(Has(after, "netqos_nri_reply_seconds_bucket{le=\"+Inf\"} 2"));

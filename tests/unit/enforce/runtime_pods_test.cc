@@ -35,18 +35,18 @@ TEST_CASE("runtime pods: a pod the list lacks is added whole, once") {
   CHECK(runtime.HasContainer("c1"));
   CHECK(runtime.dirty());
   std::vector<PodInfo> list = {Pod("u0")};
-  CHECK(runtime.MergeInto(list, {}));
+  CHECK(runtime.MergeInto(list, {}, true).changed);
   CHECK_FALSE(runtime.dirty());
   REQUIRE(list.size() == 2);
   CHECK(list[1].uid == "u1");
   CHECK(list[1].ips == std::vector<std::string>{"10.0.0.1"});
   CHECK(list[1].containers == std::vector<ContainerInfo>{Container("app", "c1")});
   // Again: nothing more.
-  CHECK_FALSE(runtime.MergeInto(list, {}));
+  CHECK_FALSE(runtime.MergeInto(list, {}, true).changed);
   CHECK(list.size() == 2);
   // Not a pod the kubelet removed.
   std::vector<PodInfo> fresh;
-  CHECK_FALSE(runtime.MergeInto(fresh, {"u1"}));
+  CHECK_FALSE(runtime.MergeInto(fresh, {"u1"}, true).changed);
   CHECK(fresh.empty());
 }
 
@@ -58,7 +58,10 @@ TEST_CASE("runtime pods: the list is the authority for what it lists") {
   std::vector<PodInfo> list = {Pod("u1", {"10.9.9.9"})};
   list[0].containers = {Container("app", "c-old"), Container("side", ""),
                         Container("init", "c-init")};
-  CHECK(runtime.MergeInto(list, {}));
+  const RuntimePods::Merged merged = runtime.MergeInto(list, {}, true);
+  CHECK(merged.changed);
+  // Where the ids the list lacked now are.
+  CHECK(merged.containers == std::vector<std::pair<size_t, size_t>>{{0, 3}, {0, 1}});
   // Its addresses stay; a listed id stays; an unstarted container takes the runtime's id; a
   // container whose id it lists nowhere is added next to the older one of its name.
   CHECK(list[0].ips == std::vector<std::string>{"10.9.9.9"});
@@ -68,11 +71,11 @@ TEST_CASE("runtime pods: the list is the authority for what it lists") {
 
   // A listed pod without addresses takes the runtime's, a hostNetwork one never does.
   std::vector<PodInfo> bare = {Pod("u1")};
-  runtime.MergeInto(bare, {});
+  runtime.MergeInto(bare, {}, true);
   CHECK(bare[0].ips == std::vector<std::string>{"10.0.0.1"});
   std::vector<PodInfo> host = {Pod("u1")};
   host[0].host_network = true;
-  runtime.MergeInto(host, {});
+  runtime.MergeInto(host, {}, true);
   CHECK(host[0].ips.empty());
 }
 
@@ -81,7 +84,7 @@ TEST_CASE("runtime pods: addresses are checked as the pod list's are") {
   REQUIRE(
       runtime.PutPod(Pod("u1", {"10.0.0.1", "10.0.0.999", "not-an-ip", "10.0.0.1", "FD00::1"})));
   std::vector<PodInfo> list;
-  runtime.MergeInto(list, {});
+  runtime.MergeInto(list, {}, true);
   REQUIRE(list.size() == 1);
   CHECK(list[0].ips == std::vector<std::string>{"10.0.0.1", "fd00::1"});
 
@@ -92,7 +95,7 @@ TEST_CASE("runtime pods: addresses are checked as the pod list's are") {
   runtime.PutPod(host);
   runtime.PutPod(Pod("u3", many));
   list.clear();
-  runtime.MergeInto(list, {});
+  runtime.MergeInto(list, {}, true);
   REQUIRE(list.size() == 3);
   CHECK(list[1].ips.empty());
   CHECK(list[2].ips.size() == RuntimePods::kMaxAddresses);
@@ -106,7 +109,7 @@ TEST_CASE("runtime pods: a container's next instance replaces it, removals forge
   CHECK_FALSE(runtime.HasContainer("c1"));
   CHECK(runtime.HasContainer("c2"));
   std::vector<PodInfo> list;
-  runtime.MergeInto(list, {});
+  runtime.MergeInto(list, {}, true);
   REQUIRE(list.size() == 1);
   CHECK(list[0].containers == std::vector<ContainerInfo>{Container("app", "c2")});
 
@@ -135,4 +138,24 @@ TEST_CASE("runtime pods: a runtime that never removes cannot grow it without end
   CHECK_FALSE(runtime.HasContainer("x"));
   // A known name still takes its next instance.
   CHECK(runtime.PutContainer(Pod("u1"), Container("c0", "y")));
+}
+
+TEST_CASE("runtime pods: between pod-list reads only the pods that changed are merged") {
+  RuntimePods runtime;
+  runtime.PutContainer(Pod("u1"), Container("app", "c1"));
+  runtime.PutContainer(Pod("u2"), Container("app", "c2"));
+  std::vector<PodInfo> list = {Pod("u0")};
+  CHECK(runtime.MergeInto(list, {}, false).containers ==
+        std::vector<std::pair<size_t, size_t>>{{1, 0}, {2, 0}});
+  // A new pod list without them (read again): a partial merge does not bring back the pods that
+  // did not change; a whole one does.
+  list = {Pod("u0")};
+  runtime.PutContainer(Pod("u2"), Container("side", "c3"));
+  const RuntimePods::Merged partial = runtime.MergeInto(list, {}, false);
+  REQUIRE(list.size() == 2);
+  CHECK(list[1].uid == "u2");
+  CHECK(partial.containers == std::vector<std::pair<size_t, size_t>>{{1, 0}, {1, 1}});
+  list = {Pod("u0")};
+  CHECK(runtime.MergeInto(list, {}, true).containers.size() == 3);
+  CHECK(list.size() == 3);
 }
