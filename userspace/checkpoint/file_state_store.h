@@ -1,8 +1,11 @@
 // FileStateStore: the StateStore backed by a snapshot file in Katalyst's checkpoint layout plus a
 // journal of changes, so that each allocation costs one fdatasync'd line instead of a full file.
 // The formats are apart, without I/O: journal_record.h (a record's line, segment names),
-// snapshot_file.h (the snapshot's text, written and read) and own_checksum.h. This class owns the
-// files: the directory lock, the segments, group commit, snapshots and the load.
+// snapshot_file.h (the snapshot's text, written and read) and own_checksum.h. The files are
+// handled by three parts, which this class holds the directory's lock for and wires together:
+// checkpoint_loader.h (the load: snapshot, journal replay, tidying the directory),
+// journal_writer.h (records, segments, group commit) and snapshot_writer.h (the snapshot file
+// and when it is due).
 //
 // Files in `dir`:
 //   network_plugin_state          the snapshot, compact JSON, Katalyst's layout plus a "netqos"
@@ -30,34 +33,26 @@
 // The journal is netqos's alone: Katalyst reads only the snapshot, so a rollback needs the
 // journal folded into it first (a graceful stop or `netqosd --uninstall` does that).
 //
-// Pre-written segments. A segment is created at Options::segment_bytes (1 MiB) of real zeros,
-// written and fdatasync'd once, and records are written over the zeros with pwrite; a record that
-// does not fit starts a new segment. Overwriting blocks that are already allocated and written
-// changes neither the file's size nor its extents, so the fdatasync of each group commit flushes
-// the data alone, without the inode that an appended line's new size dirties (on ext4 a
-// synchronous inode write without a journal, a jbd2 commit with one): ~30 % less time and CPU
-// per flush, measured in docs/benchmarks.md. Not fallocate: it leaves unwritten extents, whose
-// conversion on the first write into them is again a metadata update. Creating a segment (1 MiB
-// of zeros, fdatasync, directory fsync: ~0.7 ms on the benchmark's disk) happens under the
-// caller's lock once per 1 MiB of records and after each snapshot. The reader (journal_lines.h)
-// takes a NUL at the start of a record as the end of the segment, and a record cut short by a NUL
-// as a torn write.
+// Pre-written segments: the journal's segments are created full of zeros and records are written
+// over them, so that a flush writes the data alone (journal_writer.h).
 //
-// Load() must be called once before Append/BeginSnapshot/FinishSnapshot: it fixes the next
+// Load() must be called once before Append/Write/Sync/BeginSnapshot/FinishSnapshot, which refuse
+// to run before it (FailedPrecondition; SnapshotDue is false until then): it fixes the next
 // sequence number and truncates a torn journal tail. Appends always go to a new segment after a
 // restart, a BeginSnapshot or when the current one is full; FinishSnapshot removes the sealed
 // segments the snapshot covers.
 #pragma once
 
-#include <condition_variable>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 
+#include "checkpoint/journal_writer.h"
 #include "checkpoint/katalyst_checksum.h"
+#include "checkpoint/snapshot_writer.h"
 #include "common/fd.h"
 #include "common/status.h"
 #include "core/state_size.h"
@@ -85,10 +80,6 @@ inline constexpr size_t kMaxSnapshotBytes = size_t{128} << 20;
 // longest), so a snapshot netqos writes always loads: the rest of the document (the NICs'
 // numbers, the netqos member) takes a few KiB per NIC.
 static_assert(kMaxSnapshotBytes >= core::kMaxStateBytes + (size_t{16} << 20));
-
-// Upper bounds of the records one flush makes durable: 1 when calls do not overlap, up to the
-// number of concurrent callers (the kubelet's Allocate calls, one per container admitted).
-const std::vector<double>& FlushRecordBounds();
 
 class FileStateStore final : public core::StateStore {
  public:
@@ -154,48 +145,19 @@ class FileStateStore final : public core::StateStore {
   std::string SegmentPath(uint64_t first_seq) const;
 
  private:
-  struct Segment {
-    std::string path;
-    uint64_t last_seq = 0;  // highest record; 0 for a segment to drop at the next snapshot
-  };
-
   explicit FileStateStore(Options options);
   Result<core::LoadedState> LoadImpl();
   Status FinishSnapshotImpl(uint64_t seq, const core::Snapshot& snapshot);
-  Status OpenSegmentLocked(uint64_t min_bytes);
-  Status FlushAndSealLocked();
-  Status WriteSnapshotFile(const std::string& contents);
 
   const Options options_;
   const std::string snapshot_path_;
 
-  // Serialises FinishSnapshot calls; never taken by Append.
-  std::mutex snapshot_mu_;
-  uint64_t written_snapshot_seq_ = 0;  // guarded by snapshot_mu_
-  uint64_t tmp_counter_ = 0;           // guarded by snapshot_mu_
-
-  mutable std::mutex mu_;  // guards everything below; never held while a snapshot is written
-  bool loaded_ = false;
-  Fd dir_lock_fd_;  // flock(LOCK_EX) on options_.dir from Load on
-  Status failed_;   // set when an fdatasync failed: the journal can no longer be trusted
-  uint64_t next_seq_ = 1;
-  Fd segment_fd_;  // the open segment; none until the next Append opens one
-  Segment current_;
-  uint64_t current_bytes_ = 0;     // records written into the current segment (its next offset)
-  uint64_t current_capacity_ = 0;  // the current segment's size, pre-written with zeros
-  std::vector<Segment> sealed_;
-  uint64_t records_since_snapshot_ = 0;
-  uint64_t bytes_since_snapshot_ = 0;
-
-  // Group flush state. Lock order: mu_ before sync_mu_; Sync never holds sync_mu_ while it
-  // takes mu_ or flushes.
-  mutable std::mutex sync_mu_;
-  std::condition_variable sync_cv_;
-  uint64_t durable_seq_ = 0;  // every record up to it is on disk
-  bool syncing_ = false;      // a leader's fdatasync is in flight
-  core::FlushStats flush_stats_{HistogramCounts(FlushRecordBounds()),
-                                HistogramCounts(LatencyBounds())};
-  Status sync_failed_;  // a flush failed: every Sync fails from then on
+  std::mutex load_mu_;  // serialises Load
+  Fd dir_lock_fd_;      // flock(LOCK_EX) on options_.dir from Load on; guarded by load_mu_
+  // Made by Load, then never replaced: read by the other calls once loaded_ is true.
+  std::unique_ptr<JournalWriter> journal_;
+  std::unique_ptr<SnapshotWriter> snapshots_;
+  std::atomic<bool> loaded_{false};
 };
 
 }  // namespace netqos::checkpoint

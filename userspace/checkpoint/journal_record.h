@@ -18,6 +18,13 @@ struct JournalRecord {
   core::StateChange change;
 };
 
+// A segment file and the highest sequence number in it; 0 for a segment given up after a skipped
+// corruption, which the next snapshot drops with the segments it covers.
+struct JournalSegment {
+  std::string path;
+  uint64_t last_seq = 0;
+};
+
 // "network_plugin_state.wal.<first_seq in 20 digits>".
 std::string SegmentFileName(uint64_t first_seq);
 // Whether `name` is a segment's file name, and its first sequence number.

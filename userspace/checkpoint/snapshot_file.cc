@@ -284,4 +284,6 @@ std::string RenderSnapshot(uint64_t seq, const core::Snapshot& snapshot, Katalys
   return CanonicalDump(doc);
 }
 
+std::string SnapshotTempPrefix() { return "." + std::string(core::kCheckpointFileName) + ".tmp-"; }
+
 }  // namespace netqos::checkpoint

@@ -29,6 +29,10 @@ struct ParsedSnapshot {
 Result<ParsedSnapshot> ParseSnapshot(const std::string& path, const std::string& contents,
                                      bool skip);
 
+// ".network_plugin_state.tmp-": how the name of a snapshot being written begins (the writer adds
+// its pid and a counter); the loader removes such files, left by a crash before the rename.
+std::string SnapshotTempPrefix();
+
 // The text of the snapshot holding `snapshot` and every journal record up to `seq`, with
 // Katalyst's checksum for `layout` (so that that release loads it after a rollback) and netqos's
 // own. `path` is named in the error logged if Katalyst's checksum cannot be computed.
