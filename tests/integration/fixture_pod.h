@@ -24,4 +24,14 @@ inline PrivateContainerd::Pod FixtureHostPod(const DaemonFixture& env, const std
           root + "/pod" + uid};
 }
 
+// The same pod as the kubelet would list it (for Allocate), with one container not started yet.
+inline FakePod FakePodOf(const PrivateContainerd::Pod& pod, const std::string& container) {
+  FakePod p;
+  p.uid = pod.uid;
+  p.name = pod.name;
+  p.ns = pod.ns;
+  p.containers = {{container, ""}};
+  return p;
+}
+
 }  // namespace netqos::testing

@@ -218,11 +218,7 @@ TEST_CASE("daemon with --nri-socket has a container's class in place when contai
   const std::string uid = FakePodUid(1);
   const PrivateContainerd::Pod pod = FixtureHostPod(env, uid, "web-0");
   const std::string sandbox = ctrd.RunSandbox(pod);
-  FakePod p;
-  p.uid = uid;
-  p.name = "web-0";
-  p.ns = "shop";
-  p.containers = {{"app", ""}};
+  const FakePod p = FakePodOf(pod, "app");
 
   // As the kubelet: Allocate, then the runtime creates and starts the container. No wait after
   // StartContainer: the runtime waited for netqosd's reply, which came once the class was in.
@@ -275,11 +271,7 @@ TEST_CASE(
   const std::string uid = FakePodUid(7);
   const PrivateContainerd::Pod pod = FixtureHostPod(env, uid, "unlisted-0");
   const std::string sandbox = ctrd.RunSandbox(pod);
-  FakePod p;
-  p.uid = uid;
-  p.name = pod.name;
-  p.ns = pod.ns;
-  p.containers = {{"app", ""}};
+  const FakePod p = FakePodOf(pod, "app");
   env.Allocate(p, 100);
   REQUIRE(env.pods.empty());  // pods.json lists nothing
 
@@ -336,11 +328,7 @@ TEST_CASE(
     const std::string uid = FakePodUid(n);
     const PrivateContainerd::Pod pod = FixtureHostPod(env, uid, "sender-" + std::to_string(n));
     const std::string sandbox = ctrd.RunSandbox(pod);
-    FakePod p;
-    p.uid = uid;
-    p.name = pod.name;
-    p.ns = pod.ns;
-    p.containers = {{"sender", ""}};
+    const FakePod p = FakePodOf(pod, "sender");
     env.Allocate(p, kMbps);
     const uint16_t port = static_cast<uint16_t>(5300 + n);
     FirstBytesSink sink(env.ns(), env.veth().peer_ip, port, kFirst, kTotal);

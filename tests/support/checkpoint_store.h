@@ -28,6 +28,17 @@ inline core::AllocationInfo Info(const std::string& uid, uint32_t bw) {
   return info;
 }
 
+// Container `container` of pod `uid`, 10 Mbit/s both ways on eth0, as a journal record.
+inline core::StateChange SetFor(const std::string& uid, const std::string& container) {
+  core::AllocationInfo info;
+  info.pod_uid = uid;
+  info.container_name = container;
+  info.container_type = "MAIN";
+  info.egress = info.ingress = 10;
+  info.if_name = "eth0";
+  return core::SetAllocation{info};
+}
+
 // Loads `store`, requiring success (the error is shown); the state goes to *loaded when given.
 inline std::unique_ptr<FileStateStore> MustLoad(std::unique_ptr<FileStateStore> store,
                                                 core::LoadedState* loaded) {

@@ -6,27 +6,20 @@
 #include <vector>
 
 #include "checkpoint/file_state_store.h"
+#include "support/checkpoint_store.h"
 #include "support/temp_dir.h"
 #include "unit/checkpoint/loaded_store.h"
 
 namespace netqos::checkpoint {
 namespace {
 
+using testing::SetFor;
+
 std::unique_ptr<FileStateStore> Opened(const std::string& dir,
                                        core::LoadedState* loaded = nullptr) {
   FileStateStore::Options options;
   options.dir = dir;
   return LoadedStoreWith(std::move(options), loaded);
-}
-
-core::StateChange SetFor(const std::string& uid, const std::string& container) {
-  core::AllocationInfo info;
-  info.pod_uid = uid;
-  info.container_name = container;
-  info.container_type = "MAIN";
-  info.egress = info.ingress = 10;
-  info.if_name = "eth0";
-  return core::SetAllocation{info};
 }
 
 TEST_CASE("group flush: Write numbers the records and Sync returns once they are flushed",

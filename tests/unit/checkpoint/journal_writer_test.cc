@@ -15,11 +15,14 @@
 
 #include "checkpoint/journal_lines.h"
 #include "checkpoint/journal_record.h"
+#include "support/checkpoint_store.h"
 #include "support/files.h"
 #include "support/temp_dir.h"
 
 namespace netqos::checkpoint {
 namespace {
+
+using testing::SetFor;
 
 using netqos::testing::ListDir;
 using netqos::testing::TempDir;
@@ -27,16 +30,6 @@ using netqos::testing::WriteFile;
 
 JournalWriter::Options Opts(const std::string& dir) {
   return JournalWriter::Options{dir, size_t{1} << 20, 8192};
-}
-
-core::StateChange SetFor(const std::string& uid, const std::string& container) {
-  core::AllocationInfo info;
-  info.pod_uid = uid;
-  info.container_name = container;
-  info.container_type = "MAIN";
-  info.egress = info.ingress = 10;
-  info.if_name = "eth0";
-  return core::SetAllocation{info};
 }
 
 // The segment files in `dir` by first sequence number.
