@@ -14,13 +14,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "pluginregistration/v1/api.grpc.pb.h"
 #include "resourceplugin/v1alpha1/api.grpc.pb.h"
+#include "support/netqosd_launcher.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 
@@ -106,7 +106,7 @@ class Harness {
   }
 
   const std::string& root() const { return dir_.path(); }
-  std::string socket_path() const { return sock_dir_ + "/qrm_network_plugin_static.sock"; }
+  std::string socket_path() const { return Dirs().SocketPath(); }
   const std::string& state_dir() const { return state_dir_; }
   const std::string& sock_dir() const { return sock_dir_; }
   std::string checkpoint_path() const { return state_dir_ + "/network_plugin_state"; }
@@ -115,8 +115,9 @@ class Harness {
 
   std::vector<std::string> DaemonArgv(const std::vector<std::string>& extra) const {
     std::vector<std::string> argv = {NETQOSD_PATH, "--topology-file=" + topo_path_,
-                                     "--qrm-socket-dirs=" + sock_dir_,
-                                     "--qrm-state-dir=" + state_dir_, "--log-level=debug"};
+                                     "--log-level=debug"};
+    const auto dirs = Dirs().Flags();
+    argv.insert(argv.end(), dirs.begin(), dirs.end());
     // Allocation only unless a test asks otherwise: these tests exercise the kubelet protocol,
     // not the kernel dataplane (netqosd would take the last --enforcement; not adding one keeps
     // the command line plain).
@@ -124,9 +125,6 @@ class Harness {
       return a == "--enforcement" || a.rfind("--enforcement=", 0) == 0;
     });
     if (!sets_enforcement) argv.push_back("--enforcement=none");
-    // The in-memory checkpoint directory is looked at in either mode (a checkpoint found there
-    // moves to the active directory): never the host's /dev/shm/qrm/state.
-    argv.push_back("--qrm-state-dir-in-memory=" + in_memory_state_dir());
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -145,9 +143,9 @@ class Harness {
   }
   // The same with a whole command line: DaemonArgv's behind a wrapper such as strace.
   void StartArgv(const std::vector<std::string>& argv) {
-    daemon_ = std::make_unique<testing::DaemonProcess>(argv, log_path());
-    if (!WaitServing(std::chrono::seconds(20)))
-      throw std::runtime_error("netqosd did not start serving; log:\n" + daemon_->Log());
+    daemon_.reset();  // a daemon of this harness still running stops first
+    daemon_ = testing::StartNetqosd(argv, log_path(), [this] { return Answers(); },
+                                    {std::chrono::seconds(20), std::chrono::milliseconds(20)});
   }
 
   testing::DaemonProcess& daemon() { return *daemon_; }
@@ -156,25 +154,14 @@ class Harness {
   // The metrics port the daemon logged ("metrics serving address=127.0.0.1:PORT"), waited for up
   // to 10 s; 0 if it never did.
   int WaitMetricsPort() {
-    static const std::regex re("metrics serving address=127\\.0\\.0\\.1:([0-9]+)");
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::smatch m;
-      const std::string log = daemon_->Log();
-      if (std::regex_search(log, m, re)) return std::stoi(m[1]);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return 0;
+    return testing::WaitLoggedMetricsPort(*daemon_, std::chrono::seconds(10));
   }
 
   bool WaitServing(std::chrono::milliseconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
       if (daemon_ && !daemon_->Running()) return false;
-      if (std::filesystem::exists(socket_path())) {
-        reg::PluginInfo info;
-        if (GetInfo(&info, std::chrono::milliseconds(500)).ok()) return true;
-      }
+      if (Answers()) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return false;
@@ -218,6 +205,14 @@ class Harness {
   }
 
  private:
+  // The socket is there and GetInfo answers on it.
+  bool Answers() {
+    if (!std::filesystem::exists(socket_path())) return false;
+    reg::PluginInfo info;
+    return GetInfo(&info, std::chrono::milliseconds(500)).ok();
+  }
+  testing::NetqosdDirs Dirs() const { return {sock_dir_, state_dir_, in_memory_state_dir()}; }
+
   testing::TempDir dir_;
   std::string sock_dir_;
   std::string state_dir_;

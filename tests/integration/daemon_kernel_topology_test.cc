@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "support/netns.h"
+#include "support/netqosd_launcher.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 
@@ -50,25 +51,19 @@ int IfIndexIn(const std::string& ns, const std::string& dev, const std::string& 
 
 class Daemon {
  public:
-  Daemon(const std::string& root, const std::vector<std::string>& extra) : root_(root) {
-    std::vector<std::string> argv = {NETQOSD_PATH,
-                                     "--qrm-socket-dirs=" + root + "/sock",
-                                     "--qrm-state-dir=" + root + "/state",
-                                     "--log-level=debug",
-                                     "--nic-selection=first",
+  Daemon(const std::string& root, const std::vector<std::string>& extra)
+      : root_(root), dirs_{root + "/sock", root + "/state", root + "/shm-state"} {
+    std::vector<std::string> argv = {NETQOSD_PATH, "--log-level=debug", "--nic-selection=first",
                                      "--enforcement=none"};
+    const auto dirs = dirs_.Flags();
+    argv.insert(argv.end(), dirs.begin(), dirs.end());
     argv.insert(argv.end(), extra.begin(), extra.end());
-    proc_ = std::make_unique<netqos::testing::DaemonProcess>(argv, root + "/netqosd.log");
-    for (int i = 0; i < 200; ++i) {
-      if (Ctl({"plugin-info"}).exit_code == 0) return;
-      if (!proc_->Running()) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    throw std::runtime_error("netqosd did not start:\n" + proc_->Log());
+    proc_ = netqos::testing::StartNetqosd(
+        argv, root + "/netqosd.log", [this] { return Ctl({"plugin-info"}).exit_code == 0; },
+        {std::chrono::seconds(10), std::chrono::milliseconds(50)});
   }
   netqos::testing::CommandResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(),
-                {NETQOSCTL_PATH, "--socket=" + root_ + "/sock/qrm_network_plugin_static.sock"});
+    args.insert(args.begin(), {NETQOSCTL_PATH, "--socket=" + dirs_.SocketPath()});
     return netqos::testing::RunCommand(args, root_ + "/ctl.out");
   }
   json CtlJson(std::vector<std::string> args) {
@@ -81,6 +76,7 @@ class Daemon {
 
  private:
   std::string root_;
+  netqos::testing::NetqosdDirs dirs_;
   std::unique_ptr<netqos::testing::DaemonProcess> proc_;
 };
 

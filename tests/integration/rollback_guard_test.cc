@@ -19,6 +19,7 @@
 #include "common/version.h"
 #include "support/bpffs_fixture.h"
 #include "support/cgroup_fixture.h"
+#include "support/netqosd_launcher.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 
@@ -102,9 +103,9 @@ TEST_CASE(
   const auto pins_before = Pins(pin_dir);
   const uint32_t egress_prog = LinkProgram(pin_dir + "/link_cgroup_egress");
   REQUIRE(egress_prog != 0);
-  const std::vector<std::string> common = {
-      "--bpf-pin-dir=" + pin_dir, "--qrm-state-dir=" + dir.file("state"),
-      "--qrm-state-dir-in-memory=" + dir.file("shm"), "--qrm-socket-dirs=" + dir.file("sock")};
+  std::vector<std::string> common =
+      netqos::testing::NetqosdDirs{dir.file("sock"), dir.file("state"), dir.file("shm")}.Flags();
+  common.push_back("--bpf-pin-dir=" + pin_dir);
 
   std::vector<std::string> daemon = {NETQOSD_PATH, "--enforcement=bpf"};
   daemon.insert(daemon.end(), common.begin(), common.end());

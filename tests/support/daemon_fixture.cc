@@ -17,7 +17,6 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -25,9 +24,16 @@
 
 #include "common/tc_handle.h"
 #include "support/files.h"
+#include "support/netqosd_launcher.h"
 
 namespace netqos::testing {
 namespace {
+
+// The daemon's socket, checkpoint and in-memory checkpoint directories, in the fixture's temp dir
+// (Socket() and StateDir() name the same).
+NetqosdDirs DaemonDirs(const TempDir& dir) {
+  return {dir.file("sock"), dir.file("state"), dir.file("shm-state")};
+}
 
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -299,14 +305,13 @@ void DaemonFixture::StartDaemon(const std::vector<std::string>& extra) {
     own_url = own_url || f.rfind("--kubelet-pods-url=", 0) == 0;
     own_source = own_source || f.rfind("--pod-source=", 0) == 0;
   }
-  std::vector<std::string> argv = {
-      NETQOSD_PATH, "--enforcement=bpf", "--qrm-socket-dirs=" + dir_.file("sock"),
-      "--qrm-state-dir=" + StateDir(),
-      // never the host's /dev/shm/qrm/state (looked at in any mode)
-      "--qrm-state-dir-in-memory=" + dir_.file("shm-state"), "--bpf-pin-dir=" + PinDir(),
-      "--addition-cgroup-paths=/" + root_name_, "--nic-allow=" + Join(allow),
-      "--nic-deny=" + Join(deny), "--nic-selection=" + o_.nic_selection,
-      "--enforcement-resync-period=" + std::to_string(o_.resync_seconds)};
+  std::vector<std::string> argv = {NETQOSD_PATH, "--enforcement=bpf"};
+  const auto dirs = DaemonDirs(dir_).Flags();
+  argv.insert(argv.end(), dirs.begin(), dirs.end());
+  argv.insert(argv.end(), {"--bpf-pin-dir=" + PinDir(), "--addition-cgroup-paths=/" + root_name_,
+                           "--nic-allow=" + Join(allow), "--nic-deny=" + Join(deny),
+                           "--nic-selection=" + o_.nic_selection,
+                           "--enforcement-resync-period=" + std::to_string(o_.resync_seconds)});
   if (!own_source) argv.push_back("--pod-source=kubelet");
   if (!own_url && !own_source) argv.push_back("--kubelet-pods-url=file://" + PodsFile());
   if (o_.shape_nics) {
@@ -324,18 +329,15 @@ void DaemonFixture::StartDaemon(const std::vector<std::string>& extra) {
   if (o_.systemd_driver) argv.push_back("--cgroup-driver=systemd");
   if (o_.metrics) argv.push_back("--metrics-bind-address=127.0.0.1:0");
   argv.insert(argv.end(), extra.begin(), extra.end());
-  daemon_ = std::make_unique<DaemonProcess>(argv, dir_.file("netqosd.log"));
-  if (!o_.wait_serving) return;
-  const auto t0 = TrafficClock::now();
-  while (MsSince(t0) < 15000) {
-    if (Ctl({"plugin-info"}).exit_code == 0) {
-      std::printf("daemon: netqosd serving after %.0f ms\n", MsSince(t0));
-      return;
-    }
-    if (!daemon_->Running()) break;
-    std::this_thread::sleep_for(50ms);
+  daemon_.reset();  // one still running is killed first: the wait must not ask it
+  if (!o_.wait_serving) {
+    daemon_ = std::make_unique<DaemonProcess>(argv, dir_.file("netqosd.log"));
+    return;
   }
-  throw std::runtime_error("netqosd did not start:\n" + daemon_->Log());
+  const auto t0 = TrafficClock::now();
+  daemon_ = StartNetqosd(argv, dir_.file("netqosd.log"),
+                         [this] { return Ctl({"plugin-info"}).exit_code == 0; }, {15000ms, 50ms});
+  std::printf("daemon: netqosd serving after %.0f ms\n", MsSince(t0));
 }
 
 int DaemonFixture::StopDaemon(int sig) {
@@ -377,18 +379,7 @@ void DaemonFixture::RemovePod(const FakePod& p) {
 // ---------------------------------------------------------------------------------------------
 // /metrics
 
-int DaemonFixture::MetricsPort() {
-  static const std::regex re("metrics serving address=127\\.0\\.0\\.1:([0-9]+)");
-  const auto deadline = TrafficClock::now() + 20s;
-  while (daemon_ && TrafficClock::now() < deadline) {
-    std::smatch m;
-    const std::string log = Log();
-    if (std::regex_search(log, m, re)) return std::stoi(m[1]);
-    if (!daemon_->Running()) break;
-    std::this_thread::sleep_for(20ms);
-  }
-  return 0;
-}
+int DaemonFixture::MetricsPort() { return daemon_ ? WaitLoggedMetricsPort(*daemon_, 20s) : 0; }
 
 PromDocument DaemonFixture::Scrape() {
   if (!metrics_) {
@@ -491,8 +482,8 @@ std::string DaemonFixture::Uninstall() {
     }
   }
   metrics_.reset();
-  std::vector<std::string> argv = {NETQOSD_PATH, "--uninstall", "--bpf-pin-dir=" + PinDir(),
-                                   "--qrm-state-dir=" + StateDir()};
+  std::vector<std::string> argv = DaemonDirs(dir_).Flags();
+  argv.insert(argv.begin(), {NETQOSD_PATH, "--uninstall", "--bpf-pin-dir=" + PinDir()});
   if (!enforce_.empty()) argv.push_back("--enforce-nics=" + enforce_);
   auto un = RunCommand(argv, dir_.file("uninstall.out"));
   if (un.exit_code != 0) {

@@ -18,7 +18,7 @@
 #include "core/constants.h"
 #include "core/state_size.h"
 #include "cri/cri_endpoint.h"
-#include "metrics/http_server.h"
+#include "metrics/bind_address.h"
 
 namespace netqos::app {
 namespace {
@@ -41,6 +41,8 @@ struct RawFlags {
   // shows).
   std::vector<std::string> nic_health_checkers{"*"};
   std::string cri_socket = "auto";
+  std::string kubelet_pods_url = kDefaultKubeletPodsUrl;
+  std::string metrics_bind_address;
   std::vector<std::string> enforce_nics;
   std::vector<std::string> qos_level_shaping;
   std::vector<std::string> qos_level_dscp;
@@ -285,7 +287,7 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
               "(/run/containerd/containerd.sock, else /run/crio/crio.sock), unix:///path or "
               "/path");
   // --pod-source=kubelet only (ParseDaemonFlags refuses them changed with the CRI source).
-  f.AddString("--kubelet-pods-url", c.kubelet_pods_url,
+  f.AddString("--kubelet-pods-url", x.raw.kubelet_pods_url,
               "--pod-source=kubelet: where the pod list comes from: https://... (bearer token "
               "from --kubelet-token-file), http://... (read-only port) or file:///path.json");
   f.AddString("--kubelet-token-file", c.kubelet_token_file,
@@ -406,7 +408,7 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
               "stricter)");
 
   f.Group(kGroupObservability);
-  f.AddString("--metrics-bind-address", c.metrics_bind_address,
+  f.AddString("--metrics-bind-address", x.raw.metrics_bind_address,
               "Serve Prometheus /metrics, /healthz and /readyz on HOST:PORT, e.g. "
               "127.0.0.1:9465 (default: off)");
   f.AddChoice("--log-level", c.log_level, kLogLevelChoices,
@@ -498,7 +500,7 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   // every --print-config file holds them).
   const DaemonConfig defaults;
   const std::pair<const char*, bool> kubelet_settings[] = {
-      {"--kubelet-pods-url", c.kubelet_pods_url != defaults.kubelet_pods_url},
+      {"--kubelet-pods-url", x.raw.kubelet_pods_url != kDefaultKubeletPodsUrl},
       {"--kubelet-token-file", c.kubelet_token_file != defaults.kubelet_token_file},
       {"--kubelet-insecure-skip-tls-verify",
        c.kubelet_insecure_skip_tls_verify != defaults.kubelet_insecure_skip_tls_verify},
@@ -542,6 +544,18 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
     if (socket.ok()) c.cri_socket = std::move(*socket);
     st = socket.status();
   }
+  // Likewise only the kubelet source reads --kubelet-pods-url (a changed one with the CRI source
+  // was refused above).
+  if (st.ok() && c.pod_source == PodSourceKind::kKubelet) {
+    auto url = cgroup::ParseKubeletUrl(raw.kubelet_pods_url);
+    if (url.ok()) c.kubelet_pods_url = std::move(*url);
+    st = url.status().Wrap("--kubelet-pods-url");
+  }
+  if (st.ok() && !raw.metrics_bind_address.empty()) {
+    auto address = metrics::ParseBindAddress(raw.metrics_bind_address);  // names the flag
+    if (address.ok()) c.metrics_bind_address = std::move(*address);
+    st = address.status();
+  }
   if (st.ok()) {
     auto nics = ParseEnforceNics(raw.enforce_nics);
     if (nics.ok()) c.enforce_nics = std::move(*nics);
@@ -580,16 +594,20 @@ Status ValidatePodSourceFlags(const DaemonConfig& c) {
   // --cri-socket was parsed when the flags were read; "auto" is looked up when enforcement
   // starts (the runtime may come up after netqosd).
   if (c.pod_source == PodSourceKind::kCri) return Status::Ok();
-  auto url = cgroup::ParseKubeletUrl(c.kubelet_pods_url);
-  if (!url.ok()) return InvalidArgument("--kubelet-pods-url: " + url.status().message());
-  if (url->scheme == "https" && c.kubelet_token_file.empty())
+  // --kubelet-pods-url was parsed when the flags were read; a URL built in code is held to the
+  // schemes the parser takes.
+  const cgroup::KubeletUrl& url = c.kubelet_pods_url;
+  if (url.scheme != "http" && url.scheme != "https" && url.scheme != "file")
+    return InvalidArgument("--kubelet-pods-url \"" + url.text +
+                           "\": scheme must be http, https or file, got \"" + url.scheme + "\"");
+  if (url.scheme == "https" && c.kubelet_token_file.empty())
     return InvalidArgument(
         "--kubelet-token-file must not be empty with an https "
         "--kubelet-pods-url");
   if (!c.kubelet_ca_file.empty()) {
-    if (url->scheme != "https")
+    if (url.scheme != "https")
       return InvalidArgument("--kubelet-ca-file applies to an https --kubelet-pods-url only, got " +
-                             c.kubelet_pods_url);
+                             url.text);
     if (c.kubelet_insecure_skip_tls_verify)
       return InvalidArgument(
           "--kubelet-ca-file and --kubelet-insecure-skip-tls-verify contradict each other: "
@@ -676,10 +694,11 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
   }
   if (c.checkpoint_snapshot_every == 0)
     return InvalidArgument("--checkpoint-snapshot-every must be at least 1");
-  if (!c.metrics_bind_address.empty()) {
-    if (auto addr = metrics::ParseBindAddress(c.metrics_bind_address); !addr.ok())
-      return addr.status();
-  }
+  // Parsed when the flags were read; an address built in code is held to the parser's ports.
+  if (c.metrics_bind_address &&
+      (c.metrics_bind_address->port < 0 || c.metrics_bind_address->port > 65535))
+    return InvalidArgument("--metrics-bind-address \"" + c.metrics_bind_address->Text() +
+                           "\": port must be from 0 to 65535");
   if (c.qrm_socket_dirs.empty())
     return InvalidArgument("--qrm-socket-dirs must name at least one directory");
   for (const auto& d : c.qrm_socket_dirs)

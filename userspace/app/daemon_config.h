@@ -13,12 +13,14 @@
 #include "app/logging.h"
 #include "bpf/pinned_maps.h"  // kDefaultPinDir
 #include "cgroup/cgroup_paths.h"
+#include "cgroup/kubelet_pods_client.h"  // KubeletUrl
 #include "checkpoint/katalyst_checksum.h"
 #include "common/status.h"
 #include "core/config.h"
 #include "cri/cri_endpoint.h"
 #include "enforce/burst.h"
 #include "enforce/dscp.h"
+#include "metrics/bind_address.h"
 #include "service/allocation_service.h"
 #include "shaping/htb_plan.h"
 #include "shaping/level_shaping.h"
@@ -41,6 +43,9 @@ enum class PodSourceKind { kCri, kKubelet };
 // --node-local-traffic: what a pod's veth does with packets that never cross a NIC (from the
 // host's own sockets or from another pod of the node).
 enum class NodeLocalTraffic { kExempt, kShaped };
+
+// --kubelet-pods-url's default: the kubelet's authenticated API on the node itself.
+inline constexpr char kDefaultKubeletPodsUrl[] = "https://127.0.0.1:10250/pods";
 
 struct DaemonConfig {
   core::PolicyConfig policy;
@@ -80,7 +85,9 @@ struct DaemonConfig {
   bool print_config = false;
 
   // netqos operations: metrics and logs (docs/metrics.md).
-  std::string metrics_bind_address;  // "" = no metrics listener; host:port, e.g. 127.0.0.1:9465
+  // host:port, e.g. 127.0.0.1:9465, parsed when the flags are read; nullopt (the flag empty): no
+  // metrics listener. --print-config shows it as given.
+  std::optional<metrics::BindAddress> metrics_bind_address;
   LogFormat log_format = LogFormat::kText;  // text, or json (one JSON object per line)
   // journal (one fsync'd record per change) or full-rewrite (Katalyst's whole-file rewrite per
   // change; a benchmark baseline, see docs/benchmarks.md).
@@ -101,7 +108,9 @@ struct DaemonConfig {
   // unix:///path or /path; parsed when the flags are read, with --pod-source=cri.
   cri::CriSocket cri_socket;
   // --pod-source=kubelet only:
-  std::string kubelet_pods_url = "https://127.0.0.1:10250/pods";  // http://, https:// or file://
+  // http://, https:// or file://, parsed when the flags are read with --pod-source=kubelet (with
+  // the CRI source the default stays); its text is what messages and --print-config show.
+  cgroup::KubeletUrl kubelet_pods_url{"https", "127.0.0.1", 10250, "/pods", kDefaultKubeletPodsUrl};
   std::string kubelet_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   bool kubelet_insecure_skip_tls_verify = false;
   std::string kubelet_ca_file;  // "" = OpenSSL's default CAs (SSL_CERT_FILE, ...)

@@ -51,7 +51,7 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSourceNow(const DaemonConfig& 
     if (!client.ok()) return client.status().Wrap("--kubelet-pods-url");
     std::shared_ptr<cgroup::KubeletPodsClient> c = std::move(*client);  // the reader owns it
     return std::unique_ptr<cgroup::PodSource>(std::make_unique<enforce::PodListReader>(
-        [c] { return c->FetchPodList(); }, config.kubelet_pods_url));
+        [c] { return c->FetchPodList(); }, config.kubelet_pods_url.text));
   }
   auto endpoint = cri::ResolveCriEndpoint(config.cri_socket);
   if (!endpoint.ok()) return endpoint.status().Wrap("--cri-socket");
@@ -71,7 +71,7 @@ Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& con
   return std::unique_ptr<cgroup::PodSource>(std::make_unique<cgroup::DeferredPodSource>(
       [config] { return MakePodSourceNow(config); },
       (config.pod_source == PodSourceKind::kKubelet
-           ? config.kubelet_pods_url
+           ? config.kubelet_pods_url.text
            : "cri:" + (config.cri_socket.Auto() ? "auto" : config.cri_socket.endpoint)) +
           " (not available yet)"));
 }

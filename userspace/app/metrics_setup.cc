@@ -11,7 +11,7 @@ namespace netqos::app {
 std::unique_ptr<metrics::DaemonMetrics> MakeDaemonMetrics(const DaemonConfig& config,
                                                           service::AllocationService& service,
                                                           const service::EnforcementView& view) {
-  if (config.metrics_bind_address.empty()) return nullptr;
+  if (!config.metrics_bind_address) return nullptr;
   return std::make_unique<metrics::DaemonMetrics>(
       metrics::BuildInfo{Version(), Commit(), BuildDate()}, &service, &view);
 }
@@ -44,6 +44,8 @@ Result<std::unique_ptr<metrics::MetricsServer>> StartMetricsServer(
     const DaemonConfig& config, metrics::DaemonMetrics& daemon_metrics,
     service::AllocationService& service, const service::EnforcementView& view,
     std::vector<std::string> socket_paths) {
+  if (!config.metrics_bind_address)
+    return FailedPrecondition("metrics: no --metrics-bind-address to serve on");
   // /readyz's verdict as a gauge too, so that an alert sees it where the probe is only the
   // kubelet's.
   daemon_metrics.registry().AddCollector([&view,
@@ -57,7 +59,7 @@ Result<std::unique_ptr<metrics::MetricsServer>> StartMetricsServer(
                     {}});
   });
   metrics::MetricsServer::Options o;
-  o.bind_address = config.metrics_bind_address;
+  o.bind_address = *config.metrics_bind_address;
   o.render = [&daemon_metrics] { return daemon_metrics.RenderText(); };
   o.ready = [&view, paths = std::move(socket_paths)] {
     return CheckReadiness(paths, view.Report(false));

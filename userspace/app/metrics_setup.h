@@ -25,7 +25,8 @@ std::unique_ptr<metrics::DaemonMetrics> MakeDaemonMetrics(const DaemonConfig& co
 metrics::ProbeResult CheckReadiness(const std::vector<std::string>& socket_paths,
                                     const service::EnforcementReport& enforcement);
 
-// Binds the listener; everything referenced must outlive the returned server.
+// Binds the listener on --metrics-bind-address (FailedPrecondition without one); everything
+// referenced must outlive the returned server.
 Result<std::unique_ptr<metrics::MetricsServer>> StartMetricsServer(
     const DaemonConfig& config, metrics::DaemonMetrics& daemon_metrics,
     service::AllocationService& service, const service::EnforcementView& view,

@@ -22,6 +22,7 @@ namespace netqos::cgroup {
 
 Result<KubeletUrl> ParseKubeletUrl(const std::string& url) {
   KubeletUrl out;
+  out.text = url;
   const auto sep = url.find("://");
   if (sep == std::string::npos) return InvalidArgument("kubelet URL " + url + ": no scheme");
   out.scheme = url.substr(0, sep);
@@ -76,9 +77,12 @@ Result<KubeletUrl> ParseKubeletUrl(const std::string& url) {
 
 Result<std::unique_ptr<KubeletPodsClient>> KubeletPodsClient::Create(
     KubeletPodsClientOptions options) {
-  NETQOS_ASSIGN_OR_RETURN(KubeletUrl parsed, ParseKubeletUrl(options.url));
-  return std::unique_ptr<KubeletPodsClient>(
-      new KubeletPodsClient(std::move(options), std::move(parsed)));
+  const std::string& scheme = options.url.scheme;
+  if (scheme != "http" && scheme != "https" && scheme != "file") {
+    return InvalidArgument("kubelet URL \"" + options.url.text +
+                           "\": scheme must be http, https or file, got \"" + scheme + "\"");
+  }
+  return std::unique_ptr<KubeletPodsClient>(new KubeletPodsClient(std::move(options)));
 }
 
 Result<std::string> KubeletPodsClient::ReadToken() const {
@@ -122,7 +126,7 @@ Status KubeletPodsClient::CheckCaFile() const {
 }
 
 Result<std::string> KubeletPodsClient::ReadPodListFile() const {
-  const std::string& file = parsed_.path;
+  const std::string& file = options_.url.path;
   auto text = ReadFileAtMost(file, options_.max_body_bytes);
   if (text.ok()) return text;
   const Status& st = text.status();
@@ -138,10 +142,11 @@ Result<std::string> KubeletPodsClient::ReadPodListFile() const {
 }
 
 Result<std::string> KubeletPodsClient::FetchPodList() const {
-  if (parsed_.scheme == "file") return ReadPodListFile();
-  const std::string& url = options_.url;
+  const KubeletUrl& u = options_.url;
+  if (u.scheme == "file") return ReadPodListFile();
+  const std::string& url = u.text;
   httplib::Headers headers = {{"Accept", "application/json"}};
-  const bool https = parsed_.scheme == "https";
+  const bool https = u.scheme == "https";
   if (https) {
     NETQOS_ASSIGN_OR_RETURN(std::string token, ReadToken());
     headers.emplace("Authorization", "Bearer " + token);
@@ -149,9 +154,8 @@ Result<std::string> KubeletPodsClient::FetchPodList() const {
   const bool verify = https && !options_.insecure_skip_tls_verify;
   if (verify && !options_.ca_file.empty()) NETQOS_RETURN_IF_ERROR(CheckCaFile());
   // An IPv6 address goes back into brackets, or its colons would be read as the port's.
-  const std::string host =
-      parsed_.host.find(':') != std::string::npos ? "[" + parsed_.host + "]" : parsed_.host;
-  httplib::Client client(parsed_.scheme + "://" + host + ":" + std::to_string(parsed_.port));
+  const std::string host = u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
+  httplib::Client client(u.scheme + "://" + host + ":" + std::to_string(u.port));
   if (!client.is_valid()) return Unavailable("GET " + url + ": cannot set up the client");
   const auto secs = std::chrono::duration_cast<std::chrono::seconds>(options_.timeout);
   const auto usecs = std::chrono::duration_cast<std::chrono::microseconds>(options_.timeout - secs);
@@ -167,10 +171,10 @@ Result<std::string> KubeletPodsClient::FetchPodList() const {
     // (httplib's own later check falls back to the common name.)
     X509_VERIFY_PARAM* param = SSL_CTX_get0_param(client.ssl_context());
     in6_addr any{};
-    const bool ip = ::inet_pton(AF_INET, parsed_.host.c_str(), &any) == 1 ||
-                    ::inet_pton(AF_INET6, parsed_.host.c_str(), &any) == 1;
-    const int set = ip ? X509_VERIFY_PARAM_set1_ip_asc(param, parsed_.host.c_str())
-                       : X509_VERIFY_PARAM_set1_host(param, parsed_.host.c_str(), 0);
+    const bool ip = ::inet_pton(AF_INET, u.host.c_str(), &any) == 1 ||
+                    ::inet_pton(AF_INET6, u.host.c_str(), &any) == 1;
+    const int set = ip ? X509_VERIFY_PARAM_set1_ip_asc(param, u.host.c_str())
+                       : X509_VERIFY_PARAM_set1_host(param, u.host.c_str(), 0);
     if (set != 1) return Unavailable("GET " + url + ": cannot set the host to verify");
     X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
   }
@@ -179,7 +183,7 @@ Result<std::string> KubeletPodsClient::FetchPodList() const {
   // while it streams (httplib has no client-side limit) instead of after it was all held.
   std::string body;
   bool too_large = false;
-  auto res = client.Get(parsed_.path, headers, [&](const char* data, size_t n) {
+  auto res = client.Get(u.path, headers, [&](const char* data, size_t n) {
     if (n > options_.max_body_bytes - body.size()) {
       too_large = true;
       return false;  // ends the request: httplib reports Error::Canceled
@@ -195,9 +199,9 @@ Result<std::string> KubeletPodsClient::FetchPodList() const {
   if (!res && res.error() == httplib::Error::SSLServerVerification) {
     const long v = client.get_openssl_verify_result();
     std::string why = v != X509_V_OK ? X509_verify_cert_error_string(v)
-                                     : "the certificate does not name " + parsed_.host;
+                                     : "the certificate does not name " + u.host;
     if (v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH) {
-      why += " (the certificate does not name " + parsed_.host + ")";
+      why += " (the certificate does not name " + u.host + ")";
     }
     return Unavailable("GET " + url + ": the kubelet's serving certificate is refused: " + why +
                        "; trusted: " +

@@ -18,10 +18,13 @@ struct KubeletUrl {
   std::string host;    // "" for file
   int port = 0;        // 0 for file
   std::string path;    // with its leading '/', "/" when absent; the file's absolute path for file
+  std::string text;    // the URL as it was given, which messages and logs name
+  bool operator==(const KubeletUrl&) const = default;
 };
 
 // Parses "http[s]://host[:port][/path]" (the default ports are 80 and 443) and
-// "file:///abs/path" (empty host; the path is taken literally, no %-escapes are decoded).
+// "file:///abs/path" (empty host; the path is taken literally, no %-escapes are decoded), once:
+// netqosd when it reads --kubelet-pods-url, and the client takes the result.
 // Anything else is InvalidArgument naming the URL.
 Result<KubeletUrl> ParseKubeletUrl(const std::string& url);
 
@@ -35,7 +38,7 @@ inline constexpr size_t kMaxPodListBytes = size_t{128} << 20;
 inline constexpr size_t kMaxTokenFileBytes = size_t{64} << 10;
 
 struct KubeletPodsClientOptions {
-  std::string url = "http://127.0.0.1:10255/pods";
+  KubeletUrl url;  // from ParseKubeletUrl
   // https only: "Authorization: Bearer <contents>" (trailing whitespace trimmed).
   std::string token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   // https only: skip verification of the kubelet's serving certificate (its default one is
@@ -53,7 +56,8 @@ struct KubeletPodsClientOptions {
 
 class KubeletPodsClient {
  public:
-  // Validates the URL; no connection is made yet.
+  // No connection is made yet. InvalidArgument when options.url is not one ParseKubeletUrl
+  // gives (left empty, or a scheme other than http, https or file).
   static Result<std::unique_ptr<KubeletPodsClient>> Create(KubeletPodsClientOptions options);
 
   // One read of the pod list, the body unparsed: the enforcer's pod-list reader parses it
@@ -68,17 +72,15 @@ class KubeletPodsClient {
   // max_body_bytes (refused before it is read).
   Result<std::string> FetchPodList() const;
 
-  const std::string& url() const { return options_.url; }
+  const std::string& url() const { return options_.url.text; }
 
  private:
-  KubeletPodsClient(KubeletPodsClientOptions options, KubeletUrl url)
-      : options_(std::move(options)), parsed_(std::move(url)) {}
+  explicit KubeletPodsClient(KubeletPodsClientOptions options) : options_(std::move(options)) {}
   Result<std::string> ReadToken() const;
   Status CheckCaFile() const;
   Result<std::string> ReadPodListFile() const;
 
   KubeletPodsClientOptions options_;
-  KubeletUrl parsed_;
 };
 
 }  // namespace netqos::cgroup

@@ -27,17 +27,9 @@
 #include <thread>
 
 #include "common/status.h"
+#include "metrics/bind_address.h"
 
 namespace netqos::metrics {
-
-struct BindAddress {
-  std::string host;  // IPv4/IPv6 literal (no brackets) or a host name; "0.0.0.0" for ":PORT"
-  int port = 0;      // 0: any free port (tests)
-  std::string Text() const;  // host:port, [v6]:port
-};
-
-// "HOST:PORT", "[V6]:PORT" or ":PORT" (every IPv4 address). Port 0..65535 (0 = pick a free one).
-Result<BindAddress> ParseBindAddress(const std::string& address);
 
 struct ProbeResult {
   bool ok = true;
@@ -47,7 +39,7 @@ struct ProbeResult {
 class MetricsServer {
  public:
   struct Options {
-    std::string bind_address;                  // see ParseBindAddress
+    BindAddress bind_address;                  // read by ParseBindAddress (bind_address.h)
     std::function<std::string()> render;       // the /metrics body
     std::function<ProbeResult()> ready;        // /readyz; null = always ready
     std::function<void()> liveness_probe;      // run by the ticker before each heartbeat

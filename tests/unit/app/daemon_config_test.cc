@@ -11,8 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "cgroup/kubelet_pods_client.h"
 #include "common/version.h"
 #include "core/state_size.h"
+#include "metrics/bind_address.h"
 
 using netqos::app::DaemonConfig;
 using netqos::app::Enforcement;
@@ -192,7 +194,7 @@ TEST_CASE("enforcement flags: defaults") {
   CHECK(c.enforcement == Enforcement::kBpf);
   CHECK(c.cgroup_root.empty());
   CHECK(c.cgroup_type == CgroupDriver::kCgroupfs);
-  CHECK(c.kubelet_pods_url == "https://127.0.0.1:10250/pods");
+  CHECK(c.kubelet_pods_url.text == "https://127.0.0.1:10250/pods");
   CHECK(c.kubelet_token_file == "/var/run/secrets/kubernetes.io/serviceaccount/token");
   CHECK_FALSE(c.kubelet_insecure_skip_tls_verify);
   CHECK(c.kubelet_ca_file.empty());  // OpenSSL's default CAs (SSL_CERT_FILE, ...)
@@ -225,7 +227,7 @@ TEST_CASE("enforcement flags: valid values are taken") {
   CHECK(c.enforcement == Enforcement::kNone);
   CHECK(c.cgroup_root == "/sys/fs/cgroup/unified");
   CHECK(c.cgroup_type == CgroupDriver::kSystemd);
-  CHECK(c.kubelet_pods_url == "http://127.0.0.1:10255/pods");
+  CHECK(c.kubelet_pods_url.text == "http://127.0.0.1:10255/pods");
   CHECK(c.kubelet_token_file == "/etc/netqos/token");
   CHECK(c.kubelet_insecure_skip_tls_verify);
   CHECK(c.bpf_pin_dir == "/run/netqos/bpf/pins");
@@ -253,7 +255,7 @@ TEST_CASE("enforcement flags: valid values are taken") {
   auto none = Parse({kTopo, "--enforce-nics="});
   REQUIRE(none.config);
   CHECK(none.config->enforce_nics.empty());
-  CHECK(bpf.config->kubelet_pods_url == "file:///var/lib/netqos/pods.json");
+  CHECK(bpf.config->kubelet_pods_url.text == "file:///var/lib/netqos/pods.json");
   CHECK(bpf.config->set_forward_priority_sysctl);
   CHECK_FALSE(bpf.config->kubelet_insecure_skip_tls_verify);
 }
@@ -422,14 +424,21 @@ TEST_CASE("ValidateDaemonConfig checks the enforcement fields") {
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--cgroup-root"));
   c = DaemonConfig{};
   c.pod_source = PodSourceKind::kKubelet;
-  c.kubelet_pods_url = "gopher://x";
+  c.kubelet_pods_url = netqos::cgroup::KubeletUrl{};  // typed, but not by the parser
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--kubelet-pods-url"));
   // The token file only matters for https.
   c = DaemonConfig{};
   c.pod_source = PodSourceKind::kKubelet;
   c.kubelet_token_file = "";
   CHECK_FALSE(ValidateDaemonConfig(c).ok());
-  c.kubelet_pods_url = "http://127.0.0.1:10255/pods";
+  c.kubelet_pods_url = *netqos::cgroup::ParseKubeletUrl("http://127.0.0.1:10255/pods");
+  CHECK(ValidateDaemonConfig(c).ok());
+  // A metrics address built in code is held to the flag's ports.
+  c = DaemonConfig{};
+  c.metrics_bind_address = netqos::metrics::BindAddress{"127.0.0.1", 65536};
+  CHECK_THAT(ValidateDaemonConfig(c).message(),
+             Catch::Contains("--metrics-bind-address") && Catch::Contains("65536"));
+  c.metrics_bind_address->port = 65535;
   CHECK(ValidateDaemonConfig(c).ok());
 }
 
@@ -489,6 +498,76 @@ TEST_CASE("per-level DSCP and burst flags are parsed once, when the flags are re
                  "\nqos-level-burst=[\"shared=1M\", \"reclaimed=auto\", \"dedicated=64Ki\"]\n"));
   CHECK_THAT(PrintConfig({kTopo}),
              Catch::Contains("\nqos-level-dscp=[]\n") && Catch::Contains("\nqos-level-burst=[]\n"));
+}
+
+TEST_CASE(
+    "the kubelet pod list URL and the metrics address are parsed once, when the flags are read") {
+  // The typed default is what the flag's default text parses to.
+  auto parsed_default = netqos::cgroup::ParseKubeletUrl(netqos::app::kDefaultKubeletPodsUrl);
+  REQUIRE(parsed_default.ok());
+  CHECK(DaemonConfig{}.kubelet_pods_url == *parsed_default);
+  auto kubelet_default = Parse({kTopo, "--pod-source=kubelet"});
+  REQUIRE(kubelet_default.config);
+  CHECK(kubelet_default.config->kubelet_pods_url == *parsed_default);
+  CHECK_FALSE(kubelet_default.config->metrics_bind_address.has_value());
+
+  const std::vector<std::string> args = {kTopo, "--pod-source=kubelet",
+                                         "--kubelet-pods-url=https://[fd00::1]:10250/pods",
+                                         "--metrics-bind-address=[::1]:9465"};
+  auto set = Parse(args);
+  REQUIRE(set.config);
+  const auto& url = set.config->kubelet_pods_url;
+  CHECK(url.scheme == "https");
+  CHECK(url.host == "fd00::1");
+  CHECK(url.port == 10250);
+  CHECK(url.path == "/pods");
+  CHECK(url.text == "https://[fd00::1]:10250/pods");
+  CHECK(set.config->metrics_bind_address == netqos::metrics::BindAddress{"::1", 9465});
+
+  auto file = Parse({kTopo, "--pod-source=kubelet", "--kubelet-pods-url=file:///run/pods.json",
+                     "--metrics-bind-address=:0"});
+  REQUIRE(file.config);
+  CHECK(file.config->kubelet_pods_url.scheme == "file");
+  CHECK(file.config->kubelet_pods_url.path == "/run/pods.json");
+  CHECK(file.config->metrics_bind_address == netqos::metrics::BindAddress{"0.0.0.0", 0});
+  // An empty address is no listener, as before.
+  auto off = Parse({kTopo, "--metrics-bind-address="});
+  REQUIRE(off.config);
+  CHECK_FALSE(off.config->metrics_bind_address.has_value());
+
+  // --print-config shows both as given, not as parsed (no default port added, no 0.0.0.0).
+  const std::string text =
+      PrintConfig({kTopo, "--pod-source=kubelet", "--kubelet-pods-url=https://node-1",
+                   "--metrics-bind-address=:9465"});
+  CHECK_THAT(text, Catch::Contains("\nkubelet-pods-url=\"https://node-1\"\n") &&
+                       Catch::Contains("\nmetrics-bind-address=\":9465\"\n"));
+  CHECK_THAT(PrintConfig({kTopo}), Catch::Contains("\nmetrics-bind-address=\"\"\n"));
+
+  // A bad value: exit 2, and the whole message names the flag and the value.
+  struct Bad {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  for (const auto& b : std::vector<Bad>{
+           {{"--pod-source=kubelet", "--kubelet-pods-url=ftp://h/pods"},
+            "netqosd: --kubelet-pods-url: kubelet URL ftp://h/pods: scheme must be http, https or "
+            "file\n"},
+           {{"--pod-source=kubelet", "--kubelet-pods-url=http://h:70000/"},
+            "netqosd: --kubelet-pods-url: kubelet URL http://h:70000/: bad port\n"},
+           {{"--metrics-bind-address=127.0.0.1"},
+            "netqosd: --metrics-bind-address \"127.0.0.1\": no port (expected HOST:PORT, "
+            "[IPV6]:PORT or :PORT, e.g. 127.0.0.1:9465)\n"},
+           {{"--metrics-bind-address=::1:9465"},
+            "netqosd: --metrics-bind-address \"::1:9465\": an IPv6 address needs brackets "
+            "(expected HOST:PORT, [IPV6]:PORT or :PORT, e.g. 127.0.0.1:9465)\n"}}) {
+    std::vector<std::string> bad_args = b.args;
+    bad_args.insert(bad_args.begin(), kTopo);
+    INFO(b.args.back());
+    auto r = ParseCapturing(bad_args);
+    CHECK_FALSE(r.parsed.config);
+    CHECK(r.parsed.exit_code == 2);
+    CHECK(r.err == b.message);
+  }
 }
 
 TEST_CASE(
@@ -618,7 +697,7 @@ TEST_CASE("a flag given twice takes its last value, as in Go, and lists still co
   CHECK(c.enforcement_resync_period == std::chrono::seconds(20));
   CHECK(c.qrm_state_dir == "/b");
   CHECK_FALSE(c.skip_network_state_corruption);
-  CHECK(c.metrics_bind_address == "127.0.0.1:2");
+  CHECK(c.metrics_bind_address == netqos::metrics::BindAddress{"127.0.0.1", 2});
   CHECK(c.qrm_socket_dirs == std::vector<std::string>{"/s1", "/s2", "/s3"});
   CHECK(c.nic_speed_overrides == std::vector<std::string>{"a=1", "b=2"});
   // The last value is the one checked: an earlier bad one is overridden, a later one is not.

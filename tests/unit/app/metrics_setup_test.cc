@@ -44,14 +44,16 @@ int BindUnixSocket(const std::string& path) {
 TEST_CASE("metrics are off and logs are text by default") {
   auto r = Parse({});
   REQUIRE(r.config);
-  CHECK(r.config->metrics_bind_address.empty());
+  CHECK_FALSE(r.config->metrics_bind_address.has_value());
   CHECK(r.config->log_format == netqos::app::LogFormat::kText);
 }
 
 TEST_CASE("metrics bind address and log format flags are read and validated") {
   auto r = Parse({"--metrics-bind-address=127.0.0.1:9465", "--log-format=json"});
   REQUIRE(r.config);
-  CHECK(r.config->metrics_bind_address == "127.0.0.1:9465");
+  REQUIRE(r.config->metrics_bind_address.has_value());
+  CHECK(r.config->metrics_bind_address->host == "127.0.0.1");
+  CHECK(r.config->metrics_bind_address->port == 9465);
   CHECK(r.config->log_format == netqos::app::LogFormat::kJson);
 
   std::string err;

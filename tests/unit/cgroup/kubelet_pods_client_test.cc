@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "support/files.h"
 #include "support/kubelet_pod_list.h"
@@ -64,9 +65,12 @@ class FakeKubelet {
   std::thread thread_;
 };
 
+// The client takes the URL as netqosd's flag reader parses it.
 KubeletPodsClientOptions Options(const std::string& url) {
+  auto parsed = ParseKubeletUrl(url);
+  REQUIRE(parsed.ok());
   KubeletPodsClientOptions o;
-  o.url = url;
+  o.url = std::move(*parsed);
   o.timeout = std::chrono::milliseconds(2000);
   return o;
 }
@@ -78,10 +82,12 @@ TEST_CASE("ParseKubeletUrl") {
   CHECK(u->host == "127.0.0.1");
   CHECK(u->port == 10255);
   CHECK(u->path == "/pods");
+  CHECK(u->text == "http://127.0.0.1:10255/pods");
   auto s = ParseKubeletUrl("https://node-1");
   REQUIRE(s.ok());
   CHECK(s->port == 443);
   CHECK(s->path == "/");
+  CHECK(s->text == "https://node-1");  // as given: what messages name
   auto v6 = ParseKubeletUrl("https://[::1]:10250/pods");
   REQUIRE(v6.ok());
   CHECK(v6->host == "::1");
@@ -101,6 +107,20 @@ TEST_CASE("ParseKubeletUrl") {
     CHECK(r.status().code() == StatusCode::kInvalidArgument);
     CHECK_THAT(r.status().message(), Catch::Contains(bad));
   }
+}
+
+TEST_CASE("KubeletPodsClient: refuses options whose URL the parser did not give") {
+  auto empty = KubeletPodsClient::Create(KubeletPodsClientOptions{});
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(empty.status().message(), Catch::Contains("scheme must be http, https or file"));
+  KubeletPodsClientOptions gopher;
+  gopher.url.scheme = "gopher";
+  gopher.url.text = "gopher://h/pods";
+  auto refused = KubeletPodsClient::Create(gopher);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.status().message(),
+             Catch::Contains("gopher://h/pods") && Catch::Contains("\"gopher\""));
 }
 
 TEST_CASE("KubeletPodsClient: lists pods over plain http") {

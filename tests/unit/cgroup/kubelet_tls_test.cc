@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "cgroup/kubelet_pods_client.h"
 #include "support/files.h"
@@ -60,8 +61,10 @@ struct Pki {
     WriteFile(dir.file("token"), "secret\n");
   }
   KubeletPodsClientOptions Options(const std::string& url, const std::string& ca) const {
+    auto parsed = netqos::cgroup::ParseKubeletUrl(url);
+    REQUIRE(parsed.ok());
     KubeletPodsClientOptions o;
-    o.url = url;
+    o.url = std::move(*parsed);
     o.token_file = dir.file("token");
     o.ca_file = ca.empty() ? "" : dir.file(ca);
     o.timeout = std::chrono::milliseconds(5000);

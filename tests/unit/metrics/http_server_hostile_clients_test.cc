@@ -39,7 +39,7 @@ std::unique_ptr<MetricsServer> StartOrFail(MetricsServer::Options o) {
 
 MetricsServer::Options Defaults() {
   MetricsServer::Options o;
-  o.bind_address = "127.0.0.1:0";
+  o.bind_address = netqos::metrics::BindAddress{"127.0.0.1", 0};
   o.render = [] { return std::string("# HELP x X.\n# TYPE x gauge\nx 1\n"); };
   return o;
 }
