@@ -12,12 +12,9 @@
 namespace netqos::enforce {
 namespace {
 
-// How long a pod removed through RemovePod is kept out of classification when the kubelet still
-// lists it (terminating): its entries are cleared at once, not re-added as unallocated.
-constexpr auto kTombstoneTtl = std::chrono::minutes(10);
-// Retry interval for container cgroups that appeared before the kubelet listed their container.
+// Retry interval for container cgroups that appeared before the kubelet listed their container
+// (EnforcerInbox::RetryPending counts the retries).
 constexpr auto kPendingRetry = std::chrono::seconds(1);
-constexpr int kPendingRetries = 30;
 // Bursts of events (mkdir -p of a pod and its containers) are handled in one pass. Created
 // containers alone cost little each, so they wait less: their reaction time is the point.
 constexpr auto kCoalesce = std::chrono::milliseconds(20);
@@ -69,10 +66,7 @@ void Enforcer::StartWatchers() {
   // no wake-ups for system services.
   Enforcer* self = this;
   for (const auto& root : WatchRoots(options_)) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) return;
-    }
+    if (inbox_.stopping()) return;
     cgroup::CgroupWatcherCallbacks cb;
     cb.on_created = [self](const std::string& path) { self->OnCgroupCreated(path); };
     cb.on_removed = [self](const std::string&) { self->Wake(); };
@@ -94,12 +88,7 @@ void Enforcer::StartWatchers() {
 Enforcer::~Enforcer() { Stop(); }
 
 void Enforcer::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  wakeup_done_cv_.notify_all();  // OnContainerStarting's waiters return false
+  inbox_.Stop();  // OnContainerStarting's waiters return false
   // The worker starts the watchers: once it is gone, they are no longer added to. Their
   // callbacks only flag work for a worker that no longer runs.
   if (worker_.joinable()) worker_.join();
@@ -107,37 +96,19 @@ void Enforcer::Stop() {
 }
 
 void Enforcer::Wake() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    dirty_ = true;
-    general_ = true;  // every caller reports something only a whole pass handles
-  }
-  cv_.notify_all();
+  inbox_.RecordGeneral();  // every caller reports something only a whole pass handles
 }
 
 void Enforcer::OnAllocated(const std::string& pod_uid) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    tombstones_.erase(pod_uid);
-    // Not a whole pass by itself: the kubelet allocates before the runtime starts the pod's
-    // containers, whose cgroups then bring them in (AddContainers reads the newest allocation).
-    // A whole pass at 10,000 containers takes hundreds of milliseconds, and one per Allocate
-    // would hold back every new container behind it. Work decides once the pass in flight, if
-    // any, has classified what it found (a pod already running needs its leaves changed).
-    allocated_uids_.insert(pod_uid);
-    dirty_ = true;
-  }
-  cv_.notify_all();
+  // Not a whole pass by itself: the kubelet allocates before the runtime starts the pod's
+  // containers, whose cgroups then bring them in (AddContainers reads the newest allocation).
+  // A whole pass at 10,000 containers takes hundreds of milliseconds, and one per Allocate
+  // would hold back every new container behind it. Work decides once the pass in flight, if
+  // any, has classified what it found (a pod already running needs its leaves changed).
+  inbox_.RecordAllocated(pod_uid);
 }
 
-void Enforcer::OnPodRemoved(const std::string& pod_uid) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    tombstones_[pod_uid] = Now();
-    runtime_pods_.ForgetPod(pod_uid);
-  }
-  Wake();
-}
+void Enforcer::OnPodRemoved(const std::string& pod_uid) { inbox_.RecordPodRemoved(pod_uid, Now()); }
 
 void Enforcer::OnTopologyChanged() { Wake(); }
 
@@ -149,86 +120,68 @@ DesiredOptions Enforcer::PassOptions() const {
   return o;
 }
 
-void Enforcer::NoteContainerCreatedLocked(const std::string& container_id) {
-  // A container the runtime told of is merged in by the wake-up before it is looked up.
-  if (known_containers_.count(container_id) != 0 || runtime_pods_.HasContainer(container_id)) {
-    created_ids_.push_back(container_id);
-  } else {
-    pending_ids_[container_id] = 0;
-    refresh_pods_ = true;
-  }
-  dirty_ = true;
-}
-
 void Enforcer::OnCgroupCreated(const std::string& path) {
   auto name = ParseContainerCgroupPath(path);
   if (!name) return;  // pod, QoS and slice directories need nothing
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    NoteContainerCreatedLocked(name->container_id);
-  }
-  cv_.notify_all();
+  inbox_.RecordContainerCreated(name->container_id);
 }
 
 bool Enforcer::OnContainerStarting(const std::string& container_id,
                                    std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  NoteContainerCreatedLocked(container_id);
-  const uint64_t wanted = ++wakeups_requested_;
-  cv_.notify_all();
-  const bool woke = wakeup_done_cv_.wait_for(lock, timeout, [&] {
-    return stopping_ || wakeups_done_ >= wanted;
-  }) && !stopping_;
-  return woke && HasClassLocked(container_id);
+  const uint64_t ticket = inbox_.RecordContainerStarting(container_id);
+  if (!inbox_.AwaitWakeup(ticket, timeout)) return false;
+  // What the wake-up that took the ticket published, or a later one's: never older.
+  std::lock_guard<std::mutex> lock(published_mu_);
+  return HasClassLocked(container_id);
 }
 
 void Enforcer::OnRuntimePod(cgroup::PodInfo pod) {
   // No wake-up: the pod's first container brings one, which merges it before it classifies the
   // container (a pod already running gets its addresses at the next wake-up).
-  std::lock_guard<std::mutex> lock(mu_);
-  runtime_pods_.PutPod(std::move(pod));
+  inbox_.RuntimePod(std::move(pod));
 }
 
 void Enforcer::OnRuntimeContainer(const cgroup::PodInfo& pod, cgroup::ContainerInfo container) {
-  std::lock_guard<std::mutex> lock(mu_);
-  runtime_pods_.PutContainer(pod, std::move(container));
+  inbox_.RuntimeContainer(pod, std::move(container));
 }
 
 void Enforcer::OnRuntimePodRemoved(const std::string& pod_uid) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    runtime_pods_.ForgetPod(pod_uid);
-    refresh_pods_ = true;
-    dirty_ = true;
-  }
-  cv_.notify_all();
+  inbox_.RuntimePodRemoved(pod_uid);
 }
 
 void Enforcer::OnRuntimeContainerRemoved(const std::string& pod_uid,
                                          const std::string& container_id) {
-  std::lock_guard<std::mutex> lock(mu_);
   // Its cgroup is gone already (the watcher took that); the pod list's next read drops it.
-  runtime_pods_.ForgetContainer(pod_uid, container_id);
+  inbox_.RuntimeContainerRemoved(pod_uid, container_id);
 }
 
 void Enforcer::MergeRuntimePodsLocked(bool force) {
-  if (!force && !runtime_pods_.dirty()) return;
-  std::set<std::string> skip;
-  for (const auto& [uid, when] : tombstones_) skip.insert(uid);
-  // Only the changed pods between pod-list reads: this is on the new-container path.
-  const RuntimePods::Merged merged = runtime_pods_.MergeInto(pods_, skip, force);
-  for (const auto& [p, c] : merged.containers)
-    known_containers_[pods_[p].containers[c].id] = {p, c};
+  // Only the pods that changed between pod-list reads: this is on the new-container path. Their
+  // new ids go into runtime_known_ beside the index rather than into a copy of a node's worth
+  // (the inbox knows them already, from its own record of what the runtime said).
+  const RuntimePods::Merged merged = inbox_.MergeRuntimePodsInto(pods_, force);
+  for (const auto& [p, c] : merged.containers) runtime_known_[pods_[p].containers[c].id] = {p, c};
 }
 
 void Enforcer::IndexContainersLocked() {
-  known_containers_.clear();
+  auto index = std::make_shared<ContainerIndex>();
   for (size_t p = 0; p < pods_.size(); ++p) {
     for (size_t c = 0; c < pods_[p].containers.size(); ++c) {
       const std::string& id = pods_[p].containers[c].id;
-      if (!id.empty()) known_containers_[id] = {p, c};
+      if (!id.empty()) (*index)[id] = {p, c};
     }
   }
+  known_containers_ = index;
+  runtime_known_.clear();
+  inbox_.PublishIndex(std::move(index));
+}
+
+const ContainerRef* Enforcer::FindContainer(const std::string& container_id) const {
+  if (auto it = known_containers_->find(container_id); it != known_containers_->end()) {
+    return &it->second;
+  }
+  auto it = runtime_known_.find(container_id);
+  return it == runtime_known_.end() ? nullptr : &it->second;
 }
 
 bool Enforcer::HasClassLocked(const std::string& container_id) const {
@@ -236,10 +189,10 @@ bool Enforcer::HasClassLocked(const std::string& container_id) const {
   // pod list gives them. A wake-up that did not place it (its pod not listed yet, a class map
   // write refused) leaves none. A restarted container's earlier entry (same pod, same name) still
   // counts until a pass drops it: that errs towards letting the container start.
-  auto ref = known_containers_.find(container_id);
-  if (ref == known_containers_.end()) return false;
-  const cgroup::PodInfo& pod = pods_[ref->second.pod];
-  const std::string& name = pod.containers[ref->second.container].name;
+  const ContainerRef* ref = FindContainer(container_id);
+  if (ref == nullptr) return false;
+  const cgroup::PodInfo& pod = pods_[ref->pod];
+  const std::string& name = pod.containers[ref->container].name;
   return std::any_of(status_.classes.begin(), status_.classes.end(), [&](const auto& entry) {
     return entry.second.pod_uid == pod.uid && entry.second.container_name == name;
   });
@@ -266,7 +219,7 @@ const std::vector<double>& PassSecondsBounds() {
 }
 
 EnforcerStatus Enforcer::Status() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(published_mu_);
   EnforcerStatus s = status_;
   s.problems = problems_.Active();
   s.problem_reports_total = problems_.total_reports();
@@ -285,11 +238,13 @@ void Enforcer::RunPass(bool full) {
     spdlog::error("enforcement pass failed with an unknown exception");
     pass_failed_ = true;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (pass_failed_) ++status_.pass_failures;
-  for (KernelTarget target : kernel_failed_) ++status_.kernel_failures[KernelTargetName(target)];
-  wakeups_done_ = std::max(wakeups_done_, wakeup_taken_);
-  wakeup_done_cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(published_mu_);
+    if (pass_failed_) ++status_.pass_failures;
+    for (KernelTarget target : kernel_failed_) ++status_.kernel_failures[KernelTargetName(target)];
+  }
+  // After the status: a released OnContainerStarting reads what this wake-up published.
+  inbox_.MarkDone(wakeup_taken_);
 }
 
 void Enforcer::Loop() {
@@ -298,28 +253,27 @@ void Enforcer::Loop() {
   // lists the cgroups, so that none created in between goes unseen.
   StartWatchers();
   RunPass(true);
-  std::unique_lock<std::mutex> lock(mu_);
   next_full_ = Clock::now() + options_.resync;
-  while (!stopping_) {
+  while (true) {
     Clock::time_point deadline = std::min(next_full_, next_pods_);
     if (retry_at_) deadline = std::min(deadline, *retry_at_);
-    cv_.wait_until(lock, deadline, [this] { return stopping_ || dirty_; });
-    if (stopping_) break;
+    const InboxWaiting waiting = inbox_.WaitForWork(deadline);
+    if (waiting.stopping) break;
     const auto now = Clock::now();
     const bool full = now >= next_full_;
+    bool refresh = waiting.refresh_pods;
     if (now >= next_pods_) {
-      refresh_pods_ = true;
+      refresh = true;
       next_pods_ = now + options_.pods_refresh;
     }
     if (retry_at_ && now >= *retry_at_) {
-      refresh_pods_ = true;
+      refresh = true;
       retry_at_.reset();
     }
-    const bool containers_only = !full && !refresh_pods_ && !general_;
-    lock.unlock();
+    if (refresh && !waiting.refresh_pods) inbox_.RequestPodRefresh();
+    const bool containers_only = !full && !refresh && !waiting.general;
     std::this_thread::sleep_for(containers_only ? kCoalesceContainers : kCoalesce);
     RunPass(full);
-    lock.lock();
     if (full) next_full_ = Clock::now() + options_.resync;
   }
 }
@@ -327,21 +281,17 @@ void Enforcer::Loop() {
 void Enforcer::Work(bool full) {
   const auto started = std::chrono::steady_clock::now();
   PendingWork w;
-  std::vector<std::string> created;
-  std::set<std::string> allocated;
-  bool refresh = false;
+  const InboxEvents events = inbox_.Take();
+  wakeup_taken_ = events.wakeup;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    refresh = refresh_pods_ || full || !pods_known_;
-    w.general_event = general_;
-    created.swap(created_ids_);
-    wakeup_taken_ = wakeups_requested_;
+    // Before the created ids are looked up: a container the runtime told of is known then.
+    std::lock_guard<std::mutex> lock(published_mu_);
     MergeRuntimePodsLocked(false);
-    allocated.swap(allocated_uids_);
-    refresh_pods_ = false;
-    general_ = false;
-    dirty_ = false;
   }
+  const std::vector<std::string>& created = events.created;
+  const std::set<std::string>& allocated = events.allocated;
+  const bool refresh = events.refresh_pods || full || !pods_known_;
+  w.general_event = events.general;
   w.full_due = full;
   w.baseline = baseline_;
   w.pods_read = refresh;
@@ -375,7 +325,7 @@ void Enforcer::Work(bool full) {
       break;
   }
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(published_mu_);
   auto timed = status_.pass_seconds.try_emplace(PassScopeName(scope), PassSecondsBounds()).first;
   timed->second.Observe(took.count());
 }
@@ -385,27 +335,20 @@ bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
   if (!read.ok()) {
     pods_known_ = false;
     pods_error_ = read.status().message();
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(published_mu_);
     ++status_.pod_list_failures;
     return true;
   }
   pods_known_ = true;
   pods_error_.reset();
-  std::lock_guard<std::mutex> lock(mu_);
   if (read->has_value()) {
+    std::lock_guard<std::mutex> lock(published_mu_);
     pods_ = std::move(**read);
-    IndexContainersLocked();
     MergeRuntimePodsLocked(true);
+    IndexContainersLocked();  // even when the merge changed nothing: pods_ is new
   }
   // Cgroups seen before the kubelet listed their container: retry for a while.
-  for (auto it = pending_ids_.begin(); it != pending_ids_.end();) {
-    if (known_containers_.count(it->first) != 0 || ++it->second > kPendingRetries) {
-      it = pending_ids_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  if (!pending_ids_.empty()) retry_at_ = now + kPendingRetry;
+  if (inbox_.RetryPending() != 0) retry_at_ = now + kPendingRetry;
   return read->has_value();
 }
 
@@ -501,7 +444,7 @@ bool Enforcer::Pass(bool full) {
   unresolved_ = !resolved.missing.empty();
   baseline_ = true;
 
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(published_mu_);
   ++status_.passes;
   status_.pods_known = pods_known_;
   status_.classified = desired.by_cgroup.size();
@@ -523,20 +466,9 @@ bool Enforcer::Pass(bool full) {
 }
 
 std::set<std::string> Enforcer::ExpireTombstones(Clock::time_point now) {
-  std::set<std::string> tombstoned;
-  std::lock_guard<std::mutex> lock(mu_);
   std::set<std::string> listed;
   for (const auto& p : pods_) listed.insert(p.uid);
-  for (auto it = tombstones_.begin(); it != tombstones_.end();) {
-    const bool gone = pods_known_ && listed.count(it->first) == 0;
-    if (gone || now - it->second > kTombstoneTtl) {
-      it = tombstones_.erase(it);
-    } else {
-      tombstoned.insert(it->first);
-      ++it;
-    }
-  }
-  return tombstoned;
+  return inbox_.ExpireTombstones(listed, pods_known_, now);
 }
 
 std::map<core::NicId, core::Nic> Enforcer::EnforcedNics(const std::vector<core::Nic>& nics) {
@@ -642,7 +574,7 @@ QueueSnapshot Enforcer::QueueStats() const {
   std::vector<LinkLeaves> links;
   std::map<uint64_t, DesiredContainer> containers;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(published_mu_);
     links = leaf_links_;
     containers = status_.classes;
   }

@@ -1,14 +1,14 @@
 // The enforcement reconciler: keeps the class map and every enforced NIC's shaping in step with the
 // allocations and the containers running on the node. One worker thread does all the work; events
-// (an allocation, a RemovePod, a topology change, a container cgroup appearing or going away) only
-// wake it, and a periodic resync repairs whatever drifted. A wake-up does what it needs (see
+// (an allocation, a RemovePod, a topology change, a container cgroup appearing or going away) are
+// only recorded in its inbox (enforcer_inbox.h) and wake it, and a periodic resync repairs
+// whatever drifted. A wake-up does what it needs (see
 // pass_scope.h): a container cgroup appearing adds that container only, an unchanged pod list
 // costs its read only, everything else recomputes the whole desired state. Bad states are reported
 // once through a ProblemLog and never stop the other containers' enforcement.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -33,13 +33,13 @@
 #include "enforce/container_resolver.h"
 #include "enforce/desired_state.h"
 #include "enforce/edt_rates.h"
+#include "enforce/enforcer_inbox.h"
 #include "enforce/leaf_queues.h"
 #include "enforce/link_shaper.h"
 #include "enforce/pass_scope.h"
 #include "enforce/pod_address_table.h"
 #include "enforce/problem_log.h"
 #include "enforce/residual_pods.h"
-#include "enforce/runtime_pods.h"
 #include "enforce/tenant_policy.h"
 #include "enforce/veth_ports.h"
 #include "enforce/veth_sync.h"
@@ -201,10 +201,6 @@ class Enforcer {
     // NIC still pacing in EDT mode keep their rates.
     std::optional<shaping::ModeChoice> mode;
   };
-  struct ContainerRef {  // where a listed container is in pods_
-    size_t pod = 0;
-    size_t container = 0;
-  };
 
   Enforcer(EnforcerOptions options, EnforcerPorts ports);
   void Wake();  // something only a whole pass handles happened
@@ -249,14 +245,17 @@ class Enforcer {
   // The egress tree's level classes; none in EDT mode (no HTB tree on egress).
   static std::vector<LevelClass> EgressLevels(const Applied& a);
   void OnCgroupCreated(const std::string& path);
-  // OnCgroupCreated's bookkeeping for one container, with mu_ held.
-  void NoteContainerCreatedLocked(const std::string& container_id);
-  // On the worker, under mu_: what the runtime said into pods_ (RuntimePods::MergeInto): the pods
-  // it changed, or every one when `force` (pods_ was read again); known_containers_ follows.
+  // On the worker, under published_mu_: what the runtime said into pods_ (EnforcerInbox::
+  // MergeRuntimePodsInto): the pods it changed, or every one when `force` (pods_ was read
+  // again); the ids it adds go into runtime_known_.
   void MergeRuntimePodsLocked(bool force);
-  // known_containers_ from pods_.
+  // On the worker, under published_mu_: known_containers_ from pods_, published to the inbox.
   void IndexContainersLocked();
-  // Whether the last wake-up left a class entry for the container `container_id` of the pod list.
+  // Where container `container_id` is in pods_ (known_containers_, then runtime_known_); null
+  // when not there. On the worker, or with published_mu_ held.
+  const ContainerRef* FindContainer(const std::string& container_id) const;
+  // Whether the last wake-up left a class entry for the container `container_id` of the pod list;
+  // with published_mu_ held.
   bool HasClassLocked(const std::string& container_id) const;
   // Brings the pod address table in step with pods_ and `classes` (pod_addresses.h).
   void SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes);
@@ -277,18 +276,23 @@ class Enforcer {
   shaping::MinorAllocator minors_;
   std::vector<std::unique_ptr<cgroup::CgroupWatcher>> watchers_;  // the worker's, until joined
 
-  // Worker state (touched by the worker thread only, and by Start before it runs).
+  // Worker state (touched by the worker thread only, and by Start before it runs; pods_,
+  // known_containers_, status_ and leaf_links_ are also read by others, see published_mu_).
   std::vector<cgroup::PodInfo> pods_;
   bool pods_known_ = false;
   std::optional<std::string> pods_error_;  // the last read's failure, reported by the next pass
-  // Shared with the event threads (the cgroup watchers' OnCgroupCreated, the allocation events):
-  // guarded by mu_. known_containers_ alone is written by the worker only, which may therefore
-  // read it without the lock (new_containers.cc does).
-  std::map<std::string, ContainerRef> known_containers_;  // id -> where in pods_
-  std::map<std::string, int> pending_ids_;                // id -> refreshes tried
-  std::set<std::string> allocated_uids_;                  // pods allocated since the last wake-up
-  std::optional<Clock::time_point> retry_at_;             // when pending_ids_ are looked up again
-  ResidualPods residual_;                                 // pods with allocations not listed
+  // Where each container of pods_ is. The worker alone writes pods_ and this pointer, under
+  // published_mu_ (OnContainerStarting's HasClassLocked reads both under it from another thread),
+  // and reads them without the lock. Each new index is also published to the inbox, whose
+  // RecordContainerCreated checks ids against it: an index is never changed once built, so the
+  // inbox reads it under its own lock only (enforcer_inbox.h).
+  std::shared_ptr<const ContainerIndex> known_containers_ =
+      std::make_shared<const ContainerIndex>();
+  // The containers the runtime's record added to pods_ since the index was built (cleared when it
+  // is rebuilt), guarded as known_containers_. FindContainer looks in both.
+  ContainerIndex runtime_known_;
+  std::optional<Clock::time_point> retry_at_;  // when the inbox's pending ids are looked up again
+  ResidualPods residual_;                      // pods with allocations not listed
   VethSync veths_;
   bool roots_guarded_ = false;  // guard_pod_roots succeeded
   // What the last whole pass worked from, so that a new container is added on top of it.
@@ -315,22 +319,15 @@ class Enforcer {
   Clock::time_point next_full_;
   Clock::time_point next_pods_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool dirty_ = false;  // any work: wakes the worker
-  bool refresh_pods_ = false;
-  bool general_ = false;                  // an event that needs a whole pass
-  std::vector<std::string> created_ids_;  // listed containers whose cgroup appeared
-  bool stopping_ = false;
-  // OnContainerStarting's barrier: each call asks for a wake-up numbered above every earlier one;
-  // a wake-up takes the number asked for when it takes its events and publishes it when done.
-  uint64_t wakeups_requested_ = 0;  // guarded by mu_
-  uint64_t wakeups_done_ = 0;       // guarded by mu_
-  uint64_t wakeup_taken_ = 0;       // the worker's: the number its current wake-up took
-  std::condition_variable wakeup_done_cv_;
-  std::map<std::string, Clock::time_point> tombstones_;  // pods removed through RemovePod
-  // What the runtime said (OnRuntimePod, OnRuntimeContainer); guarded by mu_.
-  RuntimePods runtime_pods_;
+  uint64_t wakeup_taken_ = 0;  // the inbox's barrier number the current wake-up took
+
+  // What the event threads tell the worker, and OnContainerStarting's barrier: its own lock.
+  EnforcerInbox inbox_;
+  // What the worker publishes to other threads: status_ and leaf_links_ (Status, QueueStats), and
+  // pods_ with known_containers_ (HasClassLocked). Written by the worker under it; the worker
+  // reads them without it. Never held while waiting on the inbox; the worker may call the inbox
+  // while holding it (lock order: published_mu_, then the inbox's).
+  mutable std::mutex published_mu_;
   EnforcerStatus status_;
   std::vector<LinkLeaves> leaf_links_;  // the shaped links of the last pass and their leaves
   mutable std::mutex stats_log_mu_;

@@ -28,7 +28,7 @@ void Enforcer::SyncVethsBetweenPasses() {
   // status_.classes changes on this thread only: read without the lock, written under it. Its
   // problems are reported like AddContainers' (the next whole pass clears what is gone).
   const VethSyncResult veths = SyncVeths(status_.classes, false);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(published_mu_);
   for (const auto& [id, e] : veths.marked) status_.classes.at(id).entry = e;
   status_.pod_veths = veths.veths;
 }

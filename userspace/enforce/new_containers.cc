@@ -13,12 +13,9 @@
 namespace netqos::enforce {
 
 void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
-  std::set<std::string> tombstoned;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [uid, when] : tombstones_) tombstoned.insert(uid);
-  }
-  // pods_, known_containers_ and status_.classes change on this thread only: read without the lock.
+  const std::set<std::string> tombstoned = inbox_.Tombstoned();
+  // pods_, the container index and status_.classes change on this thread only: read without the
+  // lock (published_mu_ guards their writes, for the other threads' reads).
   std::vector<ObservedContainer> found;
   bool routed_pod = false;  // a new container's pod has addresses of its own
   // A container of a namespace with an aggregate changes its aggregate's class (its rate, and
@@ -26,11 +23,11 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   const DesiredOptions dopts = PassOptions();
   bool aggregated = false;
   for (const auto& id : container_ids) {
-    auto ref = known_containers_.find(id);
-    if (ref == known_containers_.end()) continue;
-    const cgroup::PodInfo& pod = pods_[ref->second.pod];
+    const ContainerRef* ref = FindContainer(id);
+    if (ref == nullptr) continue;
+    const cgroup::PodInfo& pod = pods_[ref->pod];
     if (tombstoned.count(pod.uid) != 0) continue;
-    auto o = resolver_.ResolveOne(pod, pod.containers[ref->second.container]);
+    auto o = resolver_.ResolveOne(pod, pod.containers[ref->container]);
     if (!o) {
       unresolved_ = true;  // the next pod-list refresh runs a whole pass
       continue;
@@ -43,12 +40,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     routed_pod = routed_pod || (!pod.host_network && !pod.ips.empty());
     found.push_back(std::move(*o));
   }
-  if (aggregated) {
-    std::lock_guard<std::mutex> lock(mu_);
-    general_ = true;
-    dirty_ = true;
-    cv_.notify_all();
-  }
+  if (aggregated) inbox_.RecordGeneral();
   if (found.empty()) return;
 
   // The newest allocations of these pods, read now: an Allocate since the last pass counts too.
@@ -107,7 +99,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   spdlog::debug("enforcement added containers={} links_patched={} links_applied={}", added.size(),
                 grown.size(), relinked.size());
 
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(published_mu_);
   ++status_.passes;
   for (auto& [id, d] : added) {
     if (d.leaf_key) ++status_.capped;
