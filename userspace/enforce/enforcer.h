@@ -261,6 +261,11 @@ class Enforcer {
   void SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes);
   // Brings the EDT map in step with the egress leaves of the NICs in EDT mode (edt_rates.h).
   void SyncEdt();
+  // The new-container path's: writes the entries of `added` (new egress leaves) that the map does
+  // not hold yet, by what the last SyncEdt left (SyncEdt itself when that is not known).
+  void SyncEdtAdded(const std::map<core::NicId, std::vector<shaping::ContainerAllocation>>& added);
+  // The NICs whose egress runs in EDT mode, as last applied.
+  std::set<core::NicId> EdtNics() const;
   // Classifies the pods of `classes` at their veths (veth_sync.h) and returns the class entries
   // that changed; reports its problems.
   VethSyncResult SyncVeths(const std::map<uint64_t, DesiredContainer>& classes, bool full);
@@ -312,7 +317,11 @@ class Enforcer {
   // Low-priority network groups of the last whole pass (shaping.low_priority_floor_percent set).
   std::map<core::NicId, core::LowPriorityGroup> groups_;
   std::map<core::NicId, Applied> applied_;
-  size_t edt_bursts_unapplied_ = 0;  // egress leaves of EDT NICs with a burst set, last logged
+  size_t edt_bursts_unapplied_ = 0;
+  // What the EDT map holds after the last SyncEdt and SyncEdtAdded (leaf handle -> bytes/s);
+  // nullopt when a failed list or write leaves it unknown.
+  std::optional<std::map<uint64_t, uint64_t>>
+      edt_written_;  // egress leaves of EDT NICs with a burst set, last logged
   std::map<uint64_t, std::string> pod_of_cgroup_;
   std::set<KernelTarget> kernel_failed_;  // targets whose kernel writes failed in this wake-up
   bool pass_failed_ = false;              // this wake-up's pass did not finish

@@ -115,8 +115,7 @@ std::vector<LevelClass> Enforcer::EgressLevels(const Applied& a) {
   return edt ? std::vector<LevelClass>{} : LevelClasses(a.egress);
 }
 
-void Enforcer::SyncEdt() {
-  if (ports_.edt == nullptr) return;
+std::set<core::NicId> Enforcer::EdtNics() const {
   std::set<core::NicId> edt_nics;
   for (const auto& link : links_) {
     auto it = applied_.find(link.id);
@@ -125,6 +124,35 @@ void Enforcer::SyncEdt() {
       edt_nics.insert(link.id);
     }
   }
+  return edt_nics;
+}
+
+void Enforcer::SyncEdtAdded(
+    const std::map<core::NicId, std::vector<shaping::ContainerAllocation>>& added) {
+  if (ports_.edt == nullptr) return;
+  if (!edt_written_) {
+    SyncEdt();
+    return;
+  }
+  // The new leaves alone, against what the last sync left: no listing of the whole map on the
+  // new-container path. A leaf a new container shares with its pod's others has its entry
+  // already, at the same rate, and is not rewritten (that would restart its pacing clock).
+  for (const auto& [handle, rate] : PlanEdtRates(added, EdtNics())) {
+    auto it = edt_written_->find(handle);
+    if (it != edt_written_->end() && it->second == rate) continue;
+    if (netqos::Status st = ports_.edt->Set(handle, rate); !st.ok()) {
+      problems_.Report(ProblemKind::kEdtMap, "", st.message());
+      KernelFailed(KernelTarget::kEdtMap);
+      edt_written_.reset();  // the next sync lists the map again
+      continue;
+    }
+    (*edt_written_)[handle] = rate;
+  }
+}
+
+void Enforcer::SyncEdt() {
+  if (ports_.edt == nullptr) return;
+  const std::set<core::NicId> edt_nics = EdtNics();
   // Logged when the count changes, not on every pass.
   const size_t unapplied = BurstsNotApplied(egress_leaves_, edt_nics);
   if (unapplied != edt_bursts_unapplied_ && unapplied != 0) {
@@ -136,6 +164,7 @@ void Enforcer::SyncEdt() {
   edt_bursts_unapplied_ = unapplied;
   auto current = ports_.edt->List();
   if (!current.ok()) {
+    edt_written_.reset();
     problems_.Report(ProblemKind::kEdtMap, "", current.status().message());
     KernelFailed(KernelTarget::kEdtMap);
     return;
@@ -144,6 +173,12 @@ void Enforcer::SyncEdt() {
   const auto want = PlanEdtRates(egress_leaves_, edt_nics, egress_groups_);
   const EdtSyncReport r = SyncEdtRates(*ports_.edt, *current, want);
   if (!r.errors.empty()) KernelFailed(KernelTarget::kEdtMap);
+  // What the map holds now, for SyncEdtAdded; unknown after a failed write.
+  if (r.errors.empty()) {
+    edt_written_ = want;
+  } else {
+    edt_written_.reset();
+  }
   for (const auto& e : r.errors) problems_.Report(ProblemKind::kEdtMap, "", e.message());
   if (r.set > 0 || r.cleared > 0) {
     spdlog::info("edt rates synced set={} cleared={} entries={}", r.set, r.cleared, want.size());

@@ -49,6 +49,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   const core::PodEntries allocations =
       ports_.pod_allocations ? ports_.pod_allocations(uids) : ports_.snapshot().allocations;
   std::set<core::NicId> changed_links;
+  std::map<core::NicId, std::vector<shaping::ContainerAllocation>> new_egress;
   std::map<uint64_t, DesiredContainer> added;
   for (const auto& c : found) {
     NewContainerPlan plan =
@@ -70,6 +71,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     }
     for (const auto& [nic, leaf] : plan.egress_leaves) {
       egress_leaves_[nic].push_back(leaf);
+      new_egress[nic].push_back(leaf);
       changed_links.insert(nic);
     }
     for (const auto& [nic, leaf] : plan.ingress_leaves) {
@@ -95,7 +97,12 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
       relinked.emplace(link.id, LeavesOf(nic_of_.at(link.id), applied_.at(link.id)));
     }
   }
-  if (!changed_links.empty()) SyncEdt();
+  // A link applied whole may have changed its mode: the EDT map is then brought in step whole.
+  if (!relinked.empty()) {
+    SyncEdt();
+  } else if (!new_egress.empty()) {
+    SyncEdtAdded(new_egress);
+  }
   spdlog::debug("enforcement added containers={} links_patched={} links_applied={}", added.size(),
                 grown.size(), relinked.size());
 

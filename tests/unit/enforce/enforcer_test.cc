@@ -66,6 +66,7 @@ using FakeAddresses = netqos::enforce::testing::FakePodAddressTable;
 struct FakeEdtTable : EdtRateTable {
   Result<std::map<uint64_t, uint64_t>> List() const override {
     std::lock_guard<std::mutex> l(mu);
+    ++lists;
     return rates;
   }
   Status Set(uint64_t id, uint64_t rate) override {
@@ -86,6 +87,7 @@ struct FakeEdtTable : EdtRateTable {
   mutable std::mutex mu;
   std::map<uint64_t, uint64_t> rates;
   int writes = 0;
+  mutable int lists = 0;
 };
 
 struct FakeShaper : LinkShaper {
@@ -706,6 +708,40 @@ TEST_CASE("enforcer: a pod's runtime addresses are forgotten when it is removed"
   ::mkdir(node.ContainerDir(p).c_str(), 0755);
   REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
   CHECK(node.addresses.Snapshot().empty());
+}
+
+TEST_CASE("enforcer: a new container on an EDT NIC gets its rate without a listing of the map",
+          "[enforce]") {
+  Node node;
+  node.shaper.edt = {"eth0"};
+  const FakePod a{"11111111-0000-0000-0000-0000000000e5", "ce5", {}};
+  const FakePod b{"11111111-0000-0000-0000-0000000000e6", "ce6", {}};
+  node.AddPod(a);
+  node.AddPod(b, /*started=*/false);
+  node.Allocate(a.uid, "eth0", 100);
+  node.Allocate(b.uid, "eth0", 80);
+  node.Start();
+  REQUIRE(IsLeaf(node.table.Get(node.IdOf(a))));
+  const uint64_t leaf_a = node.table.Get(node.IdOf(a))->priority;
+  REQUIRE(node.edt.Rates() == std::map<uint64_t, uint64_t>{{leaf_a, 12'500'000}});
+  int lists = 0, writes = 0;
+  {
+    std::lock_guard<std::mutex> l(node.edt.mu);
+    lists = node.edt.lists;
+    writes = node.edt.writes;
+  }
+
+  // The runtime starts b: its entry is written on the new-container path, alone.
+  ::mkdir(node.PodDir(b).c_str(), 0755);
+  ::mkdir(node.ContainerDir(b).c_str(), 0755);
+  REQUIRE(node.enforcer->OnContainerStarting(b.container_id, 5s));
+  REQUIRE(IsLeaf(node.table.Get(node.IdOf(b))));
+  const uint64_t leaf_b = node.table.Get(node.IdOf(b))->priority;
+  CHECK(node.edt.Rates() ==
+        std::map<uint64_t, uint64_t>{{leaf_a, 12'500'000}, {leaf_b, 10'000'000}});
+  std::lock_guard<std::mutex> l(node.edt.mu);
+  CHECK(node.edt.lists == lists);
+  CHECK(node.edt.writes == writes + 1);
 }
 
 TEST_CASE(
