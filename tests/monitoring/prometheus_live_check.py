@@ -109,7 +109,8 @@ EMPTY_IN_THE_DEMO = {
 for _f in ("netqos_nri_connected", "netqos_nri_reconnects_total",
            "netqos_nri_dropped_connections_total", "netqos_nri_events_total",
            "netqos_nri_ignored_events_total", "netqos_nri_late_replies_total",
-           "netqos_nri_refused_starts_total", "netqos_nri_reply_seconds"):
+           "netqos_nri_refused_starts_total", "netqos_nri_reply_seconds",
+           "netqos_nri_event_budget_seconds", "netqos_nri_runtime_request_timeout_seconds"):
     EMPTY_IN_THE_DEMO[_f] = "only with --nri-socket, which the demo does not use"
 
 
