@@ -7,13 +7,22 @@
 namespace netqos::app {
 namespace {
 
-metrics::Family Counter(std::string name, std::string help, double value) {
+// One family of one series without labels.
+metrics::Family Single(metrics::MetricType type, std::string name, std::string help, double value) {
   metrics::Family f;
   f.name = std::move(name);
   f.help = std::move(help);
-  f.type = metrics::MetricType::kCounter;
+  f.type = type;
   f.samples.push_back({{}, value});
   return f;
+}
+
+metrics::Family Counter(std::string name, std::string help, double value) {
+  return Single(metrics::MetricType::kCounter, std::move(name), std::move(help), value);
+}
+
+metrics::Family Gauge(std::string name, std::string help, double value) {
+  return Single(metrics::MetricType::kGauge, std::move(name), std::move(help), value);
 }
 
 double Of(const std::atomic<uint64_t>& n) { return static_cast<double>(n.load()); }
@@ -22,34 +31,23 @@ double Of(const std::atomic<uint64_t>& n) { return static_cast<double>(n.load())
 
 void AddNriMetrics(metrics::Registry& registry, const nri_plugin::NriSessionStats& stats) {
   registry.AddCollector([&stats](std::vector<metrics::Family>* out) {
-    metrics::Family connected;
-    connected.name = "netqos_nri_connected";
-    connected.help =
-        "1 while netqosd is registered as an NRI plugin with the container runtime (Configure "
-        "answered, connection open), else 0.";
-    connected.type = metrics::MetricType::kGauge;
-    connected.samples.push_back({{}, stats.connected ? 1.0 : 0.0});
-    out->push_back(std::move(connected));
-
+    out->push_back(Gauge("netqos_nri_connected",
+                         "1 while netqosd is registered as an NRI plugin with the container "
+                         "runtime (Configure answered, connection open), else 0.",
+                         stats.connected ? 1.0 : 0.0));
     // What the last Configure settled: the runtime's request timeout (0: it sent none, NRI's
     // default applies) and the budget held below half of it.
-    metrics::Family budget;
-    budget.name = "netqos_nri_event_budget_seconds";
-    budget.help =
+    out->push_back(Gauge(
+        "netqos_nri_event_budget_seconds",
         "How long netqosd holds a runtime event's reply for its handler, as the last registration "
         "settled it (--nri-event-budget-ms, at most half the runtime's request timeout); 0 before "
-        "the first registration.";
-    budget.type = metrics::MetricType::kGauge;
-    budget.samples.push_back({{}, Of(stats.event_budget_ms) / 1000.0});
-    out->push_back(std::move(budget));
-    metrics::Family timeout;
-    timeout.name = "netqos_nri_runtime_request_timeout_seconds";
-    timeout.help =
+        "the first registration.",
+        Of(stats.event_budget_ms) / 1000.0));
+    out->push_back(Gauge(
+        "netqos_nri_runtime_request_timeout_seconds",
         "The request timeout the container runtime sent at the last registration; 0 when it sent "
-        "none (containerd 1.7: NRI's default of 2 s applies).";
-    timeout.type = metrics::MetricType::kGauge;
-    timeout.samples.push_back({{}, Of(stats.runtime_request_timeout_ms) / 1000.0});
-    out->push_back(std::move(timeout));
+        "none (containerd 1.7: NRI's default of 2 s applies).",
+        Of(stats.runtime_request_timeout_ms) / 1000.0));
 
     // Every connection after the first is a reconnect (the runtime restarted, or the session
     // dropped a connection over a protocol error).

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "unit/enforce/runtime_pod_fixtures.h"
+
 namespace {
 
 using netqos::cgroup::ContainerInfo;
@@ -29,19 +31,9 @@ std::shared_ptr<const ContainerIndex> Index(const std::vector<std::string>& ids)
   return index;
 }
 
-PodInfo Pod(const std::string& uid) {
-  PodInfo p;
-  p.uid = uid;
-  p.ns = "team";
-  p.name = "pod-" + uid;
-  return p;
-}
-
+PodInfo Pod(const std::string& uid) { return netqos::enforce::testing::RuntimePodOf(uid); }
 ContainerInfo Container(const std::string& name, const std::string& id) {
-  ContainerInfo c;
-  c.name = name;
-  c.id = id;
-  return c;
+  return netqos::enforce::testing::RuntimeContainerOf(name, id);
 }
 
 bool Empty(const InboxEvents& e) {

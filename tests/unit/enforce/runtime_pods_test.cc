@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "unit/enforce/runtime_pod_fixtures.h"
+
 namespace {
 
 using netqos::cgroup::ContainerInfo;
@@ -12,19 +14,10 @@ using netqos::cgroup::PodInfo;
 using netqos::enforce::RuntimePods;
 
 PodInfo Pod(const std::string& uid, std::vector<std::string> ips = {}) {
-  PodInfo p;
-  p.uid = uid;
-  p.ns = "team";
-  p.name = "pod-" + uid;
-  p.ips = std::move(ips);
-  return p;
+  return netqos::enforce::testing::RuntimePodOf(uid, std::move(ips));
 }
-
 ContainerInfo Container(const std::string& name, const std::string& id) {
-  ContainerInfo c;
-  c.name = name;
-  c.id = id;
-  return c;
+  return netqos::enforce::testing::RuntimeContainerOf(name, id);
 }
 
 }  // namespace
