@@ -7,13 +7,13 @@
 
 #include "cgroup/cgroup_paths.h"
 #include "cgroup/mount_detect.h"
-#include "cri/cri_pod_source.h"
-#include "cri/cri_runtime.h"
+#include "pods/cri/cri_pod_source.h"
+#include "pods/cri/cri_runtime.h"
 #include "support/private_containerd.h"
 
 namespace {
 
-using netqos::cgroup::PodInfo;
+using netqos::pods::PodInfo;
 using netqos::testing::PrivateContainerd;
 
 const PodInfo* Find(const std::vector<PodInfo>& pods, const std::string& uid) {

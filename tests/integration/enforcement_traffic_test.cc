@@ -30,9 +30,9 @@
 
 #include "bpf/dataplane.h"
 #include "bpf/nic_attach.h"
-#include "shaping/htb_class_stats_reader.h"
-#include "shaping/htb_installer.h"
 #include "shaping/htb_plan.h"
+#include "shaping/netlink/htb_class_stats_reader.h"
+#include "shaping/netlink/htb_installer.h"
 #include "support/bpffs_fixture.h"
 #include "support/cgroup_fixture.h"
 #include "support/htb_planner.h"

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "os/netns_exec.h"
-#include "shaping/htb_installer.h"
 #include "shaping/htb_plan.h"
+#include "shaping/netlink/htb_installer.h"
 #include "shaping/plan_delta.h"
 #include "support/htb_planner.h"
 #include "support/netns.h"

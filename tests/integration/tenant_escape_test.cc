@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "bpf/pinned_maps.h"
-#include "shaping/htb_class_stats_reader.h"
+#include "shaping/netlink/htb_class_stats_reader.h"
 #include "support/attack_tool.h"
 #include "support/daemon_fixture.h"
 #include "support/pod_netns.h"

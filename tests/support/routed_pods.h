@@ -8,16 +8,16 @@
 #include <utility>
 #include <vector>
 
-#include "cgroup/pod_list.h"
 #include "core/types.h"
 #include "enforce/desired_state.h"
+#include "pods/pod_list.h"
 
 namespace netqos::testing {
 
 // Pod "ns/pod-<uid>", running, with `ips` (the node's when `host`).
-inline cgroup::PodInfo RoutedPod(const std::string& uid, std::vector<std::string> ips,
-                                 bool host = false) {
-  cgroup::PodInfo p;
+inline pods::PodInfo RoutedPod(const std::string& uid, std::vector<std::string> ips,
+                               bool host = false) {
+  pods::PodInfo p;
   p.uid = uid;
   p.ns = "ns";
   p.name = "pod-" + uid;

@@ -13,12 +13,12 @@
 #include "app/flag_set.h"
 #include "app/nic_health_checkers.h"
 #include "app/shaping_flags.h"
-#include "cgroup/kubelet_pods_client.h"
 #include "common/version.h"
 #include "core/constants.h"
 #include "core/state_size.h"
-#include "cri/cri_endpoint.h"
 #include "metrics/bind_address.h"
+#include "pods/cri/cri_endpoint.h"
+#include "pods/kubelet/kubelet_pods_client.h"
 
 namespace netqos::app {
 namespace {
@@ -547,7 +547,7 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
   // Likewise only the kubelet source reads --kubelet-pods-url (a changed one with the CRI source
   // was refused above).
   if (st.ok() && c.pod_source == PodSourceKind::kKubelet) {
-    auto url = cgroup::ParseKubeletUrl(raw.kubelet_pods_url);
+    auto url = pods::ParseKubeletUrl(raw.kubelet_pods_url);
     if (url.ok()) c.kubelet_pods_url = std::move(*url);
     st = url.status().Wrap("--kubelet-pods-url");
   }
@@ -596,7 +596,7 @@ Status ValidatePodSourceFlags(const DaemonConfig& c) {
   if (c.pod_source == PodSourceKind::kCri) return Status::Ok();
   // --kubelet-pods-url was parsed when the flags were read; a URL built in code is held to the
   // schemes the parser takes.
-  const cgroup::KubeletUrl& url = c.kubelet_pods_url;
+  const pods::KubeletUrl& url = c.kubelet_pods_url;
   if (url.scheme != "http" && url.scheme != "https" && url.scheme != "file")
     return InvalidArgument("--kubelet-pods-url \"" + url.text +
                            "\": scheme must be http, https or file, got \"" + url.scheme + "\"");

@@ -13,14 +13,14 @@
 #include "app/logging.h"
 #include "bpf/pinned_maps.h"  // kDefaultPinDir
 #include "cgroup/cgroup_paths.h"
-#include "cgroup/kubelet_pods_client.h"  // KubeletUrl
 #include "checkpoint/katalyst_checksum.h"
 #include "common/status.h"
 #include "core/config.h"
-#include "cri/cri_endpoint.h"
 #include "enforce/burst.h"
 #include "enforce/dscp.h"
 #include "metrics/bind_address.h"
+#include "pods/cri/cri_endpoint.h"
+#include "pods/kubelet/kubelet_pods_client.h"  // KubeletUrl
 #include "service/allocation_service.h"
 #include "shaping/htb_plan.h"
 #include "shaping/level_shaping.h"
@@ -110,7 +110,7 @@ struct DaemonConfig {
   // --pod-source=kubelet only:
   // http://, https:// or file://, parsed when the flags are read with --pod-source=kubelet (with
   // the CRI source the default stays); its text is what messages and --print-config show.
-  cgroup::KubeletUrl kubelet_pods_url{"https", "127.0.0.1", 10250, "/pods", kDefaultKubeletPodsUrl};
+  pods::KubeletUrl kubelet_pods_url{"https", "127.0.0.1", 10250, "/pods", kDefaultKubeletPodsUrl};
   std::string kubelet_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   bool kubelet_insecure_skip_tls_verify = false;
   std::string kubelet_ca_file;  // "" = OpenSSL's default CAs (SSL_CERT_FILE, ...)

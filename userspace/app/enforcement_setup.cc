@@ -14,16 +14,16 @@
 #include "bpf/bpffs.h"
 #include "bpf/veth_attach.h"
 #include "cgroup/cgroup_paths.h"
-#include "cgroup/deferred_pod_source.h"
-#include "cgroup/kubelet_pods_client.h"
 #include "cgroup/mount_detect.h"
-#include "cri/cri_endpoint.h"
-#include "cri/cri_pod_source.h"
 #include "enforce/desired_state.h"
 #include "enforce/kernel/kernel_class_stats.h"
-#include "enforce/pod_list_reader.h"
 #include "os/capabilities.h"
-#include "shaping/qdisc_probe.h"
+#include "pods/cri/cri_endpoint.h"
+#include "pods/cri/cri_pod_source.h"
+#include "pods/deferred_pod_source.h"
+#include "pods/kubelet/kubelet_pods_client.h"
+#include "pods/pod_list_reader.h"
+#include "shaping/netlink/qdisc_probe.h"
 #include "shaping/shaping_mode.h"
 
 namespace netqos::app {
@@ -40,35 +40,35 @@ Result<std::string> CgroupMount(const DaemonConfig& config) {
   return *detected;
 }
 
-Result<std::unique_ptr<cgroup::PodSource>> MakePodSourceNow(const DaemonConfig& config) {
+Result<std::unique_ptr<pods::PodSource>> MakePodSourceNow(const DaemonConfig& config) {
   if (config.pod_source == PodSourceKind::kKubelet) {
-    cgroup::KubeletPodsClientOptions po;
+    pods::KubeletPodsClientOptions po;
     po.url = config.kubelet_pods_url;
     po.token_file = config.kubelet_token_file;
     po.insecure_skip_tls_verify = config.kubelet_insecure_skip_tls_verify;
     po.ca_file = config.kubelet_ca_file;
-    auto client = cgroup::KubeletPodsClient::Create(po);
+    auto client = pods::KubeletPodsClient::Create(po);
     if (!client.ok()) return client.status().Wrap("--kubelet-pods-url");
-    std::shared_ptr<cgroup::KubeletPodsClient> c = std::move(*client);  // the reader owns it
-    return std::unique_ptr<cgroup::PodSource>(std::make_unique<enforce::PodListReader>(
+    std::shared_ptr<pods::KubeletPodsClient> c = std::move(*client);  // the reader owns it
+    return std::unique_ptr<pods::PodSource>(std::make_unique<pods::PodListReader>(
         [c] { return c->FetchPodList(); }, config.kubelet_pods_url.text));
   }
   auto endpoint = cri::ResolveCriEndpoint(config.cri_socket);
   if (!endpoint.ok()) return endpoint.status().Wrap("--cri-socket");
   cri::GrpcCriRuntimeOptions ro;
   ro.endpoint = *endpoint;
-  return std::unique_ptr<cgroup::PodSource>(
+  return std::unique_ptr<pods::PodSource>(
       std::make_unique<cri::CriPodSource>(cri::NewGrpcCriRuntime(ro), *endpoint));
 }
 
 }  // namespace
 
-Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& config) {
+Result<std::unique_ptr<pods::PodSource>> MakePodSource(const DaemonConfig& config) {
   auto made = MakePodSourceNow(config);
   if (made.ok() || made.status().code() == StatusCode::kInvalidArgument) return made;
   spdlog::warn("pod source not available yet, tried again on every read: {}",
                made.status().message());
-  return std::unique_ptr<cgroup::PodSource>(std::make_unique<cgroup::DeferredPodSource>(
+  return std::unique_ptr<pods::PodSource>(std::make_unique<pods::DeferredPodSource>(
       [config] { return MakePodSourceNow(config); },
       (config.pod_source == PodSourceKind::kKubelet
            ? config.kubelet_pods_url.text
@@ -183,7 +183,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   eo.pods_refresh = std::min<std::chrono::milliseconds>(eo.resync, std::chrono::seconds(5));
 
   enforce::EnforcerPorts ports;
-  cgroup::PodSource* source = stack->pods.get();
+  pods::PodSource* source = stack->pods.get();
   ports.read_pods = [source](bool force) { return source->Read(force); };
   ports.snapshot = [&service] {
     auto view = service.Snapshot();
@@ -242,7 +242,7 @@ Result<std::unique_ptr<ResidualCleanup>> StartResidualCleanup(const DaemonConfig
   if (!pods.ok()) return pods.status();
   cleanup->pods = std::move(*pods);
   ResidualSweeper::Ports ports;
-  cgroup::PodSource* source = cleanup->pods.get();
+  pods::PodSource* source = cleanup->pods.get();
   ports.read_pods = [source](bool force) { return source->Read(force); };
   ports.allocated = [&service] {
     std::set<std::string> uids;

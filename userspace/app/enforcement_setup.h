@@ -10,7 +10,6 @@
 #include "app/daemon_config.h"
 #include "app/residual_sweeper.h"
 #include "bpf/dataplane.h"
-#include "cgroup/pod_source.h"
 #include "common/status.h"
 #include "enforce/enforcer.h"
 #include "enforce/kernel/bpf_class_table.h"
@@ -20,6 +19,7 @@
 #include "enforce/kernel/kernel_link_shaper.h"
 #include "enforce/kernel/kernel_veth_attacher.h"
 #include "enforce/kernel/netlink_veth_source.h"
+#include "pods/pod_source.h"
 #include "service/allocation_service.h"
 
 namespace netqos::app {
@@ -39,14 +39,14 @@ struct EnforcementStack {
   std::unique_ptr<enforce::NetlinkVethSource> veth_source;
   std::unique_ptr<enforce::BpfVethTable> veth_table;
   std::unique_ptr<enforce::KernelVethAttacher> veth_attacher;
-  std::unique_ptr<cgroup::PodSource> pods;
+  std::unique_ptr<pods::PodSource> pods;
   std::unique_ptr<enforce::Enforcer> enforcer;
 };
 
 // The pod source --pod-source names (cgroup/pod_source.h). A flag that is wrong fails here; a
 // source that cannot be made yet (no runtime socket found) is made on a later read
 // (cgroup/deferred_pod_source.h).
-Result<std::unique_ptr<cgroup::PodSource>> MakePodSource(const DaemonConfig& config);
+Result<std::unique_ptr<pods::PodSource>> MakePodSource(const DaemonConfig& config);
 
 // Opens the dataplane, adopts the pinned class map and starts the enforcer (its first pass runs
 // on its worker). Allocation changes reach the enforcer only once the caller forwards them
@@ -62,7 +62,7 @@ void ForwardChange(enforce::Enforcer& enforcer, const service::AllocationService
 // Residual state cleanup without enforcement (residual_sweeper.h). Destroyed bottom-up: the
 // sweeper stops before its pod source goes away.
 struct ResidualCleanup {
-  std::unique_ptr<cgroup::PodSource> pods;
+  std::unique_ptr<pods::PodSource> pods;
   std::unique_ptr<ResidualSweeper> sweeper;
 };
 

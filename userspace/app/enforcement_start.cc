@@ -86,12 +86,12 @@ bool EnforcementStart::OnContainerStarting(const std::string& container_id,
   return enforcer != nullptr && enforcer->OnContainerStarting(container_id, timeout);
 }
 
-void EnforcementStart::Pod(cgroup::PodInfo pod) {
+void EnforcementStart::Pod(pods::PodInfo pod) {
   std::lock_guard lock(mu_);
   if (stack_ && stack_->enforcer) stack_->enforcer->OnRuntimePod(std::move(pod));
 }
 
-void EnforcementStart::Container(const cgroup::PodInfo& pod, cgroup::ContainerInfo container) {
+void EnforcementStart::Container(const pods::PodInfo& pod, pods::ContainerInfo container) {
   std::lock_guard lock(mu_);
   if (stack_ && stack_->enforcer) stack_->enforcer->OnRuntimeContainer(pod, std::move(container));
 }

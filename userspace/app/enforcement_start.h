@@ -79,8 +79,8 @@ class EnforcementStart : public RuntimeFeed {
   bool OnContainerStarting(const std::string& container_id, std::chrono::milliseconds timeout);
   // What NRI says of pods and containers (RuntimeFeed), for Enforcer::OnRuntimePod and the
   // rest; dropped while starting (the enforcer's first pass lists them itself).
-  void Pod(cgroup::PodInfo pod) override;
-  void Container(const cgroup::PodInfo& pod, cgroup::ContainerInfo container) override;
+  void Pod(pods::PodInfo pod) override;
+  void Container(const pods::PodInfo& pod, pods::ContainerInfo container) override;
   void PodRemoved(const std::string& pod_uid) override;
   void ContainerRemoved(const std::string& pod_uid, const std::string& container_id) override;
 

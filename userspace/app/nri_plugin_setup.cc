@@ -8,12 +8,12 @@
 #include <utility>
 
 #include "core/bandwidth_quantity.h"
-#include "cri/cri_translate.h"
+#include "pods/cri/cri_translate.h"
 
 namespace netqos::app {
 
-cgroup::PodInfo PodInfoOf(const nri_plugin::NriPod& pod) {
-  cgroup::PodInfo out;
+pods::PodInfo PodInfoOf(const nri_plugin::NriPod& pod) {
+  pods::PodInfo out;
   out.uid = pod.uid;
   out.ns = pod.namespace_name;
   out.name = pod.name;
@@ -24,8 +24,8 @@ cgroup::PodInfo PodInfoOf(const nri_plugin::NriPod& pod) {
   return out;
 }
 
-cgroup::ContainerInfo ContainerInfoOf(const nri_plugin::NriContainer& container) {
-  cgroup::ContainerInfo out;
+pods::ContainerInfo ContainerInfoOf(const nri_plugin::NriContainer& container) {
+  pods::ContainerInfo out;
   out.name = container.name;
   out.id = container.id;
   // No runtime: its cgroup is looked for under every runtime's name (cgroup_paths.h).
@@ -38,9 +38,9 @@ void NriEnforcerBridge::OnSynchronize(const std::vector<nri_plugin::NriPod>& pod
   // in what the pod list does not have yet.
   spdlog::info("nri: the runtime has pods={} containers={}", pods.size(), containers.size());
   if (!feed_) return;
-  std::map<std::string, cgroup::PodInfo> by_sandbox;
+  std::map<std::string, pods::PodInfo> by_sandbox;
   for (const auto& pod : pods) {
-    cgroup::PodInfo info = PodInfoOf(pod);
+    pods::PodInfo info = PodInfoOf(pod);
     feed_->Pod(info);
     by_sandbox.emplace(pod.id, std::move(info));
   }

@@ -15,10 +15,10 @@
 
 #include "app/daemon_config.h"
 #include "app/runtime_feed.h"
-#include "cgroup/pod_list.h"
 #include "core/types.h"
 #include "nri_plugin/nri_events.h"
 #include "nri_plugin/nri_session.h"
+#include "pods/pod_list.h"
 #include "service/nri_report.h"
 
 namespace netqos::app {
@@ -26,8 +26,8 @@ namespace netqos::app {
 // A pod as the pod list would have it, from what the runtime said: its addresses only when it
 // has a network namespace of its own (a hostNetwork pod's are the node's, and a runtime that
 // lists no namespaces does not say which it is), its QoS class from its cgroup parent.
-cgroup::PodInfo PodInfoOf(const nri_plugin::NriPod& pod);
-cgroup::ContainerInfo ContainerInfoOf(const nri_plugin::NriContainer& container);
+pods::PodInfo PodInfoOf(const nri_plugin::NriPod& pod);
+pods::ContainerInfo ContainerInfoOf(const nri_plugin::NriContainer& container);
 
 // The NriEvents the daemon hands the session. The enforcer stays the one source of truth for
 // classes: what the runtime says of pods and containers goes into its pod list (RuntimeFeed), and

@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "cgroup/pod_list.h"
 #include "common/status.h"
 #include "enforce/residual_pods.h"
+#include "pods/pod_list.h"
 
 namespace netqos::app {
 
@@ -25,8 +25,8 @@ class ResidualSweeper {
  public:
   using Clock = enforce::ResidualPods::Clock;
   struct Ports {
-    // The node's pods (cgroup::PodSource::Read with force).
-    std::function<Result<std::optional<std::vector<cgroup::PodInfo>>>(bool force)> read_pods;
+    // The node's pods (pods::PodSource::Read with force).
+    std::function<Result<std::optional<std::vector<pods::PodInfo>>>(bool force)> read_pods;
     std::function<std::set<std::string>()> allocated;  // uids of the pods holding allocations
     std::function<Status(const std::string& uid)> remove_pod;
   };

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "cgroup/pod_list.h"
+#include "pods/pod_list.h"
 
 namespace netqos::app {
 
@@ -13,8 +13,8 @@ namespace netqos::app {
 class RuntimeFeed {
  public:
   virtual ~RuntimeFeed() = default;
-  virtual void Pod(cgroup::PodInfo pod) = 0;
-  virtual void Container(const cgroup::PodInfo& pod, cgroup::ContainerInfo container) = 0;
+  virtual void Pod(pods::PodInfo pod) = 0;
+  virtual void Container(const pods::PodInfo& pod, pods::ContainerInfo container) = 0;
   virtual void PodRemoved(const std::string& pod_uid) = 0;
   virtual void ContainerRemoved(const std::string& pod_uid, const std::string& container_id) = 0;
 };

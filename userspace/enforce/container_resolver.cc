@@ -85,7 +85,7 @@ bool PathComponent(const std::string& s) {
 }
 
 // Why the pod list's names for this container cannot be made into a path ("" = they can).
-std::string Malformed(const cgroup::PodInfo& pod, const cgroup::ContainerInfo& c) {
+std::string Malformed(const pods::PodInfo& pod, const pods::ContainerInfo& c) {
   if (!PathComponent(pod.uid)) return "pod uid \"" + pod.uid + "\" is not a pod uid";
   if (!PathComponent(c.id)) return "container id \"" + c.id + "\" is not a container id";
   return "";
@@ -93,7 +93,7 @@ std::string Malformed(const cgroup::PodInfo& pod, const cgroup::ContainerInfo& c
 
 }  // namespace
 
-uint64_t ContainerResolver::PodCgroupId(const cgroup::PodInfo& pod) const {
+uint64_t ContainerResolver::PodCgroupId(const pods::PodInfo& pod) const {
   const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
   auto dir = cgroup::ResolveCgroupDir(mount_, cgroup::PodCgroupCandidates(layout_, qos, pod.uid));
   if (!dir.ok()) return 0;
@@ -101,8 +101,8 @@ uint64_t ContainerResolver::PodCgroupId(const cgroup::PodInfo& pod) const {
   return id.ok() ? *id : 0;
 }
 
-std::optional<ObservedContainer> ContainerResolver::Observe(const cgroup::PodInfo& pod,
-                                                            const cgroup::ContainerInfo& c,
+std::optional<ObservedContainer> ContainerResolver::Observe(const pods::PodInfo& pod,
+                                                            const pods::ContainerInfo& c,
                                                             uint64_t pod_cgroup_id) const {
   const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
   auto dir = cgroup::ResolveContainerCgroup(
@@ -120,7 +120,7 @@ std::optional<ObservedContainer> ContainerResolver::Observe(const cgroup::PodInf
   return o;
 }
 
-ResolvedContainers ContainerResolver::Resolve(const std::vector<cgroup::PodInfo>& pods,
+ResolvedContainers ContainerResolver::Resolve(const std::vector<pods::PodInfo>& pods,
                                               const std::set<std::string>& skip_pods) const {
   ResolvedContainers out;
   for (const auto& pod : pods) {
@@ -150,7 +150,7 @@ ResolvedContainers ContainerResolver::Resolve(const std::vector<cgroup::PodInfo>
 }
 
 std::optional<ObservedContainer> ContainerResolver::ResolveOne(
-    const cgroup::PodInfo& pod, const cgroup::ContainerInfo& container) const {
+    const pods::PodInfo& pod, const pods::ContainerInfo& container) const {
   if (pod.uid.empty() || container.init || container.id.empty()) return std::nullopt;
   if (!Malformed(pod, container).empty()) return std::nullopt;
   return Observe(pod, container, PodCgroupId(pod));

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "cgroup/cgroup_paths.h"
-#include "cgroup/pod_list.h"
 #include "common/status.h"
 #include "enforce/desired_state.h"
+#include "pods/pod_list.h"
 
 namespace netqos::enforce {
 
@@ -36,19 +36,19 @@ class ContainerResolver {
                     CgroupIdFn cgroup_id = nullptr);
 
   // Regular (non-init) started containers of every pod not in `skip_pods`.
-  ResolvedContainers Resolve(const std::vector<cgroup::PodInfo>& pods,
+  ResolvedContainers Resolve(const std::vector<pods::PodInfo>& pods,
                              const std::set<std::string>& skip_pods) const;
   // One container of `pod` (a cgroup that just appeared); nullopt for an init or not started
   // container, a malformed uid or id, or when its cgroup is not found.
-  std::optional<ObservedContainer> ResolveOne(const cgroup::PodInfo& pod,
-                                              const cgroup::ContainerInfo& container) const;
+  std::optional<ObservedContainer> ResolveOne(const pods::PodInfo& pod,
+                                              const pods::ContainerInfo& container) const;
 
   const std::string& mount() const { return mount_; }
 
  private:
-  uint64_t PodCgroupId(const cgroup::PodInfo& pod) const;  // 0 when not found
-  std::optional<ObservedContainer> Observe(const cgroup::PodInfo& pod,
-                                           const cgroup::ContainerInfo& container,
+  uint64_t PodCgroupId(const pods::PodInfo& pod) const;  // 0 when not found
+  std::optional<ObservedContainer> Observe(const pods::PodInfo& pod,
+                                           const pods::ContainerInfo& container,
                                            uint64_t pod_cgroup_id) const;
 
   std::string mount_;

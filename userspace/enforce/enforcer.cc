@@ -135,13 +135,13 @@ bool Enforcer::OnContainerStarting(const std::string& container_id,
   return HasClassLocked(container_id);
 }
 
-void Enforcer::OnRuntimePod(cgroup::PodInfo pod) {
+void Enforcer::OnRuntimePod(pods::PodInfo pod) {
   // No wake-up: the pod's first container brings one, which merges it before it classifies the
   // container (a pod already running gets its addresses at the next wake-up).
   inbox_.RuntimePod(std::move(pod));
 }
 
-void Enforcer::OnRuntimeContainer(const cgroup::PodInfo& pod, cgroup::ContainerInfo container) {
+void Enforcer::OnRuntimeContainer(const pods::PodInfo& pod, pods::ContainerInfo container) {
   inbox_.RuntimeContainer(pod, std::move(container));
 }
 
@@ -191,7 +191,7 @@ bool Enforcer::HasClassLocked(const std::string& container_id) const {
   // counts until a pass drops it: that errs towards letting the container start.
   const ContainerRef* ref = FindContainer(container_id);
   if (ref == nullptr) return false;
-  const cgroup::PodInfo& pod = pods_[ref->pod];
+  const pods::PodInfo& pod = pods_[ref->pod];
   const std::string& name = pod.containers[ref->container].name;
   return std::any_of(status_.classes.begin(), status_.classes.end(), [&](const auto& entry) {
     return entry.second.pod_uid == pod.uid && entry.second.container_name == name;

@@ -22,7 +22,6 @@
 
 #include "cgroup/cgroup_paths.h"
 #include "cgroup/cgroup_watcher.h"
-#include "cgroup/pod_list.h"
 #include "common/histogram.h"
 #include "common/status.h"
 #include "core/config.h"
@@ -43,6 +42,7 @@
 #include "enforce/tenant_policy.h"
 #include "enforce/veth_ports.h"
 #include "enforce/veth_sync.h"
+#include "pods/pod_list.h"
 #include "shaping/htb_plan.h"
 
 namespace netqos::enforce {
@@ -54,8 +54,8 @@ struct AllocationSnapshot {
 };
 
 struct EnforcerPorts {
-  // The node's pods (cgroup::PodSource::Read): nullopt when unchanged since the last read.
-  std::function<Result<std::optional<std::vector<cgroup::PodInfo>>>(bool force)> read_pods;
+  // The node's pods (pods::PodSource::Read): nullopt when unchanged since the last read.
+  std::function<Result<std::optional<std::vector<pods::PodInfo>>>(bool force)> read_pods;
   std::function<AllocationSnapshot()> snapshot;
   // The allocations of a few pods (a new container's): what the reaction between passes reads,
   // so that the enforcer keeps no copy of every pod's allocations. Unset: taken from snapshot().
@@ -178,8 +178,8 @@ class Enforcer {
   // list does not have yet is classified as soon as its cgroup exists. Malformed, duplicate and
   // surplus addresses are dropped. No wake-up by themselves: the container's cgroup (or its
   // StartContainer) brings one.
-  void OnRuntimePod(cgroup::PodInfo pod);
-  void OnRuntimeContainer(const cgroup::PodInfo& pod, cgroup::ContainerInfo container);
+  void OnRuntimePod(pods::PodInfo pod);
+  void OnRuntimeContainer(const pods::PodInfo& pod, pods::ContainerInfo container);
   // The runtime removed the pod (RemovePodSandbox) or the container (RemoveContainer): forgotten,
   // and the pod list is read again, so that nothing the runtime alone listed is kept.
   void OnRuntimePodRemoved(const std::string& pod_uid);
@@ -283,7 +283,7 @@ class Enforcer {
 
   // Worker state (touched by the worker thread only, and by Start before it runs; pods_,
   // known_containers_, status_ and leaf_links_ are also read by others, see published_mu_).
-  std::vector<cgroup::PodInfo> pods_;
+  std::vector<pods::PodInfo> pods_;
   bool pods_known_ = false;
   std::optional<std::string> pods_error_;  // the last read's failure, reported by the next pass
   // Where each container of pods_ is. The worker alone writes pods_ and this pointer, under

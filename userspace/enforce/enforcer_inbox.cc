@@ -83,12 +83,12 @@ bool EnforcerInbox::AwaitWakeup(uint64_t ticket, std::chrono::milliseconds timeo
   return woke && !stopping_;
 }
 
-void EnforcerInbox::RuntimePod(cgroup::PodInfo pod) {
+void EnforcerInbox::RuntimePod(pods::PodInfo pod) {
   std::lock_guard<std::mutex> lock(mu_);
   runtime_pods_.PutPod(std::move(pod));
 }
 
-void EnforcerInbox::RuntimeContainer(const cgroup::PodInfo& pod, cgroup::ContainerInfo container) {
+void EnforcerInbox::RuntimeContainer(const pods::PodInfo& pod, pods::ContainerInfo container) {
   std::lock_guard<std::mutex> lock(mu_);
   runtime_pods_.PutContainer(pod, std::move(container));
 }
@@ -162,7 +162,7 @@ void EnforcerInbox::PublishIndex(std::shared_ptr<const ContainerIndex> index) {
   index_ = std::move(index);
 }
 
-RuntimePods::Merged EnforcerInbox::MergeRuntimePodsInto(std::vector<cgroup::PodInfo>& pods,
+RuntimePods::Merged EnforcerInbox::MergeRuntimePodsInto(std::vector<pods::PodInfo>& pods,
                                                         bool force) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!force && !runtime_pods_.dirty()) return {};

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "cgroup/pod_list.h"
 #include "enforce/class_sync.h"
 #include "enforce/runtime_pods.h"
+#include "pods/pod_list.h"
 
 namespace netqos::enforce {
 
@@ -81,8 +81,8 @@ class EnforcerInbox {
   bool AwaitWakeup(uint64_t ticket, std::chrono::milliseconds timeout);
   // What the runtime says (runtime_pods.h). No wake-up, except RuntimePodRemoved, which has the
   // pod list read again.
-  void RuntimePod(cgroup::PodInfo pod);
-  void RuntimeContainer(const cgroup::PodInfo& pod, cgroup::ContainerInfo container);
+  void RuntimePod(pods::PodInfo pod);
+  void RuntimeContainer(const pods::PodInfo& pod, pods::ContainerInfo container);
   void RuntimePodRemoved(const std::string& pod_uid);
   void RuntimeContainerRemoved(const std::string& pod_uid, const std::string& container_id);
   // Wakes the worker and every AwaitWakeup for good.
@@ -102,7 +102,7 @@ class EnforcerInbox {
   void PublishIndex(std::shared_ptr<const ContainerIndex> index);
   // Merges what the runtime said into `pods` (RuntimePods::MergeInto, tombstoned pods skipped):
   // the pods that changed since the last merge, or every one when `force` (a new pod list).
-  RuntimePods::Merged MergeRuntimePodsInto(std::vector<cgroup::PodInfo>& pods, bool force);
+  RuntimePods::Merged MergeRuntimePodsInto(std::vector<pods::PodInfo>& pods, bool force);
   // After a pod-list read: pending ids the published index now knows, and those tried more than
   // kPendingRetries times, are dropped. Returns how many remain pending.
   size_t RetryPending();

@@ -25,7 +25,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   for (const auto& id : container_ids) {
     const ContainerRef* ref = FindContainer(id);
     if (ref == nullptr) continue;
-    const cgroup::PodInfo& pod = pods_[ref->pod];
+    const pods::PodInfo& pod = pods_[ref->pod];
     if (tombstoned.count(pod.uid) != 0) continue;
     auto o = resolver_.ResolveOne(pod, pod.containers[ref->container]);
     if (!o) {

@@ -58,7 +58,7 @@ RoutedContainer ChooseRoutedContainer(const std::map<std::string, ClassEntryRef>
   return r;
 }
 
-PodAddressPlan PlanPodAddresses(const std::vector<cgroup::PodInfo>& pods,
+PodAddressPlan PlanPodAddresses(const std::vector<pods::PodInfo>& pods,
                                 const std::map<uint64_t, DesiredContainer>& classes) {
   const ClassesByPod by_pod = GroupByPod(classes);
   PodAddressPlan plan;

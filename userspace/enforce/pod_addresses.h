@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "cgroup/pod_list.h"
 #include "enforce/desired_state.h"
 #include "enforce/pod_address_table.h"
 #include "enforce/problem_log.h"
+#include "pods/pod_list.h"
 
 namespace netqos::enforce {
 
@@ -47,7 +47,7 @@ struct PodAddressPlan {
 // traffic cannot be told apart: when several have leaves of their own, the first by name is
 // used and a problem says so (a pod-level allocation gives them one leaf). An address claimed by
 // two pods is left out and reported: neither pod would be held to its own cap.
-PodAddressPlan PlanPodAddresses(const std::vector<cgroup::PodInfo>& pods,
+PodAddressPlan PlanPodAddresses(const std::vector<pods::PodInfo>& pods,
                                 const std::map<uint64_t, DesiredContainer>& classes);
 
 struct PodAddressSyncReport {

@@ -35,7 +35,7 @@ std::optional<NodeRoute> BestRoute(const std::vector<NodeRoute>& routes,
   return best;
 }
 
-PodVethPlan PlanPodVeths(const std::vector<cgroup::PodInfo>& pods,
+PodVethPlan PlanPodVeths(const std::vector<pods::PodInfo>& pods,
                          const std::map<uint64_t, DesiredContainer>& classes,
                          const std::vector<VethLink>& veths, const std::vector<NodeRoute>& routes,
                          const std::vector<core::NicId>& enforced) {
@@ -45,7 +45,7 @@ PodVethPlan PlanPodVeths(const std::vector<cgroup::PodInfo>& pods,
   const ClassesByPod by_pod = GroupByPod(classes);
 
   // Each pod's veth, before the veths claimed twice are taken out.
-  std::map<int, std::vector<const cgroup::PodInfo*>> claims;
+  std::map<int, std::vector<const pods::PodInfo*>> claims;
   std::map<std::string, int> chosen_veth;
   for (const auto& pod : pods) {
     if (pod.host_network || pod.ips.empty()) continue;
@@ -102,7 +102,7 @@ PodVethPlan PlanPodVeths(const std::vector<cgroup::PodInfo>& pods,
                                    "; none of them is classified at it"});
       continue;
     }
-    const cgroup::PodInfo& pod = *claimants.front();
+    const pods::PodInfo& pod = *claimants.front();
     --plan.unplaced;
     const auto& containers = by_pod.at(pod.uid);
     const RoutedContainer routed = ChooseRoutedContainer(containers);

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include "cgroup/pod_list.h"
 #include "core/types.h"
 #include "enforce/desired_state.h"
 #include "enforce/pod_address_table.h"
 #include "enforce/problem_log.h"
+#include "pods/pod_list.h"
 
 namespace netqos::enforce {
 
@@ -61,7 +61,7 @@ struct PodVethPlan {
 // reported: its packets are classified by their sockets and addresses only. `enforced`: the
 // enforced NICs of the veths' namespace, in order (the home of a pod without a leaf is the
 // first).
-PodVethPlan PlanPodVeths(const std::vector<cgroup::PodInfo>& pods,
+PodVethPlan PlanPodVeths(const std::vector<pods::PodInfo>& pods,
                          const std::map<uint64_t, DesiredContainer>& classes,
                          const std::vector<VethLink>& veths, const std::vector<NodeRoute>& routes,
                          const std::vector<core::NicId>& enforced);

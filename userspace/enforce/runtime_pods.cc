@@ -26,7 +26,7 @@ std::vector<std::string> ValidAddresses(const std::vector<std::string>& ips) {
 }
 
 // Everything but the containers.
-bool SameMetadata(const cgroup::PodInfo& a, const cgroup::PodInfo& b) {
+bool SameMetadata(const pods::PodInfo& a, const pods::PodInfo& b) {
   return a.uid == b.uid && a.ns == b.ns && a.name == b.name && a.qos_class == b.qos_class &&
          a.annotations == b.annotations && a.host_network == b.host_network && a.phase == b.phase &&
          a.ips == b.ips;
@@ -34,9 +34,9 @@ bool SameMetadata(const cgroup::PodInfo& a, const cgroup::PodInfo& b) {
 
 }  // namespace
 
-bool RuntimePods::PutPod(cgroup::PodInfo pod) {
+bool RuntimePods::PutPod(pods::PodInfo pod) {
   if (pod.uid.empty()) return false;
-  std::vector<cgroup::ContainerInfo> given = std::exchange(pod.containers, {});
+  std::vector<pods::ContainerInfo> given = std::exchange(pod.containers, {});
   pod.ips = pod.host_network ? std::vector<std::string>{} : ValidAddresses(pod.ips);
   auto it = pods_.find(pod.uid);
   if (it == pods_.end()) {
@@ -52,15 +52,15 @@ bool RuntimePods::PutPod(cgroup::PodInfo pod) {
   return true;
 }
 
-bool RuntimePods::PutContainer(const cgroup::PodInfo& pod, cgroup::ContainerInfo container) {
+bool RuntimePods::PutContainer(const pods::PodInfo& pod, pods::ContainerInfo container) {
   if (container.id.empty()) return false;
-  cgroup::PodInfo meta = pod;
+  pods::PodInfo meta = pod;
   meta.containers.clear();
   if (!PutPod(std::move(meta))) return false;
   return AddContainer(pods_.at(pod.uid), std::move(container));
 }
 
-bool RuntimePods::AddContainer(cgroup::PodInfo& pod, cgroup::ContainerInfo container) {
+bool RuntimePods::AddContainer(pods::PodInfo& pod, pods::ContainerInfo container) {
   if (container.id.empty()) return false;
   auto& containers = pod.containers;
   auto same = std::find_if(containers.begin(), containers.end(), [&](const auto& c) {
@@ -104,7 +104,7 @@ bool RuntimePods::HasContainer(const std::string& container_id) const {
   return container_pod_.count(container_id) != 0;
 }
 
-RuntimePods::Merged RuntimePods::MergeInto(std::vector<cgroup::PodInfo>& pods,
+RuntimePods::Merged RuntimePods::MergeInto(std::vector<pods::PodInfo>& pods,
                                            const std::set<std::string>& skip, bool all) {
   Merged out;
   std::set<std::string> changed;
@@ -126,7 +126,7 @@ RuntimePods::Merged RuntimePods::MergeInto(std::vector<cgroup::PodInfo>& pods,
     }
     return std::nullopt;
   };
-  auto merge = [&](const cgroup::PodInfo& runtime) {
+  auto merge = [&](const pods::PodInfo& runtime) {
     if (skip.count(runtime.uid) != 0) return;
     const auto at = find(runtime.uid);
     if (!at) {
@@ -137,7 +137,7 @@ RuntimePods::Merged RuntimePods::MergeInto(std::vector<cgroup::PodInfo>& pods,
       }
       return;
     }
-    cgroup::PodInfo& pod = pods[*at];
+    pods::PodInfo& pod = pods[*at];
     if (!pod.host_network && pod.ips.empty() && !runtime.ips.empty()) {
       pod.ips = runtime.ips;
       out.changed = true;

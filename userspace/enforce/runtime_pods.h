@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "cgroup/pod_list.h"
+#include "pods/pod_list.h"
 
 namespace netqos::enforce {
 
@@ -28,10 +28,10 @@ class RuntimePods {
   // Records a pod's metadata (replacing what was recorded for its uid, keeping its containers).
   // Addresses that do not parse, repeats and those past kMaxAddresses are dropped; a hostNetwork
   // pod keeps none. false when the pod is refused: no uid, or kMaxPods reached.
-  bool PutPod(cgroup::PodInfo pod);
+  bool PutPod(pods::PodInfo pod);
   // PutPod(pod), then the container, by id. Another container of the same name is replaced: the
   // runtime creates a container's next instance only once the previous one has exited.
-  bool PutContainer(const cgroup::PodInfo& pod, cgroup::ContainerInfo container);
+  bool PutContainer(const pods::PodInfo& pod, pods::ContainerInfo container);
   void ForgetPod(const std::string& uid);
   void ForgetContainer(const std::string& uid, const std::string& container_id);
   // Whether a recorded pod has this container (by id).
@@ -54,13 +54,13 @@ class RuntimePods {
   // Every recorded pod when `all` (a new pod list), else only those changed since the last merge
   // (the new-container path: a few pods, not the node's). Idempotent; indexes already in `pods`
   // stay valid.
-  Merged MergeInto(std::vector<cgroup::PodInfo>& pods, const std::set<std::string>& skip, bool all);
+  Merged MergeInto(std::vector<pods::PodInfo>& pods, const std::set<std::string>& skip, bool all);
 
  private:
   // Into the recorded `pod`: a container of the same id or name is replaced.
-  bool AddContainer(cgroup::PodInfo& pod, cgroup::ContainerInfo container);
+  bool AddContainer(pods::PodInfo& pod, pods::ContainerInfo container);
 
-  std::map<std::string, cgroup::PodInfo> pods_;       // by uid
+  std::map<std::string, pods::PodInfo> pods_;         // by uid
   std::map<std::string, std::string> container_pod_;  // container id -> pod uid
   std::set<std::string> changed_;                     // uids changed since the last merge
 };

@@ -35,7 +35,7 @@ void VethSync::ApplyMarks(std::map<uint64_t, DesiredContainer>& classes) const {
   }
 }
 
-VethSyncResult VethSync::Sync(const std::vector<cgroup::PodInfo>& pods,
+VethSyncResult VethSync::Sync(const std::vector<pods::PodInfo>& pods,
                               const std::map<uint64_t, DesiredContainer>& classes,
                               const std::vector<core::NicId>& enforced,
                               const std::map<core::NicId, int>& home_ifindex,

@@ -13,13 +13,13 @@
 #include <utility>
 #include <vector>
 
-#include "cgroup/pod_list.h"
 #include "core/types.h"
 #include "enforce/class_table.h"
 #include "enforce/desired_state.h"
 #include "enforce/pod_veths.h"
 #include "enforce/problem_log.h"
 #include "enforce/veth_ports.h"
+#include "pods/pod_list.h"
 
 namespace netqos::enforce {
 
@@ -61,7 +61,7 @@ class VethSync {
   // its veth map entry, then the class entries of `classes` that gain or lose a mark (written
   // through `class_table`, returned in `marked`), then the removal of what no pod needs any more.
   // `full` re-attaches every veth and re-checks both maps against the kernel.
-  VethSyncResult Sync(const std::vector<cgroup::PodInfo>& pods,
+  VethSyncResult Sync(const std::vector<pods::PodInfo>& pods,
                       const std::map<uint64_t, DesiredContainer>& classes,
                       const std::vector<core::NicId>& enforced,
                       const std::map<core::NicId, int>& home_ifindex, ClassTable& class_table,

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "cgroup/kubelet_pods_client.h"
 #include "common/version.h"
 #include "core/state_size.h"
 #include "metrics/bind_address.h"
+#include "pods/kubelet/kubelet_pods_client.h"
 
 using netqos::app::DaemonConfig;
 using netqos::app::Enforcement;
@@ -424,14 +424,14 @@ TEST_CASE("ValidateDaemonConfig checks the enforcement fields") {
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--cgroup-root"));
   c = DaemonConfig{};
   c.pod_source = PodSourceKind::kKubelet;
-  c.kubelet_pods_url = netqos::cgroup::KubeletUrl{};  // typed, but not by the parser
+  c.kubelet_pods_url = netqos::pods::KubeletUrl{};  // typed, but not by the parser
   CHECK_THAT(ValidateDaemonConfig(c).message(), Catch::Contains("--kubelet-pods-url"));
   // The token file only matters for https.
   c = DaemonConfig{};
   c.pod_source = PodSourceKind::kKubelet;
   c.kubelet_token_file = "";
   CHECK_FALSE(ValidateDaemonConfig(c).ok());
-  c.kubelet_pods_url = *netqos::cgroup::ParseKubeletUrl("http://127.0.0.1:10255/pods");
+  c.kubelet_pods_url = *netqos::pods::ParseKubeletUrl("http://127.0.0.1:10255/pods");
   CHECK(ValidateDaemonConfig(c).ok());
   // A metrics address built in code is held to the flag's ports.
   c = DaemonConfig{};
@@ -503,7 +503,7 @@ TEST_CASE("per-level DSCP and burst flags are parsed once, when the flags are re
 TEST_CASE(
     "the kubelet pod list URL and the metrics address are parsed once, when the flags are read") {
   // The typed default is what the flag's default text parses to.
-  auto parsed_default = netqos::cgroup::ParseKubeletUrl(netqos::app::kDefaultKubeletPodsUrl);
+  auto parsed_default = netqos::pods::ParseKubeletUrl(netqos::app::kDefaultKubeletPodsUrl);
   REQUIRE(parsed_default.ok());
   CHECK(DaemonConfig{}.kubelet_pods_url == *parsed_default);
   auto kubelet_default = Parse({kTopo, "--pod-source=kubelet"});

@@ -256,7 +256,7 @@ TEST_CASE("nri bridge: a pod reads as the pod list would have it") {
   pod.network = PodNetwork::kOwn;
   pod.annotations = {{"a", "b"}};
   pod.cgroup_parent = "/kubepods/burstable/pod0f1e2d3c-0000-4000-8000-000000000001";
-  const netqos::cgroup::PodInfo info = netqos::app::PodInfoOf(pod);
+  const netqos::pods::PodInfo info = netqos::app::PodInfoOf(pod);
   CHECK(info.uid == pod.uid);
   CHECK(info.ns == "team");
   CHECK(info.name == "web-0");
@@ -267,7 +267,7 @@ TEST_CASE("nri bridge: a pod reads as the pod list would have it") {
 
   pod.network = PodNetwork::kHost;
   pod.cgroup_parent = "kubepods-besteffort-pod0f1e2d3c_0000_4000_8000_000000000001.slice";
-  const netqos::cgroup::PodInfo host = netqos::app::PodInfoOf(pod);
+  const netqos::pods::PodInfo host = netqos::app::PodInfoOf(pod);
   CHECK(host.host_network);
   CHECK(host.ips.empty());
   CHECK(host.qos_class == "BestEffort");
@@ -279,13 +279,12 @@ TEST_CASE("nri bridge: a pod reads as the pod list would have it") {
 // What the bridge hands the enforcer's pod list, as text.
 struct FeedLog : netqos::app::RuntimeFeed {
   std::vector<std::string> calls;
-  void Pod(netqos::cgroup::PodInfo pod) override {
+  void Pod(netqos::pods::PodInfo pod) override {
     std::string ips;
     for (const auto& ip : pod.ips) ips += " " + ip;
     calls.push_back("pod " + pod.uid + ips);
   }
-  void Container(const netqos::cgroup::PodInfo& pod,
-                 netqos::cgroup::ContainerInfo container) override {
+  void Container(const netqos::pods::PodInfo& pod, netqos::pods::ContainerInfo container) override {
     calls.push_back("container " + pod.uid + " " + container.name + " " + container.id);
   }
   void PodRemoved(const std::string& uid) override { calls.push_back("pod removed " + uid); }

@@ -23,16 +23,16 @@ struct FakeNode {
 
   ResidualSweeper::Ports Ports() {
     ResidualSweeper::Ports p;
-    p.read_pods = [this](bool force) -> Result<std::optional<std::vector<cgroup::PodInfo>>> {
+    p.read_pods = [this](bool force) -> Result<std::optional<std::vector<pods::PodInfo>>> {
       CHECK(force);
       if (pod_list_error) return *pod_list_error;
-      std::vector<cgroup::PodInfo> pods;
+      std::vector<pods::PodInfo> pods;
       for (const auto& uid : listed) {
-        cgroup::PodInfo pod;
+        pods::PodInfo pod;
         pod.uid = uid;
         pods.push_back(std::move(pod));
       }
-      return std::optional<std::vector<cgroup::PodInfo>>(std::move(pods));
+      return std::optional<std::vector<pods::PodInfo>>(std::move(pods));
     };
     p.allocated = [this] { return allocated; };
     p.remove_pod = [this](const std::string& uid) {
@@ -76,8 +76,8 @@ TEST_CASE("residual sweeper: started, it sweeps at once and stops when destroyed
   std::mutex mu;
   std::set<std::string> allocated = {"a"};
   ResidualSweeper::Ports p;
-  p.read_pods = [](bool) -> Result<std::optional<std::vector<cgroup::PodInfo>>> {
-    return std::optional<std::vector<cgroup::PodInfo>>(std::vector<cgroup::PodInfo>{});
+  p.read_pods = [](bool) -> Result<std::optional<std::vector<pods::PodInfo>>> {
+    return std::optional<std::vector<pods::PodInfo>>(std::vector<pods::PodInfo>{});
   };
   p.allocated = [&] {
     std::lock_guard lk(mu);

@@ -188,7 +188,7 @@ TEST_CASE("a hostile pod list cannot point resolution at a cgroup outside its po
                                                 return static_cast<uint64_t>(st.st_ino);
                                               });
   auto pod = [](const std::string& uid, const std::string& id) {
-    netqos::cgroup::PodInfo p;
+    netqos::pods::PodInfo p;
     p.uid = uid;
     p.ns = "ns";
     p.name = "p";
@@ -196,7 +196,7 @@ TEST_CASE("a hostile pod list cannot point resolution at a cgroup outside its po
     p.containers.push_back({"app", "containerd", id, false});
     return p;
   };
-  const std::vector<netqos::cgroup::PodInfo> pods = {
+  const std::vector<netqos::pods::PodInfo> pods = {
       pod(kUid, kId),                            // fine
       pod("x/../../system.slice/victim", "ab"),  // uid escapes
       pod(kUid, "../../system.slice/victim"),    // container id escapes

@@ -16,11 +16,11 @@
 
 namespace {
 
-using netqos::cgroup::ContainerInfo;
-using netqos::cgroup::PodInfo;
 using netqos::enforce::ContainerIndex;
 using netqos::enforce::EnforcerInbox;
 using netqos::enforce::InboxEvents;
+using netqos::pods::ContainerInfo;
+using netqos::pods::PodInfo;
 using Clock = EnforcerInbox::Clock;
 using std::chrono::milliseconds;
 

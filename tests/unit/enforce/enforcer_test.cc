@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "enforce/pod_addresses.h"
-#include "enforce/pod_list_reader.h"
+#include "pods/pod_list_reader.h"
 #include "shaping/htb_plan.h"
 #include "support/temp_dir.h"
 #include "unit/enforce/fake_tables.h"
@@ -181,8 +181,8 @@ struct FakePod {
 
 // A pod as NRI reports it (app/nri_plugin_setup.h's PodInfoOf): the pod list's metadata, with
 // the runtime's addresses.
-netqos::cgroup::PodInfo RuntimePod(const FakePod& p, std::vector<std::string> ips) {
-  netqos::cgroup::PodInfo pod;
+netqos::pods::PodInfo RuntimePod(const FakePod& p, std::vector<std::string> ips) {
+  netqos::pods::PodInfo pod;
   pod.uid = p.uid;
   pod.ns = "ns";
   pod.name = "pod-" + p.uid;
@@ -289,7 +289,7 @@ class Node {
     o.shaping.low_priority_floor_percent = low_priority_floor_percent;
     o.shaping.shape_idle = shape_idle;
     EnforcerPorts p;
-    auto reader = std::make_shared<netqos::enforce::PodListReader>(
+    auto reader = std::make_shared<netqos::pods::PodListReader>(
         [this]() -> Result<std::string> {
           std::unique_lock<std::mutex> l(mu);
           pods_cv.wait(l, [this] { return !hold_pod_list; });
@@ -474,7 +474,7 @@ TEST_CASE(
   // at CreateContainer, before the cgroup existed.
   const FakePod p{"11111111-0000-0000-0000-00000000000e", "c15", {"10.244.1.15"}};
   node.Allocate(p.uid, "eth0", 100);
-  netqos::cgroup::ContainerInfo container;
+  netqos::pods::ContainerInfo container;
   container.name = "app";
   container.id = p.container_id;
   node.enforcer->OnRuntimeContainer(RuntimePod(p, p.ips), container);

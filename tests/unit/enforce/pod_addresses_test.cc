@@ -8,7 +8,6 @@
 namespace {
 
 using netqos::Status;
-using netqos::cgroup::PodInfo;
 using netqos::enforce::DesiredContainer;
 using netqos::enforce::ParsePodAddress;
 using netqos::enforce::PlanPodAddresses;
@@ -17,6 +16,7 @@ using netqos::enforce::PodAddressPlan;
 using netqos::enforce::PodAddressTable;
 using netqos::enforce::PodAddressText;
 using netqos::enforce::SyncPodAddresses;
+using netqos::pods::PodInfo;
 using netqos::testing::ClassifiedIn;
 using netqos::testing::RoutedPod;
 

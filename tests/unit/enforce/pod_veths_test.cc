@@ -7,7 +7,6 @@
 
 namespace {
 
-using netqos::cgroup::PodInfo;
 using netqos::core::NicId;
 using netqos::enforce::BestRoute;
 using netqos::enforce::DesiredContainer;
@@ -18,6 +17,7 @@ using netqos::enforce::PlanPodVeths;
 using netqos::enforce::PodAddress;
 using netqos::enforce::SlotAllocator;
 using netqos::enforce::VethLink;
+using netqos::pods::PodInfo;
 using netqos::testing::ClassifiedIn;
 using netqos::testing::RoutedPod;
 

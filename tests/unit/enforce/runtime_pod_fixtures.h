@@ -6,13 +6,13 @@
 #include <utility>
 #include <vector>
 
-#include "cgroup/pod_list.h"
+#include "pods/pod_list.h"
 
 namespace netqos::enforce::testing {
 
 // Pod `uid` of namespace "team", named "pod-<uid>", with `ips`.
-inline cgroup::PodInfo RuntimePodOf(const std::string& uid, std::vector<std::string> ips = {}) {
-  cgroup::PodInfo p;
+inline pods::PodInfo RuntimePodOf(const std::string& uid, std::vector<std::string> ips = {}) {
+  pods::PodInfo p;
   p.uid = uid;
   p.ns = "team";
   p.name = "pod-" + uid;
@@ -20,8 +20,8 @@ inline cgroup::PodInfo RuntimePodOf(const std::string& uid, std::vector<std::str
   return p;
 }
 
-inline cgroup::ContainerInfo RuntimeContainerOf(const std::string& name, const std::string& id) {
-  cgroup::ContainerInfo c;
+inline pods::ContainerInfo RuntimeContainerOf(const std::string& name, const std::string& id) {
+  pods::ContainerInfo c;
   c.name = name;
   c.id = id;
   return c;

@@ -9,9 +9,9 @@
 
 namespace {
 
-using netqos::cgroup::ContainerInfo;
-using netqos::cgroup::PodInfo;
 using netqos::enforce::RuntimePods;
+using netqos::pods::ContainerInfo;
+using netqos::pods::PodInfo;
 
 PodInfo Pod(const std::string& uid, std::vector<std::string> ips = {}) {
   return netqos::enforce::testing::RuntimePodOf(uid, std::move(ips));

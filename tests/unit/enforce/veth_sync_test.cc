@@ -9,7 +9,6 @@ namespace {
 
 using netqos::Result;
 using netqos::Status;
-using netqos::cgroup::PodInfo;
 using netqos::core::NicId;
 using netqos::enforce::ClassEntry;
 using netqos::enforce::ClassTable;
@@ -24,6 +23,7 @@ using netqos::enforce::VethSource;
 using netqos::enforce::VethSync;
 using netqos::enforce::VethSyncResult;
 using netqos::enforce::VethTable;
+using netqos::pods::PodInfo;
 
 // Every kernel call of the fakes, in order.
 using Log = std::vector<std::string>;

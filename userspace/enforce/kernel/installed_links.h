@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shaping/queue_qdiscs.h"
+#include "shaping/netlink/queue_qdiscs.h"
 
 namespace netqos::enforce {
 

@@ -2,7 +2,7 @@
 
 #include "enforce/link_shaper.h"
 #include "os/netns_exec.h"
-#include "shaping/htb_class_stats_reader.h"
+#include "shaping/netlink/htb_class_stats_reader.h"
 
 namespace netqos::enforce {
 

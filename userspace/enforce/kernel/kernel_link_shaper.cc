@@ -12,7 +12,7 @@
 #include "common/errno_status.h"
 #include "enforce/kernel/installed_links.h"
 #include "os/netns_exec.h"
-#include "shaping/htb_installer.h"
+#include "shaping/netlink/htb_installer.h"
 
 namespace netqos::enforce {
 namespace {

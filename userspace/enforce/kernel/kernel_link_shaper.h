@@ -20,8 +20,8 @@
 #include "enforce/kernel/installed_links.h"
 #include "enforce/link_shaper.h"
 #include "shaping/htb_plan.h"
-#include "shaping/qdisc_probe.h"
-#include "shaping/queue_qdiscs.h"
+#include "shaping/netlink/qdisc_probe.h"
+#include "shaping/netlink/queue_qdiscs.h"
 #include "shaping/shaping_mode.h"
 
 namespace netqos::enforce {

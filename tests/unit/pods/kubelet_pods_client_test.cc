@@ -1,4 +1,4 @@
-#include "cgroup/kubelet_pods_client.h"
+#include "pods/kubelet/kubelet_pods_client.h"
 
 #include <httplib.h>
 #include <unistd.h>
@@ -18,9 +18,9 @@
 namespace {
 
 using netqos::StatusCode;
-using netqos::cgroup::KubeletPodsClient;
-using netqos::cgroup::KubeletPodsClientOptions;
-using netqos::cgroup::ParseKubeletUrl;
+using netqos::pods::KubeletPodsClient;
+using netqos::pods::KubeletPodsClientOptions;
+using netqos::pods::ParseKubeletUrl;
 using netqos::testing::FetchPods;
 using netqos::testing::TempDir;
 using netqos::testing::WriteFile;

@@ -1,4 +1,4 @@
-#include "cgroup/kubelet_pods_client.h"
+#include "pods/kubelet/kubelet_pods_client.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 
 #include "common/bounded_file.h"
 
-namespace netqos::cgroup {
+namespace netqos::pods {
 
 Result<KubeletUrl> ParseKubeletUrl(const std::string& url) {
   KubeletUrl out;
@@ -226,4 +226,4 @@ Result<std::string> KubeletPodsClient::FetchPodList() const {
   return body;
 }
 
-}  // namespace netqos::cgroup
+}  // namespace netqos::pods

@@ -1,4 +1,4 @@
-#include "shaping/qdisc_netlink.h"
+#include "shaping/netlink/qdisc_netlink.h"
 
 #include <linux/pkt_sched.h>
 #include <netlink/cache.h>

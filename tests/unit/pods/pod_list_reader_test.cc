@@ -1,6 +1,6 @@
 // PodListReader: the kubelet's pod list is parsed only when its bytes changed, or when forced;
 // failures are returned and make the next good read a change. Pure (the fetch is a function).
-#include "enforce/pod_list_reader.h"
+#include "pods/pod_list_reader.h"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -8,7 +8,7 @@
 namespace {
 
 using netqos::Result;
-using netqos::enforce::PodListReader;
+using netqos::pods::PodListReader;
 
 std::string PodList(const std::string& uid, const std::string& class_id) {
   return R"({"kind":"PodList","items":[{"metadata":{"uid":")" + uid +

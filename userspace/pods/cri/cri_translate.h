@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cgroup/pod_list.h"
+#include "pods/pod_list.h"
 #include "runtime/v1/api.pb.h"
 
 namespace netqos::cri {
@@ -43,7 +43,7 @@ SandboxDetails DetailsFromStatus(const runtime::v1::PodSandboxStatusResponse& st
 std::string QosClassFromCgroupParent(const std::string& cgroup_parent, const std::string& pod_uid);
 
 struct CriPodList {
-  std::vector<cgroup::PodInfo> pods;  // sorted by uid; containers sorted by name, then id
+  std::vector<pods::PodInfo> pods;  // sorted by uid; containers sorted by name, then id
   // Sandboxes and containers left out, each with why ("sandbox <id>: pod uid label ... ").
   std::vector<std::string> rejected;
   size_t not_kubernetes = 0;  // sandboxes without the kubelet's labels (other CRI clients)

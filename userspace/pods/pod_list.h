@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 
-namespace netqos::cgroup {
+namespace netqos::pods {
 
 struct ContainerInfo {
   std::string name;
@@ -43,4 +43,4 @@ void SplitContainerId(const std::string& container_id, std::string* runtime, std
 // `source` (a URL or file name).
 Result<std::vector<PodInfo>> ParsePodList(const std::string& json_text, const std::string& source);
 
-}  // namespace netqos::cgroup
+}  // namespace netqos::pods

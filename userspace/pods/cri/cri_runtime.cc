@@ -1,4 +1,4 @@
-#include "cri/cri_runtime.h"
+#include "pods/cri/cri_runtime.h"
 
 #include <grpcpp/grpcpp.h>
 

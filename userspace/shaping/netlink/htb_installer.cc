@@ -1,4 +1,4 @@
-#include "shaping/htb_installer.h"
+#include "shaping/netlink/htb_installer.h"
 
 #include <linux/pkt_sched.h>
 #include <net/if.h>
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "os/nl_error.h"
-#include "shaping/qdisc_netlink.h"
+#include "shaping/netlink/qdisc_netlink.h"
 
 namespace netqos::shaping {
 namespace {

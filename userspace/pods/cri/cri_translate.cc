@@ -1,4 +1,4 @@
-#include "cri/cri_translate.h"
+#include "pods/cri/cri_translate.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -182,9 +182,9 @@ CriPodList TranslatePods(const runtime::v1::ListPodSandboxResponse& sandboxes,
     if (best == nullptr || Better(sb, *best)) best = &sb;
   }
 
-  std::map<std::string, cgroup::PodInfo> pods;
+  std::map<std::string, pods::PodInfo> pods;
   for (const auto& [uid, sb] : chosen) {
-    cgroup::PodInfo& pod = pods[uid];
+    pods::PodInfo& pod = pods[uid];
     const Identity& id = identities[uid];
     pod.uid = uid;
     pod.ns = id.ns;
@@ -221,7 +221,7 @@ CriPodList TranslatePods(const runtime::v1::ListPodSandboxResponse& sandboxes,
       out.rejected.push_back("container " + Quote(c.id()) + ": " + why);
       continue;
     }
-    cgroup::PodInfo& pod = pods[owner->second];
+    pods::PodInfo& pod = pods[owner->second];
     pod.containers.push_back({name, runtime_name, c.id(), false});
     if (c.state() == runtime::v1::CONTAINER_RUNNING && pod.phase == "Pending") {
       pod.phase = "Running";

@@ -11,7 +11,7 @@
 
 #include "common/status.h"
 
-namespace netqos::cgroup {
+namespace netqos::pods {
 
 struct KubeletUrl {
   std::string scheme;  // "http", "https" or "file"
@@ -61,7 +61,7 @@ class KubeletPodsClient {
   static Result<std::unique_ptr<KubeletPodsClient>> Create(KubeletPodsClientOptions options);
 
   // One read of the pod list, the body unparsed: the enforcer's pod-list reader parses it
-  // (cgroup::ParsePodList, InvalidArgument for a body that is not a PodList) only when it changed.
+  // (pods::ParsePodList, InvalidArgument for a body that is not a PodList) only when it changed.
   // One GET. Errors name the URL: Unavailable for connection failures, refused certificates
   // (saying why: untrusted issuer, expired, not for this host) and non-200 answers,
   // PermissionDenied for 401/403, NotFound or PermissionDenied when the token file or the CA file
@@ -83,4 +83,4 @@ class KubeletPodsClient {
   KubeletPodsClientOptions options_;
 };
 
-}  // namespace netqos::cgroup
+}  // namespace netqos::pods

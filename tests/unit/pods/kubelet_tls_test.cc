@@ -10,7 +10,7 @@
 #include <thread>
 #include <utility>
 
-#include "cgroup/kubelet_pods_client.h"
+#include "pods/kubelet/kubelet_pods_client.h"
 #include "support/files.h"
 #include "support/kubelet_pod_list.h"
 #include "support/temp_dir.h"
@@ -20,8 +20,8 @@
 namespace {
 
 using netqos::StatusCode;
-using netqos::cgroup::KubeletPodsClient;
-using netqos::cgroup::KubeletPodsClientOptions;
+using netqos::pods::KubeletPodsClient;
+using netqos::pods::KubeletPodsClientOptions;
 using netqos::testing::FetchPods;
 using netqos::testing::TempDir;
 using netqos::testing::TestCa;
@@ -61,7 +61,7 @@ struct Pki {
     WriteFile(dir.file("token"), "secret\n");
   }
   KubeletPodsClientOptions Options(const std::string& url, const std::string& ca) const {
-    auto parsed = netqos::cgroup::ParseKubeletUrl(url);
+    auto parsed = netqos::pods::ParseKubeletUrl(url);
     REQUIRE(parsed.ok());
     KubeletPodsClientOptions o;
     o.url = std::move(*parsed);
@@ -72,7 +72,7 @@ struct Pki {
   }
 };
 
-netqos::Result<std::vector<netqos::cgroup::PodInfo>> List(const KubeletPodsClientOptions& o) {
+netqos::Result<std::vector<netqos::pods::PodInfo>> List(const KubeletPodsClientOptions& o) {
   auto client = KubeletPodsClient::Create(o);
   if (!client.ok()) return client.status();
   return FetchPods(**client);

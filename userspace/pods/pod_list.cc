@@ -1,10 +1,10 @@
-#include "cgroup/pod_list.h"
+#include "pods/pod_list.h"
 
 #include <nlohmann/json.hpp>
 
 #include "common/json_depth.h"
 
-namespace netqos::cgroup {
+namespace netqos::pods {
 namespace {
 
 using nlohmann::json;
@@ -107,4 +107,4 @@ Result<std::vector<PodInfo>> ParsePodList(const std::string& json_text, const st
   return pods;
 }
 
-}  // namespace netqos::cgroup
+}  // namespace netqos::pods

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "cgroup/pod_source.h"
-#include "cri/cri_runtime.h"
-#include "cri/cri_translate.h"
+#include "pods/cri/cri_runtime.h"
+#include "pods/cri/cri_translate.h"
+#include "pods/pod_source.h"
 
 namespace netqos::cri {
 
-class CriPodSource : public cgroup::PodSource {
+class CriPodSource : public pods::PodSource {
  public:
   // `endpoint` names the runtime in messages ("unix:///run/containerd/containerd.sock").
   CriPodSource(std::unique_ptr<CriRuntime> runtime, std::string endpoint)
@@ -26,7 +26,7 @@ class CriPodSource : public cgroup::PodSource {
   // it lives; one still without an address is asked again). The runtime's name is asked once.
   // Errors name the endpoint and the call. Sandboxes and containers that fail validation are
   // left out and reported by last_rejected().
-  Result<std::optional<std::vector<cgroup::PodInfo>>> Read(bool force) override;
+  Result<std::optional<std::vector<pods::PodInfo>>> Read(bool force) override;
   std::string Describe() const override { return "cri:" + endpoint_; }
 
   // What the last read left out, and why (one line each), for the logs.
@@ -34,13 +34,13 @@ class CriPodSource : public cgroup::PodSource {
   size_t status_calls() const { return status_calls_; }  // PodSandboxStatus calls so far
 
  private:
-  Result<std::vector<cgroup::PodInfo>> ReadAll();
+  Result<std::vector<pods::PodInfo>> ReadAll();
 
   std::unique_ptr<CriRuntime> runtime_;
   std::string endpoint_;
   std::optional<std::string> runtime_name_;
   std::map<std::string, SandboxDetails> details_;  // by sandbox id, only for listed sandboxes
-  std::optional<std::vector<cgroup::PodInfo>> last_;
+  std::optional<std::vector<pods::PodInfo>> last_;
   std::vector<std::string> rejected_;
   size_t status_calls_ = 0;
 };

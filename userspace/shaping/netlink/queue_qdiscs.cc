@@ -1,4 +1,4 @@
-#include "shaping/queue_qdiscs.h"
+#include "shaping/netlink/queue_qdiscs.h"
 
 #include <linux/pkt_sched.h>
 #include <netlink/cache.h>
@@ -12,7 +12,7 @@
 
 #include "os/nl_error.h"
 #include "shaping/htb_plan.h"  // MakeHandle, TcHandleText, kQdiscMajor
-#include "shaping/qdisc_netlink.h"
+#include "shaping/netlink/qdisc_netlink.h"
 
 namespace netqos::shaping {
 namespace {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "cgroup/pod_list.h"
 #include "common/status.h"
+#include "pods/pod_list.h"
 
-namespace netqos::cgroup {
+namespace netqos::pods {
 
 class PodSource {
  public:
@@ -25,4 +25,4 @@ class PodSource {
   virtual std::string Describe() const = 0;
 };
 
-}  // namespace netqos::cgroup
+}  // namespace netqos::pods

@@ -1,8 +1,8 @@
-#include "cgroup/deferred_pod_source.h"
+#include "pods/deferred_pod_source.h"
 
 #include <utility>
 
-namespace netqos::cgroup {
+namespace netqos::pods {
 
 DeferredPodSource::DeferredPodSource(Factory factory, std::string pending)
     : factory_(std::move(factory)), description_(std::move(pending)) {}
@@ -23,4 +23,4 @@ std::string DeferredPodSource::Describe() const {
   return description_;
 }
 
-}  // namespace netqos::cgroup
+}  // namespace netqos::pods

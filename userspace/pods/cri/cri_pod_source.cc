@@ -1,4 +1,4 @@
-#include "cri/cri_pod_source.h"
+#include "pods/cri/cri_pod_source.h"
 
 #include <spdlog/spdlog.h>
 
@@ -6,7 +6,7 @@
 
 namespace netqos::cri {
 
-Result<std::vector<cgroup::PodInfo>> CriPodSource::ReadAll() {
+Result<std::vector<pods::PodInfo>> CriPodSource::ReadAll() {
   if (!runtime_name_) {
     auto version = runtime_->Version();
     if (!version.ok()) return version.status();
@@ -46,15 +46,15 @@ Result<std::vector<cgroup::PodInfo>> CriPodSource::ReadAll() {
   return std::move(list.pods);
 }
 
-Result<std::optional<std::vector<cgroup::PodInfo>>> CriPodSource::Read(bool force) {
+Result<std::optional<std::vector<pods::PodInfo>>> CriPodSource::Read(bool force) {
   auto pods = ReadAll();
   if (!pods.ok()) {
     last_.reset();
     return pods.status();
   }
-  if (!force && last_ && *last_ == *pods) return std::optional<std::vector<cgroup::PodInfo>>();
+  if (!force && last_ && *last_ == *pods) return std::optional<std::vector<pods::PodInfo>>();
   last_ = *pods;
-  return std::optional<std::vector<cgroup::PodInfo>>(std::move(*pods));
+  return std::optional<std::vector<pods::PodInfo>>(std::move(*pods));
 }
 
 }  // namespace netqos::cri

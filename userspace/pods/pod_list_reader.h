@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "cgroup/pod_list.h"
-#include "cgroup/pod_source.h"
 #include "common/status.h"
+#include "pods/pod_list.h"
+#include "pods/pod_source.h"
 
-namespace netqos::enforce {
+namespace netqos::pods {
 
-class PodListReader : public cgroup::PodSource {
+class PodListReader : public pods::PodSource {
  public:
   // One read of the list, unparsed (a GET of the kubelet's /pods, or a file).
   using Fetch = std::function<Result<std::string>()>;
@@ -27,7 +27,7 @@ class PodListReader : public cgroup::PodSource {
   // The pods when the bytes differ from the last successful read, or when `force`; nullopt when
   // they are the same. A failed fetch or parse is returned and forgets the last list, so the next
   // good read counts as a change.
-  Result<std::optional<std::vector<cgroup::PodInfo>>> Read(bool force) override;
+  Result<std::optional<std::vector<pods::PodInfo>>> Read(bool force) override;
   std::string Describe() const override { return source_; }
 
  private:
@@ -41,4 +41,4 @@ class PodListReader : public cgroup::PodSource {
   std::optional<Digest> last_;
 };
 
-}  // namespace netqos::enforce
+}  // namespace netqos::pods

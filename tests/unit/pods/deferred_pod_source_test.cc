@@ -1,12 +1,12 @@
 // DeferredPodSource: a pod source that cannot be made at start (no runtime socket yet) is made on
 // a later read, and reads go through to it from then on.
-#include "cgroup/deferred_pod_source.h"
+#include "pods/deferred_pod_source.h"
 
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 
-namespace netqos::cgroup {
+namespace netqos::pods {
 namespace {
 
 class ListedPods final : public PodSource {
@@ -58,4 +58,4 @@ TEST_CASE("deferred pod source: made on the first read that can make it, then re
 }
 
 }  // namespace
-}  // namespace netqos::cgroup
+}  // namespace netqos::pods

@@ -1,4 +1,4 @@
-#include "cri/cri_endpoint.h"
+#include "pods/cri/cri_endpoint.h"
 
 #include <sys/stat.h>
 

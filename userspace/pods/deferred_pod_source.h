@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "cgroup/pod_source.h"
+#include "pods/pod_source.h"
 
-namespace netqos::cgroup {
+namespace netqos::pods {
 
 class DeferredPodSource final : public PodSource {
  public:
@@ -35,4 +35,4 @@ class DeferredPodSource final : public PodSource {
   std::string description_;  // guarded by mu_
 };
 
-}  // namespace netqos::cgroup
+}  // namespace netqos::pods

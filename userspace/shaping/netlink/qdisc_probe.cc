@@ -1,4 +1,4 @@
-#include "shaping/qdisc_probe.h"
+#include "shaping/netlink/qdisc_probe.h"
 
 #include <linux/pkt_sched.h>
 #include <netlink/netlink.h>
@@ -14,7 +14,7 @@
 
 #include "os/libnl_ptr.h"
 #include "os/nl_error.h"
-#include "shaping/qdisc_netlink.h"
+#include "shaping/netlink/qdisc_netlink.h"
 
 namespace netqos::shaping {
 namespace {

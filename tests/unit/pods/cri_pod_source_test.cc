@@ -1,7 +1,7 @@
 // The CRI pod source against a fake runtime at its port (cri/cri_runtime.h): the kubelet's labels
 // and the sandbox status become PodInfo, hostile values are left out with a reason, sandbox
 // statuses are asked once, and unchanged answers are not a change.
-#include "cri/cri_pod_source.h"
+#include "pods/cri/cri_pod_source.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "cri/cri_endpoint.h"
-#include "cri/cri_translate.h"
+#include "pods/cri/cri_endpoint.h"
+#include "pods/cri/cri_translate.h"
 #include "support/temp_dir.h"
 
 namespace {
@@ -23,8 +23,8 @@ namespace {
 using netqos::Result;
 using netqos::Status;
 using netqos::StatusCode;
-using netqos::cgroup::PodInfo;
 using netqos::cri::CriPodSource;
+using netqos::pods::PodInfo;
 namespace v1 = runtime::v1;
 
 const std::string kUid = "0b6c5d2e-1f3a-4c5b-9d8e-7f6a5b4c3d2e";

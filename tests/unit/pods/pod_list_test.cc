@@ -1,12 +1,12 @@
-#include "cgroup/pod_list.h"
+#include "pods/pod_list.h"
 
 #include <catch2/catch.hpp>
 
 namespace {
 
 using netqos::StatusCode;
-using netqos::cgroup::ParsePodList;
-using netqos::cgroup::SplitContainerId;
+using netqos::pods::ParsePodList;
+using netqos::pods::SplitContainerId;
 
 const char* kPodList = R"({
   "kind": "PodList", "apiVersion": "v1", "metadata": {},

@@ -1,4 +1,4 @@
-#include "shaping/htb_class_stats_reader.h"
+#include "shaping/netlink/htb_class_stats_reader.h"
 
 #include <linux/pkt_sched.h>
 #include <netlink/cache.h>
