@@ -151,7 +151,7 @@ WRITTEN_HOST_PATHS = {
 # under hostNetwork the node's addresses are reachable from every pod (docs/security.md).
 LOOPBACK_HOSTS = {"127.0.0.1", "::1", "[::1]", "localhost"}
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-# What --cri-socket=auto tries, in order (userspace/cri/cri_endpoint.h).
+# What --cri-socket=auto tries, in order (userspace/pods/cri/cri_endpoint.h).
 CRI_AUTO_SOCKETS = ["/run/containerd/containerd.sock", "/run/crio/crio.sock"]
 # What netqosd needs without privileged: true (app/capability_check.cc names the same; measured by
 # tests/deploy/capabilities_test.sh). A privileged container has them all.

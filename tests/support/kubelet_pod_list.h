@@ -1,6 +1,6 @@
 // The kubelet's pod list read as the daemon reads it, for the kubelet client's tests: one
 // KubeletPodsClient::FetchPodList, the body parsed by pods::ParsePodList naming the URL (what
-// enforce/pod_list_reader.cc does with each changed list).
+// pods/pod_list_reader.cc does with each changed list).
 #pragma once
 
 #include <string>

@@ -37,7 +37,7 @@ enum class NetworkPolicy { kStatic };
 enum class NicSelection { kRandom, kFirst, kLast };
 // --enforcement: bpf (classify with eBPF and shape) or none (allocation only).
 enum class Enforcement { kBpf, kNone };
-// --pod-source (cgroup/pod_source.h): the container runtime's CRI socket (no cluster credential)
+// --pod-source (pods/pod_source.h): the container runtime's CRI socket (no cluster credential)
 // or the kubelet's GET /pods (needs nodes/proxy; opt-in).
 enum class PodSourceKind { kCri, kKubelet };
 // --node-local-traffic: what a pod's veth does with packets that never cross a NIC (from the

@@ -43,7 +43,7 @@ struct EnforcementStack {
   std::unique_ptr<enforce::Enforcer> enforcer;
 };
 
-// The pod source --pod-source names (cgroup/pod_source.h). A flag that is wrong fails here; a
+// The pod source --pod-source names (pods/pod_source.h). A flag that is wrong fails here; a
 // source that cannot be made yet (no runtime socket found) is made on a later read
 // (cgroup/deferred_pod_source.h).
 Result<std::unique_ptr<pods::PodSource>> MakePodSource(const DaemonConfig& config);

@@ -1,4 +1,4 @@
-// A pod as enforcement needs it, whichever source listed it (cgroup/pod_source.h): identity, QoS
+// A pod as enforcement needs it, whichever source listed it (pods/pod_source.h): identity, QoS
 // class, annotations, the runtime ids of its started containers, and the pod's own addresses (for
 // pods behind a CNI). Also the parser of the kubelet's PodList (GET /pods) into it.
 #pragma once

@@ -1,7 +1,7 @@
 // Reads the kubelet's pod list and parses it only when its bytes changed. At 10,000 pods the list
 // is megabytes of JSON, re-read every few seconds and nearly always the same as the last time:
 // comparing a hash of the bytes costs a fraction of parsing them and re-resolving every container.
-// The kubelet adapter of the pod-source port (cgroup/pod_source.h).
+// The kubelet adapter of the pod-source port (pods/pod_source.h).
 #pragma once
 
 #include <cstddef>

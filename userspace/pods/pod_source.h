@@ -1,6 +1,6 @@
 // The port through which enforcement learns the node's pods. Two adapters implement it: the
 // container runtime's CRI socket (cri/cri_pod_source.h, the default: no cluster credential) and
-// the kubelet's GET /pods (enforce/pod_list_reader.h over cgroup/kubelet_pods_client.h, opt-in).
+// the kubelet's GET /pods (pods/pod_list_reader.h over pods/kubelet/kubelet_pods_client.h, opt-in).
 #pragma once
 
 #include <optional>
