@@ -71,6 +71,16 @@ std::string PrintConfig(std::vector<std::string> args) {
 
 const std::string kTopo = "--topology-file=/dev/null";
 
+// ParseCapturing() of `args` after kTopo (no NIC discovery), for a command line the parser must
+// refuse: no config, and the usage error's exit code.
+Outcome Refused(std::vector<std::string> args) {
+  args.insert(args.begin(), kTopo);
+  Outcome out = ParseCapturing(std::move(args));
+  CHECK_FALSE(out.parsed.config);
+  CHECK(out.parsed.exit_code == 2);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("defaults match Katalyst's flag defaults") {
@@ -287,14 +297,11 @@ TEST_CASE("cgroup driver: --cgroup-driver and Katalyst's --cgroup-type are one s
   REQUIRE(cgroupfs.config);
   CHECK(cgroupfs.config->cgroup_type == CgroupDriver::kCgroupfs);
 
-  auto conflict = ParseCapturing({kTopo, "--cgroup-type=systemd", "--cgroup-driver=cgroupfs"});
-  CHECK_FALSE(conflict.parsed.config);
-  CHECK(conflict.parsed.exit_code == 2);
+  auto conflict = Refused({"--cgroup-type=systemd", "--cgroup-driver=cgroupfs"});
   CHECK_THAT(conflict.err, Catch::Contains("--cgroup-type=systemd") &&
                                Catch::Contains("--cgroup-driver=cgroupfs"));
 
-  auto bad = ParseCapturing({kTopo, "--cgroup-driver=v2"});
-  CHECK_FALSE(bad.parsed.config);
+  auto bad = Refused({"--cgroup-driver=v2"});
   CHECK_THAT(bad.err, Catch::Contains("--cgroup-driver") && Catch::Contains("v2"));
 }
 
@@ -394,12 +401,8 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
       {{"--keep-forwarded-priority=off-ish"}, {"keep-forwarded-priority"}},
   };
   for (const auto& c : cases) {
-    std::vector<std::string> args = c.args;
-    args.insert(args.begin(), kTopo);
     INFO(c.args.front());
-    auto r = ParseCapturing(args);
-    CHECK_FALSE(r.parsed.config);
-    CHECK(r.parsed.exit_code == 2);
+    const Outcome r = Refused(c.args);
     for (const auto& m : c.mentions) CHECK_THAT(r.err, Catch::Contains(m));
   }
 }
@@ -560,13 +563,8 @@ TEST_CASE(
            {{"--metrics-bind-address=::1:9465"},
             "netqosd: --metrics-bind-address \"::1:9465\": an IPv6 address needs brackets "
             "(expected HOST:PORT, [IPV6]:PORT or :PORT, e.g. 127.0.0.1:9465)\n"}}) {
-    std::vector<std::string> bad_args = b.args;
-    bad_args.insert(bad_args.begin(), kTopo);
     INFO(b.args.back());
-    auto r = ParseCapturing(bad_args);
-    CHECK_FALSE(r.parsed.config);
-    CHECK(r.parsed.exit_code == 2);
-    CHECK(r.err == b.message);
+    CHECK(Refused(b.args).err == b.message);
   }
 }
 
@@ -654,10 +652,7 @@ TEST_CASE("low-priority group flags: taken, and a floor over 100 percent refused
   REQUIRE(on.config);
   CHECK(on.config->low_priority_groups);
   CHECK(on.config->low_priority_group_floor_percent == 7);
-  auto bad =
-      ParseCapturing({kTopo, "--low-priority-groups", "--low-priority-group-floor-percent=150"});
-  CHECK_FALSE(bad.parsed.config);
-  CHECK(bad.parsed.exit_code == 2);
+  auto bad = Refused({"--low-priority-groups", "--low-priority-group-floor-percent=150"});
   CHECK_THAT(bad.err, Catch::Contains("--low-priority-group-floor-percent must be 0..100"));
 }
 
@@ -702,8 +697,7 @@ TEST_CASE("a flag given twice takes its last value, as in Go, and lists still co
   CHECK(c.nic_speed_overrides == std::vector<std::string>{"a=1", "b=2"});
   // The last value is the one checked: an earlier bad one is overridden, a later one is not.
   CHECK(Parse({kTopo, "--nic-selection=best", "--nic-selection=first"}).config);
-  auto bad = ParseCapturing({kTopo, "--nic-selection=first", "--nic-selection=best"});
-  CHECK(bad.parsed.exit_code == 2);
+  auto bad = Refused({"--nic-selection=first", "--nic-selection=best"});
   CHECK_THAT(bad.err, Catch::Contains("--nic-selection") && Catch::Contains("best"));
   CHECK_THAT(PrintConfig({kTopo, "--qrm-state-dir=/a", "--qrm-state-dir=/b"}),
              Catch::Contains("qrm-state-dir=\"/b\""));
@@ -770,12 +764,7 @@ TEST_CASE("checkpoint bounds on pod metadata: taken, each out-of-range value ref
        "--checkpoint-pod-metadata-bytes (1048576)"},
   };
   for (const auto& [flags, message] : bad) {
-    std::vector<std::string> args = {kTopo};
-    args.insert(args.end(), flags.begin(), flags.end());
     INFO(flags.back());
-    Outcome out = ParseCapturing(args);
-    CHECK_FALSE(out.parsed.config);
-    CHECK(out.parsed.exit_code == 2);
-    CHECK_THAT(out.err, Catch::Contains(message));
+    CHECK_THAT(Refused(flags).err, Catch::Contains(message));
   }
 }
