@@ -35,6 +35,21 @@ PrivateContainerd::Pod HostPod(const std::string& uid, const std::string& name) 
   return PrivateContainerd::Pod{uid, "default", name, "", true, {}, ""};
 }
 
+// Container "app" started in a new sandbox of `pod` while netqos holds the next CreateContainer
+// event for `handler`, and how long the runtime took to start it.
+struct HeldStart {
+  std::string container;
+  std::chrono::steady_clock::duration took;
+};
+HeldStart StartWithCreateHeld(PrivateContainerd& ctrd, RecordingEvents& events,
+                              const PrivateContainerd::Pod& pod, std::chrono::seconds handler) {
+  events.HoldNext(ContainerEvent::kCreate, handler);
+  const std::string sandbox = ctrd.RunSandbox(pod);
+  const auto before = std::chrono::steady_clock::now();
+  std::string container = ctrd.StartContainer(sandbox, "app");
+  return {std::move(container), std::chrono::steady_clock::now() - before};
+}
+
 }  // namespace
 
 TEST_CASE("nri session: a restarted containerd is rejoined and synchronizes the running pod",
@@ -114,12 +129,8 @@ TEST_CASE("nri session: a handler slower than containerd's timeout is answered a
   REQUIRE(Eventually([&] { return running.stats().configured == 1; }));
 
   constexpr auto kHandler = std::chrono::seconds(6);
-  events.HoldNext(ContainerEvent::kCreate, kHandler);
   const auto pod = HostPod("9a8b7c6d-5e4f-4321-8fed-cba987654321", "nri-slow");
-  const std::string sandbox = ctrd.RunSandbox(pod);
-  const auto before = std::chrono::steady_clock::now();
-  const std::string container = ctrd.StartContainer(sandbox, "app");
-  const auto took = std::chrono::steady_clock::now() - before;
+  const auto [container, took] = StartWithCreateHeld(ctrd, events, pod, kHandler);
   INFO("containerd's log:\n" << ctrd.Log());
   INFO("last error: " << running.session().last_error());
   // Created and started without waiting for the handler, and running.
@@ -153,12 +164,8 @@ TEST_CASE("nri session: a budget above containerd's timeout is held below it and
   REQUIRE(Eventually([&] { return running.stats().configured == 1; }));
 
   constexpr auto kHandler = std::chrono::seconds(6);
-  events.HoldNext(ContainerEvent::kCreate, kHandler);
   const auto pod = HostPod("2f3e4d5c-6b7a-4988-9766-554433221100", "nri-overbudget");
-  const std::string sandbox = ctrd.RunSandbox(pod);
-  const auto before = std::chrono::steady_clock::now();
-  const std::string container = ctrd.StartContainer(sandbox, "app");
-  const auto took = std::chrono::steady_clock::now() - before;
+  const auto [container, took] = StartWithCreateHeld(ctrd, events, pod, kHandler);
   INFO("containerd's log:\n" << ctrd.Log());
   INFO("last error: " << running.session().last_error());
   CHECK(took < kHandler);
@@ -193,10 +200,8 @@ TEST_CASE("nri session: containerd 2's request timeout, sent in Configure, sets 
   CHECK(running.stats().event_budget_ms == 450);
 
   constexpr auto kHandler = std::chrono::seconds(4);
-  events.HoldNext(ContainerEvent::kCreate, kHandler);
   const auto pod = HostPod("6e5d4c3b-2a19-4087-b6c5-d4e3f2a1b0c9", "nri-runtime-timeout");
-  const std::string sandbox = ctrd.RunSandbox(pod);
-  const std::string container = ctrd.StartContainer(sandbox, "app");
+  const std::string container = StartWithCreateHeld(ctrd, events, pod, kHandler).container;
   INFO("containerd's log:\n" << ctrd.Log());
   INFO("last error: " << running.session().last_error());
   events.Release();

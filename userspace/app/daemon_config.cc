@@ -44,6 +44,9 @@ struct RawFlags {
   std::string kubelet_pods_url = kDefaultKubeletPodsUrl;
   std::string metrics_bind_address;
   std::vector<std::string> enforce_nics;
+  std::vector<std::string> nic_allow;
+  std::vector<std::string> nic_deny;
+  std::vector<std::string> nic_speed_overrides;
   std::vector<std::string> qos_level_shaping;
   std::vector<std::string> qos_level_dscp;
   std::vector<std::string> qos_level_burst;
@@ -236,12 +239,12 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
   f.Group(kGroupNics);
   f.AddString("--topology-file", c.topology_file,
               "Read NUMA nodes and NICs from this JSON file instead of the kernel");
-  f.AddList("--nic-allow", c.nic_allow, Split::kCommas,
+  f.AddList("--nic-allow", x.raw.nic_allow, Split::kCommas,
             "Also count links whose name matches these shell globs as NICs (default: PCI "
             "devices and bonds only), e.g. 'veth*,eth1'");
-  f.AddList("--nic-deny", c.nic_deny, Split::kCommas,
+  f.AddList("--nic-deny", x.raw.nic_deny, Split::kCommas,
             "Never count links whose name matches these shell globs (wins over --nic-allow)");
-  f.AddList("--nic-speed-override", c.nic_speed_overrides, Split::kWhole,
+  f.AddList("--nic-speed-override", x.raw.nic_speed_overrides, Split::kWhole,
             "NAME=MBPS speed for a link whose speed the kernel does not know (repeatable)");
   f.AddChoice("--nic-selection", c.nic_selection, kNicSelectionChoices,
               "How to pick among equally good NICs: random, first or last");
@@ -557,6 +560,12 @@ ParsedFlags ParseDaemonFlags(int argc, const char* const* argv) {
     st = address.status();
   }
   if (st.ok()) {
+    auto filter = topology::ParseNicSelection(raw.nic_allow, raw.nic_deny,
+                                              raw.nic_speed_overrides);  // names the flag
+    if (filter.ok()) c.nic_filter = std::move(*filter);
+    st = filter.status();
+  }
+  if (st.ok()) {
     auto nics = ParseEnforceNics(raw.enforce_nics);
     if (nics.ok()) c.enforce_nics = std::move(*nics);
     st = nics.status();
@@ -704,8 +713,9 @@ Status ValidateDaemonConfig(const DaemonConfig& c) {
   for (const auto& d : c.qrm_socket_dirs)
     if (d.empty()) return InvalidArgument("--qrm-socket-dirs contains an empty directory name");
   if (c.EffectiveStateDir().empty()) return InvalidArgument("--qrm-state-dir must not be empty");
+  const topology::NicSelection& filter = c.nic_filter;
   if (!c.topology_file.empty() &&
-      (!c.nic_allow.empty() || !c.nic_deny.empty() || !c.nic_speed_overrides.empty()))
+      (!filter.allow.empty() || !filter.deny.empty() || !filter.speed_override.empty()))
     return InvalidArgument(
         "--nic-allow, --nic-deny and --nic-speed-override apply to kernel "
         "discovery; they cannot be combined with --topology-file");

@@ -25,6 +25,7 @@
 #include "shaping/htb_plan.h"
 #include "shaping/level_shaping.h"
 #include "shaping/shaping_mode.h"
+#include "topology/nic_classifier.h"
 
 namespace netqos::app {
 
@@ -70,9 +71,8 @@ struct DaemonConfig {
 
   // netqos flags.
   std::string topology_file;  // "" = discover from the kernel (netlink + sysfs)
-  std::vector<std::string> nic_allow;
-  std::vector<std::string> nic_deny;
-  std::vector<std::string> nic_speed_overrides;  // NAME=MBPS
+  // --nic-allow, --nic-deny and --nic-speed-override, for kernel discovery.
+  topology::NicSelection nic_filter;
   bool print_topology = false;
   bool json = false;
   std::string kubelet_register_socket;

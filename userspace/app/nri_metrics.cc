@@ -7,12 +7,18 @@
 namespace netqos::app {
 namespace {
 
-// One family of one series without labels.
-metrics::Family Single(metrics::MetricType type, std::string name, std::string help, double value) {
+// A family without series yet: the caller adds its labelled samples or histogram.
+metrics::Family Empty(metrics::MetricType type, std::string name, std::string help) {
   metrics::Family f;
   f.name = std::move(name);
   f.help = std::move(help);
   f.type = type;
+  return f;
+}
+
+// One family of one series without labels.
+metrics::Family Single(metrics::MetricType type, std::string name, std::string help, double value) {
+  metrics::Family f = Empty(type, std::move(name), std::move(help));
   f.samples.push_back({{}, value});
   return f;
 }
@@ -60,12 +66,9 @@ void AddNriMetrics(metrics::Registry& registry, const nri_plugin::NriSessionStat
                            "runtime closed them, or netqosd dropped them over a protocol error.",
                            Of(stats.dropped_connections)));
 
-    metrics::Family events;
-    events.name = "netqos_nri_events_total";
-    events.help =
-        "Runtime events handed to netqosd's NRI handler, by kind (the NRI method: "
-        "RunPodSandbox, StartContainer, ..., Synchronize).";
-    events.type = metrics::MetricType::kCounter;
+    metrics::Family events = Empty(metrics::MetricType::kCounter, "netqos_nri_events_total",
+                                   "Runtime events handed to netqosd's NRI handler, by kind (the "
+                                   "NRI method: RunPodSandbox, StartContainer, ..., Synchronize).");
     for (size_t k = 0; k < nri_plugin::kNriEventKinds; ++k) {
       events.samples.push_back(
           {{{"kind", nri_plugin::NriEventKindName(static_cast<nri_plugin::NriEventKind>(k))}},
@@ -73,12 +76,10 @@ void AddNriMetrics(metrics::Registry& registry, const nri_plugin::NriSessionStat
     }
     out->push_back(std::move(events));
 
-    metrics::Family ignored;
-    ignored.name = "netqos_nri_ignored_events_total";
-    ignored.help =
-        "Runtime events answered without the handler, by reason: invalid (content failed "
-        "validation), shed (too many events waiting behind a stuck handler).";
-    ignored.type = metrics::MetricType::kCounter;
+    metrics::Family ignored =
+        Empty(metrics::MetricType::kCounter, "netqos_nri_ignored_events_total",
+              "Runtime events answered without the handler, by reason: invalid (content failed "
+              "validation), shed (too many events waiting behind a stuck handler).");
     ignored.samples.push_back({{{"reason", "invalid"}}, Of(stats.invalid_events)});
     ignored.samples.push_back({{{"reason", "shed"}}, Of(stats.shed_events)});
     out->push_back(std::move(ignored));
@@ -92,12 +93,10 @@ void AddNriMetrics(metrics::Registry& registry, const nri_plugin::NriSessionStat
                            "pod and the container's class was not confirmed in place.",
                            Of(stats.refused_starts)));
 
-    metrics::Family reply;
-    reply.name = "netqos_nri_reply_seconds";
-    reply.help =
-        "Time from a runtime event's arrival to netqosd's reply, for the events handed to the "
-        "handler: how long the runtime waited for netqosd.";
-    reply.type = metrics::MetricType::kHistogram;
+    metrics::Family reply =
+        Empty(metrics::MetricType::kHistogram, "netqos_nri_reply_seconds",
+              "Time from a runtime event's arrival to netqosd's reply, for the events handed to "
+              "the handler: how long the runtime waited for netqosd.");
     const HistogramCounts counts = stats.ReplySeconds();
     reply.bounds = counts.bounds;
     reply.histograms.push_back(metrics::FromCounts({}, counts));

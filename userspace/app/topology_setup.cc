@@ -1,18 +1,16 @@
 #include "app/topology_setup.h"
 
-#include "topology/nic_classifier.h"
 #include "topology/topology_file_source.h"
 
 namespace netqos::app {
 namespace {
 
-Result<topology::KernelTopologySource::Options> KernelOptions(const DaemonConfig& c) {
+// --nic-allow, --nic-deny and --nic-speed-override were parsed when the flags were read.
+topology::KernelTopologySource::Options KernelOptions(const DaemonConfig& c) {
   topology::KernelTopologySource::Options opts;
   opts.multi_ns = c.machine_net_multi_ns;
   opts.netns_dirs = c.NetnsDirs();
-  auto sel = topology::ParseNicSelection(c.nic_allow, c.nic_deny, c.nic_speed_overrides);
-  if (!sel.ok()) return sel.status();
-  opts.selection = std::move(*sel);
+  opts.selection = c.nic_filter;
   return opts;
 }
 
@@ -27,9 +25,7 @@ Result<SourceChoice> MakeTopologySource(const DaemonConfig& c) {
     out.description = "file " + c.topology_file;
     return out;
   }
-  auto opts = KernelOptions(c);
-  if (!opts.ok()) return opts.status();
-  auto kernel = topology::KernelTopologySource::Create(std::move(*opts));
+  auto kernel = topology::KernelTopologySource::Create(KernelOptions(c));
   if (!kernel.ok()) return kernel.status();
   out.kernel = kernel->get();
   out.source = std::move(*kernel);

@@ -19,6 +19,24 @@ Status StatusFromWire(const netqos::ttrpc::Status& wire) {
                 "status code " + std::to_string(code) + ": " + wire.message());
 }
 
+// The envelope `message` carries, which must be a `want` (a Request or a Response), parsed into
+// `out`. A failure is reported with the caller's `code`: a broken reply is data lost on our side,
+// a broken call the peer's invalid argument.
+Status ParseEnvelope(const TtrpcMessage& message, TtrpcType want, StatusCode code,
+                     google::protobuf::MessageLite* out) {
+  const std::string where = "ttrpc stream " + std::to_string(message.stream_id);
+  const std::string what = want == TtrpcType::kRequest ? "request" : "response";
+  if (message.type != static_cast<uint8_t>(want)) {
+    return Status(code,
+                  where + ": got a " + TtrpcTypeName(message.type) + " message, want a " + what);
+  }
+  if (!out->ParseFromString(message.data)) {
+    return Status(code, where + ": " + what + " of " + std::to_string(message.data.size()) +
+                            " bytes does not parse");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::string> EncodeTtrpcRequest(uint32_t stream_id, std::string_view service,
@@ -37,14 +55,10 @@ Result<std::string> EncodeTtrpcRequest(uint32_t stream_id, std::string_view serv
 }
 
 Result<TtrpcReply> DecodeTtrpcResponse(const TtrpcMessage& message) {
-  const std::string where = "ttrpc stream " + std::to_string(message.stream_id);
-  if (message.type != static_cast<uint8_t>(TtrpcType::kResponse)) {
-    return DataLoss(where + ": got a " + TtrpcTypeName(message.type) + " message, want a response");
-  }
   netqos::ttrpc::Response response;
-  if (!response.ParseFromString(message.data)) {
-    return DataLoss(where + ": response of " + std::to_string(message.data.size()) +
-                    " bytes does not parse");
+  if (Status st = ParseEnvelope(message, TtrpcType::kResponse, StatusCode::kDataLoss, &response);
+      !st.ok()) {
+    return st;
   }
   TtrpcReply reply;
   reply.stream_id = message.stream_id;
@@ -54,18 +68,15 @@ Result<TtrpcReply> DecodeTtrpcResponse(const TtrpcMessage& message) {
 }
 
 Result<TtrpcCall> DecodeTtrpcRequest(const TtrpcMessage& message) {
-  const std::string where = "ttrpc stream " + std::to_string(message.stream_id);
-  if (message.type != static_cast<uint8_t>(TtrpcType::kRequest)) {
-    return InvalidArgument(where + ": got a " + TtrpcTypeName(message.type) +
-                           " message, want a request");
+  netqos::ttrpc::Request request;
+  if (Status st =
+          ParseEnvelope(message, TtrpcType::kRequest, StatusCode::kInvalidArgument, &request);
+      !st.ok()) {
+    return st;
   }
   if (message.stream_id % 2 != 1) {
-    return InvalidArgument(where + ": a client's stream id must be odd");
-  }
-  netqos::ttrpc::Request request;
-  if (!request.ParseFromString(message.data)) {
-    return InvalidArgument(where + ": request of " + std::to_string(message.data.size()) +
-                           " bytes does not parse");
+    return InvalidArgument("ttrpc stream " + std::to_string(message.stream_id) +
+                           ": a client's stream id must be odd");
   }
   TtrpcCall call;
   call.stream_id = message.stream_id;

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -70,6 +71,21 @@ std::string PrintConfig(std::vector<std::string> args) {
 }
 
 const std::string kTopo = "--topology-file=/dev/null";
+
+// ParseCapturing() of a command line the parser must refuse: no config, and the usage error's
+// exit code.
+Outcome RefusedAsGiven(std::vector<std::string> args) {
+  Outcome out = ParseCapturing(std::move(args));
+  CHECK_FALSE(out.parsed.config);
+  CHECK(out.parsed.exit_code == 2);
+  return out;
+}
+
+// RefusedAsGiven() of `args` after kTopo (no NIC discovery).
+Outcome Refused(std::vector<std::string> args) {
+  args.insert(args.begin(), kTopo);
+  return RefusedAsGiven(std::move(args));
+}
 
 }  // namespace
 
@@ -287,14 +303,11 @@ TEST_CASE("cgroup driver: --cgroup-driver and Katalyst's --cgroup-type are one s
   REQUIRE(cgroupfs.config);
   CHECK(cgroupfs.config->cgroup_type == CgroupDriver::kCgroupfs);
 
-  auto conflict = ParseCapturing({kTopo, "--cgroup-type=systemd", "--cgroup-driver=cgroupfs"});
-  CHECK_FALSE(conflict.parsed.config);
-  CHECK(conflict.parsed.exit_code == 2);
+  auto conflict = Refused({"--cgroup-type=systemd", "--cgroup-driver=cgroupfs"});
   CHECK_THAT(conflict.err, Catch::Contains("--cgroup-type=systemd") &&
                                Catch::Contains("--cgroup-driver=cgroupfs"));
 
-  auto bad = ParseCapturing({kTopo, "--cgroup-driver=v2"});
-  CHECK_FALSE(bad.parsed.config);
+  auto bad = Refused({"--cgroup-driver=v2"});
   CHECK_THAT(bad.err, Catch::Contains("--cgroup-driver") && Catch::Contains("v2"));
 }
 
@@ -394,12 +407,8 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
       {{"--keep-forwarded-priority=off-ish"}, {"keep-forwarded-priority"}},
   };
   for (const auto& c : cases) {
-    std::vector<std::string> args = c.args;
-    args.insert(args.begin(), kTopo);
     INFO(c.args.front());
-    auto r = ParseCapturing(args);
-    CHECK_FALSE(r.parsed.config);
-    CHECK(r.parsed.exit_code == 2);
+    const Outcome r = Refused(c.args);
     for (const auto& m : c.mentions) CHECK_THAT(r.err, Catch::Contains(m));
   }
 }
@@ -560,13 +569,8 @@ TEST_CASE(
            {{"--metrics-bind-address=::1:9465"},
             "netqosd: --metrics-bind-address \"::1:9465\": an IPv6 address needs brackets "
             "(expected HOST:PORT, [IPV6]:PORT or :PORT, e.g. 127.0.0.1:9465)\n"}}) {
-    std::vector<std::string> bad_args = b.args;
-    bad_args.insert(bad_args.begin(), kTopo);
     INFO(b.args.back());
-    auto r = ParseCapturing(bad_args);
-    CHECK_FALSE(r.parsed.config);
-    CHECK(r.parsed.exit_code == 2);
-    CHECK(r.err == b.message);
+    CHECK(Refused(b.args).err == b.message);
   }
 }
 
@@ -654,10 +658,7 @@ TEST_CASE("low-priority group flags: taken, and a floor over 100 percent refused
   REQUIRE(on.config);
   CHECK(on.config->low_priority_groups);
   CHECK(on.config->low_priority_group_floor_percent == 7);
-  auto bad =
-      ParseCapturing({kTopo, "--low-priority-groups", "--low-priority-group-floor-percent=150"});
-  CHECK_FALSE(bad.parsed.config);
-  CHECK(bad.parsed.exit_code == 2);
+  auto bad = Refused({"--low-priority-groups", "--low-priority-group-floor-percent=150"});
   CHECK_THAT(bad.err, Catch::Contains("--low-priority-group-floor-percent must be 0..100"));
 }
 
@@ -699,14 +700,53 @@ TEST_CASE("a flag given twice takes its last value, as in Go, and lists still co
   CHECK_FALSE(c.skip_network_state_corruption);
   CHECK(c.metrics_bind_address == netqos::metrics::BindAddress{"127.0.0.1", 2});
   CHECK(c.qrm_socket_dirs == std::vector<std::string>{"/s1", "/s2", "/s3"});
-  CHECK(c.nic_speed_overrides == std::vector<std::string>{"a=1", "b=2"});
+  CHECK(c.nic_filter.speed_override == std::map<std::string, int64_t>{{"a", 1}, {"b", 2}});
   // The last value is the one checked: an earlier bad one is overridden, a later one is not.
   CHECK(Parse({kTopo, "--nic-selection=best", "--nic-selection=first"}).config);
-  auto bad = ParseCapturing({kTopo, "--nic-selection=first", "--nic-selection=best"});
-  CHECK(bad.parsed.exit_code == 2);
+  auto bad = Refused({"--nic-selection=first", "--nic-selection=best"});
   CHECK_THAT(bad.err, Catch::Contains("--nic-selection") && Catch::Contains("best"));
   CHECK_THAT(PrintConfig({kTopo, "--qrm-state-dir=/a", "--qrm-state-dir=/b"}),
              Catch::Contains("qrm-state-dir=\"/b\""));
+}
+
+// Without --topology-file, which these flags cannot be combined with: kernel discovery reads them.
+TEST_CASE("NIC filter flags are parsed once, when read, and --print-config shows them as given") {
+  const std::vector<std::string> args = {"--nic-allow=veth*,eth1", "--nic-deny", "eth1",
+                                         "--nic-speed-override=veth0=1000",
+                                         "--nic-speed-override= veth1 = 25000"};
+  auto r = Parse(args);
+  REQUIRE(r.config);
+  const netqos::topology::NicSelection& filter = r.config->nic_filter;
+  CHECK(filter.allow == std::vector<std::string>{"veth*", "eth1"});
+  CHECK(filter.deny == std::vector<std::string>{"eth1"});
+  CHECK(filter.speed_override == std::map<std::string, int64_t>{{"veth0", 1000}, {"veth1", 25000}});
+  CHECK_THAT(PrintConfig(args),
+             Catch::Contains("\nnic-allow=[\"veth*\", \"eth1\"]\n") &&
+                 Catch::Contains("\nnic-deny=[\"eth1\"]\n") &&
+                 Catch::Contains("\nnic-speed-override=[\"veth0=1000\", \" veth1 = 25000\"]\n"));
+  auto none = Parse({});
+  REQUIRE(none.config);
+  CHECK(none.config->nic_filter.allow.empty());
+  CHECK(none.config->nic_filter.deny.empty());
+  CHECK(none.config->nic_filter.speed_override.empty());
+}
+
+TEST_CASE("NIC filter flags: a bad value is a usage error naming the flag and the value") {
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--nic-allow=veth*,eth[0"},
+            "netqosd: --nic-allow: glob 'eth[0' has an unbalanced '['\n"},
+           {{"--nic-deny", "br[x"}, "netqosd: --nic-deny: glob 'br[x' has an unbalanced '['\n"},
+           {{"--nic-speed-override=eth0=fast"},
+            "netqosd: --nic-speed-override: 'eth0=fast': speed 'fast' is not an integer number of "
+            "Mbps\n"},
+           {{"--nic-speed-override=eth0"},
+            "netqosd: --nic-speed-override: 'eth0': expected NAME=MBPS\n"},
+           {{"--nic-speed-override=eth0=0"},
+            "netqosd: --nic-speed-override: 'eth0=0': speed must be in (0, 10000000] Mbps\n"},
+       }) {
+    INFO(args.back());
+    CHECK(RefusedAsGiven(args).err == message);
+  }
 }
 
 TEST_CASE("help ends with the exit codes") {
@@ -770,12 +810,7 @@ TEST_CASE("checkpoint bounds on pod metadata: taken, each out-of-range value ref
        "--checkpoint-pod-metadata-bytes (1048576)"},
   };
   for (const auto& [flags, message] : bad) {
-    std::vector<std::string> args = {kTopo};
-    args.insert(args.end(), flags.begin(), flags.end());
     INFO(flags.back());
-    Outcome out = ParseCapturing(args);
-    CHECK_FALSE(out.parsed.config);
-    CHECK(out.parsed.exit_code == 2);
-    CHECK_THAT(out.err, Catch::Contains(message));
+    CHECK_THAT(Refused(flags).err, Catch::Contains(message));
   }
 }
