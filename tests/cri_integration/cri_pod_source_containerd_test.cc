@@ -6,7 +6,8 @@
 #include <string>
 
 #include "cgroup/cgroup_paths.h"
-#include "cgroup/mount_detect.h"
+#include "cgroup/fs/cgroup_dirs.h"
+#include "cgroup/fs/mount_detect.h"
 #include "pods/cri/cri_pod_source.h"
 #include "pods/cri/cri_runtime.h"
 #include "support/private_containerd.h"

@@ -18,8 +18,9 @@
 #include <vector>
 
 #include "cgroup/cgroup_paths.h"
-#include "cgroup/cgroup_watcher.h"
-#include "cgroup/mount_detect.h"
+#include "cgroup/fs/cgroup_dirs.h"
+#include "cgroup/fs/cgroup_watcher.h"
+#include "cgroup/fs/mount_detect.h"
 
 namespace {
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "cgroup/cgroup_library.h"
-#include "cgroup/mount_detect.h"
+#include "cgroup/fs/cgroup_library.h"
+#include "cgroup/fs/mount_detect.h"
 #include "support/cgroup_fixture.h"
 
 namespace {

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "cgroup/mount_detect.h"
+#include "cgroup/fs/mount_detect.h"
 
 namespace netqos::testing {
 

@@ -14,7 +14,8 @@
 #include "bpf/bpffs.h"
 #include "bpf/veth_attach.h"
 #include "cgroup/cgroup_paths.h"
-#include "cgroup/mount_detect.h"
+#include "cgroup/fs/cgroup_dirs.h"
+#include "cgroup/fs/mount_detect.h"
 #include "enforce/desired_state.h"
 #include "enforce/kernel/kernel_class_stats.h"
 #include "os/capabilities.h"
@@ -200,6 +201,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   ports.edt = stack->edt.get();
   ports.edt_aggregates = stack->edt_aggregates.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
+  ports.cgroup_tree = {cgroup::ResolveCgroupDir, cgroup::CgroupId, cgroup::ListCgroupIds};
   ports.tenant_policy = std::move(tenant_policy);
   ports.veth_source = stack->veth_source.get();
   ports.veth_table = stack->veth_table.get();

@@ -1,11 +1,6 @@
 #include "cgroup/cgroup_paths.h"
 
-#include <linux/magic.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <sstream>
 
@@ -100,11 +95,6 @@ std::vector<std::string> ScopePrefixes(const std::string& runtime) {
   return {"cri-containerd", "crio", "docker"};
 }
 
-bool IsDirectory(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 }  // namespace
 
 PodQosClass ParsePodQosClass(const std::string& qos_class) {
@@ -143,52 +133,6 @@ std::vector<std::string> ContainerCgroupCandidates(const CgroupLayout& layout, P
   return out;
 }
 
-Result<std::string> ResolveCgroupDir(const std::string& mount,
-                                     const std::vector<std::string>& candidates) {
-  const std::string base =
-      mount.size() > 1 && mount.back() == '/' ? mount.substr(0, mount.size() - 1) : mount;
-  for (const auto& c : candidates) {
-    const std::string path = base + "/" + TrimSlashes(c);
-    if (IsDirectory(path)) return path;
-  }
-  std::ostringstream msg;
-  msg << "no cgroup directory exists under " << base << " (tried";
-  if (candidates.empty()) msg << " nothing";
-  for (size_t i = 0; i < candidates.size(); ++i) msg << (i == 0 ? " " : ", ") << candidates[i];
-  msg << ")";
-  return NotFound(msg.str());
-}
-
-Result<std::string> ResolveContainerCgroup(const std::string& mount,
-                                           const std::vector<std::string>& candidates) {
-  return ResolveCgroupDir(mount, candidates);
-}
-
-Result<uint64_t> CgroupId(const std::string& dir) {
-  struct statfs fs {};
-  if (::statfs(dir.c_str(), &fs) != 0) {
-    const int err = errno;
-    Status s(err == ENOENT ? StatusCode::kNotFound : StatusCode::kUnavailable,
-             "statfs(" + dir + "): " + std::strerror(err));
-    return s;
-  }
-  if (static_cast<unsigned long>(fs.f_type) != static_cast<unsigned long>(CGROUP2_SUPER_MAGIC)) {
-    std::ostringstream msg;
-    msg << dir << " is not on a cgroup2 filesystem (statfs magic 0x" << std::hex
-        << static_cast<unsigned long>(fs.f_type) << ", want CGROUP2_SUPER_MAGIC 0x"
-        << static_cast<unsigned long>(CGROUP2_SUPER_MAGIC) << ")";
-    return FailedPrecondition(msg.str());
-  }
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) {
-    const int err = errno;
-    return Status(err == ENOENT ? StatusCode::kNotFound : StatusCode::kUnavailable,
-                  "stat(" + dir + "): " + std::strerror(err));
-  }
-  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(dir + " is not a cgroup directory");
-  return static_cast<uint64_t>(st.st_ino);
-}
-
 std::vector<std::string> KubeletRoots(const std::string& mount, const CgroupLayout& layout) {
   std::vector<std::string> roots{
       mount + (layout.driver == CgroupDriver::kSystemd ? "/kubepods.slice" : "/kubepods")};
@@ -199,6 +143,10 @@ std::vector<std::string> KubeletRoots(const std::string& mount, const CgroupLayo
     if (std::find(roots.begin(), roots.end(), full) == roots.end()) roots.push_back(full);
   }
   return roots;
+}
+
+std::string CgroupPathUnder(const std::string& base, const std::string& relative) {
+  return base + "/" + TrimSlashes(relative);
 }
 
 }  // namespace netqos::cgroup

@@ -1,8 +1,8 @@
 // Where the kubelet puts pod and container cgroups, for the cgroupfs and systemd cgroup drivers,
-// as candidate paths relative to the cgroup2 mount; and the cgroup id of a resolved directory.
+// as candidate paths relative to the cgroup2 mount. Pure: which candidate exists, and its cgroup
+// id, are read by cgroup/fs/cgroup_dirs.h.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -53,18 +53,8 @@ std::vector<std::string> ContainerCgroupCandidates(const CgroupLayout& layout, P
                                                    const std::string& runtime,
                                                    const std::string& container_id);
 
-// The first candidate that is an existing directory under `mount`, as an absolute path
-// (mount + "/" + candidate). None existing gives NotFound listing what was tried.
-Result<std::string> ResolveCgroupDir(const std::string& mount,
-                                     const std::vector<std::string>& candidates);
-
-// Same as ResolveCgroupDir; named for the container case (Katalyst's IsContainerCgroupExist).
-Result<std::string> ResolveContainerCgroup(const std::string& mount,
-                                           const std::vector<std::string>& candidates);
-
-// The cgroup v2 id of `dir`: its inode number, which on cgroup2 equals the 8-byte
-// name_to_handle_at handle and what bpf_skb_cgroup_id() returns. `dir` must be on a cgroup2
-// filesystem (statfs magic CGROUP2_SUPER_MAGIC); otherwise FailedPrecondition says so.
-Result<uint64_t> CgroupId(const std::string& dir);
+// `relative` (a candidate above) under `base`, a mount without a trailing '/': the two joined by
+// one '/', whatever slashes `relative` starts or ends with.
+std::string CgroupPathUnder(const std::string& base, const std::string& relative);
 
 }  // namespace netqos::cgroup

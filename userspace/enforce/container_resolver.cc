@@ -17,24 +17,6 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Depth-first over directories with openat, so a deep tree costs no path building.
-void Walk(int dir_fd, std::set<uint64_t>& ids, int depth) {
-  if (depth > 32) return;  // cgroup trees are shallow; this bounds a pathological one
-  DIR* d = ::fdopendir(dir_fd);
-  if (d == nullptr) {
-    ::close(dir_fd);
-    return;
-  }
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_type != DT_DIR) continue;
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    ids.insert(e->d_ino);
-    int child = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (child >= 0) Walk(child, ids, depth + 1);  // vanished meanwhile: skip
-  }
-  ::closedir(d);
-}
-
 // Pod uids are UUIDs, or 32-hex-digit hashes for static pods; systemd names write '_' for '-'.
 bool IsPodUid(const std::string& uid, char separator) {
   if (uid.empty()) return false;
@@ -64,10 +46,8 @@ std::string Dashes(std::string uid) {
 }  // namespace
 
 ContainerResolver::ContainerResolver(std::string cgroup_mount, cgroup::CgroupLayout layout,
-                                     CgroupIdFn cgroup_id)
-    : mount_(std::move(cgroup_mount)),
-      layout_(std::move(layout)),
-      cgroup_id_(cgroup_id ? std::move(cgroup_id) : CgroupIdFn(cgroup::CgroupId)) {}
+                                     CgroupTree tree)
+    : mount_(std::move(cgroup_mount)), layout_(std::move(layout)), tree_(std::move(tree)) {}
 
 namespace {
 
@@ -95,9 +75,9 @@ std::string Malformed(const pods::PodInfo& pod, const pods::ContainerInfo& c) {
 
 uint64_t ContainerResolver::PodCgroupId(const pods::PodInfo& pod) const {
   const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
-  auto dir = cgroup::ResolveCgroupDir(mount_, cgroup::PodCgroupCandidates(layout_, qos, pod.uid));
+  auto dir = tree_.find_dir(mount_, cgroup::PodCgroupCandidates(layout_, qos, pod.uid));
   if (!dir.ok()) return 0;
-  auto id = cgroup_id_(*dir);
+  auto id = tree_.cgroup_id(*dir);
   return id.ok() ? *id : 0;
 }
 
@@ -105,9 +85,9 @@ std::optional<ObservedContainer> ContainerResolver::Observe(const pods::PodInfo&
                                                             const pods::ContainerInfo& c,
                                                             uint64_t pod_cgroup_id) const {
   const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
-  auto dir = cgroup::ResolveContainerCgroup(
+  auto dir = tree_.find_dir(
       mount_, cgroup::ContainerCgroupCandidates(layout_, qos, pod.uid, c.runtime, c.id));
-  Result<uint64_t> id = dir.ok() ? cgroup_id_(*dir) : Result<uint64_t>(dir.status());
+  Result<uint64_t> id = dir.ok() ? tree_.cgroup_id(*dir) : Result<uint64_t>(dir.status());
   if (!id.ok()) return std::nullopt;
   ObservedContainer o;
   o.pod_uid = pod.uid;
@@ -154,18 +134,6 @@ std::optional<ObservedContainer> ContainerResolver::ResolveOne(
   if (pod.uid.empty() || container.init || container.id.empty()) return std::nullopt;
   if (!Malformed(pod, container).empty()) return std::nullopt;
   return Observe(pod, container, PodCgroupId(pod));
-}
-
-Result<std::set<uint64_t>> ListCgroupIds(const std::string& root) {
-  struct stat st {};
-  if (::stat(root.c_str(), &st) != 0) {
-    return NotFound("stat(" + root + "): " + std::strerror(errno));
-  }
-  std::set<uint64_t> ids{st.st_ino};
-  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Internal("open(" + root + "): " + std::strerror(errno));
-  Walk(fd, ids, 0);
-  return ids;
 }
 
 std::optional<ContainerCgroupName> ParseContainerCgroupPath(const std::string& path) {

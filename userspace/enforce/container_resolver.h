@@ -11,6 +11,7 @@
 
 #include "cgroup/cgroup_paths.h"
 #include "common/status.h"
+#include "enforce/cgroup_tree.h"
 #include "enforce/desired_state.h"
 #include "pods/pod_list.h"
 
@@ -25,15 +26,10 @@ struct ResolvedContainers {
   std::vector<std::string> rejected;
 };
 
-// The id of a cgroup directory (what bpf_skb_cgroup_id returns for its sockets).
-using CgroupIdFn = std::function<Result<uint64_t>(const std::string& dir)>;
-
 class ContainerResolver {
  public:
-  // `cgroup_id` defaults to cgroup::CgroupId (the directory must be on cgroup2); unit tests
-  // resolve plain directories.
-  ContainerResolver(std::string cgroup_mount, cgroup::CgroupLayout layout,
-                    CgroupIdFn cgroup_id = nullptr);
+  // Reads the tree through `tree`, every member set (cgroup_tree.h).
+  ContainerResolver(std::string cgroup_mount, cgroup::CgroupLayout layout, CgroupTree tree);
 
   // Regular (non-init) started containers of every pod not in `skip_pods`.
   ResolvedContainers Resolve(const std::vector<pods::PodInfo>& pods,
@@ -53,11 +49,8 @@ class ContainerResolver {
 
   std::string mount_;
   cgroup::CgroupLayout layout_;
-  CgroupIdFn cgroup_id_;
+  CgroupTree tree_;
 };
-
-// The ids (inode numbers) of `root` and every directory below it.
-Result<std::set<uint64_t>> ListCgroupIds(const std::string& root);
 
 struct ContainerCgroupName {
   std::string pod_uid;       // with dashes, as in the pod's metadata.uid

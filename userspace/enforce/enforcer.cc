@@ -30,7 +30,7 @@ std::vector<std::string> WatchRoots(const EnforcerOptions& o) {
 Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
     : options_(std::move(options)),
       ports_(std::move(ports)),
-      resolver_(options_.cgroup_mount, options_.layout, ports_.cgroup_id),
+      resolver_(options_.cgroup_mount, options_.layout, ports_.cgroup_tree),
       sync_(options_.residual_class_grace),
       residual_(options_.residual_state_after),
       veths_({ports_.veth_source, ports_.veth_table, ports_.veth_attacher}) {
@@ -44,6 +44,9 @@ Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
 Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, EnforcerPorts ports) {
   if (!ports.table || !ports.shaper || !ports.read_pods || !ports.snapshot) {
     return InvalidArgument("enforcer: missing port");
+  }
+  if (std::string missing = ports.cgroup_tree.Missing(); !missing.empty()) {
+    return InvalidArgument("enforcer: the cgroup tree port has no " + missing);
   }
   std::unique_ptr<Enforcer> e(new Enforcer(std::move(options), std::move(ports)));
   auto current = e->ports_.table->List();
@@ -506,7 +509,7 @@ void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
   const bool undesired = std::any_of(current.begin(), current.end(),
                                      [&](const auto& kv) { return desired.count(kv.first) == 0; });
   Result<std::set<uint64_t>> live = std::set<uint64_t>();
-  if (undesired) live = ListCgroupIds(options_.cgroup_mount);
+  if (undesired) live = ports_.cgroup_tree.list_ids(options_.cgroup_mount);
   if (!live.ok()) problems_.Report(ProblemKind::kCgroupTree, "", live.status().message());
   std::set<uint64_t> evict;
   for (const auto& [id, uid] : pod_of_cgroup_) {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "cgroup/cgroup_paths.h"
-#include "cgroup/cgroup_watcher.h"
+#include "cgroup/fs/cgroup_watcher.h"
 #include "common/histogram.h"
 #include "common/status.h"
 #include "core/config.h"
@@ -83,8 +83,9 @@ struct EnforcerPorts {
   EdtAggregateTable* edt_aggregates = nullptr;
   // Reads a shaped NIC's HTB class counters, for QueueStats(); optional (none: no queues).
   ReadLinkClassStats read_class_stats;
-  // The id of a cgroup directory; optional (none: cgroup::CgroupId, which wants cgroup2).
-  CgroupIdFn cgroup_id;
+  // The cgroup tree: which candidate directory exists, its id, the ids below a root (required;
+  // cgroup_tree.h).
+  CgroupTree cgroup_tree;
   // The time; optional (none: Clock::now). Tests move it to age residual entries.
   std::function<Clock::time_point()> now;
   // The tenant policy in force, read at every pass; optional (none, or null: the built-in

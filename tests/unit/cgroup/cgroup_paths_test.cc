@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cgroup/fs/cgroup_dirs.h"
 #include "support/temp_dir.h"
 
 namespace {

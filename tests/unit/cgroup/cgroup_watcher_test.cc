@@ -1,6 +1,6 @@
 // The watcher on plain directories in a TempDir: inotify behaves the same for them as for
 // cgroup directories, so no privilege is needed.
-#include "cgroup/cgroup_watcher.h"
+#include "cgroup/fs/cgroup_watcher.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>

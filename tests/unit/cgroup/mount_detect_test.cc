@@ -1,4 +1,4 @@
-#include "cgroup/mount_detect.h"
+#include "cgroup/fs/mount_detect.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // Recognising container cgroup paths of both drivers (the watcher reports every new directory), and
-// listing the cgroup ids of a tree (inode numbers; any directory tree will do).
+// resolving a hostile pod list's containers.
 #include "enforce/container_resolver.h"
 
 #include <sys/stat.h>
@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "support/files.h"
+#include "support/plain_cgroup_tree.h"
 #include "support/temp_dir.h"
 
 namespace {
 
 using netqos::enforce::ContainerCgroupName;
-using netqos::enforce::ListCgroupIds;
 using netqos::enforce::ParseContainerCgroupPath;
 using netqos::testing::TempDir;
 
@@ -124,53 +124,6 @@ TEST_CASE("pod, QoS and slice directories and unrelated paths are not containers
   }
 }
 
-TEST_CASE("ListCgroupIds lists the root and every directory below it, no files", "[enforce]") {
-  TempDir tmp;
-  const std::string root = tmp.file("cg");
-  namespace fs = std::filesystem;
-  fs::create_directories(root + "/kubepods/burstable/podx/ctr1");
-  fs::create_directories(root + "/kubepods/burstable/podx/ctr2");
-  fs::create_directories(root + "/kubepods/besteffort");
-  fs::create_directories(root + "/system.slice");
-  netqos::testing::WriteFile(root + "/cgroup.procs", "");
-  netqos::testing::WriteFile(root + "/kubepods/burstable/podx/ctr1/cgroup.procs", "1\n");
-  fs::create_directory_symlink(root + "/system.slice", root + "/link");  // not a directory entry
-  fs::create_directories(tmp.file("outside"));
-
-  std::set<uint64_t> want;
-  for (const char* rel : {"", "/kubepods", "/kubepods/burstable", "/kubepods/burstable/podx",
-                          "/kubepods/burstable/podx/ctr1", "/kubepods/burstable/podx/ctr2",
-                          "/kubepods/besteffort", "/system.slice"}) {
-    want.insert(Inode(root + rel));
-  }
-  auto ids = ListCgroupIds(root);
-  INFO(ids.status().message());
-  REQUIRE(ids.ok());
-  CHECK(*ids == want);
-  CHECK(ids->count(Inode(root + "/cgroup.procs")) == 0);
-  CHECK(ids->count(Inode(tmp.file("outside"))) == 0);
-  CHECK(ids->count(Inode(tmp.path())) == 0);
-
-  // A removed directory disappears from the next listing.
-  fs::remove_all(root + "/kubepods/burstable/podx/ctr2");
-  auto after = ListCgroupIds(root);
-  REQUIRE(after.ok());
-  CHECK(after->size() == want.size() - 1);
-
-  // A root with no subdirectories is just its own id.
-  auto leaf = ListCgroupIds(root + "/system.slice");
-  REQUIRE(leaf.ok());
-  CHECK(*leaf == std::set<uint64_t>{Inode(root + "/system.slice")});
-}
-
-TEST_CASE("ListCgroupIds of a missing root is NotFound", "[enforce]") {
-  TempDir tmp;
-  auto ids = ListCgroupIds(tmp.file("absent"));
-  REQUIRE_FALSE(ids.ok());
-  CHECK(ids.status().code() == netqos::StatusCode::kNotFound);
-  CHECK_THAT(ids.status().message(), Catch::Contains(tmp.file("absent")));
-}
-
 TEST_CASE("a hostile pod list cannot point resolution at a cgroup outside its pod", "[enforce]") {
   // The kubelet's answer is input like any other: a uid or container id with '/' or '..' would
   // otherwise be joined into a path that names a host cgroup (here a directory that exists).
@@ -181,12 +134,7 @@ TEST_CASE("a hostile pod list cannot point resolution at a cgroup outside its po
   std::filesystem::create_directories(dir.file("kubepods/podx"));
   std::filesystem::create_directories(dir.file("kubepods/pod" + kUid + "/victim"));
   netqos::enforce::ContainerResolver resolver(dir.path(), netqos::cgroup::CgroupLayout{},
-                                              [](const std::string& d) -> netqos::Result<uint64_t> {
-                                                struct stat st {};
-                                                if (::stat(d.c_str(), &st) != 0)
-                                                  return netqos::NotFound(d);
-                                                return static_cast<uint64_t>(st.st_ino);
-                                              });
+                                              netqos::testing::PlainCgroupTree());
   auto pod = [](const std::string& uid, const std::string& id) {
     netqos::pods::PodInfo p;
     p.uid = uid;

@@ -20,6 +20,7 @@
 #include "enforce/pod_addresses.h"
 #include "pods/pod_list_reader.h"
 #include "shaping/htb_plan.h"
+#include "support/plain_cgroup_tree.h"
 #include "support/temp_dir.h"
 #include "unit/enforce/fake_tables.h"
 
@@ -329,11 +330,7 @@ class Node {
     p.shaper = &shaper;
     p.addresses = &addresses;
     p.edt = &edt;
-    p.cgroup_id = [](const std::string& d) -> Result<uint64_t> {
-      struct stat st {};
-      if (::stat(d.c_str(), &st) != 0) return netqos::NotFound(d);
-      return static_cast<uint64_t>(st.st_ino);
-    };
+    p.cgroup_tree = netqos::testing::PlainCgroupTree();
     p.now = [this] {
       std::lock_guard<std::mutex> l(mu);
       return now;

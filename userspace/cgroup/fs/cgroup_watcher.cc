@@ -1,4 +1,4 @@
-#include "cgroup/cgroup_watcher.h"
+#include "cgroup/fs/cgroup_watcher.h"
 
 #include <dirent.h>
 #include <spdlog/spdlog.h>

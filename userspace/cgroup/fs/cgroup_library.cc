@@ -1,4 +1,4 @@
-#include "cgroup/cgroup_library.h"
+#include "cgroup/fs/cgroup_library.h"
 
 #include <libcgroup.h>
 #include <linux/magic.h>

@@ -1,10 +1,10 @@
-#include "cgroup/mount_detect.h"
+#include "cgroup/fs/mount_detect.h"
 
 #include <fstream>
 #include <sstream>
 #include <vector>
 
-#include "cgroup/cgroup_library.h"
+#include "cgroup/fs/cgroup_library.h"
 
 namespace netqos::cgroup {
 namespace {
