@@ -20,6 +20,7 @@
 #include "cri/cri_endpoint.h"
 #include "cri/cri_pod_source.h"
 #include "enforce/desired_state.h"
+#include "enforce/kernel/inotify_cgroup_watch.h"
 #include "enforce/kernel/kernel_class_stats.h"
 #include "enforce/pod_list_reader.h"
 #include "os/capabilities.h"
@@ -200,6 +201,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   ports.edt = stack->edt.get();
   ports.edt_aggregates = stack->edt_aggregates.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
+  ports.watch_cgroups = enforce::WatchCgroupsWithInotify;
   ports.tenant_policy = std::move(tenant_policy);
   ports.veth_source = stack->veth_source.get();
   ports.veth_table = stack->veth_table.get();

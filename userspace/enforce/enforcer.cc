@@ -33,13 +33,7 @@ Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
       resolver_(options_.cgroup_mount, options_.layout, ports_.cgroup_id),
       sync_(options_.residual_class_grace),
       residual_(options_.residual_state_after),
-      veths_({ports_.veth_source, ports_.veth_table, ports_.veth_attacher}) {
-  // Every series from the start, at zero, so that rates and alerts see the first one.
-  for (PassScope scope : {PassScope::kContainers, PassScope::kAll, PassScope::kFull}) {
-    status_.pass_seconds.emplace(PassScopeName(scope), HistogramCounts(PassSecondsBounds()));
-  }
-  for (KernelTarget target : kKernelTargets) status_.kernel_failures[KernelTargetName(target)] = 0;
-}
+      veths_({ports_.veth_source, ports_.veth_table, ports_.veth_attacher}) {}
 
 Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, EnforcerPorts ports) {
   if (!ports.table || !ports.shaper || !ports.read_pods || !ports.snapshot) {
@@ -64,24 +58,25 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
 void Enforcer::StartWatchers() {
   // Watch the kubelet's cgroup roots only (not the whole host tree): fewer inotify watches, and
   // no wake-ups for system services.
+  if (!ports_.watch_cgroups) return;
   Enforcer* self = this;
   for (const auto& root : WatchRoots(options_)) {
     if (inbox_.stopping()) return;
-    cgroup::CgroupWatcherCallbacks cb;
+    CgroupEventHandlers cb;
     cb.on_created = [self](const std::string& path) { self->OnCgroupCreated(path); };
     cb.on_removed = [self](const std::string&) { self->Wake(); };
     cb.on_error = [self](const netqos::Status& st) {
       spdlog::warn("cgroup watcher: {}; the periodic resync still applies", st.message());
       self->Wake();
     };
-    auto watcher = cgroup::CgroupWatcher::Start(root, std::move(cb));
-    if (!watcher.ok()) {
+    auto watch = ports_.watch_cgroups(root, std::move(cb));
+    if (!watch.ok()) {
       // Enforcement still works through the periodic resync, only later.
       spdlog::warn("cgroup watcher not started for {}, new containers wait for the resync: {}",
-                   root, watcher.status().message());
+                   root, watch.status().message());
       continue;
     }
-    watchers_.push_back(std::move(*watcher));
+    watches_.push_back(std::move(*watch));
   }
 }
 
@@ -92,7 +87,7 @@ void Enforcer::Stop() {
   // The worker starts the watchers: once it is gone, they are no longer added to. Their
   // callbacks only flag work for a worker that no longer runs.
   if (worker_.joinable()) worker_.join();
-  for (auto& w : watchers_) w->Stop();
+  for (auto& w : watches_) w->Stop();
 }
 
 void Enforcer::Wake() {
@@ -131,8 +126,21 @@ bool Enforcer::OnContainerStarting(const std::string& container_id,
   const uint64_t ticket = inbox_.RecordContainerStarting(container_id);
   if (!inbox_.AwaitWakeup(ticket, timeout)) return false;
   // What the wake-up that took the ticket published, or a later one's: never older.
-  std::lock_guard<std::mutex> lock(published_mu_);
-  return HasClassLocked(container_id);
+  return board_.HasClass(container_id);
+}
+
+bool Enforcer::WaitUntilIdle(std::chrono::milliseconds timeout) {
+  // The same barrier as OnContainerStarting's, with nothing recorded: the wake-up that takes the
+  // ticket takes everything recorded before it. One that records more itself (a container that
+  // needs a whole pass) leaves the inbox dirty, and the next round waits for that too.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    const uint64_t ticket = inbox_.RequestWakeup();
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || !inbox_.AwaitWakeup(ticket, left)) return false;
+    if (inbox_.Idle()) return true;
+  }
 }
 
 void Enforcer::OnRuntimePod(cgroup::PodInfo pod) {
@@ -155,72 +163,15 @@ void Enforcer::OnRuntimeContainerRemoved(const std::string& pod_uid,
   inbox_.RuntimeContainerRemoved(pod_uid, container_id);
 }
 
-void Enforcer::MergeRuntimePodsLocked(bool force) {
+void Enforcer::MergeRuntimePods(PublishedState& published, bool force) {
   // Only the pods that changed between pod-list reads: this is on the new-container path. Their
-  // new ids go into runtime_known_ beside the index rather than into a copy of a node's worth
+  // new ids go into runtime_known beside the index rather than into a copy of a node's worth
   // (the inbox knows them already, from its own record of what the runtime said).
-  const RuntimePods::Merged merged = inbox_.MergeRuntimePodsInto(pods_, force);
-  for (const auto& [p, c] : merged.containers) runtime_known_[pods_[p].containers[c].id] = {p, c};
-}
-
-void Enforcer::IndexContainersLocked() {
-  auto index = std::make_shared<ContainerIndex>();
-  for (size_t p = 0; p < pods_.size(); ++p) {
-    for (size_t c = 0; c < pods_[p].containers.size(); ++c) {
-      const std::string& id = pods_[p].containers[c].id;
-      if (!id.empty()) (*index)[id] = {p, c};
-    }
-  }
-  known_containers_ = index;
-  runtime_known_.clear();
-  inbox_.PublishIndex(std::move(index));
-}
-
-const ContainerRef* Enforcer::FindContainer(const std::string& container_id) const {
-  if (auto it = known_containers_->find(container_id); it != known_containers_->end()) {
-    return &it->second;
-  }
-  auto it = runtime_known_.find(container_id);
-  return it == runtime_known_.end() ? nullptr : &it->second;
-}
-
-bool Enforcer::HasClassLocked(const std::string& container_id) const {
-  // The class entries are keyed by cgroup: the container is found by its pod and name, as the
-  // pod list gives them. A wake-up that did not place it (its pod not listed yet, a class map
-  // write refused) leaves none. A restarted container's earlier entry (same pod, same name) still
-  // counts until a pass drops it: that errs towards letting the container start.
-  const ContainerRef* ref = FindContainer(container_id);
-  if (ref == nullptr) return false;
-  const cgroup::PodInfo& pod = pods_[ref->pod];
-  const std::string& name = pod.containers[ref->container].name;
-  return std::any_of(status_.classes.begin(), status_.classes.end(), [&](const auto& entry) {
-    return entry.second.pod_uid == pod.uid && entry.second.container_name == name;
-  });
-}
-
-const char* KernelTargetName(KernelTarget target) {
-  switch (target) {
-    case KernelTarget::kClassMap:
-      return "class_map";
-    case KernelTarget::kShaping:
-      return "shaping";
-    case KernelTarget::kEdtMap:
-      return "edt_map";
-    case KernelTarget::kPodAddressMap:
-      return "pod_address_map";
-  }
-  return "unknown";
-}
-
-const std::vector<double>& PassSecondsBounds() {
-  static const std::vector<double> kBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                              0.5,   1,      2.5,   5,    10,    30,   60};
-  return kBounds;
+  published.AddRuntimeContainers(inbox_.MergeRuntimePodsInto(published.pods, force));
 }
 
 EnforcerStatus Enforcer::Status() const {
-  std::lock_guard<std::mutex> lock(published_mu_);
-  EnforcerStatus s = status_;
+  EnforcerStatus s = board_.Status();
   s.problems = problems_.Active();
   s.problem_reports_total = problems_.total_reports();
   return s;
@@ -238,11 +189,11 @@ void Enforcer::RunPass(bool full) {
     spdlog::error("enforcement pass failed with an unknown exception");
     pass_failed_ = true;
   }
-  {
-    std::lock_guard<std::mutex> lock(published_mu_);
-    if (pass_failed_) ++status_.pass_failures;
-    for (KernelTarget target : kernel_failed_) ++status_.kernel_failures[KernelTargetName(target)];
-  }
+  board_.Publish([&](PublishedState& published) {
+    EnforcerStatus& status = published.status;
+    if (pass_failed_) ++status.pass_failures;
+    for (KernelTarget target : kernel_failed_) ++status.kernel_failures[KernelTargetName(target)];
+  });
   // After the status: a released OnContainerStarting reads what this wake-up published.
   inbox_.MarkDone(wakeup_taken_);
 }
@@ -283,11 +234,8 @@ void Enforcer::Work(bool full) {
   PendingWork w;
   const InboxEvents events = inbox_.Take();
   wakeup_taken_ = events.wakeup;
-  {
-    // Before the created ids are looked up: a container the runtime told of is known then.
-    std::lock_guard<std::mutex> lock(published_mu_);
-    MergeRuntimePodsLocked(false);
-  }
+  // Before the created ids are looked up: a container the runtime told of is known then.
+  board_.Publish([&](PublishedState& published) { MergeRuntimePods(published, false); });
   const std::vector<std::string>& created = events.created;
   const std::set<std::string>& allocated = events.allocated;
   const bool refresh = events.refresh_pods || full || !pods_known_;
@@ -325,9 +273,11 @@ void Enforcer::Work(bool full) {
       break;
   }
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
-  std::lock_guard<std::mutex> lock(published_mu_);
-  auto timed = status_.pass_seconds.try_emplace(PassScopeName(scope), PassSecondsBounds()).first;
-  timed->second.Observe(took.count());
+  board_.Publish([&](PublishedState& published) {
+    auto timed =
+        published.status.pass_seconds.try_emplace(PassScopeName(scope), PassSecondsBounds()).first;
+    timed->second.Observe(took.count());
+  });
 }
 
 bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
@@ -335,17 +285,18 @@ bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
   if (!read.ok()) {
     pods_known_ = false;
     pods_error_ = read.status().message();
-    std::lock_guard<std::mutex> lock(published_mu_);
-    ++status_.pod_list_failures;
+    board_.Publish([](PublishedState& published) { ++published.status.pod_list_failures; });
     return true;
   }
   pods_known_ = true;
   pods_error_.reset();
   if (read->has_value()) {
-    std::lock_guard<std::mutex> lock(published_mu_);
-    pods_ = std::move(**read);
-    MergeRuntimePodsLocked(true);
-    IndexContainersLocked();  // even when the merge changed nothing: pods_ is new
+    board_.Publish([&](PublishedState& published) {
+      published.pods = std::move(**read);
+      MergeRuntimePods(published, true);
+      // Even when the merge changed nothing: the pods are new.
+      inbox_.PublishIndex(published.IndexContainers());
+    });
   }
   // Cgroups seen before the kubelet listed their container: retry for a while.
   if (inbox_.RetryPending() != 0) retry_at_ = now + kPendingRetry;
@@ -363,7 +314,7 @@ bool Enforcer::Pass(bool full) {
   const std::set<std::string> tombstoned = ExpireTombstones(now);
 
   AllocationSnapshot snap = ports_.snapshot();
-  const ResolvedContainers resolved = resolver_.Resolve(pods_, tombstoned);
+  const ResolvedContainers resolved = resolver_.Resolve(pods(), tombstoned);
   for (const auto& m : resolved.missing) spdlog::debug("container cgroup not found yet: {}", m);
   for (const auto& r : resolved.rejected)
     problems_.Report(ProblemKind::kPodList, r.substr(0, r.find(' ')), r);
@@ -444,30 +395,32 @@ bool Enforcer::Pass(bool full) {
   unresolved_ = !resolved.missing.empty();
   baseline_ = true;
 
-  std::lock_guard<std::mutex> lock(published_mu_);
-  ++status_.passes;
-  status_.pods_known = pods_known_;
-  status_.classified = desired.by_cgroup.size();
-  status_.capped = capped;
-  status_.pod_veths = veths.veths;
-  status_.shaped_nics = std::move(shaped);
-  status_.shaping_modes = std::move(modes);
-  status_.classes = std::move(desired.by_cgroup);
-  status_.refused_annotations = std::move(desired.refused);
   refusals_counted_.clear();
-  for (const auto& [id, d] : status_.classes) {
+  for (const auto& [id, d] : desired.by_cgroup) {
     for (const auto& decision : d.decisions) {
       if (decision.verdict != TenantVerdict::kHonoured)
         refusals_counted_.insert({d.pod_uid, decision.annotation});
     }
   }
-  leaf_links_ = std::move(leaf_links);
+  board_.Publish([&](PublishedState& published) {
+    EnforcerStatus& status = published.status;
+    ++status.passes;
+    status.pods_known = pods_known_;
+    status.classified = desired.by_cgroup.size();
+    status.capped = capped;
+    status.pod_veths = veths.veths;
+    status.shaped_nics = std::move(shaped);
+    status.shaping_modes = std::move(modes);
+    status.classes = std::move(desired.by_cgroup);
+    status.refused_annotations = std::move(desired.refused);
+    published.leaf_links = std::move(leaf_links);
+  });
   return true;
 }
 
 std::set<std::string> Enforcer::ExpireTombstones(Clock::time_point now) {
   std::set<std::string> listed;
-  for (const auto& p : pods_) listed.insert(p.uid);
+  for (const auto& p : pods()) listed.insert(p.uid);
   return inbox_.ExpireTombstones(listed, pods_known_, now);
 }
 
@@ -534,7 +487,7 @@ void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
 // dropped after a while, on full passes with a good pod list only.
 void Enforcer::DropResidualPods(const core::PodEntries& allocations, Clock::time_point now) {
   std::set<std::string> listed, allocated;
-  for (const auto& p : pods_) listed.insert(p.uid);
+  for (const auto& p : pods()) listed.insert(p.uid);
   for (const auto& [uid, entries] : allocations) allocated.insert(uid);
   for (const auto& m : residual_.Pass(allocated, listed, now)) {
     spdlog::info("pod has allocations but the kubelet does not list it pod={} since_s={}",
@@ -558,7 +511,7 @@ void Enforcer::SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes
     KernelFailed(KernelTarget::kPodAddressMap);
     return;
   }
-  const PodAddressPlan plan = PlanPodAddresses(pods_, classes);
+  const PodAddressPlan plan = PlanPodAddresses(pods(), classes);
   for (const auto& p : plan.problems) problems_.Report(p);
   const PodAddressSyncReport r = SyncPodAddresses(*ports_.addresses, *current, plan);
   if (!r.errors.empty()) KernelFailed(KernelTarget::kPodAddressMap);
@@ -571,18 +524,12 @@ void Enforcer::SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes
 
 QueueSnapshot Enforcer::QueueStats() const {
   if (!ports_.read_class_stats) return {};
-  std::vector<LinkLeaves> links;
-  std::map<uint64_t, DesiredContainer> containers;
-  {
-    std::lock_guard<std::mutex> lock(published_mu_);
-    links = leaf_links_;
-    containers = status_.classes;
-  }
+  const EnforcerStatusBoard::Leaves leaves = board_.LeafLinks();
   std::vector<Result<LinkClassStats>> readings;
-  for (const auto& link : links) {
+  for (const auto& link : leaves.links) {
     readings.push_back(ports_.read_class_stats(link.nic));
   }
-  QueueSnapshot snap = AttributeLeafQueues(links, readings, containers);
+  QueueSnapshot snap = AttributeLeafQueues(leaves.links, readings, leaves.classes);
   // Scrapes come every few seconds: log a failure when it starts, changes or clears, not each time.
   std::string errors;
   for (const auto& e : snap.errors) errors += (errors.empty() ? "" : "; ") + e;

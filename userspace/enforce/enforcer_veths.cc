@@ -19,18 +19,19 @@ VethSyncResult Enforcer::SyncVeths(const std::map<uint64_t, DesiredContainer>& c
     auto a = applied_.find(link.id);
     if (a == applied_.end() || a->second.ingress.shapes) home_ifindex[link.id] = nic.ifindex;
   }
-  VethSyncResult r = veths_.Sync(pods_, classes, enforced, home_ifindex, *ports_.table, full);
+  VethSyncResult r = veths_.Sync(pods(), classes, enforced, home_ifindex, *ports_.table, full);
   for (const auto& p : r.problems) problems_.Report(p);
   return r;
 }
 
 void Enforcer::SyncVethsBetweenPasses() {
-  // status_.classes changes on this thread only: read without the lock, written under it. Its
+  // The classes change on this thread only: read without the board's lock, written under it. Its
   // problems are reported like AddContainers' (the next whole pass clears what is gone).
-  const VethSyncResult veths = SyncVeths(status_.classes, false);
-  std::lock_guard<std::mutex> lock(published_mu_);
-  for (const auto& [id, e] : veths.marked) status_.classes.at(id).entry = e;
-  status_.pod_veths = veths.veths;
+  const VethSyncResult veths = SyncVeths(classes(), false);
+  board_.Publish([&](PublishedState& published) {
+    for (const auto& [id, e] : veths.marked) published.status.classes.at(id).entry = e;
+    published.status.pod_veths = veths.veths;
+  });
 }
 
 }  // namespace netqos::enforce

@@ -14,8 +14,9 @@ namespace netqos::enforce {
 
 void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   const std::set<std::string> tombstoned = inbox_.Tombstoned();
-  // pods_, the container index and status_.classes change on this thread only: read without the
-  // lock (published_mu_ guards their writes, for the other threads' reads).
+  // The pods, the container index and the classes change on this thread only: read without the
+  // board's lock (which guards their writes, for the other threads' reads).
+  const PublishedState& own = board_.worker();
   std::vector<ObservedContainer> found;
   bool routed_pod = false;  // a new container's pod has addresses of its own
   // A container of a namespace with an aggregate changes its aggregate's class (its rate, and
@@ -23,16 +24,16 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   const DesiredOptions dopts = PassOptions();
   bool aggregated = false;
   for (const auto& id : container_ids) {
-    const ContainerRef* ref = FindContainer(id);
+    const ContainerRef* ref = own.FindContainer(id);
     if (ref == nullptr) continue;
-    const cgroup::PodInfo& pod = pods_[ref->pod];
+    const cgroup::PodInfo& pod = own.pods[ref->pod];
     if (tombstoned.count(pod.uid) != 0) continue;
     auto o = resolver_.ResolveOne(pod, pod.containers[ref->container]);
     if (!o) {
       unresolved_ = true;  // the next pod-list refresh runs a whole pass
       continue;
     }
-    if (status_.classes.count(o->cgroup_id) != 0) continue;
+    if (own.status.classes.count(o->cgroup_id) != 0) continue;
     if (dopts.tenant && dopts.tenant->For(o->pod_namespace).aggregate.any()) {
       aggregated = true;
       continue;
@@ -106,45 +107,46 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   spdlog::debug("enforcement added containers={} links_patched={} links_applied={}", added.size(),
                 grown.size(), relinked.size());
 
-  std::unique_lock<std::mutex> lock(published_mu_);
-  ++status_.passes;
-  for (auto& [id, d] : added) {
-    if (d.leaf_key) ++status_.capped;
-    CountRefusals(d, refusals_counted_, status_.refused_annotations);
-    status_.classes[id] = std::move(d);
-  }
-  status_.classified = status_.classes.size();
-  for (auto& [nic_id, leaves] : grown) {
-    const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
-    auto it = std::find_if(leaf_links_.begin(), leaf_links_.end(),
-                           [&](const LinkLeaves& l) { return l.nic.id == id; });
-    if (it == leaf_links_.end()) {
-      // Not listed (its last whole apply failed, then a patch took): list it whole.
-      relinked.emplace(id, LeavesOf(nic_of_.at(id), applied_.at(id)));
-      continue;
+  board_.Publish([&](PublishedState& published) {
+    EnforcerStatus& status = published.status;
+    ++status.passes;
+    for (auto& [id, d] : added) {
+      if (d.leaf_key) ++status.capped;
+      CountRefusals(d, refusals_counted_, status.refused_annotations);
+      status.classes[id] = std::move(d);
     }
-    it->egress.insert(leaves.egress.begin(), leaves.egress.end());
-    it->ingress.insert(leaves.ingress.begin(), leaves.ingress.end());
-    it->egress_levels = std::move(leaves.egress_levels);
-    it->ingress_levels = std::move(leaves.ingress_levels);
-  }
-  for (auto& [nic_id, leaves] : relinked) {
-    const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
-    auto it = std::find_if(leaf_links_.begin(), leaf_links_.end(),
-                           [&](const LinkLeaves& l) { return l.nic.id == id; });
-    if (it != leaf_links_.end()) {
-      *it = std::move(leaves);
-      continue;
+    status.classified = status.classes.size();
+    for (auto& [nic_id, leaves] : grown) {
+      const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
+      auto it = std::find_if(published.leaf_links.begin(), published.leaf_links.end(),
+                             [&](const LinkLeaves& l) { return l.nic.id == id; });
+      if (it == published.leaf_links.end()) {
+        // Not listed (its last whole apply failed, then a patch took): list it whole.
+        relinked.emplace(id, LeavesOf(nic_of_.at(id), applied_.at(id)));
+        continue;
+      }
+      it->egress.insert(leaves.egress.begin(), leaves.egress.end());
+      it->ingress.insert(leaves.ingress.begin(), leaves.ingress.end());
+      it->egress_levels = std::move(leaves.egress_levels);
+      it->ingress_levels = std::move(leaves.ingress_levels);
     }
-    leaf_links_.push_back(std::move(leaves));  // shaped again after a failure
-    status_.shaped_nics.push_back(id.Identifier());
-    if (const auto& mode = applied_.at(id).mode) status_.shaping_modes[id.Identifier()] = *mode;
-  }
-  lock.unlock();
+    for (auto& [nic_id, leaves] : relinked) {
+      const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
+      auto it = std::find_if(published.leaf_links.begin(), published.leaf_links.end(),
+                             [&](const LinkLeaves& l) { return l.nic.id == id; });
+      if (it != published.leaf_links.end()) {
+        *it = std::move(leaves);
+        continue;
+      }
+      published.leaf_links.push_back(std::move(leaves));  // shaped again after a failure
+      status.shaped_nics.push_back(id.Identifier());
+      if (const auto& mode = applied_.at(id).mode) status.shaping_modes[id.Identifier()] = *mode;
+    }
+  });
   // A pod behind a CNI whose container just started: its routed traffic is classified now, not
-  // at the next whole pass, and at its veth. status_.classes changes on this thread only.
+  // at the next whole pass, and at its veth. The classes change on this thread only.
   if (routed_pod && !added.empty()) {
-    SyncAddresses(status_.classes);
+    SyncAddresses(classes());
     SyncVethsBetweenPasses();
   }
 }
