@@ -12,8 +12,9 @@
 #    headers and common/.
 # C. The reconciler (userspace/enforce, outside enforce/kernel) reaches the kernel only through its
 #    ports: no bpf/, os/ or enforce/kernel/, and no shaping/ header that talks netlink (one that
-#    includes os/), though it links shaping/, which links os/ PUBLIC. Its kernel adapters live in
-#    enforce/kernel.
+#    includes os/), though it links shaping/, which links os/ PUBLIC; nor the cgroup layer's inotify
+#    watcher (cgroup/cgroup_watcher.h), though it links cgroup/: its cgroup events come through
+#    EnforcerPorts::watch_cgroups. Its kernel adapters live in enforce/kernel.
 set -euo pipefail
 here=$(dirname "$0")
 failed=0
@@ -31,8 +32,8 @@ report "userspace/core includes something other than the standard library, core/
      grep -vE '#[[:space:]]*include[[:space:]]*(<[a-z_]+>|"(core|common)/[a-z_]+\.h")' || true)"
 netlink_shaping=$(grep -lE "$include"'[[:space:]]*"os/' -- shaping/*.h | sed 's|^|"|; s|$|"|' |
   paste -sd'|' | sed 's/[.]/[.]/g')
-report "enforce/ includes a kernel layer (bpf/, os/, enforce/kernel/ or a netlink shaping/ header)" \
-  "$(grep -nE "$include"'[[:space:]]*"(bpf|os|enforce/kernel)/' -- enforce/*.h enforce/*.cc || true
+report "enforce/ includes a kernel layer (bpf/, os/, enforce/kernel/, cgroup/cgroup_watcher.h or a netlink shaping/ header)" \
+  "$(grep -nE "$include"'[[:space:]]*"((bpf|os|enforce/kernel)/|cgroup/cgroup_watcher[.]h)' -- enforce/*.h enforce/*.cc || true
      grep -nE "$include[[:space:]]*(${netlink_shaping:-\"-\"})" -- enforce/*.h enforce/*.cc || true)"
 ((failed == 0)) || exit 1
 echo "layering: core/ includes only the standard library and common/; enforce/ reaches the" \
