@@ -194,7 +194,7 @@ class Enforcer {
   // false when it could not read the class map (nothing was changed).
   bool Pass(bool full);
   // Notes that a kernel write of this wake-up failed (EnforcerStatus::kernel_failures).
-  void KernelFailed(KernelTarget target) { kernel_failed_.insert(target); }
+  void KernelFailed(KernelTarget target) { own_.kernel_failed.insert(target); }
   // Pass's phases. Tombstones of pods gone or expired are dropped; the live ones returned.
   std::set<std::string> ExpireTombstones(Clock::time_point now);
   // The enforced NICs that can be shaped now; reports those that cannot, and missing names.
@@ -244,52 +244,55 @@ class Enforcer {
   // addresses, and on pod refreshes while a pod waits for its veth.
   void SyncVethsBetweenPasses();
 
-  EnforcerOptions options_;
-  EnforcerPorts ports_;
-  ContainerResolver resolver_;
-  ClassSync sync_;
-  ProblemLog problems_;
-  shaping::MinorAllocator minors_;
+  // What the worker thread alone reads and writes (and Start, before the thread runs). No other
+  // thread touches any of it: what they read is on board_, what they tell the worker is in inbox_.
+  struct WorkerState {
+    WorkerState(const EnforcerOptions& options, const EnforcerPorts& ports);
+
+    ContainerResolver resolver;
+    ClassSync sync;
+    shaping::MinorAllocator minors;
+    ResidualPods residual;  // pods with allocations not listed
+    VethSync veths;
+    bool pods_known = false;
+    std::optional<std::string> pods_error;  // the last read's failure, reported by the next pass
+    std::optional<Clock::time_point> retry_at;  // when the inbox's pending ids are looked up again
+    bool roots_guarded = false;                 // guard_pod_roots succeeded
+    // What the last whole pass worked from, so that a new container is added on top of it.
+    bool baseline = false;
+    bool unresolved = false;  // listed containers without a cgroup were left
+    std::vector<EnforcedLink> links;
+    std::map<core::NicId, core::Nic> nic_of;
+    std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress_leaves;
+    std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress_leaves;
+    // The namespace aggregates' classes of the last whole pass (a container added between passes
+    // into an aggregated namespace asks for a whole pass instead).
+    std::map<core::NicId, std::vector<shaping::GroupClass>> egress_groups;
+    std::map<core::NicId, std::vector<shaping::GroupClass>> ingress_groups;
+    AnnotatedByPod annotated;  // the bandwidth annotations each pod was last enforced with
+    // (pod uid, annotation) pairs counted in the status's refused_annotations since the last
+    // whole pass.
+    std::set<std::pair<std::string, std::string>> refusals_counted;
+    // Low-priority network groups of the last whole pass (shaping.low_priority_floor_percent set).
+    std::map<core::NicId, core::LowPriorityGroup> groups;
+    std::map<core::NicId, Applied> applied;
+    size_t edt_bursts_unapplied = 0;  // egress leaves of EDT NICs with a burst set, last logged
+    // What the EDT map holds after the last SyncEdt and SyncEdtAdded (leaf handle -> bytes/s);
+    // nullopt when a failed list or write leaves it unknown.
+    std::optional<std::map<uint64_t, uint64_t>> edt_written;
+    std::map<uint64_t, std::string> pod_of_cgroup;
+    std::set<KernelTarget> kernel_failed;  // targets whose kernel writes failed in this wake-up
+    bool pass_failed = false;              // this wake-up's pass did not finish
+    Clock::time_point next_full;
+    Clock::time_point next_pods;
+    uint64_t wakeup_taken = 0;  // the inbox's barrier number the current wake-up took
+  };
+
+  const EnforcerOptions options_;
+  const EnforcerPorts ports_;
+  ProblemLog problems_;  // its own lock: the worker reports, Status reads
   std::vector<std::unique_ptr<CgroupWatch>> watches_;  // the worker's, until joined
-
-  // Worker state (touched by the worker thread only, and by Start before it runs; what other
-  // threads read is on board_).
-  bool pods_known_ = false;
-  std::optional<std::string> pods_error_;      // the last read's failure, reported by the next pass
-  std::optional<Clock::time_point> retry_at_;  // when the inbox's pending ids are looked up again
-  ResidualPods residual_;                      // pods with allocations not listed
-  VethSync veths_;
-  bool roots_guarded_ = false;  // guard_pod_roots succeeded
-  // What the last whole pass worked from, so that a new container is added on top of it.
-  bool baseline_ = false;
-  bool unresolved_ = false;  // listed containers without a cgroup were left
-  std::vector<EnforcedLink> links_;
-  std::map<core::NicId, core::Nic> nic_of_;
-  std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress_leaves_;
-  std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress_leaves_;
-  // The namespace aggregates' classes of the last whole pass (a container added between passes
-  // into an aggregated namespace asks for a whole pass instead).
-  std::map<core::NicId, std::vector<shaping::GroupClass>> egress_groups_;
-  std::map<core::NicId, std::vector<shaping::GroupClass>> ingress_groups_;
-  AnnotatedByPod annotated_;  // the bandwidth annotations each pod was last enforced with
-  // (pod uid, annotation) pairs counted in the status's refused_annotations since the last whole
-  // pass.
-  std::set<std::pair<std::string, std::string>> refusals_counted_;
-  // Low-priority network groups of the last whole pass (shaping.low_priority_floor_percent set).
-  std::map<core::NicId, core::LowPriorityGroup> groups_;
-  std::map<core::NicId, Applied> applied_;
-  size_t edt_bursts_unapplied_ = 0;
-  // What the EDT map holds after the last SyncEdt and SyncEdtAdded (leaf handle -> bytes/s);
-  // nullopt when a failed list or write leaves it unknown.
-  std::optional<std::map<uint64_t, uint64_t>>
-      edt_written_;  // egress leaves of EDT NICs with a burst set, last logged
-  std::map<uint64_t, std::string> pod_of_cgroup_;
-  std::set<KernelTarget> kernel_failed_;  // targets whose kernel writes failed in this wake-up
-  bool pass_failed_ = false;              // this wake-up's pass did not finish
-  Clock::time_point next_full_;
-  Clock::time_point next_pods_;
-
-  uint64_t wakeup_taken_ = 0;  // the inbox's barrier number the current wake-up took
+  WorkerState own_;
 
   // What the event threads tell the worker, and OnContainerStarting's barrier: its own lock.
   EnforcerInbox inbox_;

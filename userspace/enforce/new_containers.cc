@@ -28,9 +28,9 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     if (ref == nullptr) continue;
     const cgroup::PodInfo& pod = own.pods[ref->pod];
     if (tombstoned.count(pod.uid) != 0) continue;
-    auto o = resolver_.ResolveOne(pod, pod.containers[ref->container]);
+    auto o = own_.resolver.ResolveOne(pod, pod.containers[ref->container]);
     if (!o) {
-      unresolved_ = true;  // the next pod-list refresh runs a whole pass
+      own_.unresolved = true;  // the next pod-list refresh runs a whole pass
       continue;
     }
     if (own.status.classes.count(o->cgroup_id) != 0) continue;
@@ -53,8 +53,8 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> new_egress;
   std::map<uint64_t, DesiredContainer> added;
   for (const auto& c : found) {
-    NewContainerPlan plan =
-        PlanNewContainer(options_.policy, allocations, c, links_, dopts, minors_, annotated_);
+    NewContainerPlan plan = PlanNewContainer(options_.policy, allocations, c, own_.links, dopts,
+                                             own_.minors, own_.annotated);
     for (const auto& p : plan.problems) {
       problems_.Report(ProblemKind::kContainer, p.substr(0, p.find(':')), p);
     }
@@ -71,31 +71,31 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
       continue;
     }
     for (const auto& [nic, leaf] : plan.egress_leaves) {
-      egress_leaves_[nic].push_back(leaf);
+      own_.egress_leaves[nic].push_back(leaf);
       new_egress[nic].push_back(leaf);
       changed_links.insert(nic);
     }
     for (const auto& [nic, leaf] : plan.ingress_leaves) {
-      ingress_leaves_[nic].push_back(leaf);
+      own_.ingress_leaves[nic].push_back(leaf);
       changed_links.insert(nic);
     }
     if (auto pod = plan.annotated.find(c.pod_uid); pod != plan.annotated.end()) {
-      annotated_[c.pod_uid] = pod->second;
+      own_.annotated[c.pod_uid] = pod->second;
     }
-    pod_of_cgroup_[c.cgroup_id] = c.pod_uid;
+    own_.pod_of_cgroup[c.cgroup_id] = c.pod_uid;
     added.emplace(c.cgroup_id, std::move(*plan.desired));
   }
 
   // A link patched with the new leaves gains just those; one applied whole is listed again.
   std::map<core::NicId, LinkLeaves> relinked;
   std::map<core::NicId, LinkLeaves> grown;
-  for (const auto& link : links_) {
+  for (const auto& link : own_.links) {
     std::optional<LinkLeaves> patched;
     if (changed_links.count(link.id) == 0 || !ApplyLink(link, false, &patched)) continue;
     if (patched) {
       grown.emplace(link.id, std::move(*patched));
     } else {
-      relinked.emplace(link.id, LeavesOf(nic_of_.at(link.id), applied_.at(link.id)));
+      relinked.emplace(link.id, LeavesOf(own_.nic_of.at(link.id), own_.applied.at(link.id)));
     }
   }
   // A link applied whole may have changed its mode: the EDT map is then brought in step whole.
@@ -112,7 +112,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
     ++status.passes;
     for (auto& [id, d] : added) {
       if (d.leaf_key) ++status.capped;
-      CountRefusals(d, refusals_counted_, status.refused_annotations);
+      CountRefusals(d, own_.refusals_counted, status.refused_annotations);
       status.classes[id] = std::move(d);
     }
     status.classified = status.classes.size();
@@ -122,7 +122,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
                              [&](const LinkLeaves& l) { return l.nic.id == id; });
       if (it == published.leaf_links.end()) {
         // Not listed (its last whole apply failed, then a patch took): list it whole.
-        relinked.emplace(id, LeavesOf(nic_of_.at(id), applied_.at(id)));
+        relinked.emplace(id, LeavesOf(own_.nic_of.at(id), own_.applied.at(id)));
         continue;
       }
       it->egress.insert(leaves.egress.begin(), leaves.egress.end());
@@ -140,7 +140,8 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
       }
       published.leaf_links.push_back(std::move(leaves));  // shaped again after a failure
       status.shaped_nics.push_back(id.Identifier());
-      if (const auto& mode = applied_.at(id).mode) status.shaping_modes[id.Identifier()] = *mode;
+      if (const auto& mode = own_.applied.at(id).mode)
+        status.shaping_modes[id.Identifier()] = *mode;
     }
   });
   // A pod behind a CNI whose container just started: its routed traffic is classified now, not
