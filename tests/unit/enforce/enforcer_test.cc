@@ -348,6 +348,7 @@ class Node {
     p.addresses = &addresses;
     p.edt = &edt;
     p.watch_cgroups = watches.Port();
+    p.tenant_policy = [policy = tenant_policy] { return policy; };
     p.cgroup_id = [](const std::string& d) -> Result<uint64_t> {
       struct stat st {};
       if (::stat(d.c_str(), &st) != 0) return netqos::NotFound(d);
@@ -401,6 +402,7 @@ class Node {
   std::optional<uint32_t> low_priority_floor_percent;  // set before Start
   bool shape_idle = false;                             // --shape-idle-nics; set before Start
   std::vector<std::string> additional_roots;           // --addition-cgroup-paths; set before Start
+  std::shared_ptr<const netqos::enforce::TenantPolicy> tenant_policy;  // null: the default
   // While set, reading the pod list blocks (a slow kubelet or a big node's first pass).
   bool hold_pod_list = false;
   std::condition_variable pods_cv;
@@ -998,4 +1000,25 @@ TEST_CASE("enforcer: WaitUntilIdle waits for the wake-up in flight and fails onc
   const auto start = std::chrono::steady_clock::now();
   CHECK_FALSE(node.enforcer->WaitUntilIdle(5s));
   CHECK(std::chrono::steady_clock::now() - start < 1s);
+}
+
+TEST_CASE(
+    "enforcer: WaitUntilIdle also covers the whole pass a new container of an aggregated "
+    "namespace asks for",
+    "[enforce]") {
+  Node node;
+  auto policy = std::make_shared<netqos::enforce::TenantPolicy>();
+  policy->namespaces["ns"].aggregate.egress_ceil_bps = netqos::shaping::MbitToBits(500);
+  node.tenant_policy = policy;
+  const FakePod p{"11111111-0000-0000-0000-000000000042", "c42", {}};
+  node.AddPod(p, /*started=*/false);
+  node.Allocate(p.uid, "eth0", 100);
+  node.Start();
+  const auto all_before = node.enforcer->Status().pass_seconds.at("all").count();
+  // The wake-up that takes the container hands it to a whole pass (its aggregate's class
+  // changes) by recording one more event: the wait lasts until that pass is done too.
+  node.StartContainer(p);
+  REQUIRE(node.enforcer->WaitUntilIdle(5s));
+  CHECK(node.table.Get(node.IdOf(p)).has_value());
+  CHECK(node.enforcer->Status().pass_seconds.at("all").count() == all_before + 1);
 }
