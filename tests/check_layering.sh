@@ -11,9 +11,10 @@
 #    the C++ standard library (headers without a '.' or '/', <cstdint> and the like), its own
 #    headers and common/.
 # C. The reconciler (userspace/enforce, outside enforce/kernel) reaches the kernel only through its
-#    ports: no bpf/, os/, enforce/kernel/ or shaping/netlink/. Its links already keep those out
-#    of reach (rule A); this names the rule where a new link would hide it. Its kernel adapters
-#    live in enforce/kernel.
+#    ports: no bpf/, os/, enforce/kernel/, cgroup/fs/ or shaping/netlink/ (its cgroup events
+#    come through EnforcerPorts::watch_cgroups, its reads of the tree through cgroup_tree). Its
+#    links already keep those out of reach (rule A); this names the rule where a new link would
+#    hide it. Its kernel adapters live in enforce/kernel.
 set -euo pipefail
 here=$(dirname "$0")
 failed=0
@@ -29,8 +30,8 @@ report() {  # rule, offending lines
 report "userspace/core includes something other than the standard library, core/ and common/" \
   "$(grep -nE "$include" -- core/*.h core/*.cc |
      grep -vE '#[[:space:]]*include[[:space:]]*(<[a-z_]+>|"(core|common)/[a-z_]+\.h")' || true)"
-report "enforce/ includes a kernel layer (bpf/, os/, enforce/kernel/ or shaping/netlink/)" \
-  "$(grep -nE "$include"'[[:space:]]*"(bpf|os|enforce/kernel|shaping/netlink)/' -- enforce/*.h \
+report "enforce/ includes a kernel layer (bpf/, os/, enforce/kernel/, cgroup/fs/ or shaping/netlink/)" \
+  "$(grep -nE "$include"'[[:space:]]*"(bpf|os|enforce/kernel|cgroup/fs|shaping/netlink)/' -- enforce/*.h \
      enforce/*.cc || true)"
 ((failed == 0)) || exit 1
 echo "layering: core/ includes only the standard library and common/; enforce/ reaches the" \

@@ -2,7 +2,7 @@
 // mount paths decoded), its tree walk and the plain fallback visit the same directories, and the
 // two calls netqos cannot take from it on cgroup v2 (creating a cgroup without controllers,
 // moving a task into one) are shown failing, which is why cgroups are made with mkdir(2) and
-// tasks moved through cgroup.procs (cgroup/cgroup_library.h). Root only.
+// tasks moved through cgroup.procs (cgroup/fs/cgroup_library.h). Root only.
 #include <libcgroup.h>
 #include <sched.h>
 #include <signal.h>

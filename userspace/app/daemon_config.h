@@ -101,7 +101,7 @@ struct DaemonConfig {
 
   // netqos enforcement flags (eBPF classification + HTB shaping on cgroup v2).
   Enforcement enforcement = Enforcement::kBpf;
-  std::string cgroup_root;  // "" = detect at startup (cgroup/mount_detect.h)
+  std::string cgroup_root;  // "" = detect at startup (cgroup/fs/mount_detect.h)
   // (cgroup_type above is also set by --cgroup-driver.)
   PodSourceKind pod_source = PodSourceKind::kCri;
   // --cri-socket: auto (containerd's, else CRI-O's, looked up when the pod source is made),

@@ -17,6 +17,7 @@
 #include "cgroup/fs/cgroup_dirs.h"
 #include "cgroup/fs/mount_detect.h"
 #include "enforce/desired_state.h"
+#include "enforce/kernel/inotify_cgroup_watch.h"
 #include "enforce/kernel/kernel_class_stats.h"
 #include "os/capabilities.h"
 #include "pods/cri/cri_endpoint.h"
@@ -202,6 +203,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   ports.edt_aggregates = stack->edt_aggregates.get();
   ports.read_class_stats = enforce::ReadKernelClassStats;
   ports.cgroup_tree = {cgroup::ResolveCgroupDir, cgroup::CgroupId, cgroup::ListCgroupIds};
+  ports.watch_cgroups = enforce::WatchCgroupsWithInotify;
   ports.tenant_policy = std::move(tenant_policy);
   ports.veth_source = stack->veth_source.get();
   ports.veth_table = stack->veth_table.get();

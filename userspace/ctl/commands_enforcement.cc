@@ -104,7 +104,7 @@ bool ReadPinned(const bpf::PinnedMaps& maps, PinnedSnapshot* snap, std::string* 
   return true;
 }
 
-// The cgroup2 mount point netqos uses (cgroup/mount_detect.h), "" if there is none.
+// The cgroup2 mount point netqos uses (cgroup/fs/mount_detect.h), "" if there is none.
 std::string Cgroup2Mount() {
   auto mount = cgroup::DetectCgroup2Mount();
   return mount.ok() ? *mount : std::string();

@@ -27,19 +27,14 @@ std::vector<std::string> WatchRoots(const EnforcerOptions& o) {
 
 }  // namespace
 
+Enforcer::WorkerState::WorkerState(const EnforcerOptions& options, const EnforcerPorts& ports)
+    : resolver(options.cgroup_mount, options.layout, ports.cgroup_tree),
+      sync(options.residual_class_grace),
+      residual(options.residual_state_after),
+      veths({ports.veth_source, ports.veth_table, ports.veth_attacher}) {}
+
 Enforcer::Enforcer(EnforcerOptions options, EnforcerPorts ports)
-    : options_(std::move(options)),
-      ports_(std::move(ports)),
-      resolver_(options_.cgroup_mount, options_.layout, ports_.cgroup_tree),
-      sync_(options_.residual_class_grace),
-      residual_(options_.residual_state_after),
-      veths_({ports_.veth_source, ports_.veth_table, ports_.veth_attacher}) {
-  // Every series from the start, at zero, so that rates and alerts see the first one.
-  for (PassScope scope : {PassScope::kContainers, PassScope::kAll, PassScope::kFull}) {
-    status_.pass_seconds.emplace(PassScopeName(scope), HistogramCounts(PassSecondsBounds()));
-  }
-  for (KernelTarget target : kKernelTargets) status_.kernel_failures[KernelTargetName(target)] = 0;
-}
+    : options_(std::move(options)), ports_(std::move(ports)), own_(options_, ports_) {}
 
 Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, EnforcerPorts ports) {
   if (!ports.table || !ports.shaper || !ports.read_pods || !ports.snapshot) {
@@ -51,14 +46,14 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
   std::unique_ptr<Enforcer> e(new Enforcer(std::move(options), std::move(ports)));
   auto current = e->ports_.table->List();
   if (!current.ok()) return current.status().Wrap("read the class map");
-  e->sync_.Adopt(*current, e->Now());
-  e->veths_.Adopt(*current);
+  e->own_.sync.Adopt(*current, e->Now());
+  e->own_.veths.Adopt(*current);
   spdlog::info("enforcement adopting class_entries={}", current->size());
   // The first full pass runs on the worker (Loop), so that netqosd serves the kubelet at once
   // whatever the node's size: what is pinned keeps classifying and shaping meanwhile, and
   // readiness (Status().passes == 0) says the pass is not done.
-  e->next_full_ = Clock::now() + e->options_.resync;
-  e->next_pods_ = Clock::now() + e->options_.pods_refresh;
+  e->own_.next_full = Clock::now() + e->options_.resync;
+  e->own_.next_pods = Clock::now() + e->options_.pods_refresh;
   Enforcer* self = e.get();
   e->worker_ = std::thread([self] { self->Loop(); });
   return e;
@@ -67,24 +62,25 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
 void Enforcer::StartWatchers() {
   // Watch the kubelet's cgroup roots only (not the whole host tree): fewer inotify watches, and
   // no wake-ups for system services.
+  if (!ports_.watch_cgroups) return;
   Enforcer* self = this;
   for (const auto& root : WatchRoots(options_)) {
     if (inbox_.stopping()) return;
-    cgroup::CgroupWatcherCallbacks cb;
+    CgroupEventHandlers cb;
     cb.on_created = [self](const std::string& path) { self->OnCgroupCreated(path); };
     cb.on_removed = [self](const std::string&) { self->Wake(); };
     cb.on_error = [self](const netqos::Status& st) {
       spdlog::warn("cgroup watcher: {}; the periodic resync still applies", st.message());
       self->Wake();
     };
-    auto watcher = cgroup::CgroupWatcher::Start(root, std::move(cb));
-    if (!watcher.ok()) {
+    auto watch = ports_.watch_cgroups(root, std::move(cb));
+    if (!watch.ok()) {
       // Enforcement still works through the periodic resync, only later.
       spdlog::warn("cgroup watcher not started for {}, new containers wait for the resync: {}",
-                   root, watcher.status().message());
+                   root, watch.status().message());
       continue;
     }
-    watchers_.push_back(std::move(*watcher));
+    watches_.push_back(std::move(*watch));
   }
 }
 
@@ -95,7 +91,7 @@ void Enforcer::Stop() {
   // The worker starts the watchers: once it is gone, they are no longer added to. Their
   // callbacks only flag work for a worker that no longer runs.
   if (worker_.joinable()) worker_.join();
-  for (auto& w : watchers_) w->Stop();
+  for (auto& w : watches_) w->Stop();
 }
 
 void Enforcer::Wake() {
@@ -134,8 +130,21 @@ bool Enforcer::OnContainerStarting(const std::string& container_id,
   const uint64_t ticket = inbox_.RecordContainerStarting(container_id);
   if (!inbox_.AwaitWakeup(ticket, timeout)) return false;
   // What the wake-up that took the ticket published, or a later one's: never older.
-  std::lock_guard<std::mutex> lock(published_mu_);
-  return HasClassLocked(container_id);
+  return board_.HasClass(container_id);
+}
+
+bool Enforcer::WaitUntilIdle(std::chrono::milliseconds timeout) {
+  // The same barrier as OnContainerStarting's, with nothing recorded: the wake-up that takes the
+  // ticket takes everything recorded before it. One that records more itself (a container that
+  // needs a whole pass) leaves the inbox dirty, and the next round waits for that too.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    const uint64_t ticket = inbox_.RequestWakeup();
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || !inbox_.AwaitWakeup(ticket, left)) return false;
+    if (inbox_.Idle()) return true;
+  }
 }
 
 void Enforcer::OnRuntimePod(pods::PodInfo pod) {
@@ -158,96 +167,40 @@ void Enforcer::OnRuntimeContainerRemoved(const std::string& pod_uid,
   inbox_.RuntimeContainerRemoved(pod_uid, container_id);
 }
 
-void Enforcer::MergeRuntimePodsLocked(bool force) {
+void Enforcer::MergeRuntimePods(PublishedState& published, bool force) {
   // Only the pods that changed between pod-list reads: this is on the new-container path. Their
-  // new ids go into runtime_known_ beside the index rather than into a copy of a node's worth
+  // new ids go into runtime_known beside the index rather than into a copy of a node's worth
   // (the inbox knows them already, from its own record of what the runtime said).
-  const RuntimePods::Merged merged = inbox_.MergeRuntimePodsInto(pods_, force);
-  for (const auto& [p, c] : merged.containers) runtime_known_[pods_[p].containers[c].id] = {p, c};
-}
-
-void Enforcer::IndexContainersLocked() {
-  auto index = std::make_shared<ContainerIndex>();
-  for (size_t p = 0; p < pods_.size(); ++p) {
-    for (size_t c = 0; c < pods_[p].containers.size(); ++c) {
-      const std::string& id = pods_[p].containers[c].id;
-      if (!id.empty()) (*index)[id] = {p, c};
-    }
-  }
-  known_containers_ = index;
-  runtime_known_.clear();
-  inbox_.PublishIndex(std::move(index));
-}
-
-const ContainerRef* Enforcer::FindContainer(const std::string& container_id) const {
-  if (auto it = known_containers_->find(container_id); it != known_containers_->end()) {
-    return &it->second;
-  }
-  auto it = runtime_known_.find(container_id);
-  return it == runtime_known_.end() ? nullptr : &it->second;
-}
-
-bool Enforcer::HasClassLocked(const std::string& container_id) const {
-  // The class entries are keyed by cgroup: the container is found by its pod and name, as the
-  // pod list gives them. A wake-up that did not place it (its pod not listed yet, a class map
-  // write refused) leaves none. A restarted container's earlier entry (same pod, same name) still
-  // counts until a pass drops it: that errs towards letting the container start.
-  const ContainerRef* ref = FindContainer(container_id);
-  if (ref == nullptr) return false;
-  const pods::PodInfo& pod = pods_[ref->pod];
-  const std::string& name = pod.containers[ref->container].name;
-  return std::any_of(status_.classes.begin(), status_.classes.end(), [&](const auto& entry) {
-    return entry.second.pod_uid == pod.uid && entry.second.container_name == name;
-  });
-}
-
-const char* KernelTargetName(KernelTarget target) {
-  switch (target) {
-    case KernelTarget::kClassMap:
-      return "class_map";
-    case KernelTarget::kShaping:
-      return "shaping";
-    case KernelTarget::kEdtMap:
-      return "edt_map";
-    case KernelTarget::kPodAddressMap:
-      return "pod_address_map";
-  }
-  return "unknown";
-}
-
-const std::vector<double>& PassSecondsBounds() {
-  static const std::vector<double> kBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                              0.5,   1,      2.5,   5,    10,    30,   60};
-  return kBounds;
+  published.AddRuntimeContainers(inbox_.MergeRuntimePodsInto(published.pods, force));
 }
 
 EnforcerStatus Enforcer::Status() const {
-  std::lock_guard<std::mutex> lock(published_mu_);
-  EnforcerStatus s = status_;
+  EnforcerStatus s = board_.Status();
   s.problems = problems_.Active();
   s.problem_reports_total = problems_.total_reports();
   return s;
 }
 
 void Enforcer::RunPass(bool full) {
-  kernel_failed_.clear();
-  pass_failed_ = false;
+  own_.kernel_failed.clear();
+  own_.pass_failed = false;
   try {
     Work(full);
   } catch (const std::exception& ex) {
     spdlog::error("enforcement pass failed: {}", ex.what());
-    pass_failed_ = true;
+    own_.pass_failed = true;
   } catch (...) {
     spdlog::error("enforcement pass failed with an unknown exception");
-    pass_failed_ = true;
+    own_.pass_failed = true;
   }
-  {
-    std::lock_guard<std::mutex> lock(published_mu_);
-    if (pass_failed_) ++status_.pass_failures;
-    for (KernelTarget target : kernel_failed_) ++status_.kernel_failures[KernelTargetName(target)];
-  }
+  board_.Publish([&](PublishedState& published) {
+    EnforcerStatus& status = published.status;
+    if (own_.pass_failed) ++status.pass_failures;
+    for (KernelTarget target : own_.kernel_failed)
+      ++status.kernel_failures[KernelTargetName(target)];
+  });
   // After the status: a released OnContainerStarting reads what this wake-up published.
-  inbox_.MarkDone(wakeup_taken_);
+  inbox_.MarkDone(own_.wakeup_taken);
 }
 
 void Enforcer::Loop() {
@@ -256,28 +209,28 @@ void Enforcer::Loop() {
   // lists the cgroups, so that none created in between goes unseen.
   StartWatchers();
   RunPass(true);
-  next_full_ = Clock::now() + options_.resync;
+  own_.next_full = Clock::now() + options_.resync;
   while (true) {
-    Clock::time_point deadline = std::min(next_full_, next_pods_);
-    if (retry_at_) deadline = std::min(deadline, *retry_at_);
+    Clock::time_point deadline = std::min(own_.next_full, own_.next_pods);
+    if (own_.retry_at) deadline = std::min(deadline, *own_.retry_at);
     const InboxWaiting waiting = inbox_.WaitForWork(deadline);
     if (waiting.stopping) break;
     const auto now = Clock::now();
-    const bool full = now >= next_full_;
+    const bool full = now >= own_.next_full;
     bool refresh = waiting.refresh_pods;
-    if (now >= next_pods_) {
+    if (now >= own_.next_pods) {
       refresh = true;
-      next_pods_ = now + options_.pods_refresh;
+      own_.next_pods = now + options_.pods_refresh;
     }
-    if (retry_at_ && now >= *retry_at_) {
+    if (own_.retry_at && now >= *own_.retry_at) {
       refresh = true;
-      retry_at_.reset();
+      own_.retry_at.reset();
     }
     if (refresh && !waiting.refresh_pods) inbox_.RequestPodRefresh();
     const bool containers_only = !full && !refresh && !waiting.general;
     std::this_thread::sleep_for(containers_only ? kCoalesceContainers : kCoalesce);
     RunPass(full);
-    if (full) next_full_ = Clock::now() + options_.resync;
+    if (full) own_.next_full = Clock::now() + options_.resync;
   }
 }
 
@@ -285,27 +238,24 @@ void Enforcer::Work(bool full) {
   const auto started = std::chrono::steady_clock::now();
   PendingWork w;
   const InboxEvents events = inbox_.Take();
-  wakeup_taken_ = events.wakeup;
-  {
-    // Before the created ids are looked up: a container the runtime told of is known then.
-    std::lock_guard<std::mutex> lock(published_mu_);
-    MergeRuntimePodsLocked(false);
-  }
+  own_.wakeup_taken = events.wakeup;
+  // Before the created ids are looked up: a container the runtime told of is known then.
+  board_.Publish([&](PublishedState& published) { MergeRuntimePods(published, false); });
   const std::vector<std::string>& created = events.created;
   const std::set<std::string>& allocated = events.allocated;
-  const bool refresh = events.refresh_pods || full || !pods_known_;
+  const bool refresh = events.refresh_pods || full || !own_.pods_known;
   w.general_event = events.general;
   w.full_due = full;
-  w.baseline = baseline_;
+  w.baseline = own_.baseline;
   w.pods_read = refresh;
   if (refresh) w.pods_changed = RefreshPods(full, Now());
-  w.unresolved = unresolved_;
+  w.unresolved = own_.unresolved;
   w.created_containers = created.size();
-  // Low-priority groups are recomputed by whole passes only; pod_of_cgroup_ is this thread's:
+  // Low-priority groups are recomputed by whole passes only; pod_of_cgroup is the worker's:
   // what the last pass or AddContainers classified.
   w.allocation_needs_pass =
       !allocated.empty() && options_.shaping.low_priority_floor_percent.has_value();
-  for (const auto& [cgroup_id, uid] : pod_of_cgroup_) {
+  for (const auto& [cgroup_id, uid] : own_.pod_of_cgroup) {
     if (allocated.empty() || w.allocation_needs_pass) break;
     w.allocation_needs_pass = allocated.count(uid) != 0;
   }
@@ -314,44 +264,47 @@ void Enforcer::Work(bool full) {
   switch (scope) {
     case PassScope::kNothing:
       // A pod refresh with nothing else to do: a pod still without its veth may have one now.
-      if (w.pods_read && baseline_ && veths_.waiting()) SyncVethsBetweenPasses();
+      if (w.pods_read && own_.baseline && own_.veths.waiting()) SyncVethsBetweenPasses();
       return;
     case PassScope::kContainers:
       AddContainers(created);
       break;
     case PassScope::kAll:
     case PassScope::kFull:
-      pass_failed_ = !Pass(scope == PassScope::kFull);
+      own_.pass_failed = !Pass(scope == PassScope::kFull);
       // A whole pass over thousands of pods leaves tens of MB of freed parse and resolve
       // buffers; hand them back so that the idle daemon's RSS is what it keeps.
       ::malloc_trim(0);
       break;
   }
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
-  std::lock_guard<std::mutex> lock(published_mu_);
-  auto timed = status_.pass_seconds.try_emplace(PassScopeName(scope), PassSecondsBounds()).first;
-  timed->second.Observe(took.count());
+  board_.Publish([&](PublishedState& published) {
+    auto timed =
+        published.status.pass_seconds.try_emplace(PassScopeName(scope), PassSecondsBounds()).first;
+    timed->second.Observe(took.count());
+  });
 }
 
 bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
   auto read = ports_.read_pods(force);
   if (!read.ok()) {
-    pods_known_ = false;
-    pods_error_ = read.status().message();
-    std::lock_guard<std::mutex> lock(published_mu_);
-    ++status_.pod_list_failures;
+    own_.pods_known = false;
+    own_.pods_error = read.status().message();
+    board_.Publish([](PublishedState& published) { ++published.status.pod_list_failures; });
     return true;
   }
-  pods_known_ = true;
-  pods_error_.reset();
+  own_.pods_known = true;
+  own_.pods_error.reset();
   if (read->has_value()) {
-    std::lock_guard<std::mutex> lock(published_mu_);
-    pods_ = std::move(**read);
-    MergeRuntimePodsLocked(true);
-    IndexContainersLocked();  // even when the merge changed nothing: pods_ is new
+    board_.Publish([&](PublishedState& published) {
+      published.pods = std::move(**read);
+      MergeRuntimePods(published, true);
+      // Even when the merge changed nothing: the pods are new.
+      inbox_.PublishIndex(published.IndexContainers());
+    });
   }
   // Cgroups seen before the kubelet listed their container: retry for a while.
-  if (inbox_.RetryPending() != 0) retry_at_ = now + kPendingRetry;
+  if (inbox_.RetryPending() != 0) own_.retry_at = now + kPendingRetry;
   return read->has_value();
 }
 
@@ -362,11 +315,11 @@ Clock::time_point Enforcer::Now() const { return ports_.now ? ports_.now() : Clo
 bool Enforcer::Pass(bool full) {
   const auto now = Now();
   problems_.BeginPass();
-  if (pods_error_) problems_.Report(ProblemKind::kKubelet, "", *pods_error_);
+  if (own_.pods_error) problems_.Report(ProblemKind::kKubelet, "", *own_.pods_error);
   const std::set<std::string> tombstoned = ExpireTombstones(now);
 
   AllocationSnapshot snap = ports_.snapshot();
-  const ResolvedContainers resolved = resolver_.Resolve(pods_, tombstoned);
+  const ResolvedContainers resolved = own_.resolver.Resolve(pods(), tombstoned);
   for (const auto& m : resolved.missing) spdlog::debug("container cgroup not found yet: {}", m);
   for (const auto& r : resolved.rejected)
     problems_.Report(ProblemKind::kPodList, r.substr(0, r.find(' ')), r);
@@ -379,99 +332,102 @@ bool Enforcer::Pass(bool full) {
     problems_.Report(ProblemKind::kClassMap, "", current.status().message());
     KernelFailed(KernelTarget::kClassMap);
     problems_.EndPass();
-    baseline_ = false;  // what the map holds is unknown: no container is added on top of it
+    own_.baseline = false;  // what the map holds is unknown: no container is added on top of it
     return false;
   }
   std::map<uint64_t, uint32_t> current_priority;
   for (const auto& [id, e] : *current) current_priority[id] = e.priority;
 
   const DesiredOptions dopts = PassOptions();
-  DesiredState desired = ComputeDesiredState(options_.policy, snap.allocations, resolved.containers,
-                                             links, current_priority, dopts, minors_, annotated_);
-  annotated_ = std::move(desired.annotated);
+  DesiredState desired =
+      ComputeDesiredState(options_.policy, snap.allocations, resolved.containers, links,
+                          current_priority, dopts, own_.minors, own_.annotated);
+  own_.annotated = std::move(desired.annotated);
   for (const auto& p : desired.problems)
     problems_.Report(ProblemKind::kContainer, p.substr(0, p.find(':')), p);
   // The marks of pods classified at their veths, as the last pass left them: written unchanged.
-  veths_.ApplyMarks(desired.by_cgroup);
+  own_.veths.ApplyMarks(desired.by_cgroup);
 
   SyncClasses(desired.by_cgroup, *current, tombstoned, now);
   SyncAddresses(desired.by_cgroup);
-  pod_of_cgroup_.clear();
+  own_.pod_of_cgroup.clear();
   size_t capped = 0;
   for (const auto& [id, d] : desired.by_cgroup) {
-    pod_of_cgroup_[id] = d.pod_uid;
+    own_.pod_of_cgroup[id] = d.pod_uid;
     if (d.leaf_key) ++capped;
   }
 
-  links_ = std::move(links);
-  nic_of_ = std::move(nic_of);
-  egress_leaves_ = std::move(desired.egress);
-  ingress_leaves_ = std::move(desired.ingress);
-  egress_groups_ = std::move(desired.egress_groups);
-  ingress_groups_ = std::move(desired.ingress_groups);
+  own_.links = std::move(links);
+  own_.nic_of = std::move(nic_of);
+  own_.egress_leaves = std::move(desired.egress);
+  own_.ingress_leaves = std::move(desired.ingress);
+  own_.egress_groups = std::move(desired.egress_groups);
+  own_.ingress_groups = std::move(desired.ingress_groups);
   if (options_.shaping.low_priority_floor_percent) {
     auto groups = core::ComputeLowPriorityGroups(snap.machine_state, snap.allocations,
                                                  *options_.shaping.low_priority_floor_percent);
     for (const auto& [id, g] : groups) {
-      auto old = groups_.find(id);
-      if (old != groups_.end() && old->second == g) continue;
+      auto old = own_.groups.find(id);
+      if (old != own_.groups.end() && old->second == g) continue;
       spdlog::info("low-priority group nic={} egress_mbps={} ingress_mbps={}", id.Identifier(),
                    g.egress_mbps, g.ingress_mbps);
     }
-    groups_ = std::move(groups);
+    own_.groups = std::move(groups);
   }
   std::vector<std::string> shaped;
   std::map<std::string, shaping::ModeChoice> modes;
   std::vector<LinkLeaves> leaf_links;
-  for (const auto& link : links_) {
+  for (const auto& link : own_.links) {
     if (!ApplyLink(link, full)) continue;
     shaped.push_back(link.id.Identifier());
-    const Applied& a = applied_.at(link.id);
+    const Applied& a = own_.applied.at(link.id);
     if (a.mode) modes[link.id.Identifier()] = *a.mode;
-    leaf_links.push_back(LeavesOf(nic_of_.at(link.id), a));
+    leaf_links.push_back(LeavesOf(own_.nic_of.at(link.id), a));
   }
   SyncEdt();
   // After the links: a pod's veth redirects to its NIC's IFB, which the first apply makes.
   const VethSyncResult veths = SyncVeths(desired.by_cgroup, full);
   for (const auto& [id, e] : veths.marked) desired.by_cgroup.at(id).entry = e;
 
-  if (full && pods_known_ && ports_.remove_pod) DropResidualPods(snap.allocations, now);
-  if (full && ports_.guard_pod_roots && !roots_guarded_) {
+  if (full && own_.pods_known && ports_.remove_pod) DropResidualPods(snap.allocations, now);
+  if (full && ports_.guard_pod_roots && !own_.roots_guarded) {
     // A root that does not exist holds no pod: it is guarded at the resync after it appears.
     const netqos::Status st = ports_.guard_pod_roots();
-    roots_guarded_ = st.ok();
+    own_.roots_guarded = st.ok();
     if (!st.ok() && st.code() != StatusCode::kNotFound)
       problems_.Report(ProblemKind::kPodRoots, "", st.message());
   }
   problems_.EndPass();
-  unresolved_ = !resolved.missing.empty();
-  baseline_ = true;
+  own_.unresolved = !resolved.missing.empty();
+  own_.baseline = true;
 
-  std::lock_guard<std::mutex> lock(published_mu_);
-  ++status_.passes;
-  status_.pods_known = pods_known_;
-  status_.classified = desired.by_cgroup.size();
-  status_.capped = capped;
-  status_.pod_veths = veths.veths;
-  status_.shaped_nics = std::move(shaped);
-  status_.shaping_modes = std::move(modes);
-  status_.classes = std::move(desired.by_cgroup);
-  status_.refused_annotations = std::move(desired.refused);
-  refusals_counted_.clear();
-  for (const auto& [id, d] : status_.classes) {
+  own_.refusals_counted.clear();
+  for (const auto& [id, d] : desired.by_cgroup) {
     for (const auto& decision : d.decisions) {
       if (decision.verdict != TenantVerdict::kHonoured)
-        refusals_counted_.insert({d.pod_uid, decision.annotation});
+        own_.refusals_counted.insert({d.pod_uid, decision.annotation});
     }
   }
-  leaf_links_ = std::move(leaf_links);
+  board_.Publish([&](PublishedState& published) {
+    EnforcerStatus& status = published.status;
+    ++status.passes;
+    status.pods_known = own_.pods_known;
+    status.classified = desired.by_cgroup.size();
+    status.capped = capped;
+    status.pod_veths = veths.veths;
+    status.shaped_nics = std::move(shaped);
+    status.shaping_modes = std::move(modes);
+    status.classes = std::move(desired.by_cgroup);
+    status.refused_annotations = std::move(desired.refused);
+    published.leaf_links = std::move(leaf_links);
+  });
   return true;
 }
 
 std::set<std::string> Enforcer::ExpireTombstones(Clock::time_point now) {
   std::set<std::string> listed;
-  for (const auto& p : pods_) listed.insert(p.uid);
-  return inbox_.ExpireTombstones(listed, pods_known_, now);
+  for (const auto& p : pods()) listed.insert(p.uid);
+  return inbox_.ExpireTombstones(listed, own_.pods_known, now);
 }
 
 std::map<core::NicId, core::Nic> Enforcer::EnforcedNics(const std::vector<core::Nic>& nics) {
@@ -512,16 +468,16 @@ void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
   if (undesired) live = ports_.cgroup_tree.list_ids(options_.cgroup_mount);
   if (!live.ok()) problems_.Report(ProblemKind::kCgroupTree, "", live.status().message());
   std::set<uint64_t> evict;
-  for (const auto& [id, uid] : pod_of_cgroup_) {
+  for (const auto& [id, uid] : own_.pod_of_cgroup) {
     if (tombstoned.count(uid) != 0) evict.insert(id);
   }
   SyncInputs in;
   in.desired = &desired;
   in.live_cgroups = live.ok() ? &*live : nullptr;
-  in.pods_known = pods_known_;
+  in.pods_known = own_.pods_known;
   in.evict_now = &evict;
   in.now = now;
-  const SyncReport report = sync_.Sync(*ports_.table, current, in);
+  const SyncReport report = own_.sync.Sync(*ports_.table, current, in);
   if (!report.errors.empty()) KernelFailed(KernelTarget::kClassMap);
   for (size_t i = 0; i < report.errors.size(); ++i) {
     problems_.Report(ProblemKind::kCgroup, std::to_string(report.failed_ids[i]),
@@ -537,15 +493,15 @@ void Enforcer::SyncClasses(const std::map<uint64_t, DesiredContainer>& desired,
 // dropped after a while, on full passes with a good pod list only.
 void Enforcer::DropResidualPods(const core::PodEntries& allocations, Clock::time_point now) {
   std::set<std::string> listed, allocated;
-  for (const auto& p : pods_) listed.insert(p.uid);
+  for (const auto& p : pods()) listed.insert(p.uid);
   for (const auto& [uid, entries] : allocations) allocated.insert(uid);
-  for (const auto& m : residual_.Pass(allocated, listed, now)) {
+  for (const auto& m : own_.residual.Pass(allocated, listed, now)) {
     spdlog::info("pod has allocations but the kubelet does not list it pod={} since_s={}",
                  LogValue(m.uid), m.missing_for.count());
     if (!m.due) continue;
     if (auto st = ports_.remove_pod(m.uid); st.ok()) {
       spdlog::info("cleared residual pod pod={} from the state", LogValue(m.uid));
-      residual_.Forget(m.uid);
+      own_.residual.Forget(m.uid);
     } else {
       problems_.Report(ProblemKind::kPod, m.uid,
                        "clearing residual allocations failed: " + st.message());
@@ -561,7 +517,7 @@ void Enforcer::SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes
     KernelFailed(KernelTarget::kPodAddressMap);
     return;
   }
-  const PodAddressPlan plan = PlanPodAddresses(pods_, classes);
+  const PodAddressPlan plan = PlanPodAddresses(pods(), classes);
   for (const auto& p : plan.problems) problems_.Report(p);
   const PodAddressSyncReport r = SyncPodAddresses(*ports_.addresses, *current, plan);
   if (!r.errors.empty()) KernelFailed(KernelTarget::kPodAddressMap);
@@ -574,18 +530,12 @@ void Enforcer::SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes
 
 QueueSnapshot Enforcer::QueueStats() const {
   if (!ports_.read_class_stats) return {};
-  std::vector<LinkLeaves> links;
-  std::map<uint64_t, DesiredContainer> containers;
-  {
-    std::lock_guard<std::mutex> lock(published_mu_);
-    links = leaf_links_;
-    containers = status_.classes;
-  }
+  const EnforcerStatusBoard::Leaves leaves = board_.LeafLinks();
   std::vector<Result<LinkClassStats>> readings;
-  for (const auto& link : links) {
+  for (const auto& link : leaves.links) {
     readings.push_back(ports_.read_class_stats(link.nic));
   }
-  QueueSnapshot snap = AttributeLeafQueues(links, readings, containers);
+  QueueSnapshot snap = AttributeLeafQueues(leaves.links, readings, leaves.classes);
   // Scrapes come every few seconds: log a failure when it starts, changes or clears, not each time.
   std::string errors;
   for (const auto& e : snap.errors) errors += (errors.empty() ? "" : "; ") + e;

@@ -21,18 +21,19 @@
 #include <vector>
 
 #include "cgroup/cgroup_paths.h"
-#include "cgroup/fs/cgroup_watcher.h"
-#include "common/histogram.h"
+#include "pods/pod_list.h"
 #include "common/status.h"
 #include "core/config.h"
 #include "core/low_priority_group.h"
 #include "core/types.h"
+#include "enforce/cgroup_events.h"
 #include "enforce/class_sync.h"
 #include "enforce/class_table.h"
 #include "enforce/container_resolver.h"
 #include "enforce/desired_state.h"
 #include "enforce/edt_rates.h"
 #include "enforce/enforcer_inbox.h"
+#include "enforce/enforcer_status_board.h"
 #include "enforce/leaf_queues.h"
 #include "enforce/link_shaper.h"
 #include "enforce/pass_scope.h"
@@ -42,7 +43,6 @@
 #include "enforce/tenant_policy.h"
 #include "enforce/veth_ports.h"
 #include "enforce/veth_sync.h"
-#include "pods/pod_list.h"
 #include "shaping/htb_plan.h"
 
 namespace netqos::enforce {
@@ -86,6 +86,10 @@ struct EnforcerPorts {
   // The cgroup tree: which candidate directory exists, its id, the ids below a root (required;
   // cgroup_tree.h).
   CgroupTree cgroup_tree;
+  // Starts watching one kubelet cgroup root (cgroup_events.h; the daemon's is inotify's,
+  // enforce/kernel/inotify_cgroup_watch.h); optional (none: new containers wait for the next
+  // pod-list refresh or resync).
+  WatchCgroups watch_cgroups;
   // The time; optional (none: Clock::now). Tests move it to age residual entries.
   std::function<Clock::time_point()> now;
   // The tenant policy in force, read at every pass; optional (none, or null: the built-in
@@ -112,43 +116,6 @@ struct EnforcerOptions {
   // 10 hits of a 30 s loop).
   std::chrono::milliseconds residual_state_after{std::chrono::minutes(5)};
   std::chrono::seconds residual_class_grace{std::chrono::minutes(30)};
-};
-
-// What a failed kernel write is counted under (EnforcerStatus::kernel_failures).
-enum class KernelTarget { kClassMap, kShaping, kEdtMap, kPodAddressMap };
-inline constexpr KernelTarget kKernelTargets[] = {KernelTarget::kClassMap, KernelTarget::kShaping,
-                                                  KernelTarget::kEdtMap,
-                                                  KernelTarget::kPodAddressMap};
-const char* KernelTargetName(KernelTarget target);  // "class_map", "shaping", ...
-
-// Upper bounds of a pass's time: a container added takes about a millisecond, a whole pass on a
-// node of 10,000 containers seconds, the first one after a cold start about ten.
-const std::vector<double>& PassSecondsBounds();
-
-struct EnforcerStatus {
-  uint64_t passes = 0;
-  uint64_t pod_list_failures = 0;
-  bool pods_known = false;
-  size_t classified = 0;  // entries the last pass wanted in the class map
-  size_t capped = 0;      // of which with an HTB leaf
-  size_t pod_veths = 0;   // pods classified at their veth
-  std::vector<std::string> shaped_nics;
-  // The egress shaping mode of each shaped NIC (by identifier), and why.
-  std::map<std::string, shaping::ModeChoice> shaping_modes;
-  std::vector<ProblemSnapshot> problems;
-  uint64_t problem_reports_total = 0;
-  // The time of each wake-up that ran a pass (pod list read included), by its scope
-  // (PassScopeName: "containers", "all", "full").
-  std::map<std::string, HistogramCounts> pass_seconds;
-  // Wake-ups that did not finish: an exception, or a pass that could not read the class map.
-  uint64_t pass_failures = 0;
-  // Wake-ups in which a kernel write (or the read it diffs against) failed, by target:
-  // "class_map", "shaping" (a NIC's qdiscs), "edt_map", "pod_address_map". The next pass retries.
-  std::map<std::string, uint64_t> kernel_failures;
-  // What the last pass put in the class map, by cgroup id.
-  std::map<uint64_t, DesiredContainer> classes;
-  // Pods whose annotation the tenant policy refuses or bounds now, per (namespace, annotation).
-  std::map<std::pair<std::string, std::string>, uint64_t> refused_annotations;
 };
 
 class Enforcer {
@@ -186,6 +153,13 @@ class Enforcer {
   void OnRuntimePodRemoved(const std::string& pod_uid);
   void OnRuntimeContainerRemoved(const std::string& pod_uid, const std::string& container_id);
 
+  // Returns once every event recorded before the call has been taken by a wake-up of the worker
+  // that then finished, and nothing new was recorded meanwhile: the worker is idle, waiting for
+  // events or its timers (the pod-list refresh, the retries of containers not listed yet, the
+  // resync), which it does not wait for. false on timeout or when stopping. Tests use it where
+  // they would otherwise poll for the worker to have handled what they told it.
+  bool WaitUntilIdle(std::chrono::milliseconds timeout);
+
   EnforcerStatus Status() const;
   // The HTB leaves' counters, read now (outside the lock, from the calling thread) and attributed
   // to the containers of the last pass: the drops, overlimits and backlog of each capped
@@ -207,7 +181,7 @@ class Enforcer {
   void Wake();  // something only a whole pass handles happened
   // The options of a pass: the shaping flags and the tenant policy in force now.
   DesiredOptions PassOptions() const;
-  // On the worker, before its first pass: one inotify watcher per kubelet cgroup root.
+  // On the worker, before its first pass: one watch (ports_.watch_cgroups) per kubelet cgroup root.
   void StartWatchers();
   // One Work(full), its failure logged (the loop goes on).
   void RunPass(bool full);
@@ -221,7 +195,7 @@ class Enforcer {
   // false when it could not read the class map (nothing was changed).
   bool Pass(bool full);
   // Notes that a kernel write of this wake-up failed (EnforcerStatus::kernel_failures).
-  void KernelFailed(KernelTarget target) { kernel_failed_.insert(target); }
+  void KernelFailed(KernelTarget target) { own_.kernel_failed.insert(target); }
   // Pass's phases. Tombstones of pods gone or expired are dropped; the live ones returned.
   std::set<std::string> ExpireTombstones(Clock::time_point now);
   // The enforced NICs that can be shaped now; reports those that cannot, and missing names.
@@ -246,19 +220,16 @@ class Enforcer {
   // The egress tree's level classes; none in EDT mode (no HTB tree on egress).
   static std::vector<LevelClass> EgressLevels(const Applied& a);
   void OnCgroupCreated(const std::string& path);
-  // On the worker, under published_mu_: what the runtime said into pods_ (EnforcerInbox::
-  // MergeRuntimePodsInto): the pods it changed, or every one when `force` (pods_ was read
-  // again); the ids it adds go into runtime_known_.
-  void MergeRuntimePodsLocked(bool force);
-  // On the worker, under published_mu_: known_containers_ from pods_, published to the inbox.
-  void IndexContainersLocked();
-  // Where container `container_id` is in pods_ (known_containers_, then runtime_known_); null
-  // when not there. On the worker, or with published_mu_ held.
-  const ContainerRef* FindContainer(const std::string& container_id) const;
-  // Whether the last wake-up left a class entry for the container `container_id` of the pod list;
-  // with published_mu_ held.
-  bool HasClassLocked(const std::string& container_id) const;
-  // Brings the pod address table in step with pods_ and `classes` (pod_addresses.h).
+  // On the worker, inside the board's Publish: what the runtime said into its pods (EnforcerInbox::
+  // MergeRuntimePodsInto): the pods it changed, or every one when `force` (the pods were read
+  // again); the ids it adds go into its runtime_known.
+  void MergeRuntimePods(PublishedState& published, bool force);
+  // The worker's reads of what it published (no lock: it is the only writer).
+  const std::vector<pods::PodInfo>& pods() const { return board_.worker().pods; }
+  const std::map<uint64_t, DesiredContainer>& classes() const {
+    return board_.worker().status.classes;
+  }
+  // Brings the pod address table in step with pods() and `classes` (pod_addresses.h).
   void SyncAddresses(const std::map<uint64_t, DesiredContainer>& classes);
   // Brings the EDT map in step with the egress leaves of the NICs in EDT mode (edt_rates.h).
   void SyncEdt();
@@ -274,72 +245,62 @@ class Enforcer {
   // addresses, and on pod refreshes while a pod waits for its veth.
   void SyncVethsBetweenPasses();
 
-  EnforcerOptions options_;
-  EnforcerPorts ports_;
-  ContainerResolver resolver_;
-  ClassSync sync_;
-  ProblemLog problems_;
-  shaping::MinorAllocator minors_;
-  std::vector<std::unique_ptr<cgroup::CgroupWatcher>> watchers_;  // the worker's, until joined
+  // What the worker thread alone reads and writes (and Start, before the thread runs). No other
+  // thread touches any of it: what they read is on board_, what they tell the worker is in inbox_.
+  struct WorkerState {
+    WorkerState(const EnforcerOptions& options, const EnforcerPorts& ports);
 
-  // Worker state (touched by the worker thread only, and by Start before it runs; pods_,
-  // known_containers_, status_ and leaf_links_ are also read by others, see published_mu_).
-  std::vector<pods::PodInfo> pods_;
-  bool pods_known_ = false;
-  std::optional<std::string> pods_error_;  // the last read's failure, reported by the next pass
-  // Where each container of pods_ is. The worker alone writes pods_ and this pointer, under
-  // published_mu_ (OnContainerStarting's HasClassLocked reads both under it from another thread),
-  // and reads them without the lock. Each new index is also published to the inbox, whose
-  // RecordContainerCreated checks ids against it: an index is never changed once built, so the
-  // inbox reads it under its own lock only (enforcer_inbox.h).
-  std::shared_ptr<const ContainerIndex> known_containers_ =
-      std::make_shared<const ContainerIndex>();
-  // The containers the runtime's record added to pods_ since the index was built (cleared when it
-  // is rebuilt), guarded as known_containers_. FindContainer looks in both.
-  ContainerIndex runtime_known_;
-  std::optional<Clock::time_point> retry_at_;  // when the inbox's pending ids are looked up again
-  ResidualPods residual_;                      // pods with allocations not listed
-  VethSync veths_;
-  bool roots_guarded_ = false;  // guard_pod_roots succeeded
-  // What the last whole pass worked from, so that a new container is added on top of it.
-  bool baseline_ = false;
-  bool unresolved_ = false;  // listed containers without a cgroup were left
-  std::vector<EnforcedLink> links_;
-  std::map<core::NicId, core::Nic> nic_of_;
-  std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress_leaves_;
-  std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress_leaves_;
-  // The namespace aggregates' classes of the last whole pass (a container added between passes
-  // into an aggregated namespace asks for a whole pass instead).
-  std::map<core::NicId, std::vector<shaping::GroupClass>> egress_groups_;
-  std::map<core::NicId, std::vector<shaping::GroupClass>> ingress_groups_;
-  AnnotatedByPod annotated_;  // the bandwidth annotations each pod was last enforced with
-  // (pod uid, annotation) pairs counted in status_.refused_annotations since the last whole pass.
-  std::set<std::pair<std::string, std::string>> refusals_counted_;
-  // Low-priority network groups of the last whole pass (shaping.low_priority_floor_percent set).
-  std::map<core::NicId, core::LowPriorityGroup> groups_;
-  std::map<core::NicId, Applied> applied_;
-  size_t edt_bursts_unapplied_ = 0;
-  // What the EDT map holds after the last SyncEdt and SyncEdtAdded (leaf handle -> bytes/s);
-  // nullopt when a failed list or write leaves it unknown.
-  std::optional<std::map<uint64_t, uint64_t>>
-      edt_written_;  // egress leaves of EDT NICs with a burst set, last logged
-  std::map<uint64_t, std::string> pod_of_cgroup_;
-  std::set<KernelTarget> kernel_failed_;  // targets whose kernel writes failed in this wake-up
-  bool pass_failed_ = false;              // this wake-up's pass did not finish
-  Clock::time_point next_full_;
-  Clock::time_point next_pods_;
+    ContainerResolver resolver;
+    ClassSync sync;
+    shaping::MinorAllocator minors;
+    ResidualPods residual;  // pods with allocations not listed
+    VethSync veths;
+    bool pods_known = false;
+    std::optional<std::string> pods_error;  // the last read's failure, reported by the next pass
+    std::optional<Clock::time_point> retry_at;  // when the inbox's pending ids are looked up again
+    bool roots_guarded = false;                 // guard_pod_roots succeeded
+    // What the last whole pass worked from, so that a new container is added on top of it.
+    bool baseline = false;
+    bool unresolved = false;  // listed containers without a cgroup were left
+    std::vector<EnforcedLink> links;
+    std::map<core::NicId, core::Nic> nic_of;
+    std::map<core::NicId, std::vector<shaping::ContainerAllocation>> egress_leaves;
+    std::map<core::NicId, std::vector<shaping::ContainerAllocation>> ingress_leaves;
+    // The namespace aggregates' classes of the last whole pass (a container added between passes
+    // into an aggregated namespace asks for a whole pass instead).
+    std::map<core::NicId, std::vector<shaping::GroupClass>> egress_groups;
+    std::map<core::NicId, std::vector<shaping::GroupClass>> ingress_groups;
+    AnnotatedByPod annotated;  // the bandwidth annotations each pod was last enforced with
+    // (pod uid, annotation) pairs counted in the status's refused_annotations since the last
+    // whole pass.
+    std::set<std::pair<std::string, std::string>> refusals_counted;
+    // Low-priority network groups of the last whole pass (shaping.low_priority_floor_percent set).
+    std::map<core::NicId, core::LowPriorityGroup> groups;
+    std::map<core::NicId, Applied> applied;
+    size_t edt_bursts_unapplied = 0;  // egress leaves of EDT NICs with a burst set, last logged
+    // What the EDT map holds after the last SyncEdt and SyncEdtAdded (leaf handle -> bytes/s);
+    // nullopt when a failed list or write leaves it unknown.
+    std::optional<std::map<uint64_t, uint64_t>> edt_written;
+    std::map<uint64_t, std::string> pod_of_cgroup;
+    std::set<KernelTarget> kernel_failed;  // targets whose kernel writes failed in this wake-up
+    bool pass_failed = false;              // this wake-up's pass did not finish
+    Clock::time_point next_full;
+    Clock::time_point next_pods;
+    uint64_t wakeup_taken = 0;  // the inbox's barrier number the current wake-up took
+  };
 
-  uint64_t wakeup_taken_ = 0;  // the inbox's barrier number the current wake-up took
+  const EnforcerOptions options_;
+  const EnforcerPorts ports_;
+  ProblemLog problems_;  // its own lock: the worker reports, Status reads
+  std::vector<std::unique_ptr<CgroupWatch>> watches_;  // the worker's, until joined
+  WorkerState own_;
 
   // What the event threads tell the worker, and OnContainerStarting's barrier: its own lock.
   EnforcerInbox inbox_;
-  // What the worker publishes to other threads: status_ and leaf_links_ (Status, QueueStats), and
-  // pods_ with known_containers_ (HasClassLocked). Written by the worker under it; the worker
-  // reads them without it. Never held while waiting on the inbox; the worker may call the inbox
-  // while holding it (lock order: published_mu_, then the inbox's).
-  mutable std::mutex published_mu_;
-  EnforcerStatus status_;
-  std::vector<LinkLeaves> leaf_links_;  // the shaped links of the last pass and their leaves
+  // What the worker publishes to other threads (Status, QueueStats, OnContainerStarting's answer),
+  // under the board's lock (its contract: enforcer_status_board.h). Lock order: the board's, then
+  // the inbox's.
+  EnforcerStatusBoard board_;
   mutable std::mutex stats_log_mu_;
   mutable std::string stats_error_logged_;  // the last queue-read failure logged ("" = none)
   std::thread worker_;

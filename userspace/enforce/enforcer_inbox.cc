@@ -70,10 +70,30 @@ uint64_t EnforcerInbox::RecordContainerStarting(const std::string& container_id)
   {
     std::lock_guard<std::mutex> lock(mu_);
     RecordContainerCreatedLocked(container_id);
-    ticket = ++wakeups_requested_;
+    ticket = RequestWakeupLocked();
   }
   work_cv_.notify_all();
   return ticket;
+}
+
+uint64_t EnforcerInbox::RequestWakeupLocked() {
+  dirty_ = true;
+  return ++wakeups_requested_;
+}
+
+uint64_t EnforcerInbox::RequestWakeup() {
+  uint64_t ticket = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ticket = RequestWakeupLocked();
+  }
+  work_cv_.notify_all();
+  return ticket;
+}
+
+bool EnforcerInbox::Idle() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !dirty_;
 }
 
 bool EnforcerInbox::AwaitWakeup(uint64_t ticket, std::chrono::milliseconds timeout) {

@@ -76,9 +76,15 @@ class EnforcerInbox {
   // RecordContainerCreated, and asks for a wake-up numbered above every earlier one; returns its
   // number, for AwaitWakeup.
   uint64_t RecordContainerStarting(const std::string& container_id);
+  // Asks for a wake-up numbered above every earlier one, with nothing else recorded (the wake-up
+  // then takes what is there, possibly nothing); returns its number, for AwaitWakeup.
+  uint64_t RequestWakeup();
   // Waits, at most `timeout`, until a wake-up that took `ticket` (or a later one) is done. false on
   // timeout or when stopping.
   bool AwaitWakeup(uint64_t ticket, std::chrono::milliseconds timeout);
+  // Nothing recorded since the last take (pending ids waiting for a pod-list read do not count:
+  // their retries are the worker's timer's).
+  bool Idle() const;
   // What the runtime says (runtime_pods.h). No wake-up, except RuntimePodRemoved, which has the
   // pod list read again.
   void RuntimePod(pods::PodInfo pod);
@@ -115,6 +121,7 @@ class EnforcerInbox {
 
  private:
   void RecordContainerCreatedLocked(const std::string& container_id);
+  uint64_t RequestWakeupLocked();
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;  // the worker's: there is work, or stopping

@@ -19,23 +19,23 @@ bool SamePlan(const shaping::HtbPlan& a, const shaping::HtbPlan& b) {
 }  // namespace
 
 bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<LinkLeaves>* grown) {
-  const core::Nic& nic = nic_of_.at(link.id);
+  const core::Nic& nic = own_.nic_of.at(link.id);
   shaping::LevelCeilings egress_ceilings, ingress_ceilings;
   if (options_.shaping.low_priority_floor_percent) {
     // A NIC the allocation state does not know (not managed) has no group: held to the floor of
     // nothing would stop its reclaimed traffic, so it keeps the configured ceiling.
-    if (auto g = groups_.find(link.id); g != groups_.end()) {
+    if (auto g = own_.groups.find(link.id); g != own_.groups.end()) {
       const auto reclaimed = static_cast<size_t>(shaping::QosLevel::kReclaimed);
       egress_ceilings[reclaimed] = g->second.egress_mbps;
       ingress_ceilings[reclaimed] = g->second.ingress_mbps;
     }
   }
-  auto eplan =
-      shaping::BuildHtbPlan(link.id.Identifier(), options_.shaping, link.link_mbps,
-                            egress_leaves_[link.id], egress_ceilings, egress_groups_[link.id]);
-  auto iplan =
-      shaping::BuildHtbPlan(IfbNameFor(nic.ifindex), options_.shaping, link.link_mbps,
-                            ingress_leaves_[link.id], ingress_ceilings, ingress_groups_[link.id]);
+  auto eplan = shaping::BuildHtbPlan(link.id.Identifier(), options_.shaping, link.link_mbps,
+                                     own_.egress_leaves[link.id], egress_ceilings,
+                                     own_.egress_groups[link.id]);
+  auto iplan = shaping::BuildHtbPlan(IfbNameFor(nic.ifindex), options_.shaping, link.link_mbps,
+                                     own_.ingress_leaves[link.id], ingress_ceilings,
+                                     own_.ingress_groups[link.id]);
   if (!eplan.ok() || !iplan.ok()) {
     problems_.Report(ProblemKind::kNic, link.id.Identifier(),
                      (!eplan.ok() ? eplan.status() : iplan.status()).message());
@@ -43,7 +43,7 @@ bool Enforcer::ApplyLink(const EnforcedLink& link, bool force, std::optional<Lin
   }
   for (const auto& o : eplan->overcommit)
     problems_.Report(ProblemKind::kNic, link.id.Identifier() + ":overcommit", o);
-  Applied& a = applied_[link.id];
+  Applied& a = own_.applied[link.id];
   if (!force && a.ok && a.ifindex == nic.ifindex) {
     if (SamePlan(a.egress, *eplan) && SamePlan(a.ingress, *iplan)) return true;
     if (PatchLink(nic, a, *eplan, *iplan, grown)) return true;
@@ -117,9 +117,9 @@ std::vector<LevelClass> Enforcer::EgressLevels(const Applied& a) {
 
 std::set<core::NicId> Enforcer::EdtNics() const {
   std::set<core::NicId> edt_nics;
-  for (const auto& link : links_) {
-    auto it = applied_.find(link.id);
-    if (it != applied_.end() && it->second.mode &&
+  for (const auto& link : own_.links) {
+    auto it = own_.applied.find(link.id);
+    if (it != own_.applied.end() && it->second.mode &&
         it->second.mode->mode == shaping::ShapingMode::kEdt) {
       edt_nics.insert(link.id);
     }
@@ -130,7 +130,7 @@ std::set<core::NicId> Enforcer::EdtNics() const {
 void Enforcer::SyncEdtAdded(
     const std::map<core::NicId, std::vector<shaping::ContainerAllocation>>& added) {
   if (ports_.edt == nullptr) return;
-  if (!edt_written_) {
+  if (!own_.edt_written) {
     SyncEdt();
     return;
   }
@@ -138,15 +138,15 @@ void Enforcer::SyncEdtAdded(
   // new-container path. A leaf a new container shares with its pod's others has its entry
   // already, at the same rate, and is not rewritten (that would restart its pacing clock).
   for (const auto& [handle, rate] : PlanEdtRates(added, EdtNics())) {
-    auto it = edt_written_->find(handle);
-    if (it != edt_written_->end() && it->second == rate) continue;
+    auto it = own_.edt_written->find(handle);
+    if (it != own_.edt_written->end() && it->second == rate) continue;
     if (netqos::Status st = ports_.edt->Set(handle, rate); !st.ok()) {
       problems_.Report(ProblemKind::kEdtMap, "", st.message());
       KernelFailed(KernelTarget::kEdtMap);
-      edt_written_.reset();  // the next sync lists the map again
+      own_.edt_written.reset();  // the next sync lists the map again
       continue;
     }
-    (*edt_written_)[handle] = rate;
+    (*own_.edt_written)[handle] = rate;
   }
 }
 
@@ -154,30 +154,30 @@ void Enforcer::SyncEdt() {
   if (ports_.edt == nullptr) return;
   const std::set<core::NicId> edt_nics = EdtNics();
   // Logged when the count changes, not on every pass.
-  const size_t unapplied = BurstsNotApplied(egress_leaves_, edt_nics);
-  if (unapplied != edt_bursts_unapplied_ && unapplied != 0) {
+  const size_t unapplied = BurstsNotApplied(own_.egress_leaves, edt_nics);
+  if (unapplied != own_.edt_bursts_unapplied && unapplied != 0) {
     spdlog::info(
         "burst not applied to EDT egress pacing leaves={} (EDT carries at most 2 ms of idle time "
         "over at the leaf's rate; the ingress leaves on the IFB have the burst)",
         unapplied);
   }
-  edt_bursts_unapplied_ = unapplied;
+  own_.edt_bursts_unapplied = unapplied;
   auto current = ports_.edt->List();
   if (!current.ok()) {
-    edt_written_.reset();
+    own_.edt_written.reset();
     problems_.Report(ProblemKind::kEdtMap, "", current.status().message());
     KernelFailed(KernelTarget::kEdtMap);
     return;
   }
   // The aggregates first: a leaf that starts naming one finds its budget there.
-  const auto want = PlanEdtRates(egress_leaves_, edt_nics, egress_groups_);
+  const auto want = PlanEdtRates(own_.egress_leaves, edt_nics, own_.egress_groups);
   const EdtSyncReport r = SyncEdtRates(*ports_.edt, *current, want);
   if (!r.errors.empty()) KernelFailed(KernelTarget::kEdtMap);
   // What the map holds now, for SyncEdtAdded; unknown after a failed write.
   if (r.errors.empty()) {
-    edt_written_ = want;
+    own_.edt_written = want;
   } else {
-    edt_written_.reset();
+    own_.edt_written.reset();
   }
   for (const auto& e : r.errors) problems_.Report(ProblemKind::kEdtMap, "", e.message());
   if (r.set > 0 || r.cleared > 0) {
@@ -189,7 +189,7 @@ void Enforcer::SyncEdt() {
     problems_.Report(ProblemKind::kAggregateMap, "", members.status().message());
     return;
   }
-  const auto placed = PlanEdtAggregates(egress_leaves_, edt_nics);
+  const auto placed = PlanEdtAggregates(own_.egress_leaves, edt_nics);
   const EdtSyncReport a = SyncEdtRates(*ports_.edt_aggregates, *members, placed);
   for (const auto& e : a.errors) problems_.Report(ProblemKind::kAggregateMap, "", e.message());
   if (a.set > 0 || a.cleared > 0) {

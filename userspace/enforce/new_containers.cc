@@ -14,8 +14,9 @@ namespace netqos::enforce {
 
 void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   const std::set<std::string> tombstoned = inbox_.Tombstoned();
-  // pods_, the container index and status_.classes change on this thread only: read without the
-  // lock (published_mu_ guards their writes, for the other threads' reads).
+  // The pods, the container index and the classes change on this thread only: read without the
+  // board's lock (which guards their writes, for the other threads' reads).
+  const PublishedState& own = board_.worker();
   std::vector<ObservedContainer> found;
   bool routed_pod = false;  // a new container's pod has addresses of its own
   // A container of a namespace with an aggregate changes its aggregate's class (its rate, and
@@ -23,16 +24,16 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   const DesiredOptions dopts = PassOptions();
   bool aggregated = false;
   for (const auto& id : container_ids) {
-    const ContainerRef* ref = FindContainer(id);
+    const ContainerRef* ref = own.FindContainer(id);
     if (ref == nullptr) continue;
-    const pods::PodInfo& pod = pods_[ref->pod];
+    const pods::PodInfo& pod = own.pods[ref->pod];
     if (tombstoned.count(pod.uid) != 0) continue;
-    auto o = resolver_.ResolveOne(pod, pod.containers[ref->container]);
+    auto o = own_.resolver.ResolveOne(pod, pod.containers[ref->container]);
     if (!o) {
-      unresolved_ = true;  // the next pod-list refresh runs a whole pass
+      own_.unresolved = true;  // the next pod-list refresh runs a whole pass
       continue;
     }
-    if (status_.classes.count(o->cgroup_id) != 0) continue;
+    if (own.status.classes.count(o->cgroup_id) != 0) continue;
     if (dopts.tenant && dopts.tenant->For(o->pod_namespace).aggregate.any()) {
       aggregated = true;
       continue;
@@ -52,8 +53,8 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   std::map<core::NicId, std::vector<shaping::ContainerAllocation>> new_egress;
   std::map<uint64_t, DesiredContainer> added;
   for (const auto& c : found) {
-    NewContainerPlan plan =
-        PlanNewContainer(options_.policy, allocations, c, links_, dopts, minors_, annotated_);
+    NewContainerPlan plan = PlanNewContainer(options_.policy, allocations, c, own_.links, dopts,
+                                             own_.minors, own_.annotated);
     for (const auto& p : plan.problems) {
       problems_.Report(ProblemKind::kContainer, p.substr(0, p.find(':')), p);
     }
@@ -70,31 +71,31 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
       continue;
     }
     for (const auto& [nic, leaf] : plan.egress_leaves) {
-      egress_leaves_[nic].push_back(leaf);
+      own_.egress_leaves[nic].push_back(leaf);
       new_egress[nic].push_back(leaf);
       changed_links.insert(nic);
     }
     for (const auto& [nic, leaf] : plan.ingress_leaves) {
-      ingress_leaves_[nic].push_back(leaf);
+      own_.ingress_leaves[nic].push_back(leaf);
       changed_links.insert(nic);
     }
     if (auto pod = plan.annotated.find(c.pod_uid); pod != plan.annotated.end()) {
-      annotated_[c.pod_uid] = pod->second;
+      own_.annotated[c.pod_uid] = pod->second;
     }
-    pod_of_cgroup_[c.cgroup_id] = c.pod_uid;
+    own_.pod_of_cgroup[c.cgroup_id] = c.pod_uid;
     added.emplace(c.cgroup_id, std::move(*plan.desired));
   }
 
   // A link patched with the new leaves gains just those; one applied whole is listed again.
   std::map<core::NicId, LinkLeaves> relinked;
   std::map<core::NicId, LinkLeaves> grown;
-  for (const auto& link : links_) {
+  for (const auto& link : own_.links) {
     std::optional<LinkLeaves> patched;
     if (changed_links.count(link.id) == 0 || !ApplyLink(link, false, &patched)) continue;
     if (patched) {
       grown.emplace(link.id, std::move(*patched));
     } else {
-      relinked.emplace(link.id, LeavesOf(nic_of_.at(link.id), applied_.at(link.id)));
+      relinked.emplace(link.id, LeavesOf(own_.nic_of.at(link.id), own_.applied.at(link.id)));
     }
   }
   // A link applied whole may have changed its mode: the EDT map is then brought in step whole.
@@ -106,45 +107,47 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
   spdlog::debug("enforcement added containers={} links_patched={} links_applied={}", added.size(),
                 grown.size(), relinked.size());
 
-  std::unique_lock<std::mutex> lock(published_mu_);
-  ++status_.passes;
-  for (auto& [id, d] : added) {
-    if (d.leaf_key) ++status_.capped;
-    CountRefusals(d, refusals_counted_, status_.refused_annotations);
-    status_.classes[id] = std::move(d);
-  }
-  status_.classified = status_.classes.size();
-  for (auto& [nic_id, leaves] : grown) {
-    const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
-    auto it = std::find_if(leaf_links_.begin(), leaf_links_.end(),
-                           [&](const LinkLeaves& l) { return l.nic.id == id; });
-    if (it == leaf_links_.end()) {
-      // Not listed (its last whole apply failed, then a patch took): list it whole.
-      relinked.emplace(id, LeavesOf(nic_of_.at(id), applied_.at(id)));
-      continue;
+  board_.Publish([&](PublishedState& published) {
+    EnforcerStatus& status = published.status;
+    ++status.passes;
+    for (auto& [id, d] : added) {
+      if (d.leaf_key) ++status.capped;
+      CountRefusals(d, own_.refusals_counted, status.refused_annotations);
+      status.classes[id] = std::move(d);
     }
-    it->egress.insert(leaves.egress.begin(), leaves.egress.end());
-    it->ingress.insert(leaves.ingress.begin(), leaves.ingress.end());
-    it->egress_levels = std::move(leaves.egress_levels);
-    it->ingress_levels = std::move(leaves.ingress_levels);
-  }
-  for (auto& [nic_id, leaves] : relinked) {
-    const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
-    auto it = std::find_if(leaf_links_.begin(), leaf_links_.end(),
-                           [&](const LinkLeaves& l) { return l.nic.id == id; });
-    if (it != leaf_links_.end()) {
-      *it = std::move(leaves);
-      continue;
+    status.classified = status.classes.size();
+    for (auto& [nic_id, leaves] : grown) {
+      const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
+      auto it = std::find_if(published.leaf_links.begin(), published.leaf_links.end(),
+                             [&](const LinkLeaves& l) { return l.nic.id == id; });
+      if (it == published.leaf_links.end()) {
+        // Not listed (its last whole apply failed, then a patch took): list it whole.
+        relinked.emplace(id, LeavesOf(own_.nic_of.at(id), own_.applied.at(id)));
+        continue;
+      }
+      it->egress.insert(leaves.egress.begin(), leaves.egress.end());
+      it->ingress.insert(leaves.ingress.begin(), leaves.ingress.end());
+      it->egress_levels = std::move(leaves.egress_levels);
+      it->ingress_levels = std::move(leaves.ingress_levels);
     }
-    leaf_links_.push_back(std::move(leaves));  // shaped again after a failure
-    status_.shaped_nics.push_back(id.Identifier());
-    if (const auto& mode = applied_.at(id).mode) status_.shaping_modes[id.Identifier()] = *mode;
-  }
-  lock.unlock();
+    for (auto& [nic_id, leaves] : relinked) {
+      const auto& id = nic_id;  // clang-tidy 14 cannot capture a structured binding (C++20 can)
+      auto it = std::find_if(published.leaf_links.begin(), published.leaf_links.end(),
+                             [&](const LinkLeaves& l) { return l.nic.id == id; });
+      if (it != published.leaf_links.end()) {
+        *it = std::move(leaves);
+        continue;
+      }
+      published.leaf_links.push_back(std::move(leaves));  // shaped again after a failure
+      status.shaped_nics.push_back(id.Identifier());
+      if (const auto& mode = own_.applied.at(id).mode)
+        status.shaping_modes[id.Identifier()] = *mode;
+    }
+  });
   // A pod behind a CNI whose container just started: its routed traffic is classified now, not
-  // at the next whole pass, and at its veth. status_.classes changes on this thread only.
+  // at the next whole pass, and at its veth. The classes change on this thread only.
   if (routed_pod && !added.empty()) {
-    SyncAddresses(status_.classes);
+    SyncAddresses(classes());
     SyncVethsBetweenPasses();
   }
 }

@@ -349,3 +349,42 @@ TEST_CASE("enforcer inbox: ids recorded by many threads are each taken exactly o
     REQUIRE(n == 1);
   }
 }
+
+TEST_CASE(
+    "enforcer inbox: a wake-up requested with nothing recorded wakes the worker, and its waiter "
+    "is released by the take's MarkDone") {
+  EnforcerInbox inbox;
+  auto woke = std::async(std::launch::async, [&] {
+    return inbox.WaitForWork(Clock::now() + std::chrono::seconds(30));
+  });
+  CHECK(StillWaiting(woke));
+  CHECK(inbox.Idle());
+  const uint64_t ticket = inbox.RequestWakeup();
+  CHECK_FALSE(inbox.Idle());
+  REQUIRE(woke.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  auto released = std::async(std::launch::async,
+                             [&] { return inbox.AwaitWakeup(ticket, std::chrono::seconds(30)); });
+  const InboxEvents e = inbox.Take();
+  CHECK(Empty(e));  // nothing else to do
+  CHECK(e.wakeup == ticket);
+  CHECK(inbox.Idle());
+  CHECK(StillWaiting(released));  // taken, not done yet
+  inbox.MarkDone(e.wakeup);
+  REQUIRE(released.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(released.get());
+}
+
+TEST_CASE("enforcer inbox: it is idle only when nothing was recorded since the last take") {
+  EnforcerInbox inbox;
+  CHECK(inbox.Idle());
+  inbox.RecordAllocated("u1");
+  CHECK_FALSE(inbox.Idle());
+  (void)inbox.Take();
+  CHECK(inbox.Idle());
+  inbox.RecordContainerCreated("c-unknown");  // pending: the pod list is to be read
+  CHECK_FALSE(inbox.Idle());
+  (void)inbox.Take();
+  CHECK(inbox.Idle());
+  inbox.RequestPodRefresh();  // the worker's own timer: no work for anyone to wait for
+  CHECK(inbox.Idle());
+}

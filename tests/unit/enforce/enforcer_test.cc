@@ -22,6 +22,7 @@
 #include "shaping/htb_plan.h"
 #include "support/plain_cgroup_tree.h"
 #include "support/temp_dir.h"
+#include "unit/enforce/fake_cgroup_watch.h"
 #include "unit/enforce/fake_tables.h"
 
 namespace {
@@ -59,6 +60,7 @@ constexpr uint32_t kLeafBase =
     0x100000;  // 10:0 (TC_H_MAKE(0x10 << 16, 0)); a container leaf is 10:1xx and up
 
 // Every fake is called from the enforcer's worker thread and read from the test's.
+using netqos::enforce::testing::FakeCgroupWatches;
 using netqos::enforce::testing::FakeClassTable;
 
 using FakeAddresses = netqos::enforce::testing::FakePodAddressTable;
@@ -199,7 +201,9 @@ bool IsLeaf(const std::optional<ClassEntry>& e) {
 }
 
 // The node: a cgroupfs tree in a temp dir, the kubelet's pod list, the allocations and two NICs
-// (eth0, eth1), all fed to an Enforcer through fakes.
+// (eth0, eth1), all fed to an Enforcer through fakes. The cgroup watches are the fake's: a
+// container's cgroup made or removed here is reported at once, on the test's thread, so that
+// WaitUntilIdle then covers its handling.
 class Node {
  public:
   Node() { ::mkdir(dir.file("kubepods").c_str(), 0755); }
@@ -211,21 +215,34 @@ class Node {
       std::lock_guard<std::mutex> l(mu);
       pods.push_back(p);
     }
-    if (started) {
-      ::mkdir(PodDir(p).c_str(), 0755);
-      ::mkdir(ContainerDir(p).c_str(), 0755);
+    if (started) StartContainer(p);
+  }
+  // The runtime makes the pod's and its container's cgroups; the watch reports them.
+  void StartContainer(const FakePod& p) {
+    for (const std::string& d : {PodDir(p), ContainerDir(p)}) {
+      ::mkdir(d.c_str(), 0755);
+      watches.Created(d);
+    }
+  }
+  void StopContainer(const FakePod& p) {
+    for (const std::string& d : {ContainerDir(p), PodDir(p)}) {
+      ::rmdir(d.c_str());
+      watches.Removed(d);
     }
   }
   void RemovePod(const std::string& uid) {
-    std::lock_guard<std::mutex> l(mu);
-    for (auto it = pods.begin(); it != pods.end(); ++it) {
-      if (it->uid != uid) continue;
-      ::rmdir(ContainerDir(*it).c_str());
-      ::rmdir(PodDir(*it).c_str());
-      allocations.erase(uid);
-      pods.erase(it);
-      return;
+    std::optional<FakePod> gone;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      for (auto it = pods.begin(); it != pods.end(); ++it) {
+        if (it->uid != uid) continue;
+        gone = *it;
+        allocations.erase(uid);
+        pods.erase(it);
+        break;
+      }
     }
+    if (gone) StopContainer(*gone);
   }
   void Allocate(const std::string& uid, const std::string& nic, uint32_t mbps) {
     std::lock_guard<std::mutex> l(mu);
@@ -238,9 +255,9 @@ class Node {
     Allocate(p.uid, nic, mbps);
     enforcer->OnAllocated(p.uid);
     const uint64_t id = IdOf(p);
-    REQUIRE(Eventually([&] { return IsLeaf(table.Get(id)); }));
+    REQUIRE(AfterIdle([&] { return IsLeaf(table.Get(id)); }));
     const uint32_t leaf = table.Get(id)->priority;
-    REQUIRE(Eventually([&] { return shaper.Leaves(nic) == std::vector{leaf}; }));
+    REQUIRE(shaper.Leaves(nic) == std::vector{leaf});
     return leaf;
   }
   // Whole applies and patches the shaper saw on `nic`.
@@ -289,6 +306,7 @@ class Node {
     o.pods_refresh = 1h;
     o.shaping.low_priority_floor_percent = low_priority_floor_percent;
     o.shaping.shape_idle = shape_idle;
+    o.layout.additional_roots = additional_roots;
     EnforcerPorts p;
     auto reader = std::make_shared<netqos::pods::PodListReader>(
         [this]() -> Result<std::string> {
@@ -330,6 +348,8 @@ class Node {
     p.shaper = &shaper;
     p.addresses = &addresses;
     p.edt = &edt;
+    p.watch_cgroups = watches.Port();
+    p.tenant_policy = [policy = tenant_policy] { return policy; };
     p.cgroup_tree = netqos::testing::PlainCgroupTree();
     p.now = [this] {
       std::lock_guard<std::mutex> l(mu);
@@ -339,7 +359,7 @@ class Node {
     REQUIRE(e.ok());
     enforcer = std::move(*e);
     // The first pass runs on the worker: the cases below start from its result.
-    if (!hold_pod_list) REQUIRE(Eventually([&] { return enforcer->Status().passes >= 1; }));
+    if (!hold_pod_list) REQUIRE(AfterIdle([&] { return enforcer->Status().passes >= 1; }));
   }
   void ReleasePodList() {
     {
@@ -353,14 +373,10 @@ class Node {
     enforcer.reset();
   }
 
-  // Polls until pred holds (the worker thread reacts to events within ms).
+  // Whether pred holds once the worker has handled everything told to it so far.
   template <typename Pred>
-  bool Eventually(Pred pred) {
-    for (int i = 0; i < 300; ++i) {
-      if (pred()) return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return pred();
+  bool AfterIdle(Pred pred) {
+    return enforcer->WaitUntilIdle(5s) && pred();
   }
   bool HasProblem(const std::string& key_part) {
     for (const auto& p : enforcer->Status().problems) {
@@ -370,6 +386,7 @@ class Node {
   }
 
   TempDir dir;
+  FakeCgroupWatches watches;
   FakeClassTable table;
   FakeAddresses addresses;
   FakeShaper shaper;
@@ -381,6 +398,8 @@ class Node {
   Clock::time_point now = Clock::now();
   std::optional<uint32_t> low_priority_floor_percent;  // set before Start
   bool shape_idle = false;                             // --shape-idle-nics; set before Start
+  std::vector<std::string> additional_roots;           // --addition-cgroup-paths; set before Start
+  std::shared_ptr<const netqos::enforce::TenantPolicy> tenant_policy;  // null: the default
   // While set, reading the pod list blocks (a slow kubelet or a big node's first pass).
   bool hold_pod_list = false;
   std::condition_variable pods_cv;
@@ -396,8 +415,8 @@ TEST_CASE("enforcer: a new container gets its class entry and its leaf on its NI
   const FakePod p{"11111111-0000-0000-0000-000000000001", "c1", {}};
   node.CapPod(p, "eth1", 100);
   CHECK(node.shaper.Leaves("eth0").empty());
-  // The status is counted at the end of the pass that wrote the leaf: a moment later.
-  CHECK(node.Eventually([&] { return node.enforcer->Status().capped == 1; }));
+  // The status is counted at the end of the pass that wrote the leaf.
+  CHECK(node.AfterIdle([&] { return node.enforcer->Status().capped == 1; }));
 }
 
 TEST_CASE("enforcer: a new container's leaves are sent alone without applying the NIC again",
@@ -423,12 +442,11 @@ TEST_CASE("enforcer: a container started between passes is placed from its pod's
   node.Start();  // the first pass lists the pod; its container has no cgroup yet
   // A newer allocation the enforcer is not told of: no pass runs before the container starts.
   node.Allocate(p.uid, "eth0", 150);
-  ::mkdir(node.PodDir(p).c_str(), 0755);
-  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  node.StartContainer(p);
   const uint64_t id = node.IdOf(p);
-  REQUIRE(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
+  REQUIRE(node.AfterIdle([&] { return IsLeaf(node.table.Get(id)); }));
   const uint32_t leaf = node.table.Get(id)->priority;
-  REQUIRE(node.Eventually([&] { return node.shaper.Leaves("eth0") == std::vector{leaf}; }));
+  REQUIRE(node.shaper.Leaves("eth0") == std::vector{leaf});
   std::lock_guard<std::mutex> l(node.shaper.mu);
   CHECK(node.shaper.leaf_bps["eth0"][leaf] == netqos::shaping::MbitToBits(150));
   std::lock_guard<std::mutex> n(node.mu);
@@ -444,8 +462,7 @@ TEST_CASE("enforcer: a container the runtime is starting has its class when the 
   node.Start();
   // NRI's StartContainer comes once the cgroup exists, and may come before the watcher's event
   // for it has been handled: the call waits for a wake-up that saw the container.
-  ::mkdir(node.PodDir(p).c_str(), 0755);
-  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  node.StartContainer(p);
   REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
   CHECK(IsLeaf(node.table.Get(node.IdOf(p))));
 }
@@ -475,8 +492,7 @@ TEST_CASE(
   container.name = "app";
   container.id = p.container_id;
   node.enforcer->OnRuntimeContainer(RuntimePod(p, p.ips), container);
-  ::mkdir(node.PodDir(p).c_str(), 0755);
-  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  node.StartContainer(p);
   REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
   const uint64_t id = node.IdOf(p);
   CHECK(IsLeaf(node.table.Get(id)));
@@ -485,11 +501,10 @@ TEST_CASE(
 
   // Once the runtime removed the pod, the pod list (which never listed it) is what counts: its
   // class goes with its cgroup.
-  ::rmdir(node.ContainerDir(p).c_str());
-  ::rmdir(node.PodDir(p).c_str());
+  node.StopContainer(p);
   node.enforcer->OnRuntimeContainerRemoved(p.uid, p.container_id);
   node.enforcer->OnRuntimePodRemoved(p.uid);
-  CHECK(node.Eventually([&] { return !node.table.Get(id).has_value(); }));
+  CHECK(node.AfterIdle([&] { return !node.table.Get(id).has_value(); }));
 }
 
 TEST_CASE("enforcer: a container announced while stopping is not waited for", "[enforce]") {
@@ -505,7 +520,7 @@ TEST_CASE("enforcer: an idle NIC gets its trees with its first cap and loses the
           "[enforce]") {
   Node node;
   node.Start();
-  REQUIRE(node.Eventually([&] { return node.ShaperCalls("eth1").first >= 1; }));
+  REQUIRE(node.AfterIdle([&] { return node.ShaperCalls("eth1").first >= 1; }));
   {
     std::lock_guard<std::mutex> l(node.shaper.mu);
     CHECK(node.shaper.trees["eth1"] == std::pair{false, false});  // nothing capped: its own root
@@ -522,10 +537,10 @@ TEST_CASE("enforcer: an idle NIC gets its trees with its first cap and loses the
     CHECK(node.shaper.trees["eth1"] == std::pair{true, true});
     CHECK(node.shaper.trees["eth0"] == std::pair{false, false});  // the other NIC stays idle
   }
-  CHECK(node.Eventually([&] { return reason() == "test: htb"; }));
+  CHECK(node.AfterIdle([&] { return reason() == "test: htb"; }));
   node.RemovePod(p.uid);
   node.enforcer->OnPodRemoved(p.uid);
-  CHECK(node.Eventually([&] {
+  CHECK(node.AfterIdle([&] {
     std::lock_guard<std::mutex> l(node.shaper.mu);
     return node.shaper.trees["eth1"] == std::pair{false, false};
   }));
@@ -536,7 +551,7 @@ TEST_CASE("enforcer: with --shape-idle-nics every enforced NIC has its trees fro
   Node node;
   node.shape_idle = true;
   node.Start();
-  REQUIRE(node.Eventually([&] { return node.ShaperCalls("eth0").first >= 1; }));
+  REQUIRE(node.AfterIdle([&] { return node.ShaperCalls("eth0").first >= 1; }));
   std::lock_guard<std::mutex> l(node.shaper.mu);
   CHECK(node.shaper.trees["eth0"] == std::pair{true, true});
   CHECK(node.shaper.trees["eth1"] == std::pair{true, true});
@@ -564,9 +579,9 @@ TEST_CASE("enforcer: Start returns before the first pass, which runs on the work
   CHECK(node.enforcer->Status().passes == 0);
   CHECK(node.table.entries.empty());
   node.ReleasePodList();
-  CHECK(node.Eventually([&] { return node.enforcer->Status().passes >= 1; }));
+  CHECK(node.AfterIdle([&] { return node.enforcer->Status().passes >= 1; }));
   const uint64_t id = node.IdOf(p);
-  CHECK(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
+  CHECK(node.AfterIdle([&] { return IsLeaf(node.table.Get(id)); }));
 }
 
 TEST_CASE("enforcer: a removed pod's entry and leaf go at once", "[enforce]") {
@@ -579,8 +594,8 @@ TEST_CASE("enforcer: a removed pod's entry and leaf go at once", "[enforce]") {
   REQUIRE(IsLeaf(node.table.Get(id)));
   node.enforcer->OnPodRemoved(p.uid);
   node.RemovePod(p.uid);
-  REQUIRE(node.Eventually([&] { return !node.table.Get(id).has_value(); }));
-  CHECK(node.Eventually([&] { return node.shaper.Leaves("eth0").empty(); }));
+  REQUIRE(node.AfterIdle([&] { return !node.table.Get(id).has_value(); }));
+  CHECK(node.shaper.Leaves("eth0").empty());
 }
 
 TEST_CASE("enforcer: a restarted daemon adopts the leaves the class map points at", "[enforce]") {
@@ -623,8 +638,8 @@ TEST_CASE("enforcer: a failing NIC is reported and the others are shaped", "[enf
     node.shaper.failing.clear();
   }
   node.enforcer->OnTopologyChanged();
-  CHECK(node.Eventually([&] { return node.shaper.Leaves("eth0").size() == 1; }));
-  CHECK(node.Eventually([&] { return !node.HasProblem("nic:eth0"); }));
+  CHECK(node.AfterIdle([&] { return node.shaper.Leaves("eth0").size() == 1; }));
+  CHECK_FALSE(node.HasProblem("nic:eth0"));
 }
 
 TEST_CASE("enforcer: a full class map is reported per container, the others kept", "[enforce]") {
@@ -654,11 +669,11 @@ TEST_CASE("enforcer: a pod behind a CNI has its addresses mapped while it runs",
   const uint64_t id = node.IdOf(p);
   const std::map<PodAddress, uint64_t> want = {{*ParsePodAddress("10.244.1.7"), id},
                                                {*ParsePodAddress("fd00::7"), id}};
-  REQUIRE(node.Eventually([&] { return node.addresses.Snapshot() == want; }));
+  REQUIRE(node.AfterIdle([&] { return node.addresses.Snapshot() == want; }));
 
   node.enforcer->OnPodRemoved(p.uid);
   node.RemovePod(p.uid);
-  CHECK(node.Eventually([&] { return node.addresses.Snapshot().empty(); }));
+  CHECK(node.AfterIdle([&] { return node.addresses.Snapshot().empty(); }));
 }
 
 TEST_CASE(
@@ -672,8 +687,7 @@ TEST_CASE(
   // NRI's RunPodSandbox: malformed and repeated entries are dropped.
   node.enforcer->OnRuntimePod(
       RuntimePod(p, {"10.244.1.8", "10.244.1.999", "not-an-ip", "10.244.1.8"}));
-  ::mkdir(node.PodDir(p).c_str(), 0755);
-  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  node.StartContainer(p);
   REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
   const std::map<PodAddress, uint64_t> want = {{*ParsePodAddress("10.244.1.8"), node.IdOf(p)}};
   CHECK(node.addresses.Snapshot() == want);
@@ -687,8 +701,7 @@ TEST_CASE("enforcer: a hostNetwork pod never takes the runtime's addresses", "[e
   node.Allocate(p.uid, "eth0", 100);
   node.Start();
   node.enforcer->OnRuntimePod(RuntimePod(p, {"192.168.0.10"}));  // the node's own address
-  ::mkdir(node.PodDir(p).c_str(), 0755);
-  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  node.StartContainer(p);
   REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
   CHECK(node.addresses.Snapshot().empty());
 }
@@ -701,8 +714,7 @@ TEST_CASE("enforcer: a pod's runtime addresses are forgotten when it is removed"
   node.Start();
   node.enforcer->OnRuntimePod(RuntimePod(p, {"10.244.1.9"}));
   node.enforcer->OnRuntimePodRemoved(p.uid);  // NRI's RemovePodSandbox
-  ::mkdir(node.PodDir(p).c_str(), 0755);
-  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  node.StartContainer(p);
   REQUIRE(node.enforcer->OnContainerStarting(p.container_id, 5s));
   CHECK(node.addresses.Snapshot().empty());
 }
@@ -729,8 +741,7 @@ TEST_CASE("enforcer: a new container on an EDT NIC gets its rate without a listi
   }
 
   // The runtime starts b: its entry is written on the new-container path, alone.
-  ::mkdir(node.PodDir(b).c_str(), 0755);
-  ::mkdir(node.ContainerDir(b).c_str(), 0755);
+  node.StartContainer(b);
   REQUIRE(node.enforcer->OnContainerStarting(b.container_id, 5s));
   REQUIRE(IsLeaf(node.table.Get(node.IdOf(b))));
   const uint64_t leaf_b = node.table.Get(node.IdOf(b))->priority;
@@ -769,7 +780,7 @@ TEST_CASE(
   REQUIRE(node.edt.Set(999999, 1).ok());
   const int writes = node.edt.writes;
   node.enforcer->OnTopologyChanged();
-  REQUIRE(node.Eventually([&] { return node.edt.Rates().count(999999) == 0; }));
+  REQUIRE(node.AfterIdle([&] { return node.edt.Rates().count(999999) == 0; }));
   CHECK(node.edt.writes == writes);
   CHECK(node.edt.Rates().at(leaf_a) == 12'500'000);
 
@@ -780,20 +791,20 @@ TEST_CASE(
   }
   node.Allocate(a.uid, "eth0", 50);
   node.enforcer->OnAllocated(a.uid);
-  REQUIRE(node.Eventually([&] { return node.HasProblem("nic:eth0"); }));
+  REQUIRE(node.AfterIdle([&] { return node.HasProblem("nic:eth0"); }));
   CHECK(node.edt.Rates().count(leaf_a) == 1);
   {
     std::lock_guard<std::mutex> l(node.shaper.mu);
     node.shaper.failing.clear();
   }
   node.enforcer->OnTopologyChanged();
-  REQUIRE(node.Eventually([&] {
+  REQUIRE(node.AfterIdle([&] {
     return node.edt.Rates() == std::map<uint64_t, uint64_t>{{leaf_a, 6'250'000}};
   }));
 
   node.enforcer->OnPodRemoved(a.uid);
   node.RemovePod(a.uid);
-  CHECK(node.Eventually([&] { return node.edt.Rates().empty(); }));
+  CHECK(node.AfterIdle([&] { return node.edt.Rates().empty(); }));
 }
 
 TEST_CASE(
@@ -808,14 +819,14 @@ TEST_CASE(
   node.Allocate(p.uid, "eth0", 300);  // shared_cores
   node.enforcer->OnAllocated(p.uid);
   // Allocatable 900 egress / 850 ingress, minus the 300 the shared container requests.
-  CHECK(node.Eventually([&] {
+  CHECK(node.AfterIdle([&] {
     return node.shaper.ReclaimedCeil("eth0") == std::pair<uint64_t, uint64_t>{600, 550};
   }));
   CHECK(node.shaper.ReclaimedCeil("eth1") == std::pair<uint64_t, uint64_t>{900, 850});
   // Requests beyond the allocatable leave the floor: 5 % of it.
   node.Allocate(p.uid, "eth0", 900);
   node.enforcer->OnAllocated(p.uid);
-  CHECK(node.Eventually([&] {
+  CHECK(node.AfterIdle([&] {
     return node.shaper.ReclaimedCeil("eth0") == std::pair<uint64_t, uint64_t>{45, 42};
   }));
 }
@@ -829,7 +840,7 @@ TEST_CASE("enforcer: an allocation of a pod not started yet moves the low-priori
   node.AddPod(p, /*started=*/false);  // admitted, its containers not created yet
   node.Allocate(p.uid, "eth0", 300);
   node.enforcer->OnAllocated(p.uid);
-  CHECK(node.Eventually([&] {
+  CHECK(node.AfterIdle([&] {
     return node.shaper.ReclaimedCeil("eth0") == std::pair<uint64_t, uint64_t>{600, 550};
   }));
 }
@@ -845,14 +856,13 @@ TEST_CASE("enforcer: an allocation of a pod not started yet runs no whole pass",
   const auto passes = node.enforcer->Status().passes;
   node.Allocate(p.uid, "eth0", 100);
   node.enforcer->OnAllocated(p.uid);
-  std::this_thread::sleep_for(200ms);  // a wake-up takes ms (the 20 ms coalescing included)
+  REQUIRE(node.enforcer->WaitUntilIdle(5s));
   CHECK(node.enforcer->Status().passes == passes);
   CHECK(node.ShaperCalls("eth0") == before);
   // Its container, once started, is placed (the pod list is read again for its unknown id).
-  ::mkdir(node.PodDir(p).c_str(), 0755);
-  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  node.StartContainer(p);
   const uint64_t id = node.IdOf(p);
-  CHECK(node.Eventually([&] { return IsLeaf(node.table.Get(id)); }));
+  CHECK(node.AfterIdle([&] { return IsLeaf(node.table.Get(id)); }));
 }
 
 TEST_CASE("enforcer: without low-priority groups the reclaimed level borrows up to the link",
@@ -863,7 +873,7 @@ TEST_CASE("enforcer: without low-priority groups the reclaimed level borrows up 
   node.AddPod(p);
   node.Allocate(p.uid, "eth0", 300);
   node.enforcer->OnAllocated(p.uid);
-  CHECK(node.Eventually([&] {
+  CHECK(node.AfterIdle([&] {
     return node.shaper.ReclaimedCeil("eth0") == std::pair<uint64_t, uint64_t>{1000, 1000};
   }));
 }
@@ -883,16 +893,17 @@ TEST_CASE("enforcer: each pass is timed under its scope", "[enforce]") {
   auto count = [&](const std::string& scope) {
     return node.enforcer->Status().pass_seconds.at(scope).count();
   };
-  // The pass is counted (what Start waits for) just before its time is recorded.
-  CHECK(node.Eventually([&] { return count("full") == 1; }));  // the first pass
+  // The pass is counted (what Start waits for) just before its time is recorded, and both before
+  // the wake-up is done.
+  CHECK(count("full") == 1);  // the first pass
   CHECK(count("all") == 0);
   CHECK(count("containers") == 0);
   CHECK(node.enforcer->Status().pass_seconds.at("full").bounds ==
         netqos::enforce::PassSecondsBounds());
   node.CapPod({"11111111-0000-0000-0000-000000000031", "c31", {}}, "eth0", 100);
-  CHECK(node.Eventually([&] { return count("containers") + count("all") >= 1; }));
+  CHECK(count("containers") + count("all") >= 1);
   node.enforcer->OnTopologyChanged();
-  CHECK(node.Eventually([&] { return count("all") >= 1; }));
+  CHECK(node.AfterIdle([&] { return count("all") >= 1; }));
   const auto status = node.enforcer->Status();
   CHECK(status.pass_failures == 0);
   for (const auto& [target, n] : status.kernel_failures) {
@@ -926,9 +937,85 @@ TEST_CASE(
   }
   const uint64_t passes = node.enforcer->Status().passes;
   node.enforcer->OnTopologyChanged();
-  CHECK(node.Eventually([&] { return node.enforcer->Status().pass_failures >= 1; }));
+  CHECK(node.AfterIdle([&] { return node.enforcer->Status().pass_failures >= 1; }));
   status = node.enforcer->Status();
   CHECK(status.passes == passes);  // no pass finished
   CHECK(status.kernel_failures.at("class_map") > class_map);
   CHECK(node.HasProblem("class-map"));
+}
+
+TEST_CASE("enforcer: a container cgroup the cgroup-events port reports gets its class",
+          "[enforce]") {
+  Node node;
+  const FakePod p{"11111111-0000-0000-0000-000000000041", "c41", {}};
+  node.AddPod(p, /*started=*/false);
+  node.Allocate(p.uid, "eth0", 100);
+  node.Start();
+  REQUIRE(node.watches.Roots() == std::vector<std::string>{node.dir.file("kubepods")});
+  // Made but not reported: the enforcer watches nothing itself, so nothing happens.
+  ::mkdir(node.PodDir(p).c_str(), 0755);
+  ::mkdir(node.ContainerDir(p).c_str(), 0755);
+  REQUIRE(node.enforcer->WaitUntilIdle(5s));
+  CHECK_FALSE(node.table.Get(node.IdOf(p)).has_value());
+  // Reported through the port: the container is added between passes.
+  REQUIRE(node.watches.Created(node.ContainerDir(p)) == 1);
+  REQUIRE(node.enforcer->WaitUntilIdle(5s));
+  CHECK(IsLeaf(node.table.Get(node.IdOf(p))));
+  CHECK(node.shaper.Leaves("eth0") == std::vector{node.table.Get(node.IdOf(p))->priority});
+}
+
+TEST_CASE(
+    "enforcer: one cgroup watch per kubelet root, a root whose watch fails left out, all stopped "
+    "with the enforcer",
+    "[enforce]") {
+  Node node;
+  node.additional_roots = {"extra", "broken"};
+  node.watches.fail_roots = {node.dir.file("broken")};
+  node.Start();
+  CHECK(node.watches.Roots() ==
+        std::vector<std::string>{node.dir.file("kubepods"), node.dir.file("extra")});
+  CHECK(node.watches.Running() == 2);
+  node.Stop();
+  CHECK(node.watches.Running() == 0);
+}
+
+TEST_CASE("enforcer: WaitUntilIdle waits for the wake-up in flight and fails once stopping",
+          "[enforce]") {
+  Node node;
+  node.hold_pod_list = true;  // the first pass cannot finish
+  node.Start();
+  CHECK_FALSE(node.enforcer->WaitUntilIdle(100ms));
+  CHECK(node.enforcer->Status().passes == 0);
+  node.ReleasePodList();
+  REQUIRE(node.enforcer->WaitUntilIdle(5s));
+  CHECK(node.enforcer->Status().passes == 1);
+  // What it was told before the call is handled when it returns: a whole pass here.
+  node.enforcer->OnTopologyChanged();
+  REQUIRE(node.enforcer->WaitUntilIdle(5s));
+  CHECK(node.enforcer->Status().passes == 2);
+  node.enforcer->Stop();
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_FALSE(node.enforcer->WaitUntilIdle(5s));
+  CHECK(std::chrono::steady_clock::now() - start < 1s);
+}
+
+TEST_CASE(
+    "enforcer: WaitUntilIdle also covers the whole pass a new container of an aggregated "
+    "namespace asks for",
+    "[enforce]") {
+  Node node;
+  auto policy = std::make_shared<netqos::enforce::TenantPolicy>();
+  policy->namespaces["ns"].aggregate.egress_ceil_bps = netqos::shaping::MbitToBits(500);
+  node.tenant_policy = policy;
+  const FakePod p{"11111111-0000-0000-0000-000000000042", "c42", {}};
+  node.AddPod(p, /*started=*/false);
+  node.Allocate(p.uid, "eth0", 100);
+  node.Start();
+  const auto all_before = node.enforcer->Status().pass_seconds.at("all").count();
+  // The wake-up that takes the container hands it to a whole pass (its aggregate's class
+  // changes) by recording one more event: the wait lasts until that pass is done too.
+  node.StartContainer(p);
+  REQUIRE(node.enforcer->WaitUntilIdle(5s));
+  CHECK(node.table.Get(node.IdOf(p)).has_value());
+  CHECK(node.enforcer->Status().pass_seconds.at("all").count() == all_before + 1);
 }

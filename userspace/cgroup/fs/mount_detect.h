@@ -20,7 +20,7 @@ Result<std::string> FindCgroup2Mount(const std::string& mountinfo_text);
 Result<std::string> PreferredCgroup2Mount(const std::vector<std::string>& mounts,
                                           const std::string& source);
 
-// The mount from libcgroup's mount table (cgroup/cgroup_library.h); when libcgroup lists none (a
+// The mount from libcgroup's mount table (cgroup/fs/cgroup_library.h); when libcgroup lists none (a
 // v2 hierarchy with no controllers is invisible to it), FindCgroup2Mount over
 // /proc/self/mountinfo.
 Result<std::string> DetectCgroup2Mount();
