@@ -130,6 +130,18 @@ void Sync(Recorder& rec, const std::string& marker) {
   REQUIRE(rec.WaitCreated({marker}));
 }
 
+// The watches this process's inotify instances hold: one "inotify wd:" line each in fdinfo. They
+// count against fs.inotify.max_user_watches, so a directory that left the tree must give its up.
+int InotifyWatches() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fdinfo")) {
+    std::ifstream in(e.path());
+    std::string line;
+    while (std::getline(in, line)) n += line.rfind("inotify wd:", 0) == 0 ? 1 : 0;
+  }
+  return n;
+}
+
 std::set<std::string> AsSet(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
 TEST_CASE("CgroupWatcher reports every directory of a nested mkdir -p exactly once") {
@@ -275,6 +287,7 @@ TEST_CASE("CgroupWatcher: a deep tree moved away is unwatched, and watched again
   auto w = CgroupWatcher::Start(root, rec.Callbacks());
   REQUIRE(w.ok());
   const auto tree = Under(root, {"a", "a/b", "a/b/c", "a/b/c/d", "a/b2"});
+  CHECK(InotifyWatches() == 9);  // the root and the 8 directories under it
 
   fs::rename(root + "/a", tmp.file("away"));
   REQUIRE(rec.WaitRemoved(tree));
@@ -286,6 +299,7 @@ TEST_CASE("CgroupWatcher: a deep tree moved away is unwatched, and watched again
   CHECK(AsSet(rec.Removed()) == tree);
   CHECK(rec.Removed().size() == tree.size());
   CheckChildrenFirst(rec.Removed());
+  CHECK(InotifyWatches() == 9 - 5 + 1);  // the moved tree's released, sync's added
 
   fs::rename(tmp.file("away"), root + "/a");
   const auto back = Under(root, {"a", "a/b", "a/b/c", "a/b/c/d", "a/b/c/d/new"});
@@ -293,6 +307,7 @@ TEST_CASE("CgroupWatcher: a deep tree moved away is unwatched, and watched again
   fs::create_directory(root + "/a/b/c/d/new/deeper");
   REQUIRE(rec.WaitCreated(Under(root, {"a/b/c/d/new/deeper"})));
   CHECK(rec.Created().size() == back.size() + 2);  // sync and deeper: nothing twice
+  CHECK(InotifyWatches() == 5 + 6);
   CHECK(rec.Errors().empty());
 }
 
