@@ -109,7 +109,8 @@ class CgroupWatcher::Impl {
   // both found by the listing and announced by an IN_CREATE event is reported once.
   Status AddTree(int parent, std::string_view name, const std::string& path, bool report_self,
                  bool report_children) {
-    if (tree_.Child(parent, name) != kNone) return Status::Ok();
+    // Known already; or the parent left the tree meanwhile (see below).
+    if (!tree_.Contains(parent) || tree_.Child(parent, name) != kNone) return Status::Ok();
     auto added = watch_->Add(path, kTreeMask);
     if (!added.ok()) return GoneAgain(added.status()) ? Status::Ok() : added.status();
     if (tree_.Contains(*added)) {
@@ -136,6 +137,7 @@ class CgroupWatcher::Impl {
     for (const auto& name : SubdirNames(path)) {
       Status s = AddTree(wd, name, path + "/" + name, report, report);
       if (!s.ok() && first_error.ok()) first_error = s;
+      if (!tree_.Contains(wd)) break;  // removed as a directory's old place (see AddTree)
     }
     return first_error;
   }
@@ -219,7 +221,7 @@ class CgroupWatcher::Impl {
         s = AddTree(wd, name, child_path, true, true);
       }
       if (!s.ok() && first_error.ok()) first_error = s;
-      if (!tree_.Contains(wd)) break;  // gone under the listing (see AddTree)
+      if (!tree_.Contains(wd)) break;  // removed as a directory's old place (see AddTree)
     }
     return first_error;
   }
