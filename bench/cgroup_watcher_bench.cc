@@ -1,14 +1,18 @@
 // The cgroup watcher alone, on a directory tree shaped like a kubelet's cgroups
 // (kubepods/burstable/pod<uid>/<64-hex container id>): the live heap it holds per watched
 // directory (glibc's mallinfo2, in-use bytes after Start minus before) and how long Start takes
-// (one inotify watch and one directory listing per directory). No privileges: plain directories
+// (one inotify watch and one directory listing per directory); then how long the watcher takes to
+// report pods moved out of the tree (each a subtree of two directories taken out of a parent with
+// all the other pods: the cost of a removal at this size). No privileges: plain directories
 // behave as cgroup directories do for inotify. Compare builds by running each build's binary on
 // the same machine in turn; the figures here are this build's.
 #include <malloc.h>
 #include <sys/resource.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -69,6 +73,42 @@ Sample MeasureOnce(const std::string& root, int dirs) {
   return {static_cast<double>(after - before) / dirs, Seconds(t1 - t0) * 1000, cpu1 - cpu0};
 }
 
+// Moves `moved` pods out of the watched tree, one rename each, and waits until the watcher has
+// reported their 2 * `moved` directories removed; puts them back after. Microseconds per pod,
+// from the first rename to the last report.
+double MeasureMoves(const std::string& base, const std::string& root, int moved) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int removed = 0;
+  cgroup::CgroupWatcherCallbacks cb;
+  cb.on_removed = [&](const std::string&) {
+    std::lock_guard<std::mutex> l(mu);
+    ++removed;
+    cv.notify_all();
+  };
+  auto w = cgroup::CgroupWatcher::Start(root, cb);
+  if (!w.ok()) throw std::runtime_error("CgroupWatcher::Start: " + w.status().message());
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(root + "/burstable")) {
+    if (static_cast<int>(names.size()) == moved) break;
+    names.push_back(e.path().filename());
+  }
+  const std::string away = base + "/away";
+  std::filesystem::create_directory(away);
+  const auto t0 = Clock::now();
+  for (const auto& n : names) std::filesystem::rename(root + "/burstable/" + n, away + "/" + n);
+  bool all = false;
+  {
+    std::unique_lock<std::mutex> l(mu);
+    all = cv.wait_for(l, 60s, [&] { return removed >= 2 * static_cast<int>(names.size()); });
+  }
+  const auto t1 = Clock::now();
+  (*w)->Stop();
+  for (const auto& n : names) std::filesystem::rename(away + "/" + n, root + "/burstable/" + n);
+  if (!all) throw std::runtime_error("moved pods not all reported removed within 60 s");
+  return Micros(t1 - t0) / static_cast<double>(names.size());
+}
+
 void Run(const Args& args) {
   Report report("cgroup_watcher", args);
   const int pods = args.quick ? 1000 : 10000;
@@ -108,6 +148,16 @@ void Run(const Args& args) {
               Fmt(Median(ms), 1) + " ms (CPU " + Fmt(Median(cpu_ms), 1) + " ms).");
   report.Figure("cgroup watcher heap per watched directory", Fmt(Median(bytes), 0) + " bytes",
                 Thousands(dirs) + " directories");
+
+  const int moved = pods / 10;
+  std::vector<double> us;
+  for (int i = 0; i < runs; ++i) us.push_back(MeasureMoves(base, root, moved));
+  report.Line();
+  report.Line(std::to_string(moved) + " pods moved out of the " + std::to_string(pods) +
+              ", one rename each, until all their directories were reported removed: median " +
+              Fmt(Median(us), 1) + " µs per pod (" + std::to_string(runs) + " runs, " +
+              Fmt(*std::min_element(us.begin(), us.end()), 1) + " to " +
+              Fmt(*std::max_element(us.begin(), us.end()), 1) + ").");
 }
 
 }  // namespace
