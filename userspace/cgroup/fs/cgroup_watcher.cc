@@ -9,12 +9,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <map>
-#include <set>
 #include <system_error>
 #include <thread>
 #include <vector>
 
+#include "cgroup/watch_tree.h"
 #include "os/inotify_watch.h"
 
 namespace netqos::cgroup {
@@ -73,7 +72,7 @@ class CgroupWatcher::Impl {
   Status Start() {
     NETQOS_ASSIGN_OR_RETURN(watch_, os::InotifyWatch::Create());
     if (IsDirectory(root_)) {
-      NETQOS_RETURN_IF_ERROR(AddTree(root_, /*report_self=*/false, options_.report_existing));
+      NETQOS_RETURN_IF_ERROR(AddRoot(options_.report_existing));
     } else {
       NETQOS_RETURN_IF_ERROR(WaitForRoot());
     }
@@ -92,41 +91,67 @@ class CgroupWatcher::Impl {
   }
 
  private:
-  // Watches `dir` and, recursively, every subdirectory not watched yet. Directories are marked
-  // known before they are listed, so a directory both found by the listing and announced by an
-  // IN_CREATE event is reported once.
-  Status AddTree(const std::string& dir, bool report_self, bool report_children) {
-    if (known_.count(dir) != 0) return Status::Ok();
-    auto added = watch_->Add(dir, kTreeMask);
+  static constexpr int kNone = WatchTree::kNone;
+
+  // Watches the root and everything under it (the root itself is never reported).
+  Status AddRoot(bool report_children) {
+    if (root_wd_ != kNone) return Status::Ok();
+    auto added = watch_->Add(root_, kTreeMask);
     if (!added.ok()) return GoneAgain(added.status()) ? Status::Ok() : added.status();
-    const int wd = *added;
-    known_[dir] = wd;
-    wd_to_path_[wd] = dir;
-    if (report_self && callbacks_.on_created) callbacks_.on_created(dir);
+    if (tree_.Contains(*added)) RemoveTree(*added, /*unwatch=*/false);  // a stale node
+    if (!tree_.Add(kNone, root_, *added)) return Internal("cgroup watcher: cannot add the root");
+    root_wd_ = *added;
+    return AddChildren(root_wd_, root_, report_children);
+  }
+
+  // Watches the subdirectory `name` of `parent` (its path is `path`) and, recursively, every
+  // subdirectory not watched yet. A directory is in the tree before it is listed, so a directory
+  // both found by the listing and announced by an IN_CREATE event is reported once.
+  Status AddTree(int parent, std::string_view name, const std::string& path, bool report_self,
+                 bool report_children) {
+    // Known already; or the parent left the tree meanwhile (see below).
+    if (!tree_.Contains(parent) || tree_.Child(parent, name) != kNone) return Status::Ok();
+    auto added = watch_->Add(path, kTreeMask);
+    if (!added.ok()) return GoneAgain(added.status()) ? Status::Ok() : added.status();
+    if (tree_.Contains(*added)) {
+      // The kernel answered with a descriptor the tree holds elsewhere: the same directory, moved
+      // here before its IN_MOVED_FROM was read (inotify returns an inode's existing watch), or a
+      // descriptor reused after a removal whose event is still queued. The old place is gone
+      // either way: report it, and watch anew so that the old place's queued events (its
+      // IN_MOVED_FROM, IN_IGNORED) find nothing.
+      RemoveTree(*added, /*unwatch=*/true);
+      if (!tree_.Contains(parent)) return Status::Ok();  // the parent was under the old place
+      added = watch_->Add(path, kTreeMask);
+      if (!added.ok()) return GoneAgain(added.status()) ? Status::Ok() : added.status();
+    }
+    if (!tree_.Add(parent, name, *added)) {
+      return Internal("cgroup watcher: descriptor " + std::to_string(*added) + " of " + path +
+                      " is watched twice");
+    }
+    if (report_self && callbacks_.on_created) callbacks_.on_created(path);
+    return AddChildren(*added, path, report_children);
+  }
+
+  Status AddChildren(int wd, const std::string& path, bool report) {
     Status first_error;
-    for (const auto& name : SubdirNames(dir)) {
-      Status s = AddTree(dir + "/" + name, report_children, report_children);
+    for (const auto& name : SubdirNames(path)) {
+      Status s = AddTree(wd, name, path + "/" + name, report, report);
       if (!s.ok() && first_error.ok()) first_error = s;
+      if (!tree_.Contains(wd)) break;  // removed as a directory's old place (see AddTree)
     }
     return first_error;
   }
 
-  // Reports `dir` and every known directory under it as removed, deepest first. The paths under
-  // `dir` are one run of the sorted map, from "dir/" up to "dir0" ('0' follows '/'), so a removal
-  // costs its own subtree, not a pass over every directory of the node.
-  void RemoveTree(const std::string& dir, bool unwatch) {
-    std::vector<std::string> gone;
-    if (known_.count(dir) != 0) gone.push_back(dir);
-    for (auto it = known_.lower_bound(dir + '/'), end = known_.lower_bound(dir + '0'); it != end;
-         ++it) {
-      gone.push_back(it->first);
-    }
-    std::sort(gone.rbegin(), gone.rend());  // "a/b" sorts after "a": children first
-    for (const auto& path : gone) {
-      const int wd = known_[path];
-      known_.erase(path);
-      if (unwatch) watch_->Remove(wd);  // moved away: the inode lives on
-      if (path != root_ && callbacks_.on_removed) callbacks_.on_removed(path);
+  // Reports `wd`'s directory and every directory under it as removed, each after its
+  // subdirectories; the walk costs the subtree, not every directory of the node. The root itself
+  // is not reported. `unwatch`: the directories still exist elsewhere (moved away), so their
+  // watches are removed; a deleted directory's watch the kernel removes itself.
+  void RemoveTree(int wd, bool unwatch) {
+    if (wd == root_wd_) root_wd_ = kNone;
+    // Out of the tree first, reported after: a callback that throws leaves the tree whole.
+    for (const auto& gone : tree_.RemoveSubtree(wd)) {
+      if (unwatch) watch_->Remove(gone.wd);
+      if (gone.path != root_ && callbacks_.on_removed) callbacks_.on_removed(gone.path);
     }
   }
 
@@ -138,7 +163,7 @@ class CgroupWatcher::Impl {
         watch_->Remove(ancestor_wd_);
         ancestor_wd_ = -1;
       }
-      if (IsDirectory(root_)) return AddTree(root_, false, /*report_children=*/true);
+      if (IsDirectory(root_)) return AddRoot(/*report_children=*/true);
       std::string ancestor = Parent(root_);
       while (!IsDirectory(ancestor) && ancestor != "/" && ancestor != ".") {
         ancestor = Parent(ancestor);
@@ -158,30 +183,47 @@ class CgroupWatcher::Impl {
     }
   }
 
-  // After a lost event queue: compare the tree with what is known and report the difference.
+  // After a lost event queue: compare the tree with the directories present and report the
+  // difference. A directory counts as the one known only if inotify gives its path the known
+  // descriptor: a name removed and made again meanwhile is a new directory (a new cgroup).
   void Rescan() {
-    std::set<std::string> present;
-    std::vector<std::string> stack;
-    if (IsDirectory(root_)) stack.push_back(root_);
-    while (!stack.empty()) {
-      const std::string dir = stack.back();
-      stack.pop_back();
-      present.insert(dir);
-      for (const auto& name : SubdirNames(dir)) stack.push_back(dir + "/" + name);
+    if (root_wd_ != kNone) {
+      auto added =
+          IsDirectory(root_) ? watch_->Add(root_, kTreeMask) : Result<int>(NotFound(root_));
+      if (added.ok() && *added == root_wd_) {
+        Report(Resync(root_wd_, root_));
+        return;
+      }
+      RemoveTree(root_wd_, /*unwatch=*/true);
+      if (!added.ok() && !GoneAgain(added.status())) Report(added.status());
     }
-    std::vector<std::string> gone;
-    for (const auto& [path, wd] : known_) {
-      if (present.count(path) == 0) gone.push_back(path);
+    Report(WaitForRoot());
+  }
+
+  Status Resync(int wd, const std::string& path) {
+    const std::vector<std::string> present = SubdirNames(path);  // sorted
+    for (const int child : tree_.Children(wd)) {
+      if (!std::binary_search(present.begin(), present.end(), tree_.Name(child))) {
+        RemoveTree(child, /*unwatch=*/true);
+      }
     }
-    std::sort(gone.rbegin(), gone.rend());
-    for (const auto& path : gone) {
-      if (known_.count(path) != 0) RemoveTree(path, /*unwatch=*/true);
+    Status first_error;
+    for (const auto& name : present) {
+      const std::string child_path = path + "/" + name;
+      const int child = tree_.Child(wd, name);
+      Status s;
+      if (child == kNone) {
+        s = AddTree(wd, name, child_path, true, true);
+      } else if (auto added = watch_->Add(child_path, kTreeMask); added.ok() && *added == child) {
+        s = Resync(child, child_path);
+      } else {
+        RemoveTree(child, /*unwatch=*/true);
+        s = AddTree(wd, name, child_path, true, true);
+      }
+      if (!s.ok() && first_error.ok()) first_error = s;
+      if (!tree_.Contains(wd)) break;  // removed as a directory's old place (see AddTree)
     }
-    if (known_.count(root_) == 0) {
-      Report(WaitForRoot());
-      return;
-    }
-    for (const auto& path : present) Report(AddTree(path, true, true));
+    return first_error;
   }
 
   void Report(const Status& s) {
@@ -201,23 +243,23 @@ class CgroupWatcher::Impl {
       Report(WaitForRoot());
       return;
     }
-    auto it = wd_to_path_.find(ev.wd);
-    if (it == wd_to_path_.end()) return;
-    const std::string dir = it->second;
+    if (!tree_.Contains(ev.wd)) return;  // e.g. the IN_IGNORED of a directory removed already
     if (ev.mask & IN_IGNORED) {
-      wd_to_path_.erase(it);
-      if (dir == root_ && known_.count(root_) != 0 && known_[root_] == ev.wd) {
-        RemoveTree(root_, /*unwatch=*/false);
+      // The kernel dropped the watch: the directory is gone. A subdirectory's removal is
+      // reported from its parent's IN_DELETE, which names it; the root has no watched parent.
+      if (ev.wd == root_wd_) {
+        RemoveTree(root_wd_, /*unwatch=*/false);
         Report(WaitForRoot());
       }
       return;
     }
     if (!(ev.mask & IN_ISDIR) || ev.len == 0) return;
-    const std::string child = dir + "/" + ev.name;
+    const std::string_view name(ev.name);
     if (ev.mask & (IN_CREATE | IN_MOVED_TO)) {
-      Report(AddTree(child, true, true));
+      Report(AddTree(ev.wd, name, tree_.Path(ev.wd) + "/" + std::string(name), true, true));
     } else if (ev.mask & (IN_DELETE | IN_MOVED_FROM)) {
-      RemoveTree(child, /*unwatch=*/(ev.mask & IN_MOVED_FROM) != 0);
+      const int child = tree_.Child(ev.wd, name);
+      if (child != kNone) RemoveTree(child, /*unwatch=*/(ev.mask & IN_MOVED_FROM) != 0);
     }
   }
 
@@ -251,8 +293,8 @@ class CgroupWatcher::Impl {
   CgroupWatcherOptions options_;
   std::unique_ptr<os::InotifyWatch> watch_;
   int ancestor_wd_ = -1;
-  std::map<std::string, int> known_;       // watched directory -> its watch
-  std::map<int, std::string> wd_to_path_;  // watch -> directory
+  int root_wd_ = kNone;  // kNone while the root is missing
+  WatchTree tree_;       // every watched directory, the root included
   std::thread thread_;
 };
 
