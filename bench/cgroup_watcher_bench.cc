@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench_support.h"
-#include "cgroup/cgroup_watcher.h"
+#include "cgroup/fs/cgroup_watcher.h"
 
 namespace netqos::bench {
 namespace {

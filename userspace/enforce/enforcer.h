@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "cgroup/cgroup_paths.h"
-#include "pods/pod_list.h"
 #include "common/status.h"
 #include "core/config.h"
 #include "core/low_priority_group.h"
@@ -43,6 +42,7 @@
 #include "enforce/tenant_policy.h"
 #include "enforce/veth_ports.h"
 #include "enforce/veth_sync.h"
+#include "pods/pod_list.h"
 #include "shaping/htb_plan.h"
 
 namespace netqos::enforce {

@@ -12,13 +12,13 @@
 #include <utility>
 #include <vector>
 
-#include "pods/pod_list.h"
 #include "common/histogram.h"
 #include "enforce/desired_state.h"
 #include "enforce/enforcer_inbox.h"
 #include "enforce/leaf_queues.h"
 #include "enforce/problem_log.h"
 #include "enforce/runtime_pods.h"
+#include "pods/pod_list.h"
 #include "shaping/shaping_mode.h"
 
 namespace netqos::enforce {
@@ -64,7 +64,7 @@ struct EnforcerStatus {
 struct PublishedState {
   EnforcerStatus status;
   std::vector<LinkLeaves> leaf_links;  // the shaped links of the last pass and their leaves
-  std::vector<pods::PodInfo> pods;   // the pod list, with what the runtime said merged in
+  std::vector<pods::PodInfo> pods;     // the pod list, with what the runtime said merged in
   // Where each container of `pods` is, as last indexed. Never changed once built: the inbox is
   // handed the same index (EnforcerInbox::PublishIndex) and reads it under its own lock only.
   std::shared_ptr<const ContainerIndex> known_containers = std::make_shared<const ContainerIndex>();

@@ -15,7 +15,6 @@
 
 namespace {
 
-using netqos::pods::PodInfo;
 using netqos::enforce::DesiredContainer;
 using netqos::enforce::EnforcerStatus;
 using netqos::enforce::EnforcerStatusBoard;
@@ -24,6 +23,7 @@ using netqos::enforce::PublishedState;
 using netqos::enforce::RuntimePods;
 using netqos::enforce::testing::RuntimeContainerOf;
 using netqos::enforce::testing::RuntimePodOf;
+using netqos::pods::PodInfo;
 using namespace std::chrono_literals;
 
 // Pod `uid` with containers (name, id).
