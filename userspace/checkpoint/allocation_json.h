@@ -2,7 +2,7 @@
 // the field names of AllocationInfo and BandwidthInfo, readable from v0.5.3 and HEAD files alike.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <utility>

@@ -1,5 +1,6 @@
 #include "ctl/cgroup_explain.h"
 
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "common/terminal_text.h"

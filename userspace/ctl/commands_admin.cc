@@ -1,5 +1,7 @@
 // The operator subcommands (allocations, capacity, topology) and the plugin-watcher ones
 // (plugin-info, notify-registered).
+#include <nlohmann/json.hpp>
+
 #include "core/constants.h"
 #include "ctl/commands.h"
 #include "ctl/ctl.h"

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "core/constants.h"
 #include "core/numa_set.h"

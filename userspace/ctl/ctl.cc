@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

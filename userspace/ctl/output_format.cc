@@ -1,5 +1,7 @@
 #include "ctl/output_format.h"
 
+#include <nlohmann/json.hpp>
+
 #include "ctl/yaml_text.h"
 #include "render/table.h"
 

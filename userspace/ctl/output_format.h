@@ -3,7 +3,7 @@
 // raising it is in docs/operations.md ("Output formats"). Pure.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

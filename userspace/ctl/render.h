@@ -2,7 +2,7 @@
 // short strings the tables print.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "resourceplugin/v1alpha1/api.pb.h"

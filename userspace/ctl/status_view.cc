@@ -1,6 +1,7 @@
 #include "ctl/status_view.h"
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "common/version.h"

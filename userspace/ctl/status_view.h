@@ -2,7 +2,7 @@
 // directly, so it shows while the daemon is down). Pure rendering.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <ostream>
 #include <string>

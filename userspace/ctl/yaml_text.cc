@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 namespace netqos::ctl {

@@ -5,7 +5,7 @@
 // Pure.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace netqos::ctl {

@@ -1,5 +1,7 @@
 #include "render/json_values.h"
 
+#include <nlohmann/json.hpp>
+
 namespace netqos::render {
 
 using Json = nlohmann::json;

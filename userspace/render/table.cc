@@ -1,6 +1,7 @@
 #include "render/table.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "common/terminal_text.h"
 

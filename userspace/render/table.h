@@ -2,7 +2,7 @@
 // netqosd --print-topology. Widths count UTF-8 characters, not bytes.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <ostream>
 #include <string>
 #include <vector>

@@ -2,7 +2,7 @@
 // `netqosctl topology` and `netqosd --print-topology` so both print the same thing.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <ostream>
 
 #include "netqos/admin/v1/admin.pb.h"

@@ -1,6 +1,7 @@
 #include "checkpoint/allocation_json.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "unit/checkpoint/full_allocation.h"
 

@@ -2,6 +2,7 @@
 // adapter writes for an entry, whatever the tenant put in its strings, or the bound would let the
 // snapshot pass its read limit.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -4,6 +4,7 @@
 #include "render/counters_proto.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 

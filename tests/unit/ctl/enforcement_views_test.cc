@@ -1,6 +1,7 @@
 // netqosctl's enforcement views without a daemon or BPF: the class join, top's rates, the status
 // and cgroup renderings, and the advice its errors give.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "ctl/cgroup_explain.h"
