@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -11,15 +13,27 @@
 
 namespace netqos::testing {
 
+// A pod's shared metadata (desired_state.h).
+inline enforce::PodMetaPtr PodMetaOf(std::string uid, std::string ns, std::string name,
+                                     core::StringMap annotations = {}) {
+  return std::make_shared<const enforce::PodMeta>(
+      enforce::PodMeta{std::move(uid), std::move(ns), std::move(name), std::move(annotations)});
+}
+
+// Points `pod` at an edited copy of its metadata: the object itself is const, shared by every
+// container of the pod.
+inline void EditPod(enforce::PodMetaPtr& pod, const std::function<void(enforce::PodMeta&)>& edit) {
+  enforce::PodMeta copy = *pod;
+  edit(copy);
+  pod = std::make_shared<const enforce::PodMeta>(std::move(copy));
+}
+
 inline enforce::ObservedContainer ObservedIn(const std::string& pod_uid, const std::string& name,
                                              uint64_t cgroup_id, core::StringMap annotations = {},
                                              uint64_t pod_cgroup_id = 0) {
   enforce::ObservedContainer c;
-  c.pod_uid = pod_uid;
-  c.pod_namespace = "ns";
-  c.pod_name = "pod-" + pod_uid;
+  c.pod = PodMetaOf(pod_uid, "ns", "pod-" + pod_uid, std::move(annotations));
   c.container_name = name;
-  c.pod_annotations = std::move(annotations);
   c.cgroup_id = cgroup_id;
   c.pod_cgroup_id = pod_cgroup_id;
   return c;

@@ -11,6 +11,7 @@
 #include "core/types.h"
 #include "enforce/desired_state.h"
 #include "pods/pod_list.h"
+#include "support/observed_container.h"
 
 namespace netqos::testing {
 
@@ -32,9 +33,7 @@ inline enforce::DesiredContainer ClassifiedIn(const std::string& uid, const std:
                                               std::optional<uint64_t> leaf = std::nullopt,
                                               std::vector<core::NicId> leaf_nics = {}) {
   enforce::DesiredContainer d;
-  d.pod_uid = uid;
-  d.pod_namespace = "ns";
-  d.pod_name = "pod-" + uid;
+  d.pod = PodMetaOf(uid, "ns", "pod-" + uid);
   d.container_name = name;
   d.leaf_key = leaf;
   d.leaf_nics = std::move(leaf_nics);

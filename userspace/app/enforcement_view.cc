@@ -52,9 +52,9 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
   for (const auto& [id, d] : st.classes) {
     service::ContainerEnforcement c;
     c.cgroup_id = id;
-    c.pod_uid = d.pod_uid;
-    c.pod_namespace = d.pod_namespace;
-    c.pod_name = d.pod_name;
+    c.pod_uid = d.pod_uid();
+    c.pod_namespace = d.pod_namespace();
+    c.pod_name = d.pod_name();
     c.container = d.container_name;
     c.qos_level = std::string(KatalystLevelName(d.entry.qos_level));
     c.net_class_id = d.entry.net_class_id;
@@ -85,7 +85,7 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     c.egress_cap = cap(d.rates.egress, !edt_egress);
     c.ingress_cap = cap(d.rates.ingress, true);
     c.dscp = d.entry.dscp;
-    c.tenant_policy = d.tenant_entry;
+    c.tenant_policy = d.tenant_entry();
     if (d.aggregate_minor) {
       c.aggregate_class =
           TcHandleText(shaping::MakeHandle(shaping::kQdiscMajor, *d.aggregate_minor));

@@ -18,7 +18,7 @@ SyncReport ClassSync::Sync(ClassTable& table, const std::map<uint64_t, ClassEntr
     } else {
       r.failed_ids.push_back(id);
       r.errors.push_back(st.Wrap("set class of cgroup " + std::to_string(id) + " (pod " +
-                                 want.pod_namespace + "/" + want.pod_name + " container " +
+                                 want.pod_namespace() + "/" + want.pod_name() + " container " +
                                  want.container_name + ")"));
     }
   }

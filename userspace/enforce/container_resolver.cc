@@ -73,6 +73,10 @@ std::string Malformed(const pods::PodInfo& pod, const pods::ContainerInfo& c) {
 
 }  // namespace
 
+PodMetaPtr MetaOf(const pods::PodInfo& pod) {
+  return std::make_shared<const PodMeta>(PodMeta{pod.uid, pod.ns, pod.name, pod.annotations});
+}
+
 uint64_t ContainerResolver::PodCgroupId(const pods::PodInfo& pod) const {
   const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
   auto dir = tree_.find_dir(mount_, cgroup::PodCgroupCandidates(layout_, qos, pod.uid));
@@ -83,18 +87,17 @@ uint64_t ContainerResolver::PodCgroupId(const pods::PodInfo& pod) const {
 
 std::optional<ObservedContainer> ContainerResolver::Observe(const pods::PodInfo& pod,
                                                             const pods::ContainerInfo& c,
-                                                            uint64_t pod_cgroup_id) const {
+                                                            uint64_t pod_cgroup_id,
+                                                            PodMetaPtr& meta) const {
   const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
   auto dir = tree_.find_dir(
       mount_, cgroup::ContainerCgroupCandidates(layout_, qos, pod.uid, c.runtime, c.id));
   Result<uint64_t> id = dir.ok() ? tree_.cgroup_id(*dir) : Result<uint64_t>(dir.status());
   if (!id.ok()) return std::nullopt;
+  if (!meta) meta = MetaOf(pod);
   ObservedContainer o;
-  o.pod_uid = pod.uid;
-  o.pod_namespace = pod.ns;
-  o.pod_name = pod.name;
+  o.pod = meta;
   o.container_name = c.name;
-  o.pod_annotations = pod.annotations;
   o.cgroup_id = *id;
   o.pod_cgroup_id = pod_cgroup_id;
   return o;
@@ -107,6 +110,7 @@ ResolvedContainers ContainerResolver::Resolve(const std::vector<pods::PodInfo>& 
     if (pod.uid.empty() || skip_pods.count(pod.uid) != 0) continue;
     uint64_t pod_id = 0;
     bool pod_looked_up = false;
+    PodMetaPtr meta;  // made with the pod's first found container, shared by the rest
     for (const auto& c : pod.containers) {
       if (c.init || c.id.empty()) continue;
       if (std::string why = Malformed(pod, c); !why.empty()) {
@@ -118,7 +122,7 @@ ResolvedContainers ContainerResolver::Resolve(const std::vector<pods::PodInfo>& 
         pod_id = PodCgroupId(pod);
         pod_looked_up = true;
       }
-      auto o = Observe(pod, c, pod_id);
+      auto o = Observe(pod, c, pod_id, meta);
       if (!o) {
         out.missing.push_back(pod.ns + "/" + pod.name + " container " + c.name + " (" + c.id + ")");
         continue;
@@ -133,7 +137,8 @@ std::optional<ObservedContainer> ContainerResolver::ResolveOne(
     const pods::PodInfo& pod, const pods::ContainerInfo& container) const {
   if (pod.uid.empty() || container.init || container.id.empty()) return std::nullopt;
   if (!Malformed(pod, container).empty()) return std::nullopt;
-  return Observe(pod, container, PodCgroupId(pod));
+  PodMetaPtr meta;
+  return Observe(pod, container, PodCgroupId(pod), meta);
 }
 
 std::optional<ContainerCgroupName> ParseContainerCgroupPath(const std::string& path) {

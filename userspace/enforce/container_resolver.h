@@ -43,14 +43,19 @@ class ContainerResolver {
 
  private:
   uint64_t PodCgroupId(const pods::PodInfo& pod) const;  // 0 when not found
+  // `meta`: the pod's metadata, made once per pod (MetaOf) and shared by its containers; null
+  // until the pod's first container is found, then set.
   std::optional<ObservedContainer> Observe(const pods::PodInfo& pod,
                                            const pods::ContainerInfo& container,
-                                           uint64_t pod_cgroup_id) const;
+                                           uint64_t pod_cgroup_id, PodMetaPtr& meta) const;
 
   std::string mount_;
   cgroup::CgroupLayout layout_;
   CgroupTree tree_;
 };
+
+// The metadata of `pod` its containers share (desired_state.h).
+PodMetaPtr MetaOf(const pods::PodInfo& pod);
 
 struct ContainerCgroupName {
   std::string pod_uid;       // with dashes, as in the pod's metadata.uid

@@ -46,7 +46,7 @@ const TenantPolicy& PolicyOf(const DesiredOptions& options) {
   return options.tenant ? *options.tenant : kBuiltIn;
 }
 
-std::string PodLabel(const ObservedContainer& c) { return c.pod_namespace + "/" + c.pod_name; }
+std::string PodLabel(const ObservedContainer& c) { return c.pod_namespace() + "/" + c.pod_name(); }
 
 std::string Joined(const std::vector<std::string>& notes) {
   std::string out;
@@ -63,24 +63,24 @@ PodCaps ReadPodCaps(const ObservedContainer& c, shaping::QosLevel level,
                     std::vector<std::string>& problems) {
   PodCaps caps;
   std::vector<std::string> notes;
-  caps.annotated = core::ReadBandwidthAnnotations(c.pod_annotations);
-  caps.decisions = RuleBandwidth(c.pod_annotations, caps.annotated, rules, entry);
-  CeilRuling ceil = RuleContainerCeil(c.pod_annotations, options.container_ceil, rules, entry);
+  caps.annotated = core::ReadBandwidthAnnotations(c.pod_annotations());
+  caps.decisions = RuleBandwidth(c.pod_annotations(), caps.annotated, rules, entry);
+  CeilRuling ceil = RuleContainerCeil(c.pod_annotations(), options.container_ceil, rules, entry);
   caps.ceil = ceil.ceil;
   if (ceil.decision) caps.decisions.push_back(std::move(*ceil.decision));
-  if (auto refused = BurstNotHonoured(c.pod_annotations, rules, entry)) {
+  if (auto refused = BurstNotHonoured(c.pod_annotations(), rules, entry)) {
     caps.decisions.push_back(std::move(*refused));
   } else {
-    caps.burst = ReadPodBurst(c.pod_annotations);
+    caps.burst = ReadPodBurst(c.pod_annotations());
     if (!caps.burst.error.empty()) {
       caps.decisions.push_back(
-          {kBurstAnnotation, TenantValue(c.pod_annotations.at(kBurstAnnotation)),
+          {kBurstAnnotation, TenantValue(c.pod_annotations().at(kBurstAnnotation)),
            TenantVerdict::kRefused,
            caps.burst.error + "; the " + shaping::QosLevelName(level) + " level's burst, " +
                BurstText(options.level_burst[static_cast<size_t>(level)]) + ", applies"});
     }
   }
-  auto before = previous.find(c.pod_uid);
+  auto before = previous.find(c.pod_uid());
   const core::AnnotatedBandwidth* old = before == previous.end() ? nullptr : &before->second;
   const auto keep = [&](bool refused, std::optional<uint64_t>& now,
                         const std::optional<uint64_t> core::AnnotatedBandwidth::*field) {
@@ -252,6 +252,16 @@ std::optional<LeafPlacement> MemberLeaf(const ObservedContainer& c, const Namesp
 
 }  // namespace
 
+const PodMetaPtr& NoPodMeta() {
+  static const PodMetaPtr kNone = std::make_shared<const PodMeta>();
+  return kNone;
+}
+
+const std::shared_ptr<const std::string>& NoTenantEntry() {
+  static const std::shared_ptr<const std::string> kNone = std::make_shared<const std::string>();
+  return kNone;
+}
+
 std::optional<shaping::QosLevel> LevelOf(const std::string& katalyst_level) {
   if (katalyst_level == core::kSystemCores) return shaping::QosLevel::kSystem;
   if (katalyst_level == core::kDedicatedCores) return shaping::QosLevel::kDedicated;
@@ -283,8 +293,8 @@ void CountRefusals(const DesiredContainer& d,
                    std::map<std::pair<std::string, std::string>, uint64_t>& refused) {
   for (const auto& decision : d.decisions) {
     if (decision.verdict == TenantVerdict::kHonoured) continue;
-    if (!counted.insert({d.pod_uid, decision.annotation}).second) continue;
-    ++refused[{d.pod_namespace, decision.annotation}];
+    if (!counted.insert({d.pod_uid(), decision.annotation}).second) continue;
+    ++refused[{d.pod_namespace(), decision.annotation}];
   }
 }
 
@@ -320,12 +330,14 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
 
   std::map<uint64_t, Leaf> leaves;                        // by leaf key
   std::set<std::pair<std::string, std::string>> counted;  // (pod uid, annotation) refused
+  // The tenant entry's name per namespace, made once a pass and shared by its containers.
+  std::map<std::string, std::shared_ptr<const std::string>> tenant_entries;
   for (const auto& c : containers) {
     if (c.cgroup_id == 0) continue;
-    const core::AllocationInfo* alloc = FindAllocation(allocations, c.pod_uid, c.container_name);
+    const core::AllocationInfo* alloc = FindAllocation(allocations, c.pod_uid(), c.container_name);
     bool pod_level = false;
     if (alloc == nullptr) {
-      alloc = FindAllocation(allocations, c.pod_uid, core::kPodLevelContainerName);
+      alloc = FindAllocation(allocations, c.pod_uid(), core::kPodLevelContainerName);
       pod_level = alloc != nullptr;
     }
 
@@ -333,9 +345,11 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
     // keys problems by what precedes the first ':', and two under one key would flap.
     std::vector<std::string>& notes = notes_by_cgroup[c.cgroup_id];
     const TenantPolicy& tenant = PolicyOf(options);
-    const TenantRules& rules = tenant.For(c.pod_namespace);
+    const TenantRules& rules = tenant.For(c.pod_namespace());
     DesiredContainer d;
-    d.tenant_entry = tenant.EntryName(c.pod_namespace);
+    std::shared_ptr<const std::string>& entry = tenant_entries[c.pod_namespace()];
+    if (!entry) entry = std::make_shared<const std::string>(tenant.EntryName(c.pod_namespace()));
+    d.tenant = entry;
 
     // The allocation's level, which the kubelet asked for and netqos admitted; without one, what
     // the pod's annotations claim, held to what its tenant rules allow. A level that cannot be
@@ -353,18 +367,16 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
         level_name = KatalystLevelName(*level);
       }
     } else {
-      LevelChoice choice = UnallocatedLevel(policy.qos, c.pod_annotations, rules, d.tenant_entry,
+      LevelChoice choice = UnallocatedLevel(policy.qos, c.pod_annotations(), rules, d.tenant_entry(),
                                             options.unclassified_level);
       level = choice.level;
       level_name = choice.katalyst_name;
       if (choice.decision) d.decisions.push_back(std::move(*choice.decision));
     }
-    d.pod_uid = c.pod_uid;
-    d.pod_namespace = c.pod_namespace;
-    d.pod_name = c.pod_name;
+    d.pod = c.pod;
     d.container_name = c.container_name;
     d.entry.qos_level = static_cast<uint8_t>(*level);
-    if (auto id = core::ResolveNetClassId(policy, c.pod_annotations, level_name); id.ok()) {
+    if (auto id = core::ResolveNetClassId(policy, c.pod_annotations(), level_name); id.ok()) {
       d.entry.net_class_id = *id;
     } else {
       // The cap matters more than the tag: keep enforcing with the level's configured id.
@@ -374,17 +386,17 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
                       std::to_string(d.entry.net_class_id));
     }
     DscpRuling dscp =
-        RuleDscp(options.level_dscp, *level, c.pod_annotations, rules, d.tenant_entry);
+        RuleDscp(options.level_dscp, *level, c.pod_annotations(), rules, d.tenant_entry());
     d.entry.dscp = dscp.dscp ? dscp.dscp : options.unmarked_dscp;
     if (dscp.decision) d.decisions.push_back(std::move(*dscp.decision));
 
-    auto pod = pod_caps.find(c.pod_uid);
+    auto pod = pod_caps.find(c.pod_uid());
     if (pod == pod_caps.end()) {
       pod = pod_caps
-                .emplace(c.pod_uid, ReadPodCaps(c, *level, options, rules, d.tenant_entry,
+                .emplace(c.pod_uid(), ReadPodCaps(c, *level, options, rules, d.tenant_entry(),
                                                 previous_annotated, s.problems))
                 .first;
-      s.annotated[c.pod_uid] = pod->second.annotated;
+      s.annotated[c.pod_uid()] = pod->second.annotated;
     }
     d.decisions.insert(d.decisions.end(), pod->second.decisions.begin(),
                        pod->second.decisions.end());
@@ -393,7 +405,7 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       d.allocated_mbps = alloc->egress;
       const uint32_t declared = alloc->egress == 0 ? core::RequestedMbps(*alloc) : 0;
       if (auto implicit =
-              ImplicitDecision(c.pod_annotations, alloc->egress, declared, rules, d.tenant_entry)) {
+              ImplicitDecision(c.pod_annotations(), alloc->egress, declared, rules, d.tenant_entry())) {
         d.decisions.push_back(std::move(*implicit));
       }
     }
@@ -411,10 +423,10 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       leaf.nics = placed->nics;
       leaf.level = *level;
       leaf.rates = placed->rates;
-      leaf.pod_namespace = c.pod_namespace;
+      leaf.pod_namespace = c.pod_namespace();
       leaf.aggregate = rules.aggregate;
-      BurstRuling burst = RuleBurst(pod->second.burst, c.pod_annotations, options.level_burst,
-                                    *level, placed->rates, rules, d.tenant_entry);
+      BurstRuling burst = RuleBurst(pod->second.burst, c.pod_annotations(), options.level_burst,
+                                    *level, placed->rates, rules, d.tenant_entry());
       leaf.burst_bytes = burst.burst_bytes;
       if (burst.decision) d.decisions.push_back(std::move(*burst.decision));
       leaf.cgroups.push_back(c.cgroup_id);
@@ -481,7 +493,7 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
   for (const auto& [cg, notes] : notes_by_cgroup) {
     if (notes.empty()) continue;
     const DesiredContainer& d = s.by_cgroup.at(cg);
-    s.problems.push_back(d.pod_namespace + "/" + d.pod_name + " container " + d.container_name +
+    s.problems.push_back(d.pod_namespace() + "/" + d.pod_name() + " container " + d.container_name +
                          ": " + Joined(notes));
   }
 

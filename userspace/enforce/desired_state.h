@@ -24,15 +24,31 @@
 
 namespace netqos::enforce {
 
+// What a pod's containers have in common: made once per pod by the resolver and shared by its
+// containers and their pass results, so a node of 10,000 containers holds one copy per pod.
+struct PodMeta {
+  std::string uid;
+  std::string ns;
+  std::string name;
+  core::StringMap annotations;  // unfiltered, as on the pod
+};
+using PodMetaPtr = std::shared_ptr<const PodMeta>;
+
+// The metadata of no pod (all empty), shared: what a container holds until it is given its pod's,
+// so the accessors below never see a null pointer.
+const PodMetaPtr& NoPodMeta();
+
 // A started container as the kubelet reports it, with its cgroup resolved.
 struct ObservedContainer {
-  std::string pod_uid;
-  std::string pod_namespace;
-  std::string pod_name;
+  PodMetaPtr pod = NoPodMeta();  // never null; the same object for every container of a pod
   std::string container_name;
-  core::StringMap pod_annotations;  // unfiltered, as on the pod
-  uint64_t cgroup_id = 0;           // the container's cgroup (what bpf_skb_cgroup_id returns)
-  uint64_t pod_cgroup_id = 0;       // the pod's cgroup; 0 when not found
+  uint64_t cgroup_id = 0;      // the container's cgroup (what bpf_skb_cgroup_id returns)
+  uint64_t pod_cgroup_id = 0;  // the pod's cgroup; 0 when not found
+
+  const std::string& pod_uid() const { return pod->uid; }
+  const std::string& pod_namespace() const { return pod->ns; }
+  const std::string& pod_name() const { return pod->name; }
+  const core::StringMap& pod_annotations() const { return pod->annotations; }
 };
 
 // A NIC netqos shapes (--enforce-nics) that exists right now.
@@ -65,11 +81,12 @@ inline constexpr uint32_t kClassAggregate = 0x8;
 // mode the NIC program does not look for a pacing budget for it.
 inline constexpr uint32_t kClassNoLeaf = 0x20;
 
+// An empty tenant entry, shared: a DesiredContainer's until its pass names one.
+const std::shared_ptr<const std::string>& NoTenantEntry();
+
 struct DesiredContainer {
   ClassEntry entry;
-  std::string pod_uid;
-  std::string pod_namespace;
-  std::string pod_name;
+  PodMetaPtr pod = NoPodMeta();  // never null; its observed container's (shared per pod)
   std::string container_name;
   std::optional<core::NicId> nic;  // the allocation's NIC; nullopt when not allocated
   uint32_t allocated_mbps = 0;     // the allocation (0 = none)
@@ -81,13 +98,19 @@ struct DesiredContainer {
   std::vector<core::NicId> leaf_nics;
   // The leaf's burst (both directions, rate and ceiling buckets), bytes; 0 = the default bucket.
   uint32_t burst_bytes = 0;
-  // The tenant policy's entry for the pod's namespace ("namespace <name>" or "default"), and
-  // what it decided about each tenant annotation of the pod (tenant_rules.h).
-  std::string tenant_entry;
+  // The tenant policy's entry for the pod's namespace ("namespace <name>" or "default"), one
+  // string per namespace shared by the pass's containers (never null), and what it decided about
+  // each tenant annotation of the pod (tenant_rules.h).
+  std::shared_ptr<const std::string> tenant = NoTenantEntry();
   std::vector<TenantDecision> decisions;
   // The class of its namespace's aggregate its leaf sits under (the same minor on every NIC);
   // nullopt: none (its namespace has no aggregate).
   std::optional<uint32_t> aggregate_minor;
+
+  const std::string& pod_uid() const { return pod->uid; }
+  const std::string& pod_namespace() const { return pod->ns; }
+  const std::string& pod_name() const { return pod->name; }
+  const std::string& tenant_entry() const { return *tenant; }
 };
 
 // Per pod uid: the bandwidth annotations a pod is enforced with. A refused value keeps the one

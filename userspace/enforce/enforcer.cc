@@ -353,7 +353,7 @@ bool Enforcer::Pass(bool full) {
   own_.pod_of_cgroup.clear();
   size_t capped = 0;
   for (const auto& [id, d] : desired.by_cgroup) {
-    own_.pod_of_cgroup[id] = d.pod_uid;
+    own_.pod_of_cgroup[id] = d.pod_uid();
     if (d.leaf_key) ++capped;
   }
 
@@ -405,7 +405,7 @@ bool Enforcer::Pass(bool full) {
   for (const auto& [id, d] : desired.by_cgroup) {
     for (const auto& decision : d.decisions) {
       if (decision.verdict != TenantVerdict::kHonoured)
-        own_.refusals_counted.insert({d.pod_uid, decision.annotation});
+        own_.refusals_counted.insert({d.pod_uid(), decision.annotation});
     }
   }
   board_.Publish([&](PublishedState& published) {

@@ -40,7 +40,7 @@ bool PublishedState::HasClass(const std::string& container_id) const {
   const pods::PodInfo& pod = pods[ref->pod];
   const std::string& name = pod.containers[ref->container].name;
   return std::any_of(status.classes.begin(), status.classes.end(), [&](const auto& entry) {
-    return entry.second.pod_uid == pod.uid && entry.second.container_name == name;
+    return entry.second.pod_uid() == pod.uid && entry.second.container_name == name;
   });
 }
 

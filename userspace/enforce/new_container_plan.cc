@@ -30,7 +30,7 @@ NewContainerPlan PlanNewContainer(const core::PolicyConfig& policy,
             shaping::MakeHandle(shaping::kQdiscMajor, shaping::LevelDefaultMinor(level));
       }
       d.entry.flags = ClassFlags(options, level, false, false);
-      plan.problems.push_back(d.pod_namespace + "/" + d.pod_name + " container " +
+      plan.problems.push_back(d.pod_namespace() + "/" + d.pod_name() + " container " +
                               d.container_name +
                               ": no free HTB leaf minor; shaped by its QoS level only");
     } else {

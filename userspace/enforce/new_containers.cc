@@ -34,7 +34,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
       continue;
     }
     if (own.status.classes.count(o->cgroup_id) != 0) continue;
-    if (dopts.tenant && dopts.tenant->For(o->pod_namespace).aggregate.any()) {
+    if (dopts.tenant && dopts.tenant->For(o->pod_namespace()).aggregate.any()) {
       aggregated = true;
       continue;
     }
@@ -46,7 +46,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
 
   // The newest allocations of these pods, read now: an Allocate since the last pass counts too.
   std::vector<std::string> uids;
-  for (const auto& c : found) uids.push_back(c.pod_uid);
+  for (const auto& c : found) uids.push_back(c.pod_uid());
   const core::PodEntries allocations =
       ports_.pod_allocations ? ports_.pod_allocations(uids) : ports_.snapshot().allocations;
   std::set<core::NicId> changed_links;
@@ -66,7 +66,7 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
       problems_.Report(
           ProblemKind::kCgroup, std::to_string(c.cgroup_id),
           st.Wrap("set class of cgroup " + std::to_string(c.cgroup_id) + " (pod " +
-                  c.pod_namespace + "/" + c.pod_name + " container " + c.container_name + ")")
+                  c.pod_namespace() + "/" + c.pod_name() + " container " + c.container_name + ")")
               .message());
       continue;
     }
@@ -79,10 +79,10 @@ void Enforcer::AddContainers(const std::vector<std::string>& container_ids) {
       own_.ingress_leaves[nic].push_back(leaf);
       changed_links.insert(nic);
     }
-    if (auto pod = plan.annotated.find(c.pod_uid); pod != plan.annotated.end()) {
-      own_.annotated[c.pod_uid] = pod->second;
+    if (auto pod = plan.annotated.find(c.pod_uid()); pod != plan.annotated.end()) {
+      own_.annotated[c.pod_uid()] = pod->second;
     }
-    own_.pod_of_cgroup[c.cgroup_id] = c.pod_uid;
+    own_.pod_of_cgroup[c.cgroup_id] = c.pod_uid();
     added.emplace(c.cgroup_id, std::move(*plan.desired));
   }
 

@@ -39,7 +39,7 @@ std::string PodAddressText(const PodAddress& address) {
 ClassesByPod GroupByPod(const std::map<uint64_t, DesiredContainer>& classes) {
   ClassesByPod by_pod;
   for (const auto& entry : classes)
-    by_pod[entry.second.pod_uid][entry.second.container_name] = &entry;
+    by_pod[entry.second.pod_uid()][entry.second.container_name] = &entry;
   return by_pod;
 }
 

@@ -101,7 +101,7 @@ TEST_CASE(
   policy->namespaces["media"].aggregate.egress_ceil_bps = 100 * kMbit;
   w.options.tenant = policy;
   auto in = [](const std::string& ns, netqos::enforce::ObservedContainer c) {
-    c.pod_namespace = ns;
+    netqos::testing::EditPod(c.pod, [&](netqos::enforce::PodMeta& m) { m.ns = ns; });
     return c;
   };
   w.allocations["u1"]["c"] = Alloc("shared_cores", kEth0, 50, 50);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "enforce/class_table.h"
+#include "support/observed_container.h"
 #include "unit/enforce/fake_tables.h"
 
 namespace {
@@ -40,8 +41,7 @@ std::map<uint64_t, DesiredContainer> Want(const std::map<uint64_t, ClassEntry>& 
   for (const auto& [id, e] : entries) {
     DesiredContainer d;
     d.entry = e;
-    d.pod_namespace = "ns";
-    d.pod_name = "pod" + std::to_string(id);
+    d.pod = netqos::testing::PodMetaOf("", "ns", "pod" + std::to_string(id));
     d.container_name = "c";
     out[id] = d;
   }

@@ -29,6 +29,7 @@ using netqos::enforce::DesiredState;
 using netqos::enforce::EnforcedLink;
 using netqos::enforce::LevelOf;
 using netqos::enforce::ObservedContainer;
+using netqos::enforce::PodMeta;
 using netqos::shaping::BuildHtbPlan;
 using netqos::shaping::ContainerAllocation;
 using netqos::shaping::kQdiscMajor;
@@ -44,6 +45,7 @@ using netqos::testing::kEth1;
 using netqos::testing::World;
 const char kQosKey[] = "katalyst.kubewharf.io/qos_level";
 const char kClassKey[] = "katalyst.kubewharf.io/net_class_id";
+using netqos::testing::EditPod;
 using netqos::testing::ObservedIn;
 
 using LeafTuple = std::tuple<uint64_t, int, uint64_t, uint32_t>;  // key, level, Mbit/s, minor
@@ -108,9 +110,9 @@ TEST_CASE("allocated container on an enforced NIC gets a leaf on egress and ingr
   CHECK(d.leaf_key == std::optional<uint64_t>(1001));
   CHECK(d.nic == std::optional<NicId>(kEth0));
   CHECK(d.allocated_mbps == 100);
-  CHECK(d.pod_uid == "u1");
-  CHECK(d.pod_namespace == "ns");
-  CHECK(d.pod_name == "pod-u1");
+  CHECK(d.pod_uid() == "u1");
+  CHECK(d.pod_namespace() == "ns");
+  CHECK(d.pod_name() == "pod-u1");
   CHECK(d.container_name == "c1");
   CHECK(Leaves(s.egress.at(kEth0)) == std::vector<LeafTuple>{{1001, 2, 100, 0x100}});
   CHECK(Leaves(s.ingress.at(kEth0)) == std::vector<LeafTuple>{{1001, 2, 50, 0x100}});
@@ -725,8 +727,10 @@ TEST_CASE("a refused bandwidth annotation keeps the pod's previous cap and names
   DesiredState s = w.Compute();
   REQUIRE(LeafOf(s.egress.at(kEth0), 10) != nullptr);
   // An update the kubelet would refuse: the cap stays 20M, one problem for the pod.
-  w.containers[0].pod_annotations[kEgressKey] = "20 Mbit";
-  w.containers[0].pod_annotations["netqos.io/container-ceil"] = "sometimes";
+  EditPod(w.containers[0].pod, [](PodMeta& m) {
+    m.annotations[kEgressKey] = "20 Mbit";
+    m.annotations["netqos.io/container-ceil"] = "sometimes";
+  });
   s = w.Compute();
   const ContainerAllocation* e = LeafOf(s.egress.at(kEth0), 10);
   REQUIRE(e != nullptr);

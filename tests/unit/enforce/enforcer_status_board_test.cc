@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/observed_container.h"
 #include "unit/enforce/runtime_pod_fixtures.h"
 
 namespace {
@@ -35,7 +36,7 @@ PodInfo Pod(const std::string& uid, const std::vector<std::pair<std::string, std
 
 DesiredContainer Class(const std::string& pod_uid, const std::string& container) {
   DesiredContainer d;
-  d.pod_uid = pod_uid;
+  d.pod = netqos::testing::PodMetaOf(pod_uid, "", "");
   d.container_name = container;
   return d;
 }

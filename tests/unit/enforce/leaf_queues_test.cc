@@ -15,6 +15,7 @@
 #include "enforce/desired_state.h"
 #include "enforce/link_shaper.h"
 #include "shaping/htb_plan.h"
+#include "support/observed_container.h"
 
 namespace {
 
@@ -50,11 +51,10 @@ AllocationInfo Alloc(const NicId& nic, uint32_t egress, uint32_t ingress) {
 ObservedContainer Container(const std::string& uid, const std::string& name, uint64_t cgroup_id,
                             const std::string& class_id, uint64_t pod_cgroup_id = 0) {
   ObservedContainer c;
-  c.pod_uid = uid;
-  c.pod_namespace = "ns";
-  c.pod_name = uid;
+  netqos::core::StringMap annotations;
+  if (!class_id.empty()) annotations[kClassKey] = class_id;
+  c.pod = netqos::testing::PodMetaOf(uid, "ns", uid, std::move(annotations));
   c.container_name = name;
-  if (!class_id.empty()) c.pod_annotations[kClassKey] = class_id;
   c.cgroup_id = cgroup_id;
   c.pod_cgroup_id = pod_cgroup_id;
   return c;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/constants.h"
+#include "support/observed_container.h"
 
 namespace {
 
@@ -22,9 +23,11 @@ using netqos::enforce::EnforcedLink;
 using netqos::enforce::NewContainerPlan;
 using netqos::enforce::ObservedContainer;
 using netqos::enforce::PlanNewContainer;
+using netqos::enforce::PodMeta;
 using netqos::shaping::kQdiscMajor;
 using netqos::shaping::MakeHandle;
 using netqos::shaping::MinorAllocator;
+using netqos::testing::EditPod;
 
 const NicId kEth0{"", "eth0"};  // enforced
 const NicId kEth1{"", "eth1"};  // not enforced
@@ -42,9 +45,7 @@ AllocationInfo Alloc(const NicId& nic, uint32_t egress, uint32_t ingress,
 ObservedContainer Container(const std::string& uid, const std::string& name, uint64_t cgroup_id,
                             uint64_t pod_cgroup_id = 0) {
   ObservedContainer c;
-  c.pod_uid = uid;
-  c.pod_namespace = "ns";
-  c.pod_name = "pod-" + uid;
+  c.pod = netqos::testing::PodMetaOf(uid, "ns", "pod-" + uid);
   c.container_name = name;
   c.cgroup_id = cgroup_id;
   c.pod_cgroup_id = pod_cgroup_id;
@@ -191,7 +192,7 @@ TEST_CASE("new container plan: a pod capped by its annotations alone gets its le
   const NicId eth2{"", "eth2"};
   w.enforced = {{kEth0, 1000}, {eth2, 500}};
   auto c = Container("u1", "a", 51, /*pod_cgroup_id=*/50);
-  c.pod_annotations = {{"kubernetes.io/egress-bandwidth", "20M"}};
+  EditPod(c.pod, [](PodMeta& m) { m.annotations = {{"kubernetes.io/egress-bandwidth", "20M"}}; });
   const NewContainerPlan plan = w.Add(c);
   REQUIRE(plan.desired.has_value());
   CHECK(plan.desired->leaf_key == std::optional<uint64_t>(50));
@@ -208,7 +209,7 @@ TEST_CASE("new container plan: a pod capped by its annotations alone gets its le
   // A refused value in the fast path keeps what the last pass enforced.
   World again;
   again.enforced = w.enforced;
-  c.pod_annotations["kubernetes.io/egress-bandwidth"] = "lots";
+  EditPod(c.pod, [](PodMeta& m) { m.annotations["kubernetes.io/egress-bandwidth"] = "lots"; });
   const NewContainerPlan kept = PlanNewContainer(again.policy, again.allocations, c, again.enforced,
                                                  again.options, again.minors, plan.annotated);
   REQUIRE(kept.egress_leaves.size() == 2);

@@ -99,7 +99,7 @@ TEST_CASE("tenant rules: container-ceil level is refused without borrowing, the 
   CHECK(EgressLeaf(s, 11).ceil_bps == 1000 * kMbit);  // 10G held to the link
   CHECK(DecisionOn(At(s, 11), kCeil)->verdict == TenantVerdict::kHonoured);
   CHECK(s.refused.empty());
-  CHECK(At(s, 11).tenant_entry == "namespace ns");
+  CHECK(At(s, 11).tenant_entry() == "namespace ns");
 }
 
 TEST_CASE("tenant rules: an implicit allocation gets a leaf capped at its declared bandwidth",

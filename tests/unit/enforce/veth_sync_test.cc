@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "enforce/pod_addresses.h"
+#include "support/observed_container.h"
 #include "unit/enforce/fake_tables.h"
 
 namespace {
@@ -119,8 +120,7 @@ struct Node {
     source.veths.push_back(v);
     for (uint64_t id : containers) {
       DesiredContainer d;
-      d.pod_uid = uid;
-      d.pod_name = p.name;
+      d.pod = netqos::testing::PodMetaOf(uid, "", p.name);
       d.container_name = "c" + std::to_string(id);
       d.entry.priority = 0x100000u + static_cast<uint32_t>(id);
       d.entry.flags = kClassIngressShaped;
