@@ -73,10 +73,6 @@ std::string Malformed(const pods::PodInfo& pod, const pods::ContainerInfo& c) {
 
 }  // namespace
 
-PodMetaPtr MetaOf(const pods::PodInfo& pod) {
-  return std::make_shared<const PodMeta>(PodMeta{pod.uid, pod.ns, pod.name, pod.annotations});
-}
-
 uint64_t ContainerResolver::PodCgroupId(const pods::PodInfo& pod) const {
   const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
   auto dir = tree_.find_dir(mount_, cgroup::PodCgroupCandidates(layout_, qos, pod.uid));
@@ -88,15 +84,19 @@ uint64_t ContainerResolver::PodCgroupId(const pods::PodInfo& pod) const {
 std::optional<ObservedContainer> ContainerResolver::Observe(const pods::PodInfo& pod,
                                                             const pods::ContainerInfo& c,
                                                             uint64_t pod_cgroup_id,
-                                                            PodMetaPtr& meta) const {
+                                                            SharedPod& shared) const {
   const auto qos = cgroup::ParsePodQosClass(pod.qos_class);
   auto dir = tree_.find_dir(
       mount_, cgroup::ContainerCgroupCandidates(layout_, qos, pod.uid, c.runtime, c.id));
   Result<uint64_t> id = dir.ok() ? tree_.cgroup_id(*dir) : Result<uint64_t>(dir.status());
   if (!id.ok()) return std::nullopt;
-  if (!meta) meta = MetaOf(pod);
+  if (!shared.meta) {
+    shared.meta = std::make_shared<const PodMeta>(PodMeta{pod.uid, pod.ns, pod.name});
+    shared.annotations = std::make_shared<const core::StringMap>(pod.annotations);
+  }
   ObservedContainer o;
-  o.pod = meta;
+  o.pod = shared.meta;
+  o.annotations = shared.annotations;
   o.container_name = c.name;
   o.cgroup_id = *id;
   o.pod_cgroup_id = pod_cgroup_id;
@@ -110,7 +110,7 @@ ResolvedContainers ContainerResolver::Resolve(const std::vector<pods::PodInfo>& 
     if (pod.uid.empty() || skip_pods.count(pod.uid) != 0) continue;
     uint64_t pod_id = 0;
     bool pod_looked_up = false;
-    PodMetaPtr meta;  // made with the pod's first found container, shared by the rest
+    SharedPod shared;  // made with the pod's first found container, shared by the rest
     for (const auto& c : pod.containers) {
       if (c.init || c.id.empty()) continue;
       if (std::string why = Malformed(pod, c); !why.empty()) {
@@ -122,7 +122,7 @@ ResolvedContainers ContainerResolver::Resolve(const std::vector<pods::PodInfo>& 
         pod_id = PodCgroupId(pod);
         pod_looked_up = true;
       }
-      auto o = Observe(pod, c, pod_id, meta);
+      auto o = Observe(pod, c, pod_id, shared);
       if (!o) {
         out.missing.push_back(pod.ns + "/" + pod.name + " container " + c.name + " (" + c.id + ")");
         continue;
@@ -137,8 +137,8 @@ std::optional<ObservedContainer> ContainerResolver::ResolveOne(
     const pods::PodInfo& pod, const pods::ContainerInfo& container) const {
   if (pod.uid.empty() || container.init || container.id.empty()) return std::nullopt;
   if (!Malformed(pod, container).empty()) return std::nullopt;
-  PodMetaPtr meta;
-  return Observe(pod, container, PodCgroupId(pod), meta);
+  SharedPod shared;
+  return Observe(pod, container, PodCgroupId(pod), shared);
 }
 
 std::optional<ContainerCgroupName> ParseContainerCgroupPath(const std::string& path) {

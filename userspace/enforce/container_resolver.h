@@ -26,6 +26,12 @@ struct ResolvedContainers {
   std::vector<std::string> rejected;
 };
 
+// What the containers of one pod share (desired_state.h).
+struct SharedPod {
+  PodMetaPtr meta;
+  PodAnnotationsPtr annotations;
+};
+
 class ContainerResolver {
  public:
   // Reads the tree through `tree`, every member set (cgroup_tree.h).
@@ -43,19 +49,16 @@ class ContainerResolver {
 
  private:
   uint64_t PodCgroupId(const pods::PodInfo& pod) const;  // 0 when not found
-  // `meta`: the pod's metadata, made once per pod (MetaOf) and shared by its containers; null
-  // until the pod's first container is found, then set.
+  // `shared`: the pod's metadata and annotations, made once per pod and shared by its
+  // containers; empty until the pod's first container is found, then set.
   std::optional<ObservedContainer> Observe(const pods::PodInfo& pod,
                                            const pods::ContainerInfo& container,
-                                           uint64_t pod_cgroup_id, PodMetaPtr& meta) const;
+                                           uint64_t pod_cgroup_id, SharedPod& shared) const;
 
   std::string mount_;
   cgroup::CgroupLayout layout_;
   CgroupTree tree_;
 };
-
-// The metadata of `pod` its containers share (desired_state.h).
-PodMetaPtr MetaOf(const pods::PodInfo& pod);
 
 struct ContainerCgroupName {
   std::string pod_uid;       // with dashes, as in the pod's metadata.uid

@@ -257,6 +257,11 @@ const PodMetaPtr& NoPodMeta() {
   return kNone;
 }
 
+const PodAnnotationsPtr& NoPodAnnotations() {
+  static const PodAnnotationsPtr kNone = std::make_shared<const core::StringMap>();
+  return kNone;
+}
+
 const std::shared_ptr<const std::string>& NoTenantEntry() {
   static const std::shared_ptr<const std::string> kNone = std::make_shared<const std::string>();
   return kNone;
@@ -367,8 +372,8 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
         level_name = KatalystLevelName(*level);
       }
     } else {
-      LevelChoice choice = UnallocatedLevel(policy.qos, c.pod_annotations(), rules, d.tenant_entry(),
-                                            options.unclassified_level);
+      LevelChoice choice = UnallocatedLevel(policy.qos, c.pod_annotations(), rules,
+                                            d.tenant_entry(), options.unclassified_level);
       level = choice.level;
       level_name = choice.katalyst_name;
       if (choice.decision) d.decisions.push_back(std::move(*choice.decision));
@@ -394,7 +399,7 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
     if (pod == pod_caps.end()) {
       pod = pod_caps
                 .emplace(c.pod_uid(), ReadPodCaps(c, *level, options, rules, d.tenant_entry(),
-                                                previous_annotated, s.problems))
+                                                  previous_annotated, s.problems))
                 .first;
       s.annotated[c.pod_uid()] = pod->second.annotated;
     }
@@ -404,8 +409,8 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       d.nic = alloc->nic();
       d.allocated_mbps = alloc->egress;
       const uint32_t declared = alloc->egress == 0 ? core::RequestedMbps(*alloc) : 0;
-      if (auto implicit =
-              ImplicitDecision(c.pod_annotations(), alloc->egress, declared, rules, d.tenant_entry())) {
+      if (auto implicit = ImplicitDecision(c.pod_annotations(), alloc->egress, declared, rules,
+                                           d.tenant_entry())) {
         d.decisions.push_back(std::move(*implicit));
       }
     }

@@ -24,23 +24,27 @@
 
 namespace netqos::enforce {
 
-// What a pod's containers have in common: made once per pod by the resolver and shared by its
+// Which pod a container belongs to: made once per pod by the resolver and shared by its
 // containers and their pass results, so a node of 10,000 containers holds one copy per pod.
 struct PodMeta {
   std::string uid;
   std::string ns;
   std::string name;
-  core::StringMap annotations;  // unfiltered, as on the pod
 };
 using PodMetaPtr = std::shared_ptr<const PodMeta>;
+using PodAnnotationsPtr = std::shared_ptr<const core::StringMap>;
 
-// The metadata of no pod (all empty), shared: what a container holds until it is given its pod's,
+// An empty pod and annotation map, shared: what a container holds until it is given its pod's,
 // so the accessors below never see a null pointer.
 const PodMetaPtr& NoPodMeta();
+const PodAnnotationsPtr& NoPodAnnotations();
 
 // A started container as the kubelet reports it, with its cgroup resolved.
 struct ObservedContainer {
   PodMetaPtr pod = NoPodMeta();  // never null; the same object for every container of a pod
+  // The pod's annotations, unfiltered, as on the pod; never null, shared by its containers. Apart
+  // from `pod`: the pass reads them, its result does not keep them.
+  PodAnnotationsPtr annotations = NoPodAnnotations();
   std::string container_name;
   uint64_t cgroup_id = 0;      // the container's cgroup (what bpf_skb_cgroup_id returns)
   uint64_t pod_cgroup_id = 0;  // the pod's cgroup; 0 when not found
@@ -48,7 +52,7 @@ struct ObservedContainer {
   const std::string& pod_uid() const { return pod->uid; }
   const std::string& pod_namespace() const { return pod->ns; }
   const std::string& pod_name() const { return pod->name; }
-  const core::StringMap& pod_annotations() const { return pod->annotations; }
+  const core::StringMap& pod_annotations() const { return *annotations; }
 };
 
 // A NIC netqos shapes (--enforce-nics) that exists right now.

@@ -162,3 +162,58 @@ TEST_CASE("a hostile pod list cannot point resolution at a cgroup outside its po
         std::string::npos);
   CHECK_FALSE(resolver.ResolveOne(pods[2], pods[2].containers[0]).has_value());
 }
+
+TEST_CASE("containers of one pod share one copy of its metadata and annotations", "[enforce]") {
+  // At 10,000 containers a copy per container of the pod's names and annotations was most of a
+  // pass's result; a pod's containers point at one object, made once per pod per resolve.
+  TempDir dir;
+  const std::string other_uid = "9a8b7c6d-1111-4222-8333-444455556666";
+  const std::string id2 = std::string(63, 'a') + "2";
+  const std::string id3 = std::string(63, 'b') + "3";
+  std::filesystem::create_directories(dir.file("kubepods/pod" + kUid + "/" + kId));
+  std::filesystem::create_directories(dir.file("kubepods/pod" + kUid + "/" + id2));
+  std::filesystem::create_directories(dir.file("kubepods/pod" + other_uid + "/" + id3));
+  netqos::enforce::ContainerResolver resolver(dir.path(), netqos::cgroup::CgroupLayout{},
+                                              netqos::testing::PlainCgroupTree());
+  netqos::pods::PodInfo web;
+  web.uid = kUid;
+  web.ns = "shop";
+  web.name = "web-7d9f8b6c5d-x2k4p";
+  web.qos_class = "Guaranteed";
+  web.annotations = {{"kubernetes.io/egress-bandwidth", "20M"},
+                     {"kubernetes.io/config.source", "api"}};
+  web.containers.push_back({"app", "containerd", kId, false});
+  web.containers.push_back({"sidecar", "containerd", id2, false});
+  netqos::pods::PodInfo db = web;
+  db.uid = other_uid;
+  db.name = "db-0";
+  db.annotations = {{"kubernetes.io/config.source", "api"}};
+  db.containers = {{"db", "containerd", id3, false}};
+
+  const auto resolved = resolver.Resolve({web, db}, {});
+  REQUIRE(resolved.containers.size() == 3);
+  const auto& app = resolved.containers[0];
+  const auto& sidecar = resolved.containers[1];
+  const auto& other = resolved.containers[2];
+  CHECK(app.container_name == "app");
+  CHECK(sidecar.container_name == "sidecar");
+  CHECK(app.pod.get() == sidecar.pod.get());
+  CHECK(app.annotations.get() == sidecar.annotations.get());
+  CHECK(app.pod.use_count() == 2);  // the two containers, no copy kept elsewhere
+  CHECK(app.pod.get() != other.pod.get());
+  CHECK(app.annotations.get() != other.annotations.get());
+  CHECK(app.pod_uid() == kUid);
+  CHECK(app.pod_namespace() == "shop");
+  CHECK(sidecar.pod_name() == "web-7d9f8b6c5d-x2k4p");
+  CHECK(sidecar.pod_annotations() == web.annotations);
+  CHECK(other.pod_uid() == other_uid);
+  CHECK(other.pod_name() == "db-0");
+  CHECK(other.pod_annotations() == db.annotations);
+
+  const auto one = resolver.ResolveOne(web, web.containers[1]);
+  REQUIRE(one.has_value());
+  CHECK(one->container_name == "sidecar");
+  CHECK(one->pod_uid() == kUid);
+  CHECK(one->pod_name() == "web-7d9f8b6c5d-x2k4p");
+  CHECK(one->pod_annotations() == web.annotations);
+}

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -29,7 +30,6 @@ using netqos::enforce::DesiredState;
 using netqos::enforce::EnforcedLink;
 using netqos::enforce::LevelOf;
 using netqos::enforce::ObservedContainer;
-using netqos::enforce::PodMeta;
 using netqos::shaping::BuildHtbPlan;
 using netqos::shaping::ContainerAllocation;
 using netqos::shaping::kQdiscMajor;
@@ -45,7 +45,7 @@ using netqos::testing::kEth1;
 using netqos::testing::World;
 const char kQosKey[] = "katalyst.kubewharf.io/qos_level";
 const char kClassKey[] = "katalyst.kubewharf.io/net_class_id";
-using netqos::testing::EditPod;
+using netqos::testing::EditAnnotations;
 using netqos::testing::ObservedIn;
 
 using LeafTuple = std::tuple<uint64_t, int, uint64_t, uint32_t>;  // key, level, Mbit/s, minor
@@ -727,9 +727,9 @@ TEST_CASE("a refused bandwidth annotation keeps the pod's previous cap and names
   DesiredState s = w.Compute();
   REQUIRE(LeafOf(s.egress.at(kEth0), 10) != nullptr);
   // An update the kubelet would refuse: the cap stays 20M, one problem for the pod.
-  EditPod(w.containers[0].pod, [](PodMeta& m) {
-    m.annotations[kEgressKey] = "20 Mbit";
-    m.annotations["netqos.io/container-ceil"] = "sometimes";
+  EditAnnotations(w.containers[0], [](StringMap& a) {
+    a[kEgressKey] = "20 Mbit";
+    a["netqos.io/container-ceil"] = "sometimes";
   });
   s = w.Compute();
   const ContainerAllocation* e = LeafOf(s.egress.at(kEth0), 10);
@@ -749,4 +749,39 @@ TEST_CASE("a refused bandwidth annotation keeps the pod's previous cap and names
   s = fresh.Compute();
   CHECK(s.egress.at(kEth0).empty());
   CHECK(s.problems.size() == 1);
+}
+
+TEST_CASE("a pass's result shares its pods' metadata and one tenant entry per namespace",
+          "[enforce]") {
+  // The result is kept for the whole time until the next pass (and copied into the published
+  // status): per container it holds pointers, not copies of the pod's names.
+  World w;
+  auto policy = std::make_shared<netqos::enforce::TenantPolicy>();
+  policy->namespaces["ns"];
+  w.options.tenant = policy;
+  ObservedContainer a = ObservedIn("u1", "a", 11);
+  ObservedContainer b = ObservedIn("u1", "b", 12);
+  b.pod = a.pod;  // as the resolver gives them: one pod, one object
+  b.annotations = a.annotations;
+  ObservedContainer c = ObservedIn("u2", "c", 21);
+  ObservedContainer d = ObservedIn("u3", "d", 31);
+  netqos::testing::EditPod(d.pod, [](netqos::enforce::PodMeta& m) { m.ns = "other"; });
+  w.containers = {a, b, c, d};
+  const DesiredState s = w.Compute();
+  REQUIRE(s.by_cgroup.size() == 4);
+
+  CHECK(At(s, 11).pod.get() == a.pod.get());
+  CHECK(At(s, 12).pod.get() == a.pod.get());
+  CHECK(At(s, 21).pod.get() == c.pod.get());
+  CHECK(At(s, 31).pod.get() == d.pod.get());
+  CHECK(At(s, 12).pod_uid() == "u1");
+  CHECK(At(s, 12).container_name == "b");
+  CHECK(At(s, 31).pod_namespace() == "other");
+
+  CHECK(At(s, 11).tenant_entry() == "namespace ns");
+  CHECK(At(s, 21).tenant_entry() == "namespace ns");
+  CHECK(At(s, 31).tenant_entry() == "default");
+  CHECK(At(s, 11).tenant.get() == At(s, 12).tenant.get());
+  CHECK(At(s, 11).tenant.get() == At(s, 21).tenant.get());
+  CHECK(At(s, 11).tenant.get() != At(s, 31).tenant.get());
 }

@@ -53,7 +53,8 @@ ObservedContainer Container(const std::string& uid, const std::string& name, uin
   ObservedContainer c;
   netqos::core::StringMap annotations;
   if (!class_id.empty()) annotations[kClassKey] = class_id;
-  c.pod = netqos::testing::PodMetaOf(uid, "ns", uid, std::move(annotations));
+  c.pod = netqos::testing::PodMetaOf(uid, "ns", uid);
+  c.annotations = std::make_shared<const netqos::core::StringMap>(std::move(annotations));
   c.container_name = name;
   c.cgroup_id = cgroup_id;
   c.pod_cgroup_id = pod_cgroup_id;

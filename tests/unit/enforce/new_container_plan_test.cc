@@ -16,6 +16,7 @@ namespace {
 
 using netqos::core::AllocationInfo;
 using netqos::core::NicId;
+using netqos::core::StringMap;
 using netqos::enforce::ComputeDesiredState;
 using netqos::enforce::DesiredOptions;
 using netqos::enforce::DesiredState;
@@ -23,11 +24,10 @@ using netqos::enforce::EnforcedLink;
 using netqos::enforce::NewContainerPlan;
 using netqos::enforce::ObservedContainer;
 using netqos::enforce::PlanNewContainer;
-using netqos::enforce::PodMeta;
 using netqos::shaping::kQdiscMajor;
 using netqos::shaping::MakeHandle;
 using netqos::shaping::MinorAllocator;
-using netqos::testing::EditPod;
+using netqos::testing::EditAnnotations;
 
 const NicId kEth0{"", "eth0"};  // enforced
 const NicId kEth1{"", "eth1"};  // not enforced
@@ -192,7 +192,7 @@ TEST_CASE("new container plan: a pod capped by its annotations alone gets its le
   const NicId eth2{"", "eth2"};
   w.enforced = {{kEth0, 1000}, {eth2, 500}};
   auto c = Container("u1", "a", 51, /*pod_cgroup_id=*/50);
-  EditPod(c.pod, [](PodMeta& m) { m.annotations = {{"kubernetes.io/egress-bandwidth", "20M"}}; });
+  EditAnnotations(c, [](StringMap& a) { a = {{"kubernetes.io/egress-bandwidth", "20M"}}; });
   const NewContainerPlan plan = w.Add(c);
   REQUIRE(plan.desired.has_value());
   CHECK(plan.desired->leaf_key == std::optional<uint64_t>(50));
@@ -209,7 +209,7 @@ TEST_CASE("new container plan: a pod capped by its annotations alone gets its le
   // A refused value in the fast path keeps what the last pass enforced.
   World again;
   again.enforced = w.enforced;
-  EditPod(c.pod, [](PodMeta& m) { m.annotations["kubernetes.io/egress-bandwidth"] = "lots"; });
+  EditAnnotations(c, [](StringMap& a) { a["kubernetes.io/egress-bandwidth"] = "lots"; });
   const NewContainerPlan kept = PlanNewContainer(again.policy, again.allocations, c, again.enforced,
                                                  again.options, again.minors, plan.annotated);
   REQUIRE(kept.egress_leaves.size() == 2);
