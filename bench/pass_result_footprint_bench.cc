@@ -189,10 +189,11 @@ Figures Measure(int pods, int per_pod) {
     h0 = HeapInUse();
     auto legacy = std::make_unique<std::map<uint64_t, LegacyDesiredContainer>>();
     for (const auto& [id, d] : state->by_cgroup) {
-      (*legacy)[id] = {
-          d.entry,       d.pod_uid(),      d.pod_namespace(), d.pod_name(),     d.container_name,
-          d.nic,         d.allocated_mbps, d.leaf_key,        d.rates,          d.leaf_nics,
-          d.burst_bytes, d.tenant_entry(), d.decisions,       d.aggregate_minor};
+      (*legacy)[id] = {d.entry,          d.pod_uid(),      d.pod_namespace(),
+                       d.pod_name(),     d.container_name, netqos::testing::NicOf(d),
+                       d.allocated_mbps, d.leaf_key,       d.rates,
+                       *d.leaf_nics,     d.burst_bytes,    d.tenant_entry(),
+                       d.decisions,      d.aggregate_minor};
     }
     f.legacy_classes = HeapInUse() - h0;
     h0 = HeapInUse();

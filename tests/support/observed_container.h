@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -31,6 +32,11 @@ inline void EditAnnotations(enforce::ObservedContainer& c,
   core::StringMap copy = *c.annotations;
   edit(copy);
   c.annotations = std::make_shared<const core::StringMap>(std::move(copy));
+}
+
+// A pass result's NIC as a value (nullopt: not allocated), to compare across passes.
+inline std::optional<core::NicId> NicOf(const enforce::DesiredContainer& d) {
+  return d.nic ? std::optional<core::NicId>(*d.nic) : std::nullopt;
 }
 
 inline enforce::ObservedContainer ObservedIn(const std::string& pod_uid, const std::string& name,

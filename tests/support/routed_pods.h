@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -36,7 +37,7 @@ inline enforce::DesiredContainer ClassifiedIn(const std::string& uid, const std:
   d.pod = PodMetaOf(uid, "ns", "pod-" + uid);
   d.container_name = name;
   d.leaf_key = leaf;
-  d.leaf_nics = std::move(leaf_nics);
+  d.leaf_nics = std::make_shared<const std::vector<core::NicId>>(std::move(leaf_nics));
   return d;
 }
 

@@ -64,8 +64,8 @@ service::EnforcementReport StackEnforcementView::Report(bool with_counters) cons
     if (d.nic) c.nic = d.nic->Identifier();
     c.allocated_mbps = d.allocated_mbps;
     // EDT pacing has no bucket: a leaf whose NICs all pace its egress shows none there.
-    bool edt_egress = !d.leaf_nics.empty();
-    for (const auto& nic : d.leaf_nics) {
+    bool edt_egress = !d.leaf_nics->empty();
+    for (const auto& nic : *d.leaf_nics) {
       auto m = st.shaping_modes.find(nic.Identifier());
       edt_egress =
           edt_egress && m != st.shaping_modes.end() && m->second.mode == shaping::ShapingMode::kEdt;

@@ -262,6 +262,11 @@ const PodAnnotationsPtr& NoPodAnnotations() {
   return kNone;
 }
 
+const NicListPtr& NoNics() {
+  static const NicListPtr kNone = std::make_shared<const std::vector<core::NicId>>();
+  return kNone;
+}
+
 const std::shared_ptr<const std::string>& NoTenantEntry() {
   static const std::shared_ptr<const std::string> kNone = std::make_shared<const std::string>();
   return kNone;
@@ -337,6 +342,9 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
   std::set<std::pair<std::string, std::string>> counted;  // (pod uid, annotation) refused
   // The tenant entry's name per namespace, made once a pass and shared by its containers.
   std::map<std::string, std::shared_ptr<const std::string>> tenant_entries;
+  // The allocations' NICs and the leaves' NIC lists, likewise.
+  std::map<core::NicId, NicIdPtr> nic_ids;
+  std::map<std::vector<core::NicId>, NicListPtr> nic_lists;
   for (const auto& c : containers) {
     if (c.cgroup_id == 0) continue;
     const core::AllocationInfo* alloc = FindAllocation(allocations, c.pod_uid(), c.container_name);
@@ -406,7 +414,9 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
     d.decisions.insert(d.decisions.end(), pod->second.decisions.begin(),
                        pod->second.decisions.end());
     if (alloc != nullptr) {
-      d.nic = alloc->nic();
+      NicIdPtr& nic = nic_ids[alloc->nic()];
+      if (!nic) nic = std::make_shared<const core::NicId>(alloc->nic());
+      d.nic = nic;
       d.allocated_mbps = alloc->egress;
       const uint32_t declared = alloc->egress == 0 ? core::RequestedMbps(*alloc) : 0;
       if (auto implicit = ImplicitDecision(c.pod_annotations(), alloc->egress, declared, rules,
@@ -438,7 +448,9 @@ DesiredState ComputeDesiredState(const core::PolicyConfig& policy,
       d.leaf_key = placed->key;
       d.rates = placed->rates;
       d.burst_bytes = leaf.burst_bytes;
-      d.leaf_nics = std::move(placed->nics);
+      NicListPtr& nics = nic_lists[placed->nics];
+      if (!nics) nics = std::make_shared<const std::vector<core::NicId>>(std::move(placed->nics));
+      d.leaf_nics = nics;
     }
     for (const auto& decision : d.decisions) {
       if (decision.verdict != TenantVerdict::kHonoured) notes.push_back(DecisionText(decision));

@@ -88,18 +88,25 @@ inline constexpr uint32_t kClassNoLeaf = 0x20;
 // An empty tenant entry, shared: a DesiredContainer's until its pass names one.
 const std::shared_ptr<const std::string>& NoTenantEntry();
 
+// A NIC, and a list of NICs, as a pass's result holds them: one object per distinct NIC (list) in
+// a pass, shared by its containers, which are many more than the node's NICs.
+using NicIdPtr = std::shared_ptr<const core::NicId>;
+using NicListPtr = std::shared_ptr<const std::vector<core::NicId>>;
+// The empty list, shared: a DesiredContainer's until its pass gives it a leaf.
+const NicListPtr& NoNics();
+
 struct DesiredContainer {
   ClassEntry entry;
   PodMetaPtr pod = NoPodMeta();  // never null; its observed container's (shared per pod)
   std::string container_name;
-  std::optional<core::NicId> nic;  // the allocation's NIC; nullopt when not allocated
-  uint32_t allocated_mbps = 0;     // the allocation (0 = none)
+  NicIdPtr nic;                 // the allocation's NIC; null when not allocated
+  uint32_t allocated_mbps = 0;  // the allocation (0 = none)
   // Set when the container's traffic goes to a leaf of its own (or its pod's): the leaf's key,
   // its rates per direction and the NICs it is on (the allocation's; every enforced NIC for a
   // pod capped by its annotations alone).
   std::optional<uint64_t> leaf_key;
   LeafRates rates;
-  std::vector<core::NicId> leaf_nics;
+  NicListPtr leaf_nics = NoNics();  // never null
   // The leaf's burst (both directions, rate and ceiling buckets), bytes; 0 = the default bucket.
   uint32_t burst_bytes = 0;
   // The tenant policy's entry for the pod's namespace ("namespace <name>" or "default"), one

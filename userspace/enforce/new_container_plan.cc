@@ -38,7 +38,7 @@ NewContainerPlan PlanNewContainer(const core::PolicyConfig& policy,
         d.entry.priority = shaping::MakeHandle(shaping::kQdiscMajor, *minor);
       if (!existed) {
         const auto take = [&](const auto& trees, auto& into) {
-          for (const auto& nic : d.leaf_nics) {
+          for (const auto& nic : *d.leaf_nics) {
             auto tree = trees.find(nic);
             if (tree == trees.end()) continue;
             for (auto leaf : tree->second) {

@@ -111,7 +111,7 @@ PodVethPlan PlanPodVeths(const std::vector<pods::PodInfo>& pods,
     pv.pod_name = pod.ns + "/" + pod.name;
     pv.cgroup_id = routed.chosen->first;
     const DesiredContainer& d = routed.chosen->second;
-    for (const auto& nic : d.leaf_nics) {
+    for (const auto& nic : *d.leaf_nics) {
       if (std::find(enforced.begin(), enforced.end(), nic) != enforced.end()) {
         pv.home = nic;
         break;

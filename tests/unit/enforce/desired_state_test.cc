@@ -46,6 +46,7 @@ using netqos::testing::World;
 const char kQosKey[] = "katalyst.kubewharf.io/qos_level";
 const char kClassKey[] = "katalyst.kubewharf.io/net_class_id";
 using netqos::testing::EditAnnotations;
+using netqos::testing::NicOf;
 using netqos::testing::ObservedIn;
 
 using LeafTuple = std::tuple<uint64_t, int, uint64_t, uint32_t>;  // key, level, Mbit/s, minor
@@ -108,7 +109,7 @@ TEST_CASE("allocated container on an enforced NIC gets a leaf on egress and ingr
   CHECK(d.entry.qos_level == static_cast<uint8_t>(QosLevel::kShared));
   CHECK(d.entry.net_class_id == 0);
   CHECK(d.leaf_key == std::optional<uint64_t>(1001));
-  CHECK(d.nic == std::optional<NicId>(kEth0));
+  CHECK(NicOf(d) == std::optional<NicId>(kEth0));
   CHECK(d.allocated_mbps == 100);
   CHECK(d.pod_uid() == "u1");
   CHECK(d.pod_namespace() == "ns");
@@ -148,7 +149,7 @@ TEST_CASE("allocated on a NIC that is not enforced: level default priority, no l
     CHECK(d.entry.priority == H(row.default_minor));
     CHECK(d.entry.qos_level == static_cast<uint8_t>(row.level));
     CHECK_FALSE(d.leaf_key.has_value());
-    CHECK(d.nic == std::optional<NicId>(kEth1));
+    CHECK(NicOf(d) == std::optional<NicId>(kEth1));
     CHECK(d.allocated_mbps == 100);
     CHECK(s.egress.at(kEth0).empty());
     CHECK(s.egress.count(kEth1) == 0);
@@ -178,7 +179,7 @@ TEST_CASE("unallocated container: QoS level from its annotations", "[enforce]") 
     const DesiredContainer& d = At(s, 42);
     CHECK(d.entry.qos_level == static_cast<uint8_t>(row.level));
     CHECK(d.entry.priority == H(row.default_minor));
-    CHECK_FALSE(d.nic.has_value());
+    CHECK(d.nic == nullptr);
     CHECK(d.allocated_mbps == 0);
     CHECK_FALSE(d.leaf_key.has_value());
   }
@@ -376,7 +377,7 @@ TEST_CASE("pod-level allocation: all containers share one leaf keyed by the pod 
     CHECK(d.entry.priority == H(0x100));
     CHECK(d.entry.qos_level == static_cast<uint8_t>(QosLevel::kDedicated));
     CHECK(d.allocated_mbps == 200);
-    CHECK(d.nic == std::optional<NicId>(kEth0));
+    CHECK(NicOf(d) == std::optional<NicId>(kEth0));
   }
   // The unallocated pod is shared_cores without a leaf.
   CHECK(At(s, 13).entry.priority == H(0x31));
@@ -653,7 +654,7 @@ TEST_CASE("a pod annotated without an allocation gets one pod leaf per direction
   CHECK(At(s, 12).entry.priority == At(s, 11).entry.priority);
   CHECK(At(s, 11).allocated_mbps == 0);
   CHECK(At(s, 11).rates.egress.annotated);
-  CHECK(At(s, 11).leaf_nics == std::vector<NicId>{kEth0, kEth1});
+  CHECK(*At(s, 11).leaf_nics == std::vector<NicId>{kEth0, kEth1});
   CHECK((At(s, 11).entry.flags & netqos::enforce::kClassIngressShaped) != 0);
 }
 

@@ -106,7 +106,7 @@ TEST_CASE("new container plan: same entry and leaf as recomputing everything", "
     const auto& expect = want.by_cgroup.at(added.cgroup_id);
     CHECK(plan.desired->entry == expect.entry);
     CHECK(plan.desired->leaf_key == expect.leaf_key);
-    CHECK(plan.desired->nic == expect.nic);
+    CHECK(netqos::testing::NicOf(*plan.desired) == netqos::testing::NicOf(expect));
     CHECK(plan.desired->allocated_mbps == expect.allocated_mbps);
   }
   // b's leaf: egress only (no ingress allocation), at the minor the whole pass gave it.
