@@ -752,8 +752,7 @@ TEST_CASE("a refused bandwidth annotation keeps the pod's previous cap and names
   CHECK(s.problems.size() == 1);
 }
 
-TEST_CASE("a pass's result shares its pods' metadata and one tenant entry per namespace",
-          "[enforce]") {
+TEST_CASE("a pass's result shares its pods' metadata, tenant entries and NICs", "[enforce]") {
   // The result is kept for the whole time until the next pass (and copied into the published
   // status): per container it holds pointers, not copies of the pod's names.
   World w;
@@ -768,6 +767,10 @@ TEST_CASE("a pass's result shares its pods' metadata and one tenant entry per na
   ObservedContainer d = ObservedIn("u3", "d", 31);
   netqos::testing::EditPod(d.pod, [](netqos::enforce::PodMeta& m) { m.ns = "other"; });
   w.containers = {a, b, c, d};
+  w.allocations["u1"]["a"] = Alloc("shared_cores", kEth0, 10, 0);
+  w.allocations["u2"]["c"] = Alloc("shared_cores", kEth0, 20, 0);
+  w.allocations["u3"]["d"] = Alloc("shared_cores", kEth1, 30, 0);
+  w.enforced.push_back({kEth1, 1000});
   const DesiredState s = w.Compute();
   REQUIRE(s.by_cgroup.size() == 4);
 
@@ -785,4 +788,17 @@ TEST_CASE("a pass's result shares its pods' metadata and one tenant entry per na
   CHECK(At(s, 11).tenant.get() == At(s, 12).tenant.get());
   CHECK(At(s, 11).tenant.get() == At(s, 21).tenant.get());
   CHECK(At(s, 11).tenant.get() != At(s, 31).tenant.get());
+
+  // One NIC object per NIC and one list per set of leaf NICs, whichever pods use them.
+  REQUIRE(At(s, 11).nic != nullptr);
+  CHECK(*At(s, 11).nic == kEth0);
+  CHECK(*At(s, 31).nic == kEth1);
+  CHECK(At(s, 12).nic == nullptr);  // b has no allocation of its own
+  CHECK(At(s, 11).nic.get() == At(s, 21).nic.get());
+  CHECK(At(s, 11).nic.get() != At(s, 31).nic.get());
+  CHECK(*At(s, 11).leaf_nics == std::vector<NicId>{kEth0});
+  CHECK(*At(s, 31).leaf_nics == std::vector<NicId>{kEth1});
+  CHECK(At(s, 12).leaf_nics->empty());
+  CHECK(At(s, 11).leaf_nics.get() == At(s, 21).leaf_nics.get());
+  CHECK(At(s, 11).leaf_nics.get() != At(s, 31).leaf_nics.get());
 }
