@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
     const Figures f = Measure(pods, per_pod);
     const auto n = static_cast<size_t>(total);
     std::printf("\n%d pods x %d containers (heap in use, mallinfo2)\n\n", pods, per_pod);
-    std::printf("| what | per container copies | shared per pod | after / before |\n");
+    std::printf("| what | per-container copies | shared | after / before |\n");
     std::printf("|---|---|---|---|\n");
     Row("the resolved containers (the pass's input)", f.legacy_observed, f.observed, n);
     Row("the pass's result (DesiredState)", f.legacy_state, f.state, n);
