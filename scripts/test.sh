@@ -125,7 +125,7 @@ build_lint() {
   cmake --build "$BUILD_DIR" -j "$NETQOS_JOBS"  # the generated headers; nothing after stage main
   if ninja -C "$BUILD_DIR" -t targets all | grep -q '^netqos_bench_enforcement:'; then
     cmake --build "$BUILD_DIR" -j "$NETQOS_JOBS" --target netqos_bench_enforcement netqos_bench_reaction \
-      netqos_bench_cgroup_watcher
+      netqos_bench_cgroup_watcher netqos_bench_pass_result
   fi
   tests/check_tidy.sh "$BUILD_DIR"
 }
