@@ -102,12 +102,25 @@ TEST_CASE("the Katalyst checksum is that of the bytes written, whatever the name
     core::Snapshot snap = TwoPods();
     snap.pod_entries["uid-a"]["main"].pod_name = name;
     snap.pod_entries["uid-b"]["main"].labels["team"] = name;
+    // Names that put a "netqos" member inside the entries, before and after the top-level one.
+    core::AllocationInfo inner = snap.pod_entries["uid-a"]["main"];
+    inner.pod_uid = "netqos";
+    inner.container_name = "format";
+    inner.labels["netqos"] = "{\"format\":2,";
+    snap.pod_entries["netqos"]["format"] = inner;
     for (KatalystLayout layout : {KatalystLayout::kV053, KatalystLayout::kHead}) {
       INFO(KatalystLayoutName(layout));
-      const json doc = json::parse(RenderSnapshot(5, snap, layout, "p"));
+      const std::string text = RenderSnapshot(5, snap, layout, "p");
+      const json doc = json::parse(text);
       auto computed = KatalystChecksum(doc, layout);
       REQUIRE(computed.ok());
       CHECK(doc.at("checksum").get<uint64_t>() == computed.value());
+      // The checksums are in the text as a dump of the whole document puts them.
+      CHECK(CanonicalDump(doc) == text);
+      auto parsed = ParseSnapshot("p", text, /*skip=*/false);
+      REQUIRE(parsed.ok());
+      CHECK_FALSE(parsed->corruption_skipped);
+      CHECK(parsed->pod_entries.at("netqos").count("format") == 1);
     }
   }
 }
