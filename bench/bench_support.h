@@ -254,15 +254,20 @@ class Report {
 
 inline long PageSize() { return ::sysconf(_SC_PAGESIZE); }
 
-// VmRSS in KiB; -1 if the process is gone.
-inline long RssKiB(pid_t pid) {
+// A "<field>: <n> kB" line of /proc/<pid>/status in KiB (VmRSS, VmHWM: the peak RSS, RssAnon);
+// -1 if the process is gone.
+inline long StatusKiB(pid_t pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
+  const std::string prefix = field + ":";
   while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    if (line.rfind(prefix, 0) == 0) return std::stol(line.substr(prefix.size()));
   }
   return -1;
 }
+
+// VmRSS in KiB; -1 if the process is gone.
+inline long RssKiB(pid_t pid) { return StatusKiB(pid, "VmRSS"); }
 
 // utime + stime of the process (all threads), in seconds.
 inline double CpuSeconds(pid_t pid) {

@@ -165,6 +165,8 @@ size_t CountHtbLeaves(const std::string& dev) {
 
 struct Footprint {
   long rss_kib = 0;
+  long peak_kib = 0;  // VmHWM: the most RSS the daemon ever had, its cold start's peak
+  long anon_kib = 0;  // RssAnon: the heap's share of rss_kib (the rest is mostly the binary)
   double cpu_percent = 0;
 };
 
@@ -186,6 +188,8 @@ std::vector<double> MeasureReaction(EnforcementEnv& env, const std::vector<Bench
   return us;
 }
 
+std::string Mib(long kib) { return Fmt(static_cast<double>(kib) / 1024, 1) + " MiB"; }
+
 // RSS now, and the daemon's CPU (all threads) over `window` of doing nothing asked of it.
 Footprint MeasureIdle(pid_t pid, Clock::duration window) {
   Footprint f;
@@ -194,6 +198,8 @@ Footprint MeasureIdle(pid_t pid, Clock::duration window) {
   SleepFor(window);
   f.cpu_percent = (CpuSeconds(pid) - c0) / Seconds(Clock::now() - t0) * 100;
   f.rss_kib = RssKiB(pid);
+  f.peak_kib = StatusKiB(pid, "VmHWM");
+  f.anon_kib = StatusKiB(pid, "RssAnon");
   return f;
 }
 
@@ -374,13 +380,13 @@ void Run(const Args& args) {
            " s with nothing asked of it: pod list re-read every 5 s, one periodic resync in "
            "the window.");
   rep.Line();
-  rep.TableHeader({"containers", "RSS", "idle CPU", "RSS per container"});
-  rep.TableRow({"0 (reference)", Fmt(static_cast<double>(empty.rss_kib) / 1024, 1) + " MiB",
-                Fmt(empty.cpu_percent, 2) + " %", "-"});
+  rep.TableHeader({"containers", "RSS", "idle CPU", "RSS per container", "peak RSS (VmHWM)"});
+  rep.TableRow({"0 (reference)", Mib(empty.rss_kib), Fmt(empty.cpu_percent, 2) + " %", "-",
+                Mib(empty.peak_kib)});
   rep.TableRow(
-      {Thousands(resync_n), Fmt(static_cast<double>(full.rss_kib) / 1024, 1) + " MiB",
-       Fmt(full.cpu_percent, 2) + " %",
-       Fmt(static_cast<double>(full.rss_kib - empty.rss_kib) * 1024 / resync_n, 0) + " bytes"});
+      {Thousands(resync_n), Mib(full.rss_kib), Fmt(full.cpu_percent, 2) + " %",
+       Fmt(static_cast<double>(full.rss_kib - empty.rss_kib) * 1024 / resync_n, 0) + " bytes",
+       Mib(full.peak_kib)});
   rep.Line();
   rep.Figure("netqosd RSS and idle CPU (" + Thousands(resync_n) + " containers)",
              Fmt(static_cast<double>(full.rss_kib) / 1024, 1) + " MiB, " +
@@ -453,17 +459,66 @@ void RunResyncOnly(const Args& args, int rounds) {
       resync_n, rounds, Median(cold_ms), Median(warm_ms));
 }
 
+// --footprint-only=N: only the footprint of 3. at 10,000 containers, for N cold starts (about
+// 50 s each): the peak RSS (VmHWM) once every container is classified with its leaves in place,
+// then RSS and idle CPU over the idle window, printed run by run. Memory is compared between
+// builds with this, run alternately (NETQOS_BENCH_NETQOSD names the other build's netqosd; a
+// wrapper script there can run it under a heap profiler). No report is written.
+void RunFootprintOnly(const Args& args, int rounds) {
+  const int resync_n = args.quick ? 300 : 10000;
+  const auto idle_window = args.quick ? 3s : 35s;
+  EnforcementEnv env(args, "r", 3);
+  std::vector<BenchPod> pods;
+  for (int i = 0; i < resync_n; ++i) pods.push_back(MakeBenchPod(2, i));
+  FillState(args, env, pods);
+  env.pods = pods;
+  env.WritePods();
+  for (const auto& p : pods) {
+    MakeDir(env.PodCgroup(p));
+    MakeDir(env.ContainerCgroup(p));
+  }
+  std::vector<double> peak_mib, rss_mib;
+  for (int round = 0; round < rounds; ++round) {
+    CheckInterrupted();
+    const auto t0 = Clock::now();
+    env.StartDaemon(true, kSpeed);
+    while (env.CountLeafEntries() < pods.size() || CountHtbLeaves(env.host_if()) < pods.size() ||
+           CountHtbLeaves(env.Ifb()) < pods.size()) {
+      if (Clock::now() - t0 > 600s) throw std::runtime_error("the cold start's leaves never came");
+      SleepFor(200ms);
+    }
+    const double settled_s = Seconds(Clock::now() - t0);
+    const long peak_at_settled = StatusKiB(env.daemon().pid(), "VmHWM");
+    SleepFor(2s);
+    const Footprint f = MeasureIdle(env.daemon().pid(), idle_window);
+    peak_mib.push_back(static_cast<double>(f.peak_kib) / 1024);
+    rss_mib.push_back(static_cast<double>(f.rss_kib) / 1024);
+    std::printf(
+        "[footprint] round %d: %d containers settled after %.1f s, peak then %s; after the idle "
+        "window: peak (VmHWM) %s, RSS %s (anon %s), idle CPU %.2f %%\n",
+        round + 1, resync_n, settled_s, Mib(peak_at_settled).c_str(), Mib(f.peak_kib).c_str(),
+        Mib(f.rss_kib).c_str(), Mib(f.anon_kib).c_str(), f.cpu_percent);
+    std::fflush(stdout);
+    env.StopDaemon();  // uninstalls: the next round starts cold again
+  }
+  std::printf("[footprint] %d containers, median of %d: peak %.1f MiB, idle RSS %.1f MiB\n",
+              resync_n, rounds, Median(peak_mib), Median(rss_mib));
+}
+
 }  // namespace
 }  // namespace netqos::bench
 
 int main(int argc, char** argv) {
-  // --resync-only=N is this bench's own flag; the rest are every bench's.
+  // --resync-only=N and --footprint-only=N are this bench's own flags; the rest are every bench's.
   int resync_rounds = 0;
+  int footprint_rounds = 0;
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     std::string value;
     if (i > 0 && netqos::bench::FlagValue(argv[i], "--resync-only", &value)) {
       resync_rounds = std::max(1, std::atoi(value.c_str()));
+    } else if (i > 0 && netqos::bench::FlagValue(argv[i], "--footprint-only", &value)) {
+      footprint_rounds = std::max(1, std::atoi(value.c_str()));
     } else {
       rest.push_back(argv[i]);
     }
@@ -472,10 +527,14 @@ int main(int argc, char** argv) {
       static_cast<int>(rest.size()), rest.data(),
       "Reaction time, full resync and footprint of the enforcing netqosd (root).\n"
       "--resync-only=N: only the time to serve with 10,000 containers, N cold starts each "
-      "followed by an adopting restart (medians printed, no report).");
+      "followed by an adopting restart (medians printed, no report).\n"
+      "--footprint-only=N: only the peak and idle RSS with 10,000 containers, N cold starts "
+      "(printed run by run, no report).");
   if (int code = netqos::bench::CheckRoot("reaction_bench"); code >= 0) return code;
   return netqos::bench::RunMain("reaction_bench", [&] {
-    if (resync_rounds > 0) {
+    if (footprint_rounds > 0) {
+      netqos::bench::RunFootprintOnly(args, footprint_rounds);
+    } else if (resync_rounds > 0) {
       netqos::bench::RunResyncOnly(args, resync_rounds);
     } else {
       netqos::bench::Run(args);

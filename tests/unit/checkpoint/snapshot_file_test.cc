@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "checkpoint/katalyst_checksum.h"
 #include "checkpoint/own_checksum.h"
 
 namespace netqos::checkpoint {
@@ -87,6 +88,41 @@ TEST_CASE("a file without the netqos member is Katalyst's, checked against its c
   REQUIRE_FALSE(mismatch.ok());
   CHECK_THAT(mismatch.status().message(),
              Catch::Contains("was written by Katalyst and its Katalyst checksum did not match"));
+}
+
+TEST_CASE("the Katalyst checksum is that of the bytes written, whatever the names hold",
+          "[snapshot_file]") {
+  // Plain ASCII and valid non-ASCII are hashed as held; a literal U+FFFD and invalid UTF-8 (which
+  // the file holds as U+FFFD) as they read back from the file.
+  for (const std::string& name : {std::string("plain"), std::string("caf\u00e9 \u4e2d"),
+                                  std::string("r\xef\xbf\xbd"
+                                              "d"),
+                                  std::string("bad\xff\xc3")}) {
+    INFO(name);
+    core::Snapshot snap = TwoPods();
+    snap.pod_entries["uid-a"]["main"].pod_name = name;
+    snap.pod_entries["uid-b"]["main"].labels["team"] = name;
+    // Names that put a "netqos" member inside the entries, before and after the top-level one.
+    core::AllocationInfo inner = snap.pod_entries["uid-a"]["main"];
+    inner.pod_uid = "netqos";
+    inner.container_name = "format";
+    inner.labels["netqos"] = "{\"format\":2,";
+    snap.pod_entries["netqos"]["format"] = inner;
+    for (KatalystLayout layout : {KatalystLayout::kV053, KatalystLayout::kHead}) {
+      INFO(KatalystLayoutName(layout));
+      const std::string text = RenderSnapshot(5, snap, layout, "p");
+      const json doc = json::parse(text);
+      auto computed = KatalystChecksum(doc, layout);
+      REQUIRE(computed.ok());
+      CHECK(doc.at("checksum").get<uint64_t>() == computed.value());
+      // The checksums are in the text as a dump of the whole document puts them.
+      CHECK(CanonicalDump(doc) == text);
+      auto parsed = ParseSnapshot("p", text, /*skip=*/false);
+      REQUIRE(parsed.ok());
+      CHECK_FALSE(parsed->corruption_skipped);
+      CHECK(parsed->pod_entries.at("netqos").count("format") == 1);
+    }
+  }
 }
 
 TEST_CASE("malformed text, an unknown format and another policy are refused by name",
