@@ -396,6 +396,21 @@ void Run(const Args& args) {
   env.StopDaemon();
 }
 
+// A node of `n` pods of one container each (the resync's series): their allocations in env's
+// state, the kubelet's pod list written and their cgroups made, for a daemon not started yet.
+std::vector<BenchPod> PrepareNode(const Args& args, EnforcementEnv& env, int n) {
+  std::vector<BenchPod> pods;
+  for (int i = 0; i < n; ++i) pods.push_back(MakeBenchPod(2, i));
+  FillState(args, env, pods);
+  env.pods = pods;
+  env.WritePods();
+  for (const auto& p : pods) {
+    MakeDir(env.PodCgroup(p));
+    MakeDir(env.ContainerCgroup(p));
+  }
+  return pods;
+}
+
 // --resync-only=N: only the time to serve of 2., for N cold starts each followed by an adopting
 // restart (about 15 s a round instead of the whole bench's 5 min), printed run by run with the
 // daemon's phases and then as medians: start-up work is compared between builds with this, run
@@ -407,15 +422,7 @@ void RunResyncOnly(const Args& args, int rounds) {
   std::printf("[resync] no containers: serving after %.0f ms (%s)\n", env.daemon().start_ms(),
               StartupPhasesOf(env.daemon().Log()).c_str());
   env.StopDaemon();
-  std::vector<BenchPod> pods;
-  for (int i = 0; i < resync_n; ++i) pods.push_back(MakeBenchPod(2, i));
-  FillState(args, env, pods);
-  env.pods = pods;
-  env.WritePods();
-  for (const auto& p : pods) {
-    MakeDir(env.PodCgroup(p));
-    MakeDir(env.ContainerCgroup(p));
-  }
+  const std::vector<BenchPod> pods = PrepareNode(args, env, resync_n);
   auto wait_classified = [&](Clock::time_point t0) {
     while (env.CountLeafEntries() < pods.size()) {
       if (Clock::now() - t0 > 600s) throw std::runtime_error("resync did not classify everyone");
@@ -468,15 +475,7 @@ void RunFootprintOnly(const Args& args, int rounds) {
   const int resync_n = args.quick ? 300 : 10000;
   const auto idle_window = args.quick ? 3s : 35s;
   EnforcementEnv env(args, "r", 3);
-  std::vector<BenchPod> pods;
-  for (int i = 0; i < resync_n; ++i) pods.push_back(MakeBenchPod(2, i));
-  FillState(args, env, pods);
-  env.pods = pods;
-  env.WritePods();
-  for (const auto& p : pods) {
-    MakeDir(env.PodCgroup(p));
-    MakeDir(env.ContainerCgroup(p));
-  }
+  const std::vector<BenchPod> pods = PrepareNode(args, env, resync_n);
   std::vector<double> peak_mib, rss_mib;
   for (int round = 0; round < rounds; ++round) {
     CheckInterrupted();
