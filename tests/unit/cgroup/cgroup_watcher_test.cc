@@ -43,21 +43,29 @@ class Recorder {
   std::vector<std::string> Errors() { return Get(errors_); }
 
  private:
-  void Add(std::vector<std::string>* v, const std::string& p) {
+  // What one callback reported, in order, and as a set: a wait looks paths up in the set, so
+  // that a test reporting thousands of directories does not rebuild one at each report (that
+  // made a waiting test slow the watcher down, and more so on an idle machine).
+  struct Log {
+    std::vector<std::string> order;
+    std::set<std::string> seen;
+  };
+
+  void Add(Log* log, const std::string& p) {
     std::lock_guard<std::mutex> l(mu_);
-    v->push_back(p);
+    log->order.push_back(p);
+    log->seen.insert(p);
     cv_.notify_all();
   }
-  std::vector<std::string> Get(const std::vector<std::string>& v) {
+  std::vector<std::string> Get(const Log& log) {
     std::lock_guard<std::mutex> l(mu_);
-    return v;
+    return log.order;
   }
-  bool WaitFor(const std::vector<std::string>& v, const std::set<std::string>& want) {
+  bool WaitFor(const Log& log, const std::set<std::string>& want) {
     std::unique_lock<std::mutex> l(mu_);
     return cv_.wait_for(l, std::chrono::seconds(2), [&] {
-      std::set<std::string> have(v.begin(), v.end());
       for (const auto& w : want) {
-        if (have.count(w) == 0) return false;
+        if (log.seen.count(w) == 0) return false;
       }
       return true;
     });
@@ -65,7 +73,7 @@ class Recorder {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::string> created_, removed_, errors_;
+  Log created_, removed_, errors_;
 };
 
 std::set<std::string> Under(const std::string& root, const std::vector<std::string>& rel) {
