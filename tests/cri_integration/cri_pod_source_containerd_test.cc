@@ -115,7 +115,7 @@ TEST_CASE("cri pod source finds a real container's cgroup v2 directory through t
   // --addition-cgroup-paths gives them.
   netqos::cgroup::CgroupLayout layout;
   layout.additional_roots = {ctrd.CgroupParentOf("burstable")};
-  const auto dir = netqos::cgroup::ResolveContainerCgroup(
+  const auto dir = netqos::cgroup::ResolveCgroupDir(
       *mount, netqos::cgroup::ContainerCgroupCandidates(
                   layout, netqos::cgroup::ParsePodQosClass(w->qos_class), w->uid,
                   w->containers[0].runtime, w->containers[0].id));

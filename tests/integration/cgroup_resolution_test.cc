@@ -34,7 +34,6 @@ using netqos::cgroup::DetectCgroup2Mount;
 using netqos::cgroup::PodCgroupCandidates;
 using netqos::cgroup::PodQosClass;
 using netqos::cgroup::ResolveCgroupDir;
-using netqos::cgroup::ResolveContainerCgroup;
 namespace fs = std::filesystem;
 
 // A private directory in the cgroup2 hierarchy. Cgroup dirs hold kernel interface files that
@@ -142,7 +141,7 @@ TEST_CASE("cgroup: container cgroups resolve for both drivers, ids are inode and
     root.Make(candidates[0]);
 
     // Resolution with the QoS class unknown still finds it.
-    auto dir = ResolveContainerCgroup(
+    auto dir = ResolveCgroupDir(
         root.path(),
         ContainerCgroupCandidates(layout, PodQosClass::kUnknown, kUid, c.runtime, cid));
     REQUIRE(dir.ok());
@@ -164,7 +163,7 @@ TEST_CASE("cgroup: container cgroups resolve for both drivers, ids are inode and
     CHECK(*pod_id != *id);
   }
 
-  auto missing = ResolveContainerCgroup(
+  auto missing = ResolveCgroupDir(
       root.path(), ContainerCgroupCandidates(CgroupLayout{CgroupDriver::kSystemd, {}},
                                              PodQosClass::kBurstable, kUid, "containerd", "nope"));
   CHECK_FALSE(missing.ok());

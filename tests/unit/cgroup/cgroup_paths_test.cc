@@ -21,7 +21,7 @@ using netqos::cgroup::ContainerCgroupCandidates;
 using netqos::cgroup::ParsePodQosClass;
 using netqos::cgroup::PodCgroupCandidates;
 using netqos::cgroup::PodQosClass;
-using netqos::cgroup::ResolveContainerCgroup;
+using netqos::cgroup::ResolveCgroupDir;
 using netqos::testing::TempDir;
 using V = std::vector<std::string>;
 
@@ -134,20 +134,20 @@ TEST_CASE("Container candidates: additional roots follow the built-in ones") {
           "kubepods.slice/offline.slice/offline-pod" + kUid_ + ".slice", "plain/pod" + kUid});
 }
 
-TEST_CASE("ResolveContainerCgroup: the first existing candidate directory") {
+TEST_CASE("ResolveCgroupDir: the first existing container candidate directory") {
   TempDir tmp;
   const CgroupLayout fs{CgroupDriver::kCgroupfs, {}};
   const auto candidates =
       ContainerCgroupCandidates(fs, PodQosClass::kUnknown, kUid, "containerd", "c1");
 
-  auto none = ResolveContainerCgroup(tmp.path(), candidates);
+  auto none = ResolveCgroupDir(tmp.path(), candidates);
   REQUIRE_FALSE(none.ok());
   CHECK(none.status().code() == StatusCode::kNotFound);
   CHECK_THAT(none.status().message(), Catch::Contains("kubepods/besteffort/pod" + kUid + "/c1"));
   CHECK_THAT(none.status().message(), Catch::Contains(tmp.path()));
 
   std::filesystem::create_directories(tmp.path() + "/kubepods/besteffort/pod" + kUid + "/c1");
-  auto be = ResolveContainerCgroup(tmp.path() + "/", candidates);
+  auto be = ResolveCgroupDir(tmp.path() + "/", candidates);
   REQUIRE(be.ok());
   CHECK(*be == tmp.path() + "/kubepods/besteffort/pod" + kUid + "/c1");
 
@@ -158,11 +158,10 @@ TEST_CASE("ResolveContainerCgroup: the first existing candidate directory") {
     REQUIRE(f != nullptr);
     std::fclose(f);
   }
-  CHECK(*ResolveContainerCgroup(tmp.path(), candidates) == *be);
+  CHECK(*ResolveCgroupDir(tmp.path(), candidates) == *be);
 
   std::filesystem::create_directories(tmp.path() + "/kubepods/pod" + kUid + "/c1");
-  CHECK(*ResolveContainerCgroup(tmp.path(), candidates) ==
-        tmp.path() + "/kubepods/pod" + kUid + "/c1");
+  CHECK(*ResolveCgroupDir(tmp.path(), candidates) == tmp.path() + "/kubepods/pod" + kUid + "/c1");
 }
 
 TEST_CASE("CgroupId refuses a directory that is not on cgroup2, and a missing one") {

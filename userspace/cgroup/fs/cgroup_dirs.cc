@@ -57,11 +57,6 @@ Result<std::string> ResolveCgroupDir(const std::string& mount,
   return NotFound(msg.str());
 }
 
-Result<std::string> ResolveContainerCgroup(const std::string& mount,
-                                           const std::vector<std::string>& candidates) {
-  return ResolveCgroupDir(mount, candidates);
-}
-
 Result<uint64_t> CgroupId(const std::string& dir) {
   struct statfs fs {};
   if (::statfs(dir.c_str(), &fs) != 0) {

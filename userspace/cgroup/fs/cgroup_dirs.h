@@ -17,10 +17,6 @@ namespace netqos::cgroup {
 Result<std::string> ResolveCgroupDir(const std::string& mount,
                                      const std::vector<std::string>& candidates);
 
-// Same as ResolveCgroupDir; named for the container case (Katalyst's IsContainerCgroupExist).
-Result<std::string> ResolveContainerCgroup(const std::string& mount,
-                                           const std::vector<std::string>& candidates);
-
 // The cgroup v2 id of `dir`: its inode number, which on cgroup2 equals the 8-byte
 // name_to_handle_at handle and what bpf_skb_cgroup_id() returns. `dir` must be on a cgroup2
 // filesystem (statfs magic CGROUP2_SUPER_MAGIC); otherwise FailedPrecondition says so.
