@@ -118,10 +118,11 @@ ResolvedContainers ContainerResolver::Resolve(const std::vector<pods::PodInfo>& 
     if (pod.uid.empty() || skip_pods.count(pod.uid) != 0) continue;
     // What an earlier call found of this pod, unless it was forgotten since or its QoS class (so
     // its candidate paths) differs.
+    const uint64_t qos_key = ResolveCache::Hash(pod.qos_class);
     const ResolveCache::Pod* known = nullptr;
     if (cache != nullptr) {
       auto it = cache->pods_.find(pod.uid);
-      if (it != cache->pods_.end() && it->second.qos_class == pod.qos_class) known = &it->second;
+      if (it != cache->pods_.end() && it->second.qos_class == qos_key) known = &it->second;
     }
     uint64_t pod_id = 0;
     bool pod_looked_up = false;
@@ -137,11 +138,14 @@ ResolvedContainers ContainerResolver::Resolve(const std::vector<pods::PodInfo>& 
         pod_id = known != nullptr ? known->cgroup_id : PodCgroupId(pod);
         pod_looked_up = true;
       }
+      const uint64_t container_key = cache != nullptr ? ResolveCache::Key(c.id, c.runtime) : 0;
       std::optional<ObservedContainer> o;
       if (known != nullptr) {
-        auto k = known->containers.find(c.id);
-        if (k != known->containers.end() && k->second.runtime == c.runtime)
-          o = Observed(pod, c, k->second.cgroup_id, pod_id, shared);
+        for (const auto& k : known->containers) {
+          if (k.key != container_key) continue;
+          o = Observed(pod, c, k.cgroup_id, pod_id, shared);
+          break;
+        }
       }
       if (!o) o = Observe(pod, c, pod_id, shared);
       if (!o) {
@@ -150,14 +154,17 @@ ResolvedContainers ContainerResolver::Resolve(const std::vector<pods::PodInfo>& 
       }
       if (cache != nullptr) {
         ResolveCache::Pod& p = found.pods_[pod.uid];
-        p.qos_class = pod.qos_class;
+        p.qos_class = qos_key;
         p.cgroup_id = pod_id;
-        p.containers[c.id] = ResolveCache::Container{c.runtime, o->cgroup_id};
+        p.containers.push_back(ResolveCache::Container{container_key, o->cgroup_id});
       }
       out.containers.push_back(std::move(*o));
     }
   }
-  if (cache != nullptr) *cache = std::move(found);
+  if (cache != nullptr) {
+    found.pods_.rehash(0);  // no more buckets than the pods need (it was grown one by one)
+    *cache = std::move(found);
+  }
   return out;
 }
 

@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "cgroup/cgroup_paths.h"
@@ -47,16 +49,23 @@ class ResolveCache {
 
  private:
   friend class ContainerResolver;
+  // A pod's QoS class and its containers' ids and runtimes are kept as 64-bit hashes, half the
+  // memory of the strings at 10,000 pods; a hash is only ever compared with those of the same
+  // pod's (few) containers.
+  static uint64_t Hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
+  static uint64_t Key(std::string_view id, std::string_view runtime) {
+    return Hash(id) ^ (Hash(runtime) * 0x9e3779b97f4a7c15ULL);  // no string made per container
+  }
   struct Container {
-    std::string runtime;  // part of the candidates looked for: a change is a new container
+    uint64_t key = 0;  // Hash of its id and runtime (the candidates looked for)
     uint64_t cgroup_id = 0;
   };
   struct Pod {
-    std::string qos_class;  // ditto
+    uint64_t qos_class = 0;  // Hash of its QoS class (part of the candidates)
     uint64_t cgroup_id = 0;
-    std::map<std::string, Container> containers;  // by container id
+    std::vector<Container> containers;  // usually one or two: searched in order
   };
-  std::map<std::string, Pod> pods_;  // by pod uid
+  std::unordered_map<std::string, Pod> pods_;  // by pod uid
 };
 
 class ContainerResolver {

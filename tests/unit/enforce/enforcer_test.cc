@@ -318,7 +318,10 @@ class Node {
           return PodList();
         },
         "test");
-    p.read_pods = [reader](bool force) { return reader->Read(force); };
+    p.read_pods = [this, reader](bool force) {
+      if (force) ++forced_pod_reads;
+      return reader->Read(force);
+    };
     p.snapshot = [this] {
       std::lock_guard<std::mutex> l(mu);
       AllocationSnapshot s;
@@ -411,6 +414,7 @@ class Node {
   std::chrono::milliseconds resync = 1h;
   std::chrono::milliseconds full_resync = 0ms;  // every resync full
   std::atomic<int> cgroup_lookups{0};           // the cgroup tree's find_dir calls
+  std::atomic<int> forced_pod_reads{0};         // pod list reads parsed even when unchanged
   std::shared_ptr<const netqos::enforce::TenantPolicy> tenant_policy;  // null: the default
   // While set, reading the pod list blocks (a slow kubelet or a big node's first pass).
   bool hold_pod_list = false;
@@ -1140,7 +1144,8 @@ TEST_CASE(
   REQUIRE(Eventually([&] { return Passes(node, "resync") >= resyncs + 2; }));
   CHECK(node.cgroup_lookups == lookups);
   CHECK(node.ShaperCalls("eth0") == shaper_calls);
-  CHECK(Passes(node, "full") == 1);  // the first pass only
+  CHECK(Passes(node, "full") == 1);   // the first pass only
+  CHECK(node.forced_pod_reads == 1);  // ditto: the resyncs parse no unchanged pod list
 
   // Someone deletes the container's entry: the next resync writes it again.
   {
@@ -1166,5 +1171,6 @@ TEST_CASE("enforcer: a full resync looks every cgroup up and re-applies every tr
   REQUIRE(Eventually([&] { return Passes(node, "full") >= fulls + 2; }));
   CHECK(node.cgroup_lookups >= lookups + 4);  // pod and container, each full resync
   CHECK(node.ShaperCalls("eth0").first >= applies + 2);
+  CHECK(node.forced_pod_reads >= 3);
   CHECK(Passes(node, "resync") == 0);
 }
