@@ -334,8 +334,6 @@ bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
 
 Clock::time_point Enforcer::Now() const { return ports_.now ? ports_.now() : Clock::now(); }
 
-// A whole pass, phase by phase: what is wanted (tombstones, containers, links), the class map,
-// the pod addresses, each link's shaping, residual pods; then the status the views read.
 ResolvedContainers Enforcer::ResolveContainers(const std::set<std::string>& tombstoned, bool full) {
   // Taken on every whole pass, so that what was reported before this resolve is never kept.
   const CgroupChangeSet changed = cgroup_changes_.Take();
@@ -347,6 +345,8 @@ ResolvedContainers Enforcer::ResolveContainers(const std::set<std::string>& tomb
   return own_.resolver.Resolve(pods(), tombstoned, &own_.resolve_cache);
 }
 
+// A whole pass, phase by phase: what is wanted (tombstones, containers, links), the class map,
+// the pod addresses, each link's shaping, residual pods; then the status the views read.
 bool Enforcer::Pass(bool resync, bool full) {
   const auto now = Now();
   problems_.BeginPass();
