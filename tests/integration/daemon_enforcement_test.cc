@@ -6,6 +6,7 @@
 // map (read with libbpf), the HTB classes on the veth and its IFB (tc), the bytes those classes
 // send while iperf3 runs, and its log. Every object is removed on scope exit (also when a test
 // fails) and each case checks at the end that `netqosd --uninstall` left nothing behind. Root only.
+#include <bpf/bpf.h>
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
@@ -537,6 +538,57 @@ TEST_CASE(
               : allocated_at < started_at ? "while the enforcer was being made (adoption)"
                                           : "after enforcement started (window missed this time)",
               log.substr(started_at, log.find('\n', started_at) - started_at).c_str());
+  CHECK(env.DaemonRunning());
+  const std::string left = env.Leftovers();
+  CHECK(left == "");
+}
+
+TEST_CASE(
+    "daemon enforcement: a deleted class map entry is repaired by the next resync, a deleted HTB "
+    "leaf by the next full resync",
+    "[enforcement]") {
+  DaemonFixtureOptions options = Case("r", 7);
+  options.subnet = 223;  // 237 is tenant_escape_test's
+  DaemonFixture env(options);
+  FakePod& p1 = env.AddPod(1);
+  env.WritePods();
+  const std::string cg1 = env.MakeCgroup(p1);
+  // A resync every 2 s (the fixture's), a full one every 6 s.
+  env.StartDaemon({"--enforcement-full-resync-period=6"});
+  env.Allocate(p1, 100);
+  REQUIRE(env.WaitLeaf(cg1, 3000ms).has_value());
+  const uint32_t prio = env.ClassOf(cg1)->priority;
+  const std::string leaf = TcHandleText(prio);
+  const std::string host = env.veth().host;
+  REQUIRE(WaitFor([&] { return TcClasses(host).count(leaf) == 1; }, 2000ms));
+
+  // (a) Someone (root) deletes the container's class map entry: the next resync writes it back.
+  {
+    const int fd = env.ClassMapFd();
+    REQUIRE(fd >= 0);
+    const uint64_t id = InodeOf(cg1);
+    CHECK(bpf_map_delete_elem(fd, &id) == 0);
+    ::close(fd);
+  }
+  REQUIRE_FALSE(env.ClassOf(cg1).has_value());
+  auto entry_back = WaitFor(
+      [&] {
+        auto c = env.ClassOf(cg1);
+        return c && c->priority == prio;
+      },
+      3500ms);
+  REQUIRE(entry_back);
+  std::printf("class map entry deleted: written back after %.0f ms (resync every 2 s)\n",
+              *entry_back);
+
+  // (b) Someone deletes the container's HTB leaf on the NIC: the full resync re-applies the tree.
+  REQUIRE(ShOk("tc class del dev " + host + " classid " + leaf));
+  REQUIRE(TcClasses(host).count(leaf) == 0);
+  auto leaf_back = WaitFor([&] { return TcClasses(host).count(leaf) == 1; }, 9000ms);
+  REQUIRE(leaf_back);
+  std::printf("HTB leaf deleted: applied again after %.0f ms (full resync every 6 s)\n",
+              *leaf_back);
+  CHECK(TcClasses(host)[leaf].rate_bits == 100000000ull);
   CHECK(env.DaemonRunning());
   const std::string left = env.Leftovers();
   CHECK(left == "");

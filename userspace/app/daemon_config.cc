@@ -385,8 +385,13 @@ void AddNetqosFlags(FlagSet& f, DaemonConfig& c, FlagExtras& x) {
               "The least a low-priority group gets, in percent of the NIC's allocatable "
               "(Katalyst HEAD: 5)");
   f.AddDuration("--enforcement-resync-period", c.enforcement_resync_period,
-                "Time between full resyncs of cgroups, maps and qdiscs: a Go duration (30s, 5m) "
+                "Time between resyncs of cgroups, maps and qdiscs: a Go duration (30s, 5m) "
                 "or whole seconds");
+  f.AddDuration("--enforcement-full-resync-period", c.enforcement_full_resync_period,
+                "Time between full resyncs, which also look up every container's cgroup, parse an "
+                "unchanged pod list and read every NIC's qdiscs back to repair them; the resyncs "
+                "between trust the cgroup watcher for unchanged cgroups. At most "
+                "--enforcement-resync-period: every resync is full");
   f.AddBool("--keep-forwarded-priority", c.set_forward_priority_sysctl,
             "Also set net.ipv4.ip_forward_update_priority=0 in the namespaces of --enforce-nics "
             "(off by default: not needed, the NIC's egress program classifies routed pod "
@@ -652,7 +657,8 @@ Status ValidateEnforcementFlags(const DaemonConfig& c) {
   // The flags are bounded when parsed (app/duration_flag.h); this is for configs built in code.
   const std::pair<const char*, std::chrono::milliseconds> durations[] = {
       {"--kubelet-registration-timeout", c.kubelet_registration_timeout},
-      {"--enforcement-resync-period", c.enforcement_resync_period}};
+      {"--enforcement-resync-period", c.enforcement_resync_period},
+      {"--enforcement-full-resync-period", c.enforcement_full_resync_period}};
   for (const auto& [flag, d] : durations) {
     if (d < kMinDurationFlag || d > kMaxDurationFlag)
       return InvalidArgument(std::string(flag) + " must be from " +

@@ -138,7 +138,8 @@ struct DaemonConfig {
   shaping::QosLevel unclassified_qos_level = shaping::QosLevel::kShared;
   bool low_priority_groups = false;               // see shaping_flags.h
   uint32_t low_priority_group_floor_percent = 5;  // Katalyst HEAD's constant
-  std::chrono::milliseconds enforcement_resync_period = std::chrono::seconds(30);  // ditto
+  std::chrono::milliseconds enforcement_resync_period = std::chrono::seconds(30);      // ditto
+  std::chrono::milliseconds enforcement_full_resync_period = std::chrono::minutes(5);  // ditto
   bool uninstall = false;
   std::string check_tenant_policy;  // a file to validate, then exit
   // Set net.ipv4.ip_forward_update_priority=0 in the namespaces of the enforced NICs, so routed

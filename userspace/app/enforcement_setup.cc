@@ -182,6 +182,7 @@ Result<std::unique_ptr<EnforcementStack>> StartEnforcement(
   }
   eo.shaping = *shaping;
   eo.resync = config.enforcement_resync_period;
+  eo.full_resync = config.enforcement_full_resync_period;
   eo.pods_refresh = std::min<std::chrono::milliseconds>(eo.resync, std::chrono::seconds(5));
 
   enforce::EnforcerPorts ports;

@@ -90,6 +90,12 @@ std::optional<ObservedContainer> ContainerResolver::Observe(const pods::PodInfo&
       mount_, cgroup::ContainerCgroupCandidates(layout_, qos, pod.uid, c.runtime, c.id));
   Result<uint64_t> id = dir.ok() ? tree_.cgroup_id(*dir) : Result<uint64_t>(dir.status());
   if (!id.ok()) return std::nullopt;
+  return Observed(pod, c, *id, pod_cgroup_id, shared);
+}
+
+ObservedContainer ContainerResolver::Observed(const pods::PodInfo& pod,
+                                              const pods::ContainerInfo& c, uint64_t cgroup_id,
+                                              uint64_t pod_cgroup_id, SharedPod& shared) {
   if (!shared.meta) {
     shared.meta = std::make_shared<const PodMeta>(PodMeta{pod.uid, pod.ns, pod.name});
     shared.annotations = std::make_shared<const core::StringMap>(pod.annotations);
@@ -98,16 +104,26 @@ std::optional<ObservedContainer> ContainerResolver::Observe(const pods::PodInfo&
   o.pod = shared.meta;
   o.annotations = shared.annotations;
   o.container_name = c.name;
-  o.cgroup_id = *id;
+  o.cgroup_id = cgroup_id;
   o.pod_cgroup_id = pod_cgroup_id;
   return o;
 }
 
 ResolvedContainers ContainerResolver::Resolve(const std::vector<pods::PodInfo>& pods,
-                                              const std::set<std::string>& skip_pods) const {
+                                              const std::set<std::string>& skip_pods,
+                                              ResolveCache* cache) const {
   ResolvedContainers out;
+  ResolveCache found;  // what this call found: the next cache
   for (const auto& pod : pods) {
     if (pod.uid.empty() || skip_pods.count(pod.uid) != 0) continue;
+    // What an earlier call found of this pod, unless it was forgotten since or its QoS class (so
+    // its candidate paths) differs.
+    const uint64_t qos_key = ResolveCache::Hash(pod.qos_class);
+    const ResolveCache::Pod* known = nullptr;
+    if (cache != nullptr) {
+      auto it = cache->pods_.find(pod.uid);
+      if (it != cache->pods_.end() && it->second.qos_class == qos_key) known = &it->second;
+    }
     uint64_t pod_id = 0;
     bool pod_looked_up = false;
     SharedPod shared;  // made with the pod's first found container, shared by the rest
@@ -119,16 +135,35 @@ ResolvedContainers ContainerResolver::Resolve(const std::vector<pods::PodInfo>& 
         continue;
       }
       if (!pod_looked_up) {
-        pod_id = PodCgroupId(pod);
+        pod_id = known != nullptr ? known->cgroup_id : PodCgroupId(pod);
         pod_looked_up = true;
       }
-      auto o = Observe(pod, c, pod_id, shared);
+      const uint64_t container_key = cache != nullptr ? ResolveCache::Key(c.id, c.runtime) : 0;
+      std::optional<ObservedContainer> o;
+      if (known != nullptr) {
+        for (const auto& k : known->containers) {
+          if (k.key != container_key) continue;
+          o = Observed(pod, c, k.cgroup_id, pod_id, shared);
+          break;
+        }
+      }
+      if (!o) o = Observe(pod, c, pod_id, shared);
       if (!o) {
         out.missing.push_back(pod.ns + "/" + pod.name + " container " + c.name + " (" + c.id + ")");
         continue;
       }
+      if (cache != nullptr) {
+        ResolveCache::Pod& p = found.pods_[pod.uid];
+        p.qos_class = qos_key;
+        p.cgroup_id = pod_id;
+        p.containers.push_back(ResolveCache::Container{container_key, o->cgroup_id});
+      }
       out.containers.push_back(std::move(*o));
     }
+  }
+  if (cache != nullptr) {
+    found.pods_.rehash(0);  // no more buckets than the pods need (it was grown one by one)
+    *cache = std::move(found);
   }
   return out;
 }
@@ -164,6 +199,26 @@ std::optional<ContainerCgroupName> ParseContainerCgroupPath(const std::string& p
     std::string id = last.rfind("crio-", 0) == 0 ? last.substr(5) : last;  // CRI-O, cgroupfs
     if (!IsContainerId(id)) return std::nullopt;
     return ContainerCgroupName{parent.substr(3), id};
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> PodUidOfCgroupPath(const std::string& path) {
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string part = path.substr(start, end - start);
+    start = end + 1;
+    if (EndsWith(part, ".slice")) {
+      // kubepods-burstable-pod<uid_>.slice (the QoS slices have no "-pod")
+      const auto pod_at = part.rfind("-pod");
+      if (pod_at == std::string::npos) continue;
+      const std::string uid = part.substr(pod_at + 4, part.size() - 6 - (pod_at + 4));
+      if (IsPodUid(uid, '_')) return Dashes(uid);
+    } else if (part.rfind("pod", 0) == 0 && IsPodUid(part.substr(3), '-')) {
+      return part.substr(3);
+    }
   }
   return std::nullopt;
 }

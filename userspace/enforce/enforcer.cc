@@ -52,7 +52,8 @@ Result<std::unique_ptr<Enforcer>> Enforcer::Start(EnforcerOptions options, Enfor
   // The first full pass runs on the worker (Loop), so that netqosd serves the kubelet at once
   // whatever the node's size: what is pinned keeps classifying and shaping meanwhile, and
   // readiness (Status().passes == 0) says the pass is not done.
-  e->own_.next_full = Clock::now() + e->options_.resync;
+  e->own_.next_resync = Clock::now() + e->options_.resync;
+  e->own_.next_full = Clock::now() + e->options_.full_resync;
   e->own_.next_pods = Clock::now() + e->options_.pods_refresh;
   Enforcer* self = e.get();
   e->worker_ = std::thread([self] { self->Loop(); });
@@ -64,13 +65,26 @@ void Enforcer::StartWatchers() {
   // no wake-ups for system services.
   if (!ports_.watch_cgroups) return;
   Enforcer* self = this;
+  bool all = true;
   for (const auto& root : WatchRoots(options_)) {
     if (inbox_.stopping()) return;
     CgroupEventHandlers cb;
-    cb.on_created = [self](const std::string& path) { self->OnCgroupCreated(path); };
-    cb.on_removed = [self](const std::string&) { self->Wake(); };
+    // Each report also makes the next whole pass look the pod's cgroups up again (a cgroup
+    // removed and made again under the same name has a new id).
+    cb.on_created = [self](const std::string& path) {
+      self->cgroup_changes_.Record(path);
+      self->OnCgroupCreated(path);
+    };
+    cb.on_removed = [self](const std::string& path) {
+      self->cgroup_changes_.Record(path);
+      self->Wake();
+    };
     cb.on_error = [self](const netqos::Status& st) {
-      spdlog::warn("cgroup watcher: {}; the periodic resync still applies", st.message());
+      spdlog::warn(
+          "cgroup watcher: {}; the periodic resync still applies, and looks every container's "
+          "cgroup up again from now on",
+          st.message());
+      self->cgroup_changes_.Lost();
       self->Wake();
     };
     auto watch = ports_.watch_cgroups(root, std::move(cb));
@@ -78,10 +92,12 @@ void Enforcer::StartWatchers() {
       // Enforcement still works through the periodic resync, only later.
       spdlog::warn("cgroup watcher not started for {}, new containers wait for the resync: {}",
                    root, watch.status().message());
+      all = false;
       continue;
     }
     watches_.push_back(std::move(*watch));
   }
+  own_.watching_all = all;
 }
 
 Enforcer::~Enforcer() { Stop(); }
@@ -181,11 +197,11 @@ EnforcerStatus Enforcer::Status() const {
   return s;
 }
 
-void Enforcer::RunPass(bool full) {
+void Enforcer::RunPass(bool resync, bool full) {
   own_.kernel_failed.clear();
   own_.pass_failed = false;
   try {
-    Work(full);
+    Work(resync, full);
   } catch (const std::exception& ex) {
     spdlog::error("enforcement pass failed: {}", ex.what());
     own_.pass_failed = true;
@@ -208,15 +224,18 @@ void Enforcer::Loop() {
   // containers, so it is done here rather than before serving; still before the first pass
   // lists the cgroups, so that none created in between goes unseen.
   StartWatchers();
-  RunPass(true);
-  own_.next_full = Clock::now() + options_.resync;
+  RunPass(true, true);
+  own_.next_resync = Clock::now() + options_.resync;
+  own_.next_full = Clock::now() + options_.full_resync;
   while (true) {
-    Clock::time_point deadline = std::min(own_.next_full, own_.next_pods);
+    Clock::time_point deadline = std::min(own_.next_resync, own_.next_pods);
     if (own_.retry_at) deadline = std::min(deadline, *own_.retry_at);
     const InboxWaiting waiting = inbox_.WaitForWork(deadline);
     if (waiting.stopping) break;
     const auto now = Clock::now();
-    const bool full = now >= own_.next_full;
+    const bool resync = now >= own_.next_resync;
+    // The resync due first at or after the full one's time (every one when full_resync <= resync).
+    const bool full = resync && now >= own_.next_full;
     bool refresh = waiting.refresh_pods;
     if (now >= own_.next_pods) {
       refresh = true;
@@ -227,14 +246,15 @@ void Enforcer::Loop() {
       own_.retry_at.reset();
     }
     if (refresh && !waiting.refresh_pods) inbox_.RequestPodRefresh();
-    const bool containers_only = !full && !refresh && !waiting.general;
+    const bool containers_only = !resync && !refresh && !waiting.general;
     std::this_thread::sleep_for(containers_only ? kCoalesceContainers : kCoalesce);
-    RunPass(full);
-    if (full) own_.next_full = Clock::now() + options_.resync;
+    RunPass(resync, full);
+    if (resync) own_.next_resync = Clock::now() + options_.resync;
+    if (full) own_.next_full = Clock::now() + options_.full_resync;
   }
 }
 
-void Enforcer::Work(bool full) {
+void Enforcer::Work(bool resync, bool full) {
   const auto started = std::chrono::steady_clock::now();
   PendingWork w;
   const InboxEvents events = inbox_.Take();
@@ -243,11 +263,14 @@ void Enforcer::Work(bool full) {
   board_.Publish([&](PublishedState& published) { MergeRuntimePods(published, false); });
   const std::vector<std::string>& created = events.created;
   const std::set<std::string>& allocated = events.allocated;
-  const bool refresh = events.refresh_pods || full || !own_.pods_known;
+  const bool refresh = events.refresh_pods || resync || !own_.pods_known;
   w.general_event = events.general;
+  w.resync_due = resync;
   w.full_due = full;
   w.baseline = own_.baseline;
   w.pods_read = refresh;
+  // Only the full resync parses a list whose bytes are unchanged: the pass works from the pods
+  // parsed last, which those bytes gave.
   if (refresh) w.pods_changed = RefreshPods(full, Now());
   w.unresolved = own_.unresolved;
   w.created_containers = created.size();
@@ -270,8 +293,9 @@ void Enforcer::Work(bool full) {
       AddContainers(created);
       break;
     case PassScope::kAll:
+    case PassScope::kResync:
     case PassScope::kFull:
-      own_.pass_failed = !Pass(scope == PassScope::kFull);
+      own_.pass_failed = !Pass(scope != PassScope::kAll, scope == PassScope::kFull);
       // A whole pass over thousands of pods leaves tens of MB of freed parse and resolve
       // buffers; hand them back so that the idle daemon's RSS is what it keeps.
       ::malloc_trim(0);
@@ -310,16 +334,27 @@ bool Enforcer::RefreshPods(bool force, Clock::time_point now) {
 
 Clock::time_point Enforcer::Now() const { return ports_.now ? ports_.now() : Clock::now(); }
 
+ResolvedContainers Enforcer::ResolveContainers(const std::set<std::string>& tombstoned, bool full) {
+  // Taken on every whole pass, so that what was reported before this resolve is never kept.
+  const CgroupChangeSet changed = cgroup_changes_.Take();
+  if (!own_.watching_all || full || changed.all) {
+    own_.resolve_cache.ForgetAll();
+    if (!own_.watching_all) return own_.resolver.Resolve(pods(), tombstoned);
+  }
+  for (const auto& uid : changed.pods) own_.resolve_cache.ForgetPod(uid);
+  return own_.resolver.Resolve(pods(), tombstoned, &own_.resolve_cache);
+}
+
 // A whole pass, phase by phase: what is wanted (tombstones, containers, links), the class map,
 // the pod addresses, each link's shaping, residual pods; then the status the views read.
-bool Enforcer::Pass(bool full) {
+bool Enforcer::Pass(bool resync, bool full) {
   const auto now = Now();
   problems_.BeginPass();
   if (own_.pods_error) problems_.Report(ProblemKind::kKubelet, "", *own_.pods_error);
   const std::set<std::string> tombstoned = ExpireTombstones(now);
 
   AllocationSnapshot snap = ports_.snapshot();
-  const ResolvedContainers resolved = own_.resolver.Resolve(pods(), tombstoned);
+  const ResolvedContainers resolved = ResolveContainers(tombstoned, full);
   for (const auto& m : resolved.missing) spdlog::debug("container cgroup not found yet: {}", m);
   for (const auto& r : resolved.rejected)
     problems_.Report(ProblemKind::kPodList, r.substr(0, r.find(' ')), r);
@@ -386,11 +421,11 @@ bool Enforcer::Pass(bool full) {
   }
   SyncEdt();
   // After the links: a pod's veth redirects to its NIC's IFB, which the first apply makes.
-  const VethSyncResult veths = SyncVeths(desired.by_cgroup, full);
+  const VethSyncResult veths = SyncVeths(desired.by_cgroup, resync);
   for (const auto& [id, e] : veths.marked) desired.by_cgroup.at(id).entry = e;
 
-  if (full && own_.pods_known && ports_.remove_pod) DropResidualPods(snap.allocations, now);
-  if (full && ports_.guard_pod_roots && !own_.roots_guarded) {
+  if (resync && own_.pods_known && ports_.remove_pod) DropResidualPods(snap.allocations, now);
+  if (resync && ports_.guard_pod_roots && !own_.roots_guarded) {
     // A root that does not exist holds no pod: it is guarded at the resync after it appears.
     const netqos::Status st = ports_.guard_pod_roots();
     own_.roots_guarded = st.ok();

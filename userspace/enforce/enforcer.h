@@ -25,6 +25,7 @@
 #include "core/config.h"
 #include "core/low_priority_group.h"
 #include "core/types.h"
+#include "enforce/cgroup_changes.h"
 #include "enforce/cgroup_events.h"
 #include "enforce/class_sync.h"
 #include "enforce/class_table.h"
@@ -108,6 +109,11 @@ struct EnforcerOptions {
   std::vector<core::NicId> enforce_names;
   shaping::ShapingConfig shaping;
   std::chrono::milliseconds resync{std::chrono::seconds(30)};
+  // How often a resync is a full one, which also looks every container's cgroup up again, parses
+  // the pod list even when its bytes are unchanged and re-applies every NIC's trees (reading them
+  // back, repairing what someone else changed). The resyncs between take the cgroups the watcher
+  // reported no change of as they were. At most `resync` (0 included): every resync is full.
+  std::chrono::milliseconds full_resync{0};
   // How often the kubelet's pod list is re-read between resyncs, so that annotation changes
   // (class id, QoS level) and started containers the watcher could not name are picked up.
   // Katalyst's applyNetClass loop runs every 5 s.
@@ -183,17 +189,22 @@ class Enforcer {
   DesiredOptions PassOptions() const;
   // On the worker, before its first pass: one watch (ports_.watch_cgroups) per kubelet cgroup root.
   void StartWatchers();
-  // One Work(full), its failure logged (the loop goes on).
-  void RunPass(bool full);
+  // One Work, its failure logged (the loop goes on).
+  void RunPass(bool resync, bool full);
   void Loop();
-  // One wake-up: reads the pod list if due, then runs the pass its scope needs.
-  void Work(bool full);
+  // One wake-up: reads the pod list if due, then runs the pass its scope needs. `resync`: the
+  // periodic resync is due; `full`: a full one.
+  void Work(bool resync, bool full);
   // Reads the pod list; true when it changed or could not be read.
   bool RefreshPods(bool force, Clock::time_point now);
   // Recomputes the whole desired state and diffs it against the class map and the shaping;
-  // `full` (the periodic resync) also re-applies unchanged plans and drops residual pods.
+  // `resync` (the periodic resync) also drops residual pods and re-checks the pod veths, `full`
+  // (a full resync) also resolves every cgroup again and re-applies unchanged plans.
   // false when it could not read the class map (nothing was changed).
-  bool Pass(bool full);
+  bool Pass(bool resync, bool full);
+  // The containers of pods(), through the resolve cache when the watchers make it trustworthy
+  // and `full` does not ask for every cgroup anew.
+  ResolvedContainers ResolveContainers(const std::set<std::string>& tombstoned, bool full);
   // Notes that a kernel write of this wake-up failed (EnforcerStatus::kernel_failures).
   void KernelFailed(KernelTarget target) { own_.kernel_failed.insert(target); }
   // Pass's phases. Tombstones of pods gone or expired are dropped; the live ones returned.
@@ -251,6 +262,10 @@ class Enforcer {
     WorkerState(const EnforcerOptions& options, const EnforcerPorts& ports);
 
     ContainerResolver resolver;
+    // What the last whole pass resolved (the pods the watchers reported no change of since are
+    // taken from it); used only while every kubelet root has a running watch.
+    ResolveCache resolve_cache;
+    bool watching_all = false;  // every kubelet root has a watch (StartWatchers)
     ClassSync sync;
     shaping::MinorAllocator minors;
     ResidualPods residual;  // pods with allocations not listed
@@ -284,7 +299,8 @@ class Enforcer {
     std::map<uint64_t, std::string> pod_of_cgroup;
     std::set<KernelTarget> kernel_failed;  // targets whose kernel writes failed in this wake-up
     bool pass_failed = false;              // this wake-up's pass did not finish
-    Clock::time_point next_full;
+    Clock::time_point next_resync;
+    Clock::time_point next_full;  // the next resync at or after it is a full one
     Clock::time_point next_pods;
     uint64_t wakeup_taken = 0;  // the inbox's barrier number the current wake-up took
   };
@@ -293,6 +309,7 @@ class Enforcer {
   const EnforcerPorts ports_;
   ProblemLog problems_;  // its own lock: the worker reports, Status reads
   std::vector<std::unique_ptr<CgroupWatch>> watches_;  // the worker's, until joined
+  CgroupChanges cgroup_changes_;  // its own lock: the watchers record, the worker takes
   WorkerState own_;
 
   // What the event threads tell the worker, and OnContainerStarting's barrier: its own lock.

@@ -62,7 +62,8 @@ void PublishedState::AddRuntimeContainers(const RuntimePods::Merged& merged) {
 }
 
 EnforcerStatusBoard::EnforcerStatusBoard() {
-  for (PassScope scope : {PassScope::kContainers, PassScope::kAll, PassScope::kFull}) {
+  for (PassScope scope :
+       {PassScope::kContainers, PassScope::kAll, PassScope::kResync, PassScope::kFull}) {
     state_.status.pass_seconds.emplace(PassScopeName(scope), HistogramCounts(PassSecondsBounds()));
   }
   for (KernelTarget target : kKernelTargets) {

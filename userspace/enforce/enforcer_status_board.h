@@ -47,7 +47,7 @@ struct EnforcerStatus {
   std::vector<ProblemSnapshot> problems;
   uint64_t problem_reports_total = 0;
   // The time of each wake-up that ran a pass (pod list read included), by its scope
-  // (PassScopeName: "containers", "all", "full").
+  // (PassScopeName: "containers", "all", "resync", "full").
   std::map<std::string, HistogramCounts> pass_seconds;
   // Wake-ups that did not finish: an exception, or a pass that could not read the class map.
   uint64_t pass_failures = 0;

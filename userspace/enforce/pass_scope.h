@@ -9,7 +9,8 @@
 namespace netqos::enforce {
 
 struct PendingWork {
-  bool full_due = false;      // the periodic resync (repairs drift in the map and the qdiscs)
+  bool resync_due = false;    // the periodic resync (repairs drift in the map, and what changed)
+  bool full_due = false;      // ... and it is a full one (repairs drift in everything)
   bool baseline = false;      // a whole pass ran before, so its results can be built upon
   bool pods_read = false;     // the kubelet's pod list was fetched for this wake-up
   bool pods_changed = false;  // ... and it differed from the last one, or could not be read
@@ -29,7 +30,12 @@ enum class PassScope {
   kNothing,     // the refresh found the same pod list and nothing else happened
   kContainers,  // only the created containers: their entries and leaves are added
   kAll,         // the whole desired state, diffed against the class map and the shaping
-  kFull,        // kAll, and every NIC's shaping re-applied even when its plan is unchanged
+  // kAll on the periodic resync: also residual pods and the pod veths. The cgroups resolved
+  // before and not reported changed since are taken as they were.
+  kResync,
+  // kResync, every container's cgroup resolved again and every NIC's shaping re-applied even when
+  // its plan is unchanged (which reads its trees back and repairs them).
+  kFull,
 };
 
 PassScope DecideScope(const PendingWork& w);

@@ -111,8 +111,9 @@ struct EnforcementReport {
   uint64_t passes = 0;
   uint64_t pod_list_failures = 0;
   uint64_t problem_reports_total = 0;
-  // Each pass's time by scope ("containers", "all", "full"); passes that did not finish; passes
-  // whose kernel writes failed, by target ("class_map", "shaping", "edt_map", "pod_address_map").
+  // Each pass's time by scope ("containers", "all", "resync", "full"); passes that did not finish;
+  // passes whose kernel writes failed, by target ("class_map", "shaping", "edt_map",
+  // "pod_address_map").
   std::map<std::string, HistogramCounts> pass_seconds;
   uint64_t pass_failures = 0;
   std::map<std::string, uint64_t> kernel_failures;

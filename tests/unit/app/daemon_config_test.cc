@@ -221,11 +221,21 @@ TEST_CASE("enforcement flags: defaults") {
   CHECK(c.dscp_default == DscpDefault{});  // auto
   CHECK(c.unclassified_qos_level == QosLevel::kShared);
   CHECK(c.enforcement_resync_period == std::chrono::seconds(30));
+  CHECK(c.enforcement_full_resync_period == std::chrono::minutes(5));
   CHECK(c.kubelet_registration_timeout == std::chrono::seconds(60));
   CHECK(c.pod_source == PodSourceKind::kCri);  // no cluster credential needed (docs/security.md)
   CHECK(c.cri_socket.Auto());
   CHECK_FALSE(c.uninstall);
   CHECK_FALSE(c.set_forward_priority_sysctl);  // opt-in: the NIC program classifies routed traffic
+}
+
+TEST_CASE("enforcement flags: the full resync period is a duration") {
+  auto r = Parse({kTopo, "--enforcement-full-resync-period=1m30s"});
+  REQUIRE(r.config);
+  CHECK(r.config->enforcement_full_resync_period == std::chrono::seconds(90));
+  r = Parse({kTopo, "--enforcement-full-resync-period", "600"});
+  REQUIRE(r.config);
+  CHECK(r.config->enforcement_full_resync_period == std::chrono::minutes(10));
 }
 
 TEST_CASE("enforcement flags: valid values are taken") {
@@ -398,6 +408,9 @@ TEST_CASE("enforcement flags: each rejection names its flag") {
        {"--enforcement-resync-period=\"30x\"", "unknown unit \"x\""}},
       {{"--enforcement-resync-period=-30s"}, {"--enforcement-resync-period", "negative"}},
       {{"--enforcement-resync-period="}, {"--enforcement-resync-period", "duration"}},
+      {{"--enforcement-full-resync-period=0"}, {"--enforcement-full-resync-period", "0"}},
+      {{"--enforcement-full-resync-period=5x"},
+       {"--enforcement-full-resync-period=\"5x\"", "unknown unit \"x\""}},
       {{"--pod-source=kubelet", "--kubelet-registration-timeout=0"},
        {"--kubelet-registration-timeout", "0"}},
       {{"--kubelet-registration-timeout=1.5"},

@@ -46,8 +46,8 @@ DesiredContainer Class(const std::string& pod_uid, const std::string& container)
 TEST_CASE("enforcer status board: every pass-time series and kernel-failure target is there at 0") {
   EnforcerStatusBoard board;
   const EnforcerStatus s = board.Status();
-  REQUIRE(s.pass_seconds.size() == 3);
-  for (const char* scope : {"containers", "all", "full"}) {
+  REQUIRE(s.pass_seconds.size() == 4);
+  for (const char* scope : {"containers", "all", "resync", "full"}) {
     INFO(scope);
     REQUIRE(s.pass_seconds.count(scope) == 1);
     CHECK(s.pass_seconds.at(scope).count() == 0);

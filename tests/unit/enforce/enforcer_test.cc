@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -302,7 +303,8 @@ class Node {
     o.pods_source = "test";
     o.cgroup_mount = dir.path();
     o.is_enforced = [](const Nic&) { return true; };
-    o.resync = 1h;  // passes come from events in these tests
+    o.resync = resync;
+    o.full_resync = full_resync;
     o.pods_refresh = 1h;
     o.shaping.low_priority_floor_percent = low_priority_floor_percent;
     o.shaping.shape_idle = shape_idle;
@@ -316,7 +318,10 @@ class Node {
           return PodList();
         },
         "test");
-    p.read_pods = [reader](bool force) { return reader->Read(force); };
+    p.read_pods = [this, reader](bool force) {
+      if (force) ++forced_pod_reads;
+      return reader->Read(force);
+    };
     p.snapshot = [this] {
       std::lock_guard<std::mutex> l(mu);
       AllocationSnapshot s;
@@ -351,6 +356,12 @@ class Node {
     p.watch_cgroups = watches.Port();
     p.tenant_policy = [policy = tenant_policy] { return policy; };
     p.cgroup_tree = netqos::testing::PlainCgroupTree();
+    p.cgroup_tree.find_dir = [this, find = p.cgroup_tree.find_dir](
+                                 const std::string& mount,
+                                 const std::vector<std::string>& candidates) {
+      ++cgroup_lookups;
+      return find(mount, candidates);
+    };
     p.now = [this] {
       std::lock_guard<std::mutex> l(mu);
       return now;
@@ -399,6 +410,11 @@ class Node {
   std::optional<uint32_t> low_priority_floor_percent;  // set before Start
   bool shape_idle = false;                             // --shape-idle-nics; set before Start
   std::vector<std::string> additional_roots;           // --addition-cgroup-paths; set before Start
+  // Passes come from events in most cases: no resync comes while they run. Set before Start.
+  std::chrono::milliseconds resync = 1h;
+  std::chrono::milliseconds full_resync = 0ms;  // every resync full
+  std::atomic<int> cgroup_lookups{0};           // the cgroup tree's find_dir calls
+  std::atomic<int> forced_pod_reads{0};         // pod list reads parsed even when unchanged
   std::shared_ptr<const netqos::enforce::TenantPolicy> tenant_policy;  // null: the default
   // While set, reading the pod list blocks (a slow kubelet or a big node's first pass).
   bool hold_pod_list = false;
@@ -1018,4 +1034,143 @@ TEST_CASE(
   REQUIRE(node.enforcer->WaitUntilIdle(5s));
   CHECK(node.table.Get(node.IdOf(p)).has_value());
   CHECK(node.enforcer->Status().pass_seconds.at("all").count() == all_before + 1);
+}
+
+namespace {
+
+// How many passes of `scope` ("resync", "full", ...) the enforcer has timed.
+uint64_t Passes(Node& node, const std::string& scope) {
+  return node.enforcer->Status().pass_seconds.at(scope).count();
+}
+
+// Waits (at most 5 s) until pred holds.
+template <typename Pred>
+bool Eventually(Pred pred) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "enforcer: a whole pass looks up only the cgroups reported changed, a recreated one "
+    "under its new id",
+    "[enforce]") {
+  Node node;
+  node.Start();
+  const FakePod p1{"11111111-0000-0000-0000-000000000001", "c1", {}};
+  const FakePod p2{"11111111-0000-0000-0000-000000000002", "c2", {}};
+  node.AddPod(p1);
+  node.AddPod(p2);
+  node.enforcer->OnTopologyChanged();  // a whole pass: both resolved, and remembered
+  REQUIRE(node.AfterIdle([&] { return node.table.Get(node.IdOf(p2)).has_value(); }));
+  const int lookups = node.cgroup_lookups;
+  node.enforcer->OnTopologyChanged();
+  REQUIRE(node.AfterIdle([] { return true; }));
+  CHECK(node.cgroup_lookups == lookups);  // nothing reported: nothing looked up
+
+  // p1's container cgroup removed and made again under its name (a new cgroup: made before the
+  // old one goes, so that it cannot get the old one's inode).
+  const uint64_t old_id = node.IdOf(p1);
+  const std::string fresh = node.PodDir(p1) + "/fresh";
+  REQUIRE(::mkdir(fresh.c_str(), 0755) == 0);
+  REQUIRE(::rmdir(node.ContainerDir(p1).c_str()) == 0);
+  REQUIRE(::rename(fresh.c_str(), node.ContainerDir(p1).c_str()) == 0);
+  const uint64_t new_id = node.IdOf(p1);
+  REQUIRE(new_id != old_id);
+  node.watches.Removed(node.ContainerDir(p1));
+  node.watches.Created(node.ContainerDir(p1));
+  node.enforcer->OnTopologyChanged();
+  CHECK(node.AfterIdle([&] { return node.table.Get(new_id).has_value(); }));
+  CHECK_FALSE(node.table.Get(old_id).has_value());
+  CHECK(node.table.Get(node.IdOf(p2)).has_value());
+  // The created container's own look-up, then its pod's in the whole pass (pod and container):
+  // p2 taken as it was.
+  CHECK(node.cgroup_lookups <= lookups + 3);
+  CHECK(node.cgroup_lookups > lookups);
+}
+
+TEST_CASE("enforcer: without a running watch every whole pass looks every cgroup up", "[enforce]") {
+  Node node;
+  node.watches.fail_roots = {node.dir.file("kubepods")};
+  const FakePod p1{"11111111-0000-0000-0000-000000000001", "c1", {}};
+  node.AddPod(p1);  // before the start: the first pass lists it, no watch would tell of it
+  node.Start();
+  REQUIRE(node.AfterIdle([&] { return node.table.Get(node.IdOf(p1)).has_value(); }));
+  const int lookups = node.cgroup_lookups;
+  node.enforcer->OnTopologyChanged();
+  REQUIRE(node.AfterIdle([] { return true; }));
+  CHECK(node.cgroup_lookups == lookups + 2);  // its pod and its container
+}
+
+TEST_CASE("enforcer: a watch that failed makes every later whole pass look every cgroup up",
+          "[enforce]") {
+  Node node;
+  node.Start();
+  const FakePod p1{"11111111-0000-0000-0000-000000000001", "c1", {}};
+  node.AddPod(p1);
+  node.enforcer->OnTopologyChanged();
+  REQUIRE(node.AfterIdle([&] { return node.table.Get(node.IdOf(p1)).has_value(); }));
+  node.watches.Error(netqos::Status(netqos::StatusCode::kResourceExhausted, "inotify watches"));
+  REQUIRE(node.AfterIdle([] { return true; }));  // the error's own whole pass
+  for (int i = 0; i < 2; ++i) {
+    const int lookups = node.cgroup_lookups;
+    node.enforcer->OnTopologyChanged();
+    REQUIRE(node.AfterIdle([] { return true; }));
+    CHECK(node.cgroup_lookups == lookups + 2);
+  }
+}
+
+TEST_CASE(
+    "enforcer: a resync between full ones repairs a deleted class entry without looking "
+    "cgroups up or re-applying unchanged trees",
+    "[enforce]") {
+  Node node;
+  node.resync = 50ms;
+  node.full_resync = 1h;
+  node.Start();
+  const FakePod p{"11111111-0000-0000-0000-000000000001", "c1", {}};
+  const uint32_t leaf = node.CapPod(p, "eth0", 100);
+  // After a resync that followed the cap (which resolved p), the ones after it look nothing up.
+  uint64_t resyncs = Passes(node, "resync");
+  REQUIRE(Eventually([&] { return Passes(node, "resync") >= resyncs + 1; }));
+  const int lookups = node.cgroup_lookups;
+  const auto shaper_calls = node.ShaperCalls("eth0");
+  resyncs = Passes(node, "resync");
+  REQUIRE(Eventually([&] { return Passes(node, "resync") >= resyncs + 2; }));
+  CHECK(node.cgroup_lookups == lookups);
+  CHECK(node.ShaperCalls("eth0") == shaper_calls);
+  CHECK(Passes(node, "full") == 1);   // the first pass only
+  CHECK(node.forced_pod_reads == 1);  // ditto: the resyncs parse no unchanged pod list
+
+  // Someone deletes the container's entry: the next resync writes it again.
+  {
+    std::lock_guard<std::mutex> l(node.table.mu);
+    node.table.entries.erase(node.IdOf(p));
+  }
+  CHECK(Eventually([&] {
+    const auto e = node.table.Get(node.IdOf(p));
+    return e && e->priority == leaf;
+  }));
+  CHECK(Passes(node, "full") == 1);
+}
+
+TEST_CASE("enforcer: a full resync looks every cgroup up and re-applies every tree", "[enforce]") {
+  Node node;
+  node.resync = 50ms;  // every resync full (full_resync 0)
+  node.Start();
+  const FakePod p{"11111111-0000-0000-0000-000000000001", "c1", {}};
+  node.CapPod(p, "eth0", 100);
+  const int lookups = node.cgroup_lookups;
+  const int applies = node.ShaperCalls("eth0").first;
+  const uint64_t fulls = Passes(node, "full");
+  REQUIRE(Eventually([&] { return Passes(node, "full") >= fulls + 2; }));
+  CHECK(node.cgroup_lookups >= lookups + 4);  // pod and container, each full resync
+  CHECK(node.ShaperCalls("eth0").first >= applies + 2);
+  CHECK(node.forced_pod_reads >= 3);
+  CHECK(Passes(node, "resync") == 0);
 }

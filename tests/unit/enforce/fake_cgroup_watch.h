@@ -35,6 +35,18 @@ class FakeCgroupWatches {
   // Reports `path` created (removed) to the running watches whose root holds it; how many.
   int Created(const std::string& path) { return Report(path, true); }
   int Removed(const std::string& path) { return Report(path, false); }
+  // Reports `error` from every running watch (one that lost watches); how many.
+  int Error(const Status& error) {
+    std::vector<std::function<void(const Status&)>> calls;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      for (const auto& w : watches_) {
+        if (!w->stopped && w->handlers.on_error) calls.push_back(w->handlers.on_error);
+      }
+    }
+    for (const auto& call : calls) call(error);
+    return static_cast<int>(calls.size());
+  }
   // The roots watched so far, and how many of those watches are still running.
   std::vector<std::string> Roots() const {
     std::lock_guard<std::mutex> l(mu_);

@@ -68,13 +68,22 @@ TEST_CASE("pass scope: table of wake-ups and what each must touch", "[enforce]")
          w.created_containers = 1;
        }),
        PassScope::kAll},
-      {"the periodic resync, even with nothing changed",
-       with([](PendingWork& w) { w.full_due = w.pods_read = true; }), PassScope::kFull},
-      {"the periodic resync wins over created containers", with([](PendingWork& w) {
-         w.full_due = true;
+      {"the periodic full resync, even with nothing changed",
+       with([](PendingWork& w) { w.resync_due = w.full_due = w.pods_read = true; }),
+       PassScope::kFull},
+      {"the periodic full resync wins over created containers", with([](PendingWork& w) {
+         w.resync_due = w.full_due = true;
          w.created_containers = 2;
        }),
        PassScope::kFull},
+      {"a resync between full ones, even with nothing changed",
+       with([](PendingWork& w) { w.resync_due = w.pods_read = true; }), PassScope::kResync},
+      {"a resync between full ones wins over created containers and events",
+       with([](PendingWork& w) {
+         w.resync_due = w.general_event = true;
+         w.created_containers = 2;
+       }),
+       PassScope::kResync},
   };
   for (const auto& row : rows) {
     INFO(row.what);
