@@ -88,7 +88,10 @@ class PodListHandler {
 
   bool is_object() const { return is_object_; }
   bool items_not_array() const { return items_not_array_; }
-  std::vector<PodInfo> TakePods() { return std::move(pods_); }
+  std::vector<PodInfo> TakePods() {
+    pods_.shrink_to_fit();  // grown by doubling; it is kept until the next change
+    return std::move(pods_);
+  }
 
  private:
   struct Frame {
