@@ -10,6 +10,7 @@
 #include <malloc.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -69,6 +70,7 @@ using netqos::pods::PodInfo;
 struct Cost {
   size_t peak = 0;      // the most the heap held above the start, during the parse
   size_t retained = 0;  // what the parsed pods hold
+  double ms = 0;        // wall clock of the parse (one run, on whatever else the machine does)
   std::vector<PodInfo> pods;
 };
 
@@ -77,7 +79,9 @@ Cost Measure(const Parse& parse) {
   Cost c;
   const size_t start = g_live.load();
   g_peak.store(start);
+  const auto t0 = std::chrono::steady_clock::now();
   auto pods = parse();
+  c.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!pods.ok()) {
     std::fprintf(stderr, "parse failed: %s\n", pods.status().message().c_str());
     std::exit(1);
@@ -91,10 +95,10 @@ Cost Measure(const Parse& parse) {
 double Mb(size_t bytes) { return static_cast<double>(bytes) / 1e6; }
 
 void Row(const char* what, const Cost& c, const Cost& baseline, size_t pods) {
-  std::printf("| %s | %.1f MB | %.2fx | %.1f MB (%zu B/pod) | %.2fx |\n", what, Mb(c.peak),
-              static_cast<double>(c.peak) / static_cast<double>(baseline.peak), Mb(c.retained),
-              c.retained / pods,
-              static_cast<double>(c.retained) / static_cast<double>(baseline.retained));
+  std::printf("| %s | %.1f MB | %.2fx | %.1f MB (%zu B/pod) | %.2fx | %.0f ms |\n", what,
+              Mb(c.peak), static_cast<double>(c.peak) / static_cast<double>(baseline.peak),
+              Mb(c.retained), c.retained / pods,
+              static_cast<double>(c.retained) / static_cast<double>(baseline.retained), c.ms);
 }
 
 void Run(const char* title, const netqos::testing::KubeletPodListShape& shape) {
@@ -125,8 +129,8 @@ void Run(const char* title, const netqos::testing::KubeletPodListShape& shape) {
 
   std::printf("\n%s: %zu pods, %.1f MB of JSON (%zu B/pod)\n\n", title, pods, Mb(text.size()),
               text.size() / pods);
-  std::printf("| parse | peak during the parse | / tree | the parsed pods | / tree |\n");
-  std::printf("|---|---|---|---|---|\n");
+  std::printf("| parse | peak during the parse | / tree | the parsed pods | / tree | time |\n");
+  std::printf("|---|---|---|---|---|---|\n");
   Row("whole tree, then the pods (before)", *tree, *tree, pods);
   Row("stream, every annotation", *stream, *tree, pods);
   Row("stream, the daemon's annotations (netqosd)", *filtered, *tree, pods);
