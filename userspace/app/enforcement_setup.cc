@@ -19,6 +19,7 @@
 #include "enforce/desired_state.h"
 #include "enforce/kernel/inotify_cgroup_watch.h"
 #include "enforce/kernel/kernel_class_stats.h"
+#include "enforce/pod_annotation_keys.h"
 #include "os/capabilities.h"
 #include "pods/cri/cri_endpoint.h"
 #include "pods/cri/cri_pod_source.h"
@@ -52,8 +53,11 @@ Result<std::unique_ptr<pods::PodSource>> MakePodSourceNow(const DaemonConfig& co
     auto client = pods::KubeletPodsClient::Create(po);
     if (!client.ok()) return client.status().Wrap("--kubelet-pods-url");
     std::shared_ptr<pods::KubeletPodsClient> c = std::move(*client);  // the reader owns it
+    // Only the annotations the enforcer reads are kept: a node's pods carry many more.
+    pods::PodListOptions options;
+    options.annotation_keys = enforce::PodAnnotationKeys(config.policy);
     return std::unique_ptr<pods::PodSource>(std::make_unique<pods::PodListReader>(
-        [c] { return c->FetchPodList(); }, config.kubelet_pods_url.text));
+        [c] { return c->FetchPodList(); }, config.kubelet_pods_url.text, std::move(options)));
   }
   auto endpoint = cri::ResolveCriEndpoint(config.cri_socket);
   if (!endpoint.ok()) return endpoint.status().Wrap("--cri-socket");

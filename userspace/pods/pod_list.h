@@ -3,7 +3,10 @@
 // pods behind a CNI). Also the parser of the kubelet's PodList (GET /pods) into it.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,10 +40,19 @@ struct PodInfo {
 // taken as a bare id with an empty runtime.
 void SplitContainerId(const std::string& container_id, std::string* runtime, std::string* id);
 
+struct PodListOptions {
+  // The annotation keys kept; nullopt keeps them all. A kubelet's pods carry annotations netqos
+  // never reads (last applied configurations, controllers' bookkeeping), some of them kilobytes.
+  std::optional<std::set<std::string, std::less<>>> annotation_keys;
+};
+
 // Parses a PodList JSON document. Missing fields are left empty; items that are not objects are
-// skipped; a missing or null "items" is an empty list. Malformed JSON, a non-object document or a
-// non-array "items" is InvalidArgument naming
-// `source` (a URL or file name).
-Result<std::vector<PodInfo>> ParsePodList(const std::string& json_text, const std::string& source);
+// skipped; a missing or null "items" is an empty list; of a key given twice in one object, the
+// last is read. Malformed JSON, a non-object document or a non-array "items" is InvalidArgument
+// naming `source` (a URL or file name). The document is read as a stream of tokens and only the
+// fields PodInfo holds are copied out: a real kubelet's pods (whole specs and statuses, managed
+// fields) are never built as a tree.
+Result<std::vector<PodInfo>> ParsePodList(const std::string& json_text, const std::string& source,
+                                          const PodListOptions& options = {});
 
 }  // namespace netqos::pods

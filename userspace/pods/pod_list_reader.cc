@@ -13,7 +13,7 @@ Result<std::optional<std::vector<pods::PodInfo>>> PodListReader::Read(bool force
   // A collision would only delay a change until the next forced read (the periodic resync).
   const Digest digest{text->size(), std::hash<std::string_view>{}(*text)};
   if (!force && last_ && *last_ == digest) return std::optional<std::vector<pods::PodInfo>>();
-  auto pods = pods::ParsePodList(*text, source_);
+  auto pods = pods::ParsePodList(*text, source_, options_);
   if (!pods.ok()) {
     last_.reset();
     return pods.status();

@@ -20,9 +20,9 @@ class PodListReader : public pods::PodSource {
  public:
   // One read of the list, unparsed (a GET of the kubelet's /pods, or a file).
   using Fetch = std::function<Result<std::string>()>;
-  // `source` names the list in parse errors (its URL).
-  PodListReader(Fetch fetch, std::string source)
-      : fetch_(std::move(fetch)), source_(std::move(source)) {}
+  // `source` names the list in parse errors (its URL); `options` say which annotations are kept.
+  PodListReader(Fetch fetch, std::string source, pods::PodListOptions options = {})
+      : fetch_(std::move(fetch)), source_(std::move(source)), options_(std::move(options)) {}
 
   // The pods when the bytes differ from the last successful read, or when `force`; nullopt when
   // they are the same. A failed fetch or parse is returned and forgets the last list, so the next
@@ -38,6 +38,7 @@ class PodListReader : public pods::PodSource {
   };
   Fetch fetch_;
   std::string source_;
+  pods::PodListOptions options_;
   std::optional<Digest> last_;
 };
 

@@ -3,6 +3,9 @@
 #include "pods/pod_list_reader.h"
 
 #include <catch2/catch.hpp>
+#include <functional>
+#include <map>
+#include <set>
 #include <string>
 
 namespace {
@@ -92,4 +95,21 @@ TEST_CASE("pod list reader: a failed fetch or parse is returned and the next rea
   auto again = r.Read(false);
   REQUIRE(again.ok());
   CHECK(again->has_value());
+}
+
+TEST_CASE("pod list reader: keeps only the annotation keys it was given", "[enforce]") {
+  netqos::pods::PodListOptions options;
+  options.annotation_keys = std::set<std::string, std::less<>>{"example.com/kept"};
+  PodListReader r(
+      [] {
+        return Result<std::string>(std::string(
+            R"({"items":[{"metadata":{"uid":"u1","annotations":{"example.com/kept":"1",
+                "katalyst.kubewharf.io/net_class_id":"7"}}}]})"));
+      },
+      "file:///pods.json", options);
+  auto pods = r.Read(false);
+  REQUIRE(pods.ok());
+  REQUIRE(pods->has_value());
+  REQUIRE((*pods)->size() == 1);
+  CHECK((**pods)[0].annotations == std::map<std::string, std::string>{{"example.com/kept", "1"}});
 }
