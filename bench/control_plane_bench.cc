@@ -12,10 +12,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -39,9 +41,24 @@ struct Plan {
   double throughput_s;
 };
 
+// A positive number from the environment variable `name`, or `fallback`.
+double EnvNumber(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  const double d = std::strtod(v, nullptr);
+  if (d <= 0) throw std::runtime_error(std::string(name) + "=" + v + " is not a positive number");
+  return d;
+}
+
 Plan MakePlan(bool quick) {
-  if (quick) return {{2}, {100}, 30, 2.0, 10, 30, {1, 16}, 0.5};
-  return {{2, 16}, {100, 1000, 10000}, 500, 12.0, 30, 500, {1, 16}, 3.0};
+  Plan plan = quick ? Plan{{2}, {100}, 30, 2.0, 10, 30, {1, 16}, 0.5}
+                    : Plan{{2, 16}, {100, 1000, 10000}, 500, 12.0, 30, 500, {1, 16}, 3.0};
+  // Comparing two daemons on a shared machine needs more samples than a smoke check of the quick
+  // plan, and fewer configurations than the full one.
+  plan.journal_cycles =
+      static_cast<int>(EnvNumber("NETQOS_BENCH_CYCLES", static_cast<double>(plan.journal_cycles)));
+  plan.throughput_s = EnvNumber("NETQOS_BENCH_WINDOW_S", plan.throughput_s);
+  return plan;
 }
 
 // 4 NUMA nodes on 2 sockets; `nics` NICs of 100 Gbit/s spread over them.
