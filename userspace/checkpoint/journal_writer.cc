@@ -34,6 +34,9 @@ Status WriteZeros(int fd, uint64_t offset, uint64_t bytes, const std::string& pa
 
 }  // namespace
 
+// The shortest commit window worth holding: a timed sleep and its wake-up cost a few µs of CPU.
+constexpr std::chrono::microseconds kMinCommitWindow{10};
+
 const std::vector<double>& FlushRecordBounds() {
   static const std::vector<double> kBounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   return kBounds;
@@ -214,8 +217,9 @@ void JournalWriter::LeadFlushLocked(std::unique_lock<std::mutex>& sync_lock) {
   flight_target_ = UINT64_MAX;  // the window is open: whatever is written now is covered
   const auto window =
       std::min<std::chrono::steady_clock::duration>(last_flush_time_, options_.max_commit_window);
-  if (last_flush_records_ > 1 && window.count() > 0) {
-    // Others overlap: give them the time of one flush to join this one.
+  // Others overlap: give them the time of one flush to join this one. Not for a flush that
+  // takes less than a sleep and a wake-up cost (tmpfs): the window could not pay for itself.
+  if (last_flush_records_ > 1 && window >= kMinCommitWindow) {
     const uint64_t want = durable_seq_ + last_flush_records_ + 1;
     window_wake_seq_.store(want);
     window_cv_.wait_for(sync_lock, window,
