@@ -23,11 +23,12 @@
 // both as it can. A caller whose record a flush in flight covers sleeps until that flush ends;
 // one caller whose record came too late for it waits to lead the next flush; the others sleep
 // until the next flush ends, and the end of a flush wakes only the callers it made durable (and
-// the next leader). A leader also holds a commit window before it flushes, when the last flush
-// carried more than one record (so one caller alone never waits): it waits for as many records as
-// the last flush carried, plus one, for at most the last flush's own time and never longer than
-// Options::max_commit_window; not at all after a flush of under 10 µs (tmpfs), cheaper than the
-// window's own sleep. Fewer, fuller flushes cost less CPU per record.
+// the next leader). A leader can also hold a commit window before it flushes (off by default,
+// see Options), when the last flush carried more than one record (so one caller alone never
+// waits): it waits for as many records as the last flush carried, plus one, for at most the last
+// flush's own time and never longer than Options::max_commit_window; not at all after a flush
+// of under 10 µs (tmpfs), cheaper than the window's own sleep. Fewer, fuller flushes would cost
+// less CPU per record.
 #pragma once
 
 #include <atomic>
@@ -71,8 +72,11 @@ class JournalWriter {
     size_t max_line_bytes = 0;
     // The size of a new segment (a larger record gets a segment of its own size).
     uint64_t segment_bytes = uint64_t{1} << 20;
-    // The longest commit window (see above); zero: a leader flushes at once.
-    std::chrono::microseconds max_commit_window{500};
+    // The longest commit window (see above); zero, the default: a leader flushes at once. Off,
+    // because on the benchmark's shared 2-core VM it did not pay: flushes there already carry
+    // about 7 records, and the window's own sleep cost more context switches than it saved
+    // (docs/benchmarks.md, "Group commit"). Kept to be measured where flushes carry fewer.
+    std::chrono::microseconds max_commit_window{0};
     // Flushes a segment's records (fdatasync unless a test fails or delays it); 0 or -1 and errno.
     std::function<int(int fd)> datasync;
   };
