@@ -34,9 +34,6 @@ Status WriteZeros(int fd, uint64_t offset, uint64_t bytes, const std::string& pa
 
 }  // namespace
 
-// The shortest commit window worth holding: a timed sleep and its wake-up cost a few µs of CPU.
-constexpr std::chrono::microseconds kMinCommitWindow{10};
-
 const std::vector<double>& FlushRecordBounds() {
   static const std::vector<double> kBounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   return kBounds;
@@ -104,6 +101,9 @@ Status JournalWriter::FlushAndSealLocked() {
     FlushFailedLocked(failed_, current_.last_seq);
     return failed_;
   }
+  // Not after a failed flush (Cut still seals then): its error may have been reported to the
+  // leader alone, so this fdatasync's success does not make the records it failed durable.
+  if (!sync_failed_.ok()) return sync_failed_;
   durable_seq_ = std::max(durable_seq_, current_.last_seq);
   // Callers may sleep on either flush number; the ones this seal made durable see it.
   for (auto& cv : done_cv_) cv.notify_all();
@@ -156,13 +156,9 @@ Result<uint64_t> JournalWriter::Write(const core::StateChange& change) {
   next_seq_ = seq + 1;
   ++backlog_.records;
   backlog_.bytes += line.size();
-  // Both sequentially consistent, against the leader's store of window_wake_seq_ and load of
-  // last_written_: either the leader sees this record or this write sees its window.
-  last_written_.store(seq);
-  if (const uint64_t wake = window_wake_seq_.load(); wake != 0 && seq >= wake) {
-    std::lock_guard sync_lock(sync_mu_);  // the leader is asleep or has not looked yet
-    window_cv_.notify_one();
-  }
+  // Release: a leader that reads this seq (acquire, then mu_ for the segment) finds the record
+  // written, in the segment it flushes or in one sealed, and flushed, since.
+  last_written_.store(seq, std::memory_order_release);
   return seq;
 }
 
@@ -214,21 +210,10 @@ void JournalWriter::HandOffLeadLocked() {
 void JournalWriter::LeadFlushLocked(std::unique_lock<std::mutex>& sync_lock) {
   syncing_ = true;
   const uint64_t flush = ++flushes_started_;
-  flight_target_ = UINT64_MAX;  // the window is open: whatever is written now is covered
-  const auto window =
-      std::min<std::chrono::steady_clock::duration>(last_flush_time_, options_.max_commit_window);
-  // Others overlap: give them the time of one flush to join this one. Not for a flush that
-  // takes less than a sleep and a wake-up cost (tmpfs): the window could not pay for itself.
-  if (last_flush_records_ > 1 && window >= kMinCommitWindow) {
-    const uint64_t want = durable_seq_ + last_flush_records_ + 1;
-    window_wake_seq_.store(want);
-    window_cv_.wait_for(sync_lock, window,
-                        [&] { return last_written_.load() >= want || !sync_failed_.ok(); });
-    window_wake_seq_.store(0);
-  }
   // Every record up to the target is in the segment duplicated below, or in one sealed since
-  // (Cut flushes a segment whole before it closes it).
-  const uint64_t target = last_written_.load();
+  // (Cut flushes a segment whole before it closes it). Known before sync_mu_ is let go, so that a
+  // caller arriving meanwhile knows whether this flush covers its record.
+  const uint64_t target = last_written_.load(std::memory_order_acquire);
   flight_target_ = target;
   sync_lock.unlock();
   // A private descriptor, because Cut may seal (and close) the segment meanwhile; no descriptor
@@ -251,30 +236,35 @@ void JournalWriter::LeadFlushLocked(std::unique_lock<std::mutex>& sync_lock) {
     fd.reset();
   }
   const auto flush_time = std::chrono::steady_clock::now() - flush_start;
-  if (!flushed.ok()) {
+  if (flushed.ok()) {
+    sync_lock.lock();
+  } else {
     // After a failed fdatasync the kernel may have dropped the dirty pages and a retry can
-    // report success without the data: refuse further changes until a restart reloads.
+    // report success without the data: refuse further changes until a restart reloads. Both
+    // errors are set under mu_, so a seal (which holds mu_) sees either both or neither.
     std::lock_guard lock(mu_);
     if (failed_.ok()) failed_ = flushed;
+    sync_lock.lock();
+    FlushFailedLocked(flushed, target);
   }
-  sync_lock.lock();
   syncing_ = false;
   flushes_ended_ = flush;
-  if (flushed.ok()) {
+  if (!sync_failed_.ok()) {
+    // This flush failed, or a seal's did meanwhile (its callers are woken already). Then none
+    // of this flush's records counts as durable: without a segment of its own it relied on that
+    // seal, and with one, a descriptor duplicated from the same segment shares its error state
+    // (the error is reported to one fdatasync only). Each fails rather than be acknowledged.
+  } else {
     // The records this flush made durable: those above durable_seq_, which a seal (Cut) may
     // have moved meanwhile for the records of the segment it flushed.
-    const uint64_t records = target > durable_seq_ ? target - durable_seq_ : 0;
     if (had_segment) {
-      flush_stats_.records.Observe(static_cast<double>(records));
+      flush_stats_.records.Observe(
+          static_cast<double>(target > durable_seq_ ? target - durable_seq_ : 0));
       flush_stats_.seconds.Observe(std::chrono::duration<double>(flush_time).count());
-      last_flush_records_ = records;
-      last_flush_time_ = flush_time;
     }
     durable_seq_ = std::max(durable_seq_, target);
     done_cv_[flush % 2].notify_all();
     HandOffLeadLocked();
-  } else {
-    FlushFailedLocked(flushed, target);
   }
 }
 
@@ -284,7 +274,6 @@ void JournalWriter::FlushFailedLocked(const Status& error, uint64_t through) {
     failed_through_ = through;
   }
   for (auto& cv : done_cv_) cv.notify_all();
-  window_cv_.notify_all();
 }
 
 Status JournalWriter::SyncErrorLocked(uint64_t seq) const {

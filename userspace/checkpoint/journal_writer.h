@@ -23,16 +23,11 @@
 // both as it can. A caller whose record a flush in flight covers sleeps until that flush ends;
 // one caller whose record came too late for it waits to lead the next flush; the others sleep
 // until the next flush ends, and the end of a flush wakes only the callers it made durable (and
-// the next leader). A leader can also hold a commit window before it flushes (off by default,
-// see Options), when the last flush carried more than one record (so one caller alone never
-// waits): it waits for as many records as the last flush carried, plus one, for at most the last
-// flush's own time and never longer than Options::max_commit_window; not at all after a flush
-// of under 10 µs (tmpfs), cheaper than the window's own sleep. Fewer, fuller flushes would cost
-// less CPU per record.
+// the next leader). A leader flushes at once: a commit window (waiting for more records before
+// the flush) was measured and did not pay (docs/benchmarks.md, "Group commit").
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -72,11 +67,6 @@ class JournalWriter {
     size_t max_line_bytes = 0;
     // The size of a new segment (a larger record gets a segment of its own size).
     uint64_t segment_bytes = uint64_t{1} << 20;
-    // The longest commit window (see above); zero, the default: a leader flushes at once. Off,
-    // because on the benchmark's shared 2-core VM it did not pay: flushes there already carry
-    // about 7 records, and the window's own sleep cost more context switches than it saved
-    // (docs/benchmarks.md, "Group commit"). Kept to be measured where flushes carry fewer.
-    std::chrono::microseconds max_commit_window{0};
     // Flushes a segment's records (fdatasync unless a test fails or delays it); 0 or -1 and errno.
     std::function<int(int fd)> datasync;
   };
@@ -98,7 +88,7 @@ class JournalWriter {
   // kernel may have dropped the data and a retry could falsely succeed).
   Result<uint64_t> Write(const core::StateChange& change);
   // Returns once every record up to `seq` is on disk: leads one fdatasync covering every record
-  // written when it starts (after its commit window), or waits for the flush that covers it.
+  // written when it starts, or waits for the flush that covers it.
   // After a failed flush, a record it carried fails with the flush's error, a record written
   // after it with an error saying it was not flushed because of it, and a record made durable
   // before it stays OK.
@@ -126,8 +116,8 @@ class JournalWriter {
   Status OpenSegmentLocked(uint64_t min_bytes);
   Status FlushAndSealLocked();
   int Datasync(int fd) const;
-  // Sync's parts, with sync_mu_ held: lead one flush (its window, then the flush itself, without
-  // the lock), and sleep on the flush numbered `flush` until it ends or `seq` is durable.
+  // Sync's parts, with sync_mu_ held: lead one flush (the flush itself without the lock), and sleep
+  // on the flush numbered `flush` until it ends or `seq` is durable.
   void LeadFlushLocked(std::unique_lock<std::mutex>& sync_lock);
   void SleepUntilFlushedLocked(std::unique_lock<std::mutex>& sync_lock, uint64_t flush,
                                uint64_t seq);
@@ -149,10 +139,9 @@ class JournalWriter {
   std::vector<JournalSegment> sealed_;
   Backlog backlog_;
 
-  // The last record written, for a leader's commit window, which reads it under sync_mu_ alone.
+  // The last record written (stored under mu_), for a leader, which reads it under sync_mu_
+  // alone: what its flush covers is then known before it lets go of sync_mu_.
   std::atomic<uint64_t> last_written_{0};
-  // While a leader's window is open: the record whose write ends it early (0: no window open).
-  std::atomic<uint64_t> window_wake_seq_{0};
 
   // Group flush state. Lock order: mu_ before sync_mu_; Sync never holds sync_mu_ while it
   // takes mu_ or flushes.
@@ -160,17 +149,12 @@ class JournalWriter {
   // Callers waiting for flush number n sleep on done_cv_[n % 2], so the end of a flush leaves
   // those waiting for the next one asleep.
   std::condition_variable done_cv_[2];
-  std::condition_variable window_cv_;  // the leader in its commit window
-  uint64_t durable_seq_ = 0;           // every record up to it is on disk
-  bool syncing_ = false;               // a leader's window or fdatasync is in flight
-  uint64_t flushes_started_ = 0;       // the number of the flush in flight, or of the last one
+  uint64_t durable_seq_ = 0;      // every record up to it is on disk
+  bool syncing_ = false;          // a leader's fdatasync is in flight
+  uint64_t flushes_started_ = 0;  // the number of the flush in flight, or of the last one
   uint64_t flushes_ended_ = 0;
-  // The last record the flush in flight covers; the largest value while its window is open,
-  // as every record written before the window closes is covered.
-  uint64_t flight_target_ = 0;
-  bool next_leader_ = false;  // a caller waits for the flush in flight to end to lead the next
-  uint64_t last_flush_records_ = 0;
-  std::chrono::steady_clock::duration last_flush_time_{};
+  uint64_t flight_target_ = 0;  // the last record the flush in flight covers
+  bool next_leader_ = false;    // a caller waits for the flush in flight to end to lead the next
   uint64_t sync_wakeups_ = 0;
   size_t sync_sleepers_ = 0;
   core::FlushStats flush_stats_{HistogramCounts(FlushRecordBounds()),

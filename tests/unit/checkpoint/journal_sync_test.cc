@@ -1,6 +1,5 @@
-// JournalWriter::Sync, the waiting side of group commit, with a flush the test holds, delays or
-// fails: who sleeps on which flush and how often they are woken, the leader's commit window and
-// its bounds, and what a failed flush fails.
+// JournalWriter::Sync, the waiting side of group commit, with a flush the test holds or fails:
+// who sleeps on which flush and how often they are woken, and what a failed flush fails.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -32,7 +31,7 @@ using testing::SetFor;
 using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
-// The journal's fdatasync, driven by the test: held until released, delayed, or failed with EIO.
+// The journal's fdatasync, driven by the test: held until released, or failed with EIO.
 class FlushGate {
  public:
   std::function<int(int)> Hook() {
@@ -47,10 +46,6 @@ class FlushGate {
     held_ = false;
     cv_.notify_all();
   }
-  void DelayNext(SteadyClock::duration d) {
-    std::lock_guard lk(mu_);
-    delay_ = d;
-  }
   void FailNext() {
     std::lock_guard lk(mu_);
     fail_ = true;
@@ -64,22 +59,15 @@ class FlushGate {
     std::lock_guard lk(mu_);
     return calls_;
   }
-  SteadyClock::time_point last_call() {
-    std::lock_guard lk(mu_);
-    return last_call_;
-  }
 
  private:
   int Call(int fd) {
     std::unique_lock lk(mu_);
     ++calls_;
-    last_call_ = SteadyClock::now();
     cv_.notify_all();
     cv_.wait(lk, [&] { return !held_; });
-    const auto delay = std::exchange(delay_, SteadyClock::duration::zero());
     const bool fail = std::exchange(fail_, false);
     lk.unlock();
-    std::this_thread::sleep_for(delay);
     if (fail) {
       errno = EIO;
       return -1;
@@ -91,17 +79,13 @@ class FlushGate {
   std::condition_variable cv_;
   bool held_ = false;
   bool fail_ = false;
-  SteadyClock::duration delay_{};
   int calls_ = 0;
-  SteadyClock::time_point last_call_{};
 };
 
-JournalWriter::Options Opts(const std::string& dir, FlushGate& gate,
-                            std::chrono::microseconds window) {
+JournalWriter::Options Opts(const std::string& dir, FlushGate& gate) {
   JournalWriter::Options options;
   options.dir = dir;
   options.max_line_bytes = size_t{1} << 20;
-  options.max_commit_window = window;
   options.datasync = gate.Hook();
   return options;
 }
@@ -146,7 +130,7 @@ TEST_CASE("journal sync: records written during a flush share the next one, each
           "[journal_sync]") {
   TempDir tmp;
   FlushGate gate;
-  JournalWriter journal(Opts(tmp.path(), gate, 0us), JournalResume{});
+  JournalWriter journal(Opts(tmp.path(), gate), JournalResume{});
   const uint64_t r1 = Written(journal, "a");
   const uint64_t r2 = Written(journal, "b");
   gate.Hold();
@@ -177,67 +161,11 @@ TEST_CASE("journal sync: records written during a flush share the next one, each
   CHECK(journal.SyncSleepers() == 0);
 }
 
-TEST_CASE("journal sync: the commit window is bounded by the last flush's time and its maximum",
-          "[journal_sync]") {
-  TempDir tmp;
-  FlushGate gate;
-  JournalWriter journal(Opts(tmp.path(), gate, 50ms), JournalResume{});
-  // A flush of two records (others overlap) that took 300 ms.
-  Written(journal, "a");
-  const uint64_t r2 = Written(journal, "b");
-  gate.DelayNext(300ms);
-  REQUIRE(journal.Sync(r2).ok());
-
-  // Alone now: the leader waits for more records, but no longer than the 50 ms maximum.
-  const uint64_t r3 = Written(journal, "c");
-  auto t0 = SteadyClock::now();
-  REQUIRE(journal.Sync(r3).ok());
-  const auto waited = gate.last_call() - t0;
-  const double waited_ms = std::chrono::duration<double, std::milli>(waited).count();
-  INFO("window " << waited_ms << " ms");
-  CHECK(waited >= 50ms);
-  CHECK(waited < 250ms);
-
-  // The last flush carried one record: a caller alone does not wait at all.
-  const uint64_t r4 = Written(journal, "d");
-  t0 = SteadyClock::now();
-  REQUIRE(journal.Sync(r4).ok());
-  CHECK(gate.last_call() - t0 < 25ms);
-  CHECK(journal.Flushes().records.sum == 4);
-}
-
-TEST_CASE("journal sync: the commit window closes once the records it waits for are written",
-          "[journal_sync]") {
-  TempDir tmp;
-  FlushGate gate;
-  JournalWriter journal(Opts(tmp.path(), gate, 400ms), JournalResume{});
-  Written(journal, "a");
-  const uint64_t r2 = Written(journal, "b");
-  gate.DelayNext(400ms);
-  REQUIRE(journal.Sync(r2).ok());  // two records: the next leader waits for three
-
-  const uint64_t r3 = Written(journal, "c");
-  Status led;
-  const auto t0 = SteadyClock::now();
-  std::thread leader([&] { led = journal.Sync(r3); });
-  std::this_thread::sleep_for(20ms);
-  const uint64_t r4 = Written(journal, "d");
-  Written(journal, "e");
-  leader.join();
-  CHECK(led.ok());
-  CHECK(gate.last_call() - t0 < 300ms);  // well before the window's 400 ms
-  const core::FlushStats stats = journal.Flushes();
-  CHECK(stats.records.count() == 2);
-  CHECK(stats.records.sum == 5);  // r3 to r5 in one flush
-  CHECK(journal.Sync(r4).ok());
-  CHECK(gate.calls() == 2);
-}
-
 TEST_CASE("journal sync: a failed flush fails the records it carried and keeps those made durable",
           "[journal_sync]") {
   TempDir tmp;
   FlushGate gate;
-  JournalWriter journal(Opts(tmp.path(), gate, 0us), JournalResume{});
+  JournalWriter journal(Opts(tmp.path(), gate), JournalResume{});
   const uint64_t r1 = Written(journal, "a");
   REQUIRE(journal.Sync(r1).ok());
 
@@ -270,6 +198,15 @@ TEST_CASE("journal sync: a failed flush fails the records it carried and keeps t
   const std::vector<uint64_t> on_disk = RecordsOnDisk(tmp.path());
   REQUIRE_FALSE(on_disk.empty());
   CHECK(on_disk.front() == r1);
+
+  // A Cut after the failure flushes the segment again, and that fdatasync succeeds (the test's
+  // failure went to the first one only): the records not durable before must still fail.
+  auto cut = journal.Cut();
+  REQUIRE_FALSE(cut.ok());
+  CHECK_THAT(cut.status().message(), Contains(std::strerror(EIO)));
+  CHECK_THAT(journal.Sync(r2).message(), Contains("journal record 2 is not durable"));
+  CHECK_THAT(journal.Sync(r3).message(), Contains("journal record 3 was not flushed"));
+  CHECK(journal.Sync(r1).ok());
 }
 
 }  // namespace
