@@ -67,7 +67,7 @@ class JournalWriter {
     size_t max_line_bytes = 0;
     // The size of a new segment (a larger record gets a segment of its own size).
     uint64_t segment_bytes = uint64_t{1} << 20;
-    // Flushes a segment's records (fdatasync unless a test fails or delays it); 0 or -1 and errno.
+    // Flushes a segment's records (fdatasync unless a test holds or fails it); 0 or -1 and errno.
     std::function<int(int fd)> datasync;
   };
   // The records and bytes written since the last Cut (or, at first, the resume's backlog).
