@@ -116,9 +116,11 @@ Result<core::LoadedState> FileStateStore::LoadImpl() {
   NETQOS_ASSIGN_OR_RETURN(LoadedCheckpoint loaded, LoadCheckpointDir(load_options));
 
   const uint64_t next_seq = loaded.journal.next_seq;
-  journal_ = std::make_unique<JournalWriter>(
-      JournalWriter::Options{options_.dir, options_.max_journal_line_bytes, options_.segment_bytes},
-      std::move(loaded.journal));
+  JournalWriter::Options journal_options;
+  journal_options.dir = options_.dir;
+  journal_options.max_line_bytes = options_.max_journal_line_bytes;
+  journal_options.segment_bytes = options_.segment_bytes;
+  journal_ = std::make_unique<JournalWriter>(std::move(journal_options), std::move(loaded.journal));
   SnapshotWriter::Options snapshot_options;
   snapshot_options.dir = options_.dir;
   snapshot_options.every_records = options_.snapshot_every_records;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <string_view>
 #include <utility>
 #include <variant>
@@ -43,6 +44,7 @@ JournalWriter::JournalWriter(Options options, JournalResume resume)
       next_seq_(resume.next_seq),
       sealed_(std::move(resume.segments)),
       backlog_{resume.records_since_snapshot, resume.bytes_since_snapshot},
+      last_written_(resume.next_seq - 1),
       // What is on disk counts as durable: every later record starts a group flush of its own.
       durable_seq_(resume.next_seq - 1) {}
 
@@ -82,23 +84,29 @@ Status JournalWriter::OpenSegmentLocked(uint64_t min_bytes) {
   return Status::Ok();
 }
 
+int JournalWriter::Datasync(int fd) const {
+  return options_.datasync ? options_.datasync(fd) : ::fdatasync(fd);
+}
+
 Status JournalWriter::FlushAndSealLocked() {
   // Written records may still wait for their group flush: flush them here (a leader in flight
   // holds its own descriptor), so a sealed segment is durable whole and Sync need not reopen it.
-  const bool flushed = ::fdatasync(segment_fd_.get()) == 0;
+  const bool flushed = Datasync(segment_fd_.get()) == 0;
   const int err = errno;
   segment_fd_.reset();
   sealed_.push_back(current_);
+  std::lock_guard sync_lock(sync_mu_);
   if (!flushed) {
     failed_ = IoError("fdatasync", current_.path, err);
-    std::lock_guard sync_lock(sync_mu_);
-    if (sync_failed_.ok()) sync_failed_ = failed_;
-    sync_cv_.notify_all();
+    FlushFailedLocked(failed_, current_.last_seq);
     return failed_;
   }
-  std::lock_guard sync_lock(sync_mu_);
+  // Not after a failed flush (Cut still seals then): its error may have been reported to the
+  // leader alone, so this fdatasync's success does not make the records it failed durable.
+  if (!sync_failed_.ok()) return sync_failed_;
   durable_seq_ = std::max(durable_seq_, current_.last_seq);
-  sync_cv_.notify_all();
+  // Callers may sleep on either flush number; the ones this seal made durable see it.
+  for (auto& cv : done_cv_) cv.notify_all();
   return Status::Ok();
 }
 
@@ -148,66 +156,136 @@ Result<uint64_t> JournalWriter::Write(const core::StateChange& change) {
   next_seq_ = seq + 1;
   ++backlog_.records;
   backlog_.bytes += line.size();
+  // Release: a leader that reads this seq (acquire, then mu_ for the segment) finds the record
+  // written, in the segment it flushes or in one sealed, and flushed, since.
+  last_written_.store(seq, std::memory_order_release);
   return seq;
 }
 
 Status JournalWriter::Sync(uint64_t seq) {
   std::unique_lock sync_lock(sync_mu_);
   for (;;) {
-    if (!sync_failed_.ok()) return sync_failed_;
     if (durable_seq_ >= seq) return Status::Ok();
-    if (syncing_) {
-      // Another caller's flush is in flight: it may cover seq; if not, the next one will.
-      sync_cv_.wait(sync_lock);
-      continue;
+    if (!sync_failed_.ok()) return SyncErrorLocked(seq);
+    if (!syncing_) {
+      LeadFlushLocked(sync_lock);
+    } else if (seq <= flight_target_) {
+      SleepUntilFlushedLocked(sync_lock, flushes_started_, seq);
+    } else if (!next_leader_) {
+      // Too late for the flush in flight: wait for its end, then lead the next one (unless a
+      // caller arriving meanwhile already does; the loop then sleeps on that one).
+      next_leader_ = true;
+      SleepUntilFlushedLocked(sync_lock, flushes_started_, seq);
+      next_leader_ = false;
+      // Made durable meanwhile by a seal: someone else must lead the next flush.
+      if (durable_seq_ >= seq) HandOffLeadLocked();
+    } else {
+      // The next flush starts after the one in flight ends, so it covers this record.
+      SleepUntilFlushedLocked(sync_lock, flushes_started_ + 1, seq);
     }
-    syncing_ = true;
-    sync_lock.unlock();
-    // Lead one flush for everything written so far. A private descriptor, because Cut may seal
-    // (and close) the segment meanwhile; a sealed segment was flushed whole before it was closed,
-    // so no descriptor means nothing is left to flush.
-    uint64_t target = 0;
-    Fd fd;
-    std::string path;
-    Status flushed;
-    {
-      std::lock_guard lock(mu_);
-      target = next_seq_ - 1;
-      path = current_.path;
-      if (segment_fd_) {
-        fd.reset(::fcntl(segment_fd_.get(), F_DUPFD_CLOEXEC, 0));
-        if (!fd) flushed = IoError("dup", path, errno);
-      }
+  }
+}
+
+void JournalWriter::SleepUntilFlushedLocked(std::unique_lock<std::mutex>& sync_lock, uint64_t flush,
+                                            uint64_t seq) {
+  ++sync_sleepers_;
+  std::condition_variable& cv = done_cv_[flush % 2];
+  // A caller waiting for a flush that is not in flight leaves when no one is to lead it.
+  const bool next = flush > flushes_started_;
+  while (flushes_ended_ < flush && durable_seq_ < seq && sync_failed_.ok() &&
+         !(next && !syncing_ && !next_leader_)) {
+    cv.wait(sync_lock);
+    ++sync_wakeups_;
+  }
+  --sync_sleepers_;
+}
+
+void JournalWriter::HandOffLeadLocked() {
+  // Whoever sleeps now waits for the next flush, on one condition variable: wake one to lead.
+  if (!syncing_ && !next_leader_ && sync_sleepers_ > 0) {
+    done_cv_[(flushes_started_ + 1) % 2].notify_one();
+  }
+}
+
+void JournalWriter::LeadFlushLocked(std::unique_lock<std::mutex>& sync_lock) {
+  syncing_ = true;
+  const uint64_t flush = ++flushes_started_;
+  // Every record up to the target is in the segment duplicated below, or in one sealed since
+  // (Cut flushes a segment whole before it closes it). Known before sync_mu_ is let go, so that a
+  // caller arriving meanwhile knows whether this flush covers its record.
+  const uint64_t target = last_written_.load(std::memory_order_acquire);
+  flight_target_ = target;
+  sync_lock.unlock();
+  // A private descriptor, because Cut may seal (and close) the segment meanwhile; no descriptor
+  // means nothing is left to flush.
+  Fd fd;
+  std::string path;
+  Status flushed;
+  {
+    std::lock_guard lock(mu_);
+    path = current_.path;
+    if (segment_fd_) {
+      fd.reset(::fcntl(segment_fd_.get(), F_DUPFD_CLOEXEC, 0));
+      if (!fd) flushed = IoError("dup", path, errno);
     }
-    const bool had_segment = static_cast<bool>(fd);
-    const auto flush_start = std::chrono::steady_clock::now();
-    if (fd) {
-      if (::fdatasync(fd.get()) != 0) flushed = IoError("fdatasync", path, errno);
-      fd.reset();
-    }
-    const std::chrono::duration<double> flush_time = std::chrono::steady_clock::now() - flush_start;
-    if (!flushed.ok()) {
-      // After a failed fdatasync the kernel may have dropped the dirty pages and a retry can
-      // report success without the data: refuse further changes until a restart reloads.
-      std::lock_guard lock(mu_);
-      if (failed_.ok()) failed_ = flushed;
-    }
+  }
+  const bool had_segment = static_cast<bool>(fd);
+  const auto flush_start = std::chrono::steady_clock::now();
+  if (fd) {
+    if (Datasync(fd.get()) != 0) flushed = IoError("fdatasync", path, errno);
+    fd.reset();
+  }
+  const auto flush_time = std::chrono::steady_clock::now() - flush_start;
+  if (flushed.ok()) {
     sync_lock.lock();
-    syncing_ = false;
-    if (had_segment && flushed.ok()) {
-      // The records this flush made durable: those above durable_seq_, which a seal (Cut) may
-      // have moved meanwhile for the records of the segment it flushed.
+  } else {
+    // After a failed fdatasync the kernel may have dropped the dirty pages and a retry can
+    // report success without the data: refuse further changes until a restart reloads. Both
+    // errors are set under mu_, so a seal (which holds mu_) sees either both or neither.
+    std::lock_guard lock(mu_);
+    if (failed_.ok()) failed_ = flushed;
+    sync_lock.lock();
+    FlushFailedLocked(flushed, target);
+  }
+  syncing_ = false;
+  flushes_ended_ = flush;
+  if (!sync_failed_.ok()) {
+    // This flush failed, or a seal's did meanwhile (its callers are woken already). Then none
+    // of this flush's records counts as durable: without a segment of its own it relied on that
+    // seal, and with one, a descriptor duplicated from the same segment shares its error state
+    // (the error is reported to one fdatasync only). Each fails rather than be acknowledged.
+  } else {
+    // The records this flush made durable: those above durable_seq_, which a seal (Cut) may
+    // have moved meanwhile for the records of the segment it flushed.
+    if (had_segment) {
       flush_stats_.records.Observe(
           static_cast<double>(target > durable_seq_ ? target - durable_seq_ : 0));
-      flush_stats_.seconds.Observe(flush_time.count());
+      flush_stats_.seconds.Observe(std::chrono::duration<double>(flush_time).count());
     }
-    if (flushed.ok()) {
-      durable_seq_ = std::max(durable_seq_, target);
-    } else if (sync_failed_.ok()) {
-      sync_failed_ = flushed;
-    }
-    sync_cv_.notify_all();
+    durable_seq_ = std::max(durable_seq_, target);
+    done_cv_[flush % 2].notify_all();
+    HandOffLeadLocked();
   }
+}
+
+void JournalWriter::FlushFailedLocked(const Status& error, uint64_t through) {
+  if (sync_failed_.ok()) {
+    sync_failed_ = error;
+    failed_through_ = through;
+  }
+  for (auto& cv : done_cv_) cv.notify_all();
+}
+
+Status JournalWriter::SyncErrorLocked(uint64_t seq) const {
+  if (seq <= failed_through_) {
+    return Status(StatusCode::kInternal,
+                  "journal record " + std::to_string(seq) +
+                      " is not durable, its flush failed: " + sync_failed_.message());
+  }
+  return Status(StatusCode::kInternal,
+                "journal record " + std::to_string(seq) +
+                    " was not flushed: the journal stopped at a failed flush of records up to " +
+                    std::to_string(failed_through_) + ": " + sync_failed_.message());
 }
 
 Result<uint64_t> JournalWriter::Cut() {
@@ -271,6 +349,16 @@ size_t JournalWriter::SealedSegments() const {
 core::FlushStats JournalWriter::Flushes() const {
   std::lock_guard sync_lock(sync_mu_);
   return flush_stats_;
+}
+
+uint64_t JournalWriter::SyncWakeups() const {
+  std::lock_guard sync_lock(sync_mu_);
+  return sync_wakeups_;
+}
+
+size_t JournalWriter::SyncSleepers() const {
+  std::lock_guard sync_lock(sync_mu_);
+  return sync_sleepers_;
 }
 
 }  // namespace netqos::checkpoint

@@ -17,11 +17,21 @@
 //
 // Records always go to a new segment after a restart (the writer never reopens one), after Cut
 // and when the current one is full.
+//
+// Group commit. The daemon is CPU-bound when many changes overlap, and each durable record costs
+// its RPC thread a sleep and a wake-up on top of its share of a flush, so Sync spends as few of
+// both as it can. A caller whose record a flush in flight covers sleeps until that flush ends;
+// one caller whose record came too late for it waits to lead the next flush; the others sleep
+// until the next flush ends, and the end of a flush wakes only the callers it made durable (and
+// the next leader). A leader flushes at once: a commit window (waiting for more records before
+// the flush) was measured and did not pay (docs/benchmarks.md, "Group commit").
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -57,6 +67,8 @@ class JournalWriter {
     size_t max_line_bytes = 0;
     // The size of a new segment (a larger record gets a segment of its own size).
     uint64_t segment_bytes = uint64_t{1} << 20;
+    // Flushes a segment's records (fdatasync unless a test holds or fails it); 0 or -1 and errno.
+    std::function<int(int fd)> datasync;
   };
   // The records and bytes written since the last Cut (or, at first, the resume's backlog).
   struct Backlog {
@@ -76,8 +88,10 @@ class JournalWriter {
   // kernel may have dropped the data and a retry could falsely succeed).
   Result<uint64_t> Write(const core::StateChange& change);
   // Returns once every record up to `seq` is on disk: leads one fdatasync covering every record
-  // written when it starts, or waits for the one in flight. A failed flush fails every Sync from
-  // then on.
+  // written when it starts, or waits for the flush that covers it.
+  // After a failed flush, a record it carried fails with the flush's error, a record written
+  // after it with an error saying it was not flushed because of it, and a record made durable
+  // before it stays OK.
   Status Sync(uint64_t seq);
   // Seals the open segment (flushing it whole) so that later records go to a new one, resets the
   // backlog and returns the last sequence number written: what a snapshot begun now covers.
@@ -93,10 +107,24 @@ class JournalWriter {
   size_t SealedSegments() const;
   // The flushes Sync led so far, with the records each made durable and its time.
   core::FlushStats Flushes() const;
+  // How many times a caller sleeping in Sync was woken (each one a context switch), and how many
+  // sleep there now: what group commit costs besides its flushes.
+  uint64_t SyncWakeups() const;
+  size_t SyncSleepers() const;
 
  private:
   Status OpenSegmentLocked(uint64_t min_bytes);
   Status FlushAndSealLocked();
+  int Datasync(int fd) const;
+  // Sync's parts, with sync_mu_ held: lead one flush (the flush itself without the lock), and sleep
+  // on the flush numbered `flush` until it ends or `seq` is durable.
+  void LeadFlushLocked(std::unique_lock<std::mutex>& sync_lock);
+  void SleepUntilFlushedLocked(std::unique_lock<std::mutex>& sync_lock, uint64_t flush,
+                               uint64_t seq);
+  // With no flush in flight and no caller to lead the next: wakes a sleeper to lead it.
+  void HandOffLeadLocked();
+  void FlushFailedLocked(const Status& error, uint64_t through);
+  Status SyncErrorLocked(uint64_t seq) const;
   std::string SegmentPath(uint64_t first_seq) const;
 
   const Options options_;
@@ -111,15 +139,30 @@ class JournalWriter {
   std::vector<JournalSegment> sealed_;
   Backlog backlog_;
 
+  // The last record written (stored under mu_), for a leader, which reads it under sync_mu_
+  // alone: what its flush covers is then known before it lets go of sync_mu_.
+  std::atomic<uint64_t> last_written_{0};
+
   // Group flush state. Lock order: mu_ before sync_mu_; Sync never holds sync_mu_ while it
   // takes mu_ or flushes.
   mutable std::mutex sync_mu_;
-  std::condition_variable sync_cv_;
-  uint64_t durable_seq_ = 0;  // every record up to it is on disk
-  bool syncing_ = false;      // a leader's fdatasync is in flight
+  // Callers waiting for flush number n sleep on done_cv_[n % 2], so the end of a flush leaves
+  // those waiting for the next one asleep.
+  std::condition_variable done_cv_[2];
+  uint64_t durable_seq_ = 0;      // every record up to it is on disk
+  bool syncing_ = false;          // a leader's fdatasync is in flight
+  uint64_t flushes_started_ = 0;  // the number of the flush in flight, or of the last one
+  uint64_t flushes_ended_ = 0;
+  uint64_t flight_target_ = 0;  // the last record the flush in flight covers
+  bool next_leader_ = false;    // a caller waits for the flush in flight to end to lead the next
+  uint64_t sync_wakeups_ = 0;
+  size_t sync_sleepers_ = 0;
   core::FlushStats flush_stats_{HistogramCounts(FlushRecordBounds()),
                                 HistogramCounts(LatencyBounds())};
-  Status sync_failed_;  // a flush failed: every Sync fails from then on
+  // A flush failed: the records up to failed_through_ that were not durable failed with it, and
+  // no later record is flushed.
+  Status sync_failed_;
+  uint64_t failed_through_ = 0;
 };
 
 }  // namespace netqos::checkpoint

@@ -242,17 +242,20 @@ Result<uint64_t> AllocationService::CommitLocked(const core::StateChange& change
 Status AllocationService::AwaitDurable(uint64_t seq) {
   Status st = store_->Sync(seq);
   if (st.ok()) return st;
+  // This call's own error (its record was in the failed flush, or written after it); later
+  // calls get the first one.
+  Status refused(StatusCode::kUnavailable,
+                 "persist allocation state: " + st.message() +
+                     "; netqosd refuses every call until it is restarted from the checkpoint");
   std::lock_guard lk(mu_);
   if (lost_.ok()) {
     spdlog::critical(
         "checkpoint flush failed: the state in memory may hold changes the disk "
         "lost; refusing every call until netqosd is restarted: {}",
         st.message());
-    lost_ = Status(StatusCode::kUnavailable,
-                   "persist allocation state: " + st.message() +
-                       "; netqosd refuses every call until it is restarted from the checkpoint");
+    lost_ = refused;
   }
-  return lost_;
+  return refused;
 }
 
 Status AllocationService::PersistenceStatus() {

@@ -111,8 +111,11 @@ TEST_CASE("checkpoint loader: a snapshot written over its journal replaces it",
   TempDir tmp;
   // Written by the two writers as a store would: records, a cut, the snapshot, the journal gone.
   {
-    JournalWriter journal(JournalWriter::Options{tmp.path(), size_t{1} << 20, 8192},
-                          JournalResume{});
+    JournalWriter::Options journal_options;
+    journal_options.dir = tmp.path();
+    journal_options.max_line_bytes = size_t{1} << 20;
+    journal_options.segment_bytes = 8192;
+    JournalWriter journal(std::move(journal_options), JournalResume{});
     REQUIRE(journal.Write(Set("a", 10)).ok());
     REQUIRE(journal.Write(Set("b", 20)).ok());
     auto seq = journal.Cut();

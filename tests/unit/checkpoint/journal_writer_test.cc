@@ -29,7 +29,11 @@ using netqos::testing::TempDir;
 using netqos::testing::WriteFile;
 
 JournalWriter::Options Opts(const std::string& dir) {
-  return JournalWriter::Options{dir, size_t{1} << 20, 8192};
+  JournalWriter::Options options;
+  options.dir = dir;
+  options.max_line_bytes = size_t{1} << 20;
+  options.segment_bytes = 8192;
+  return options;
 }
 
 // The segment files in `dir` by first sequence number.

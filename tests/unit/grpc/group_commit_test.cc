@@ -41,7 +41,8 @@ class HeldFlushStore final : public core::StateStore {
     cv_.notify_all();
     cv_.wait(lk, [&] { return released_ >= seq || !fail_.ok(); });
     --waiting_;
-    return released_ >= seq ? Status::Ok() : fail_;
+    if (released_ >= seq) return Status::Ok();
+    return Status(fail_.code(), fail_.message() + " (record " + std::to_string(seq) + ")");
   }
   bool SnapshotDue() const override { return false; }
   Result<uint64_t> BeginSnapshot() override {
@@ -147,6 +148,26 @@ TEST_CASE("group commit: a failed flush stops the service until a restart", "[gr
         StatusCode::kUnavailable);
   CHECK(f.service->RemovePod("a").code() == StatusCode::kUnavailable);
   CHECK(f.store->written() == 1);  // nothing more reaches the journal
+}
+
+TEST_CASE("group commit: each call failed by a flush gets its own record's error",
+          "[group_commit]") {
+  Fixture f;
+  auto first = std::async(std::launch::async, [&] { return f.service->Allocate(Request("a")); });
+  REQUIRE(f.store->WaitForWaiters(1));
+  auto second = std::async(std::launch::async, [&] { return f.service->Allocate(Request("c")); });
+  REQUIRE(f.store->WaitForWaiters(2));
+  f.store->Fail(Internal("fdatasync(/state/network_plugin_state.wal.1): Input/output error"));
+  auto a = first.get();
+  auto c = second.get();
+  REQUIRE_FALSE(a.ok());
+  REQUIRE_FALSE(c.ok());
+  CHECK_THAT(a.status().message(), Contains("(record 1)"));
+  CHECK_THAT(c.status().message(), Contains("(record 2)"));
+  CHECK_THAT(c.status().message(), Contains("until it is restarted"));
+  // Calls after the failure are refused with the first error.
+  CHECK(f.service->PersistenceStatus().code() == StatusCode::kUnavailable);
+  CHECK_THAT(f.service->RemovePod("a").message(), Contains("Input/output error"));
 }
 
 }  // namespace
