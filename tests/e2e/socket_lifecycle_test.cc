@@ -5,6 +5,9 @@
 #include <sys/un.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <thread>
 
 #include "e2e/kubelet_harness.h"
 
@@ -52,7 +55,14 @@ TEST_CASE("e2e: every --qrm-socket-dirs directory gets a socket") {
   auto flags = FixtureFlags();
   flags.push_back("--qrm-socket-dirs=" + h.sock_dir() + "," + second);
   h.Start(flags);
-  CHECK(std::filesystem::exists(second + "/qrm_network_plugin_static.sock"));
+  // Start returns once the first directory's socket answers; the others are bound right after
+  // it, so give them a moment rather than racing the daemon.
+  const std::string second_sock = second + "/qrm_network_plugin_static.sock";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!std::filesystem::exists(second_sock) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(std::filesystem::exists(second_sock));
   auto ch = grpc::CreateChannel("unix://" + second + "/qrm_network_plugin_static.sock",
                                 grpc::InsecureChannelCredentials());
   auto stub = reg::Registration::NewStub(ch);
