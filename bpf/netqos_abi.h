@@ -24,7 +24,7 @@ enum netqos_qos_level {
 #define NETQOS_MAP_CLASS netqos_cls_v1	      /* hash: __u64 cgroup id -> netqos_class */
 #define NETQOS_MAP_CG_STATS netqos_cgst_v2    /* percpu hash: __u64 cgroup id -> netqos_counters */
 #define NETQOS_MAP_CLASS_STATS netqos_clst_v2 /* percpu hash: __u32 class id -> netqos_counters */
-#define NETQOS_MAP_SOCK_TAG netqos_sktag_v1   /* sk storage: socket -> netqos_sock_tag */
+#define NETQOS_MAP_SOCK_TAG netqos_sktag_v2   /* sk storage: socket -> netqos_sock_tag */
 #define NETQOS_MAP_POD_ADDR netqos_podip_v1   /* hash: netqos_addr -> __u64 cgroup id */
 #define NETQOS_MAP_FRAG netqos_frag_v1	      /* lru hash: netqos_frag_key -> __u64 cgroup id */
 #define NETQOS_MAP_EDT netqos_edt_v1	      /* hash: __u64 leaf class handle -> netqos_edt */
@@ -32,6 +32,7 @@ enum netqos_qos_level {
 #define NETQOS_MAP_VETH netqos_veth_v1	      /* hash: __u32 ifindex -> netqos_veth */
 #define NETQOS_MAP_CARRIER netqos_carry_v1    /* array: __u32 slot -> __u64 cgroup id */
 #define NETQOS_MAP_RX_OWNER netqos_rxown_v1   /* lru hash: netqos_flow_key -> __u64 cgroup id */
+#define NETQOS_MAP_CLASS_GEN netqos_gen_v1    /* array, one entry: __u32 0 -> __u64 generation */
 /* Pinned by netqosd itself, read by no program: the format stamp of the pin directory (array, one
  * entry, key __u32 0 -> struct netqos_format_stamp). Its layout never changes, so that every
  * release can read it (userspace/common/format_stamp.h).
@@ -141,11 +142,27 @@ struct netqos_frag_key {
 	__u32 proto;
 };
 
-/* Value of NETQOS_MAP_SOCK_TAG: the container cgroup a socket belongs to (its own cgroup, or the
- * classified ancestor it runs below), for the ingress path.
+/* Value of NETQOS_MAP_SOCK_TAG: what the class map said about the socket's cgroup, so that its
+ * packets need not ask again. cgroup_id is the container cgroup the socket belongs to (its own
+ * cgroup, or the classified ancestor it runs below; its own cgroup when none is classified), for
+ * the ingress path and the counters. cls and classified are a copy of that container's class
+ * entry (classified 0: neither the socket's cgroup nor an ancestor has one), valid only while
+ * generation equals NETQOS_MAP_CLASS_GEN's value: a socket's cgroup never changes, so only a
+ * write to the class map can make them wrong, and netqosd moves the generation after each one
+ * (netqos_sock_class in netqos_maps.bpf.h tells why the order makes that safe). generation 0
+ * never matches. Only the BPF programs write it, under lock (writers of two generations could
+ * otherwise interleave their fields); readers do not take the lock but check generation before
+ * and after copying (a writer sets it to 0 while it writes).
+ * (netqos_sktag_v1 held cgroup_id alone; sk storage cannot be listed, so nothing is migrated:
+ * a socket tagged by an older netqosd is tagged again at its next packet through the cgroup
+ * programs.)
  */
 struct netqos_sock_tag {
 	__u64 cgroup_id;
+	__u64 generation;
+	struct netqos_class cls;
+	__u32 classified;
+	struct bpf_spin_lock lock;
 };
 
 /* Value of NETQOS_MAP_VETH, keyed by the ifindex of the host end of a pod's veth (in the

@@ -25,7 +25,9 @@ static_assert(offsetof(netqos_class, qos_level) == 8 && offsetof(netqos_class, d
 static_assert(sizeof(netqos_veth) == 8, "netqos_veth layout is ABI");
 static_assert(sizeof(netqos_flow_key) == 32, "netqos_flow_key layout is ABI");
 static_assert(sizeof(netqos_counters) == 40, "netqos_counters layout is ABI");
-static_assert(sizeof(netqos_sock_tag) == 8, "netqos_sock_tag layout is ABI");
+static_assert(sizeof(netqos_sock_tag) == 40 && offsetof(netqos_sock_tag, cls) == 16 &&
+                  offsetof(netqos_sock_tag, lock) == 36,
+              "netqos_sock_tag layout is ABI");
 static_assert(sizeof(netqos_addr) == 16, "netqos_addr layout is ABI");
 static_assert(sizeof(netqos_frag_key) == 40, "netqos_frag_key layout is ABI");
 static_assert(sizeof(netqos_edt) == 24 && offsetof(netqos_edt, lock) == 16,
@@ -46,6 +48,7 @@ inline constexpr const char* kAggregateMapName = NETQOS_STR(NETQOS_MAP_AGG);
 inline constexpr const char* kVethMapName = NETQOS_STR(NETQOS_MAP_VETH);
 inline constexpr const char* kCarrierMapName = NETQOS_STR(NETQOS_MAP_CARRIER);
 inline constexpr const char* kRxOwnerMapName = NETQOS_STR(NETQOS_MAP_RX_OWNER);
+inline constexpr const char* kClassGenMapName = NETQOS_STR(NETQOS_MAP_CLASS_GEN);
 inline constexpr const char* kFormatPinName = NETQOS_STR(NETQOS_PIN_FORMAT);
 // The links of the cgroup programs (bpf/netqos_cgroup.bpf.c), named for the hook they hold.
 inline constexpr const char* kEgressLinkPin = "link_cgroup_egress";       // netqos_egress
