@@ -124,17 +124,6 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } NETQOS_MAP_RX_OWNER SEC(".maps");
 
-/* The generation of the class map's contents: netqosd moves it after every write to the class map
- * (userspace/bpf/class_generation.h). A socket tag resolved at another generation is not used.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} NETQOS_MAP_CLASS_GEN SEC(".maps");
-
 /* The class entry of the container an skb's socket belongs to, or NULL. *cgroup_id is the id the
  * entry is keyed by (the socket's own cgroup when nothing matched). The socket's cgroup is looked
  * up first: that is a container's own cgroup for nearly every packet. On a miss its ancestors are
@@ -179,12 +168,18 @@ enum netqos_tag_state {
 	NETQOS_TAG_NONE = 2,	   /* no class for the socket's cgroup or its ancestors */
 };
 
+/* The class map's generation, which netqosd moves after every class map write
+ * (userspace/bpf/class_generation.h), kept in the carrier array's unused slot 0
+ * (NETQOS_CLASS_GEN_SLOT): one array lookup. 0 (never written, or a value without
+ * NETQOS_CLASS_GEN_BIT, which netqosd never writes there) matches no tag.
+ */
 static __always_inline __u64 netqos_class_generation(void)
 {
-	__u32 zero = 0;
-	__u64 *gen = bpf_map_lookup_elem(&NETQOS_MAP_CLASS_GEN, &zero);
+	__u32 slot = NETQOS_CLASS_GEN_SLOT;
+	__u64 *gen = bpf_map_lookup_elem(&NETQOS_MAP_CARRIER, &slot);
+	__u64 value = gen ? NETQOS_READ_ONCE(*gen) : 0;
 
-	return gen ? NETQOS_READ_ONCE(*gen) : 0;
+	return value & NETQOS_CLASS_GEN_BIT ? value : 0;
 }
 
 /* Copies the tag's resolution when it was made at generation gen. Lock-free: a writer zeroes the

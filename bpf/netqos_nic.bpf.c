@@ -200,7 +200,9 @@ static __always_inline __u64 netqos_pod_of(struct netqos_addr *addr)
 
 /* The class a pod's veth carried in skb->queue_mapping (NETQOS_CARRIER_FLAG | slot), NULL when
  * none: whatever NAT did to the addresses, the packet is that container's. The field goes back
- * to 0, so the NIC picks its TX queue as for any packet (it is not an RX queue).
+ * to 0, so the NIC picks its TX queue as for any packet (it is not an RX queue). Slot 0 is no
+ * carrier's (the pod programs never write it): it holds the class map's generation, which must not
+ * be taken for a cgroup id.
  */
 static __always_inline struct netqos_class *netqos_carried_class(struct __sk_buff *skb,
 								 __u64 *cgroup_id)
@@ -208,9 +210,12 @@ static __always_inline struct netqos_class *netqos_carried_class(struct __sk_buf
 	if (!(skb->queue_mapping & NETQOS_CARRIER_FLAG))
 		return 0;
 	__u32 slot = skb->queue_mapping & ~NETQOS_CARRIER_FLAG;
-	__u64 *id = bpf_map_lookup_elem(&NETQOS_MAP_CARRIER, &slot);
 
 	skb->queue_mapping = 0;
+	if (slot == NETQOS_CLASS_GEN_SLOT)
+		return 0;
+	__u64 *id = bpf_map_lookup_elem(&NETQOS_MAP_CARRIER, &slot);
+
 	if (!id || !*id)
 		return 0;
 	*cgroup_id = *id;

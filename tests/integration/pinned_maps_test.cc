@@ -94,7 +94,7 @@ TEST_CASE("pinned maps: read-only view of what the dataplane pinned", "[bpf][ctl
     CHECK(state.exists);
     CHECK(state.on_bpffs);
     CHECK(state.error.empty());
-    REQUIRE(state.maps.size() == 9);
+    REQUIRE(state.maps.size() == 8);
     CHECK(state.maps[0].name == netqos::bpf::kClassMapName);
     CHECK(state.maps[0].present);
     CHECK(state.maps[0].counted);
@@ -110,9 +110,6 @@ TEST_CASE("pinned maps: read-only view of what the dataplane pinned", "[bpf][ctl
     CHECK(state.maps[5].present);
     CHECK(state.maps[7].name == netqos::bpf::kAggregateMapName);
     CHECK(state.maps[7].present);
-    CHECK(state.maps[8].name == netqos::bpf::kClassGenMapName);
-    CHECK(state.maps[8].present);
-    CHECK(state.maps[8].entries == 1);  // an array: its one entry, the generation
     for (const auto& m : state.maps) CHECK(m.error.empty());
     CHECK(state.egress_link.present);
     CHECK(state.egress_link.error.empty());

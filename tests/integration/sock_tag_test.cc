@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -144,13 +145,58 @@ Counts ContainerCounts(const Dataplane& dp, uint64_t cgroup_id) {
   return {c->tx_packets, c->rx_packets};
 }
 
+// The class map's generation, in slot 0 of the pinned carrier array.
 uint64_t Generation(const std::string& pin_dir) {
-  const int fd = bpf_obj_get((pin_dir + "/" + netqos::bpf::kClassGenMapName).c_str());
+  const int fd = bpf_obj_get((pin_dir + "/" + netqos::bpf::kCarrierMapName).c_str());
   REQUIRE(fd >= 0);
   auto gen = netqos::bpf::ReadClassGeneration(fd);
   ::close(fd);
   REQUIRE(gen.ok());
   return *gen;
+}
+
+// netqos_nic_tx run on a packet whose skb->queue_mapping is `queue_mapping`, as a pod's veth
+// leaves a carried packet. BPF_PROG_TEST_RUN refuses a queue_mapping in the skb context it is
+// given, so a two-step program sets the field and tail-calls netqos_nic_tx. retval 99: the tail
+// call did not happen (the result says nothing about netqos_nic_tx then).
+netqos::testing::SkbRunResult CarriedThroughNic(int nic_tx, uint32_t queue_mapping) {
+  const int progs = bpf_map_create(BPF_MAP_TYPE_PROG_ARRAY, "nq_test_carry", sizeof(uint32_t),
+                                   sizeof(uint32_t), 1, nullptr);
+  REQUIRE(progs >= 0);
+  const uint32_t key = 0;
+  const uint32_t target = static_cast<uint32_t>(nic_tx);
+  REQUIRE(bpf_map_update_elem(progs, &key, &target, BPF_ANY) == 0);
+  const auto insn = [](uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm) {
+    bpf_insn i{};
+    i.code = code;
+    i.dst_reg = dst & 0xf;
+    i.src_reg = src & 0xf;
+    i.off = off;
+    i.imm = imm;
+    return i;
+  };
+  const bpf_insn prog[] = {
+      insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0),  // r6 = skb
+      insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, static_cast<int32_t>(queue_mapping)),
+      insn(BPF_STX | BPF_MEM | BPF_W, BPF_REG_1, BPF_REG_2,
+           static_cast<int16_t>(offsetof(__sk_buff, queue_mapping)), 0),
+      insn(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_2, BPF_PSEUDO_MAP_FD, 0, progs),  // r2 = progs
+      insn(0, 0, 0, 0, 0),
+      insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, 0),  // index 0
+      insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0),
+      insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_tail_call),
+      insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 99),
+      insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+  };
+  const int wrapper = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "nq_test_carry", "Dual BSD/GPL", prog,
+                                    sizeof(prog) / sizeof(prog[0]), nullptr);
+  ::close(progs);  // the program holds the array
+  INFO("bpf_prog_load(nq_test_carry): " << wrapper);
+  REQUIRE(wrapper >= 0);
+  auto r = netqos::testing::RunSkbProgram(
+      wrapper, Ipv4Packet(IPPROTO_UDP, 0x0a000001, 6000, 0x0a000002, 7000), kSenderPriority);
+  ::close(wrapper);
+  return r;
 }
 
 struct Fixture {
@@ -291,4 +337,46 @@ TEST_CASE("Open moves the class generation off 0 and unpins socket tags of the o
   CHECK(Generation(bpffs.PinDir()) != 0);
   CHECK(::access(old_pin.c_str(), F_OK) != 0);
   CHECK(::access((bpffs.PinDir() + "/" + netqos::bpf::kSockTagMapName).c_str(), F_OK) == 0);
+}
+
+TEST_CASE("the class generation lives in carrier slot 0, which no carrier may use", "[bpf]") {
+  Fixture fx;
+  const uint64_t id_b = fx.b.Id();
+  const uint64_t opened = Generation(fx.bpffs.PinDir());
+  CHECK((opened & NETQOS_CLASS_GEN_BIT) != 0);  // never a cgroup id, never 0
+  REQUIRE(fx.dp->SetClass(id_b, Class(0x10075, 86)).ok());
+  const uint64_t gen = Generation(fx.bpffs.PinDir());
+  CHECK(gen > opened);
+  CHECK((gen & NETQOS_CLASS_GEN_BIT) != 0);
+
+  // The carrier calls leave slot 0 alone, and the listing does not show it.
+  CHECK_FALSE(fx.dp->SetCarrier(0, id_b).ok());
+  CHECK(fx.dp->ClearCarrier(0).ok());
+  CHECK(Generation(fx.bpffs.PinDir()) == gen);
+  REQUIRE(fx.dp->SetCarrier(5, id_b).ok());
+  auto carriers = fx.dp->ListCarriers();
+  REQUIRE(carriers.ok());
+  REQUIRE(carriers->size() == 1);
+  CHECK(carriers->front().first == 5u);
+  CHECK(carriers->front().second == id_b);
+
+  // A class entry keyed by the generation (no cgroup has such an id, but a packet that named
+  // slot 0 would find it if the NIC's program read the slot as a carrier).
+  const int cls_map = bpf_obj_get((fx.bpffs.PinDir() + "/" + netqos::bpf::kClassMapName).c_str());
+  REQUIRE(cls_map >= 0);
+  const netqos_class decoy = Class(0x10076, 87);
+  REQUIRE(bpf_map_update_elem(cls_map, &gen, &decoy, BPF_ANY) == 0);
+  ::close(cls_map);
+  REQUIRE(Generation(fx.bpffs.PinDir()) == gen);
+
+  // A real slot carries its container's class: the harness reaches netqos_nic_tx's carrier path.
+  auto carried = CarriedThroughNic(fx.nic->EgressFd(), NETQOS_CARRIER_FLAG | 5);
+  REQUIRE(carried.err == 0);
+  REQUIRE(carried.retval == static_cast<uint32_t>(TC_ACT_OK));
+  CHECK(carried.priority == 0x10075u);
+  // Slot 0 carries nothing: the packet is unclassified (priority 0), not the decoy's.
+  auto zero = CarriedThroughNic(fx.nic->EgressFd(), NETQOS_CARRIER_FLAG | NETQOS_CLASS_GEN_SLOT);
+  REQUIRE(zero.err == 0);
+  REQUIRE(zero.retval == static_cast<uint32_t>(TC_ACT_OK));
+  CHECK(zero.priority == 0u);
 }

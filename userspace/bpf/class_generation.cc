@@ -1,4 +1,5 @@
-// BumpClassGeneration: one lookup and one update on the pinned array. See class_generation.h.
+// BumpClassGeneration: one lookup and one update of the carrier array's slot 0. See
+// class_generation.h.
 #include "bpf/class_generation.h"
 
 #include <bpf/bpf.h>
@@ -14,15 +15,15 @@
 namespace netqos::bpf {
 namespace {
 
-constexpr const char* kName = NETQOS_STR(NETQOS_MAP_CLASS_GEN);
+constexpr const char* kWhere = NETQOS_STR(NETQOS_MAP_CARRIER) ", slot 0 (class generation)";
 
 }  // namespace
 
 Result<uint64_t> ReadClassGeneration(int fd) {
-  const uint32_t key = 0;
+  const uint32_t key = NETQOS_CLASS_GEN_SLOT;
   uint64_t value = 0;
   if (int err = bpf_map_lookup_elem(fd, &key, &value); err) {
-    return ErrnoStatus(std::string("bpf_map_lookup_elem(") + kName + ")", err);
+    return ErrnoStatus(std::string("bpf_map_lookup_elem(") + kWhere + ")", err);
   }
   return value;
 }
@@ -35,10 +36,12 @@ Status BumpClassGeneration(int fd) {
   }
   const uint64_t clock_ns =
       static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
-  const uint64_t next = std::max(old + 1, clock_ns);
-  const uint32_t key = 0;
+  // Compared without the bit: the clock stays far below it (292 years of uptime).
+  constexpr uint64_t kBit = NETQOS_CLASS_GEN_BIT;
+  const uint64_t next = std::max<uint64_t>((old & ~kBit) + 1, clock_ns) | kBit;
+  const uint32_t key = NETQOS_CLASS_GEN_SLOT;
   if (int err = bpf_map_update_elem(fd, &key, &next, BPF_ANY); err) {
-    return ErrnoStatus(std::string("bpf_map_update_elem(") + kName + ")", err);
+    return ErrnoStatus(std::string("bpf_map_update_elem(") + kWhere + ")", err);
   }
   return Status::Ok();
 }

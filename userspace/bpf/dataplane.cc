@@ -247,7 +247,7 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
   dp->migration_ = std::move(migrated).value();
   // The migration wrote the class map; a generation of 0 (a new pin) would keep the programs
   // from using any tag. Either way the sockets' tags are resolved again.
-  NETQOS_RETURN_IF_ERROR(BumpClassGeneration(bpf_map__fd(dp->skel_->maps.NETQOS_MAP_CLASS_GEN)));
+  NETQOS_RETURN_IF_ERROR(BumpClassGeneration(bpf_map__fd(dp->skel_->maps.NETQOS_MAP_CARRIER)));
 
   NETQOS_RETURN_IF_ERROR(RenameLegacyPin(dp->pin_dir_, kLegacyEgressLinkPin, kEgressLinkPin));
   NETQOS_RETURN_IF_ERROR(RenameLegacyPin(dp->pin_dir_, kLegacyRxLinkPin, kRxLinkPin));
@@ -329,7 +329,7 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
   const std::vector<std::string> maps = {kClassMapName,   kCgroupStatsMapName, kClassStatsMapName,
                                          kSockTagMapName, kPodAddrMapName,     kFragMapName,
                                          kEdtMapName,     kAggregateMapName,   kVethMapName,
-                                         kCarrierMapName, kRxOwnerMapName,     kClassGenMapName};
+                                         kCarrierMapName, kRxOwnerMapName};
   for (const std::string& name : maps) NETQOS_RETURN_IF_ERROR(Unlink(pin_dir + "/" + name));
   // Maps of other layout versions, e.g. left by a migration that was refused.
   NETQOS_ASSIGN_OR_RETURN(std::vector<std::string> others, FindOtherVersionPins(pin_dir, maps));
@@ -357,13 +357,13 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
 Status Dataplane::SetClass(uint64_t cgroup_id, const netqos_class& cls) {
   NETQOS_RETURN_IF_ERROR(
       PutEntry(skel_->maps.NETQOS_MAP_CLASS, kClassMapName, cgroup_id, cls, CgroupText(cgroup_id)));
-  return BumpClassGeneration(bpf_map__fd(skel_->maps.NETQOS_MAP_CLASS_GEN));
+  return BumpClassGeneration(bpf_map__fd(skel_->maps.NETQOS_MAP_CARRIER));
 }
 
 Status Dataplane::ClearClass(uint64_t cgroup_id) {
   NETQOS_RETURN_IF_ERROR(
       DropEntry(skel_->maps.NETQOS_MAP_CLASS, kClassMapName, cgroup_id, CgroupText(cgroup_id)));
-  return BumpClassGeneration(bpf_map__fd(skel_->maps.NETQOS_MAP_CLASS_GEN));
+  return BumpClassGeneration(bpf_map__fd(skel_->maps.NETQOS_MAP_CARRIER));
 }
 
 Status Dataplane::DeleteContainerCounters(uint64_t cgroup_id) {
@@ -458,7 +458,7 @@ Result<std::vector<std::pair<uint32_t, uint64_t>>> Dataplane::ListVeths() const 
 }
 
 Status Dataplane::SetCarrier(uint32_t slot, uint64_t cgroup_id) {
-  if (slot == 0 || slot >= NETQOS_CARRIER_SLOTS) {
+  if (slot == NETQOS_CLASS_GEN_SLOT || slot >= NETQOS_CARRIER_SLOTS) {
     return InvalidArgument("carrier slot " + std::to_string(slot) + " outside 1.." +
                            std::to_string(NETQOS_CARRIER_SLOTS - 1));
   }
@@ -467,7 +467,9 @@ Status Dataplane::SetCarrier(uint32_t slot, uint64_t cgroup_id) {
 }
 
 Status Dataplane::ClearCarrier(uint32_t slot) {
-  if (slot == 0 || slot >= NETQOS_CARRIER_SLOTS) return Status::Ok();
+  // Slot 0 is the class generation's (NETQOS_CLASS_GEN_SLOT): clearing it would stop every
+  // program from using its sockets' tags until the next class write.
+  if (slot == NETQOS_CLASS_GEN_SLOT || slot >= NETQOS_CARRIER_SLOTS) return Status::Ok();
   const uint64_t none = 0;
   return PutEntry(skel_->maps.NETQOS_MAP_CARRIER, kCarrierMapName, slot, none,
                   ", slot " + std::to_string(slot));
@@ -489,7 +491,8 @@ Result<std::vector<std::pair<uint32_t, uint64_t>>> Dataplane::ListCarriers() con
   }
   std::vector<std::pair<uint32_t, uint64_t>> out;
   for (uint32_t i = 0; i < count; ++i) {
-    if (keys[i] != 0 && ids[i] != 0) out.emplace_back(keys[i], ids[i]);
+    // Slot 0 holds the class generation, not a cgroup id.
+    if (keys[i] != NETQOS_CLASS_GEN_SLOT && ids[i] != 0) out.emplace_back(keys[i], ids[i]);
   }
   return out;
 }

@@ -29,7 +29,7 @@ Result<std::unique_ptr<NicPrograms>> NicPrograms::Load(const IngressAttachOption
       RequirePinned(options.pin_dir,
                     {kClassMapName, kCgroupStatsMapName, kClassStatsMapName, kSockTagMapName,
                      kPodAddrMapName, kFragMapName, kEdtMapName, kAggregateMapName, kVethMapName,
-                     kCarrierMapName, kRxOwnerMapName, kClassGenMapName},
+                     kCarrierMapName, kRxOwnerMapName},
                     "BPF object netqos_nic"));
   bpf_object_open_opts open_opts{};
   open_opts.sz = sizeof(open_opts);

@@ -121,7 +121,6 @@ constexpr ExpectedMap kExpected[] = {
     {kFragMapName, BPF_MAP_TYPE_LRU_HASH, sizeof(netqos_frag_key), sizeof(uint64_t)},
     {kEdtMapName, BPF_MAP_TYPE_HASH, sizeof(uint64_t), sizeof(netqos_edt)},
     {kAggregateMapName, BPF_MAP_TYPE_HASH, sizeof(uint64_t), sizeof(uint64_t)},
-    {kClassGenMapName, BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t)},
 };
 
 Result<bpf_map_info> MapInfo(int fd, const std::string& path) {

@@ -48,7 +48,6 @@ inline constexpr const char* kAggregateMapName = NETQOS_STR(NETQOS_MAP_AGG);
 inline constexpr const char* kVethMapName = NETQOS_STR(NETQOS_MAP_VETH);
 inline constexpr const char* kCarrierMapName = NETQOS_STR(NETQOS_MAP_CARRIER);
 inline constexpr const char* kRxOwnerMapName = NETQOS_STR(NETQOS_MAP_RX_OWNER);
-inline constexpr const char* kClassGenMapName = NETQOS_STR(NETQOS_MAP_CLASS_GEN);
 inline constexpr const char* kFormatPinName = NETQOS_STR(NETQOS_PIN_FORMAT);
 // The links of the cgroup programs (bpf/netqos_cgroup.bpf.c), named for the hook they hold.
 inline constexpr const char* kEgressLinkPin = "link_cgroup_egress";       // netqos_egress

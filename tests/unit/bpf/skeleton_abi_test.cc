@@ -45,7 +45,6 @@ const ExpectedMap kExpected[] = {
      NETQOS_CARRIER_SLOTS},
     {netqos::bpf::kRxOwnerMapName, sizeof(netqos_flow_key), sizeof(uint64_t), BPF_MAP_TYPE_LRU_HASH,
      NETQOS_MAX_RX_OWNERS},
-    {netqos::bpf::kClassGenMapName, sizeof(uint32_t), sizeof(uint64_t), BPF_MAP_TYPE_ARRAY, 1},
 };
 
 void CheckObject(bpf_object* obj) {
