@@ -190,12 +190,14 @@ netqos::testing::SkbRunResult CarriedThroughNic(int nic_tx, uint32_t queue_mappi
   };
   const int wrapper = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "nq_test_carry", "Dual BSD/GPL", prog,
                                     sizeof(prog) / sizeof(prog[0]), nullptr);
-  ::close(progs);  // the program holds the array
   INFO("bpf_prog_load(nq_test_carry): " << wrapper);
+  if (wrapper < 0) ::close(progs);
   REQUIRE(wrapper >= 0);
   auto r = netqos::testing::RunSkbProgram(
       wrapper, Ipv4Packet(IPPROTO_UDP, 0x0a000001, 6000, 0x0a000002, 7000), kSenderPriority);
   ::close(wrapper);
+  // Only now: the kernel empties a program array once no user space fd holds it.
+  ::close(progs);
   return r;
 }
 
