@@ -24,7 +24,7 @@ enum netqos_qos_level {
 #define NETQOS_MAP_CLASS netqos_cls_v1	      /* hash: __u64 cgroup id -> netqos_class */
 #define NETQOS_MAP_CG_STATS netqos_cgst_v2    /* percpu hash: __u64 cgroup id -> netqos_counters */
 #define NETQOS_MAP_CLASS_STATS netqos_clst_v2 /* percpu hash: __u32 class id -> netqos_counters */
-#define NETQOS_MAP_SOCK_TAG netqos_sktag_v1   /* sk storage: socket -> netqos_sock_tag */
+#define NETQOS_MAP_SOCK_TAG netqos_sktag_v2   /* sk storage: socket -> netqos_sock_tag */
 #define NETQOS_MAP_POD_ADDR netqos_podip_v1   /* hash: netqos_addr -> __u64 cgroup id */
 #define NETQOS_MAP_FRAG netqos_frag_v1	      /* lru hash: netqos_frag_key -> __u64 cgroup id */
 #define NETQOS_MAP_EDT netqos_edt_v1	      /* hash: __u64 leaf class handle -> netqos_edt */
@@ -54,10 +54,21 @@ enum netqos_qos_level {
  * routing, NAT and forwarding up to the NIC's tc egress hook (the TX queue is picked after it);
  * skb->priority does not (the veth clears it, ip_forward may rewrite it), nor does the mark (the
  * netns crossing clears it). A received packet's queue_mapping is its RX queue + 1, far below the
- * flag. Slot 0 means none; slots index NETQOS_MAP_CARRIER.
+ * flag. Slot 0 means none (the NIC's program refuses it: it holds NETQOS_CLASS_GEN_SLOT); slots
+ * index NETQOS_MAP_CARRIER.
  */
 #define NETQOS_CARRIER_FLAG 0x8000u
 #define NETQOS_CARRIER_SLOTS 32768
+/* Slot 0 of NETQOS_MAP_CARRIER, which no carrier uses, holds the class map's generation
+ * (netqos_sock_tag): netqosd moves it after every write to the class map. It lives there and not
+ * in a map of its own so that nothing new is pinned: a release that does not know the generation
+ * (0.1.0 and older never write slot 0 and skip it when they list carriers) adopts, uninstalls and
+ * removes the pin directory as before. Every generation has NETQOS_CLASS_GEN_BIT set, which no
+ * cgroup id has (they are inode numbers), so a packet that still named slot 0 would find no
+ * class; 0 means netqosd has not written the class map yet.
+ */
+#define NETQOS_CLASS_GEN_SLOT 0
+#define NETQOS_CLASS_GEN_BIT (1ULL << 63)
 /* Learned owners of received packets the NIC's ingress program could not place (protocols
  * without ports, IPv6 extension-header chains longer than it walks): see netqos_rx.
  */
@@ -141,11 +152,27 @@ struct netqos_frag_key {
 	__u32 proto;
 };
 
-/* Value of NETQOS_MAP_SOCK_TAG: the container cgroup a socket belongs to (its own cgroup, or the
- * classified ancestor it runs below), for the ingress path.
+/* Value of NETQOS_MAP_SOCK_TAG: what the class map said about the socket's cgroup, so that its
+ * packets need not ask again. cgroup_id is the container cgroup the socket belongs to (its own
+ * cgroup, or the classified ancestor it runs below; its own cgroup when none is classified), for
+ * the ingress path and the counters. cls and classified are a copy of that container's class
+ * entry (classified 0: neither the socket's cgroup nor an ancestor has one), valid only while
+ * generation equals the class map's generation (NETQOS_CLASS_GEN_SLOT): a socket's cgroup never
+ * changes, so only a write to the class map can make them wrong, and netqosd moves the generation
+ * after each one (netqos_sock_class in netqos_maps.bpf.h tells why the order makes that safe).
+ * generation 0 never matches. Only the BPF programs write it, under lock (writers of two
+ * generations could otherwise interleave their fields); readers do not take the lock but check
+ * generation before and after copying (a writer sets it to 0 while it writes).
+ * (netqos_sktag_v1 held cgroup_id alone; sk storage cannot be listed, so nothing is migrated:
+ * a socket tagged by an older netqosd is tagged again at its next packet through the cgroup
+ * programs.)
  */
 struct netqos_sock_tag {
 	__u64 cgroup_id;
+	__u64 generation;
+	struct netqos_class cls;
+	__u32 classified;
+	struct bpf_spin_lock lock;
 };
 
 /* Value of NETQOS_MAP_VETH, keyed by the ifindex of the host end of a pod's veth (in the

@@ -2,9 +2,10 @@
 /* The cgroup programs, all attached (pinned bpf_links) to the cgroup v2 root netqos watches.
  *
  * netqos_egress (cgroup_skb/egress) maps each sent skb's cgroup to its container's class entry,
- * sets skb->priority from it, counts tx, and tags the socket with the container's cgroup for
- * the tc ingress program. The NIC's own tc egress program (netqos_nic.bpf.c) sets the priority
- * again, authoritatively: this one matters for NICs netqos does not shape.
+ * sets skb->priority from it, counts tx, and tags the socket with the container's cgroup and a
+ * copy of its class (netqos_sock_tag), for its own next packets and the tc ingress program. The
+ * NIC's own tc egress program (netqos_nic.bpf.c) sets the priority again, authoritatively: this one
+ * matters for NICs netqos does not shape.
  *
  * netqos_rx (cgroup_skb/ingress) runs where a received skb reaches its socket (sk_filter): there
  * the skb's cgroup is the receiving socket's, whatever device or namespace the packet came
@@ -37,24 +38,22 @@
 #define NETQOS_SOL_XDP 283
 #define NETQOS_PAGE_SIZE 4096
 
-static __always_inline void netqos_tag_socket(struct bpf_sock *sk, __u64 cgroup_id)
-{
-	if (!sk)
-		return;
-	struct netqos_sock_tag *tag =
-	    bpf_sk_storage_get(&NETQOS_MAP_SOCK_TAG, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-
-	if (tag && tag->cgroup_id != cgroup_id)
-		tag->cgroup_id = cgroup_id;
-}
-
+/* Both programs read the class through the socket's tag and tag the socket, so its next packets
+ * skip the class map (and, for a socket of no class or of a cgroup below its container's, the
+ * walk up its ancestors), and the tc ingress program finds the container a received packet's
+ * socket belongs to. A socket an older netqosd tagged (netqos_sktag_v1) has no tag here until its
+ * first packet through one of these programs: during an upgrade, the NIC's ingress program places
+ * the first packet that reaches such a socket by its learned owner or not at all (unshaped), and
+ * the later ones by the new tag, once netqos_rx has seen the first.
+ */
 SEC("cgroup_skb/egress")
 int netqos_egress(struct __sk_buff *skb)
 {
+	struct netqos_class copy;
 	__u64 cgroup_id;
-	struct netqos_class *cls = netqos_skb_class(skb, &cgroup_id);
+	struct netqos_class *cls =
+	    netqos_sock_class(skb, skb->sk, BPF_SK_STORAGE_GET_F_CREATE, &copy, &cgroup_id);
 
-	netqos_tag_socket(skb->sk, cgroup_id);
 	if (!cls)
 		return 1;
 	if (cls->priority)
@@ -106,15 +105,16 @@ static __always_inline void netqos_learn_owner(struct __sk_buff *skb,
 SEC("cgroup_skb/ingress")
 int netqos_rx(struct __sk_buff *skb)
 {
+	struct netqos_class copy;
 	__u64 cgroup_id;
-	struct netqos_class *cls = netqos_skb_class(skb, &cgroup_id);
+	struct netqos_class *cls =
+	    netqos_sock_class(skb, skb->sk, BPF_SK_STORAGE_GET_F_CREATE, &copy, &cgroup_id);
 
-	/* Sockets of cgroups netqos does not classify are neither tagged nor counted: the ingress
-	 * program would find no class for them anyway.
+	/* Sockets of cgroups netqos does not classify are tagged (as of no class, so their next
+	 * packets stop at the tag) but not counted.
 	 */
 	if (!cls)
 		return 1;
-	netqos_tag_socket(skb->sk, cgroup_id);
 	netqos_learn_owner(skb, cls, cgroup_id);
 	/* GRO packets: count the segments they were built from. */
 	__u32 segs = skb->gso_segs ? skb->gso_segs : 1;

@@ -200,7 +200,9 @@ static __always_inline __u64 netqos_pod_of(struct netqos_addr *addr)
 
 /* The class a pod's veth carried in skb->queue_mapping (NETQOS_CARRIER_FLAG | slot), NULL when
  * none: whatever NAT did to the addresses, the packet is that container's. The field goes back
- * to 0, so the NIC picks its TX queue as for any packet (it is not an RX queue).
+ * to 0, so the NIC picks its TX queue as for any packet (it is not an RX queue). Slot 0 is no
+ * carrier's (the pod programs never write it): it holds the class map's generation, which must not
+ * be taken for a cgroup id.
  */
 static __always_inline struct netqos_class *netqos_carried_class(struct __sk_buff *skb,
 								 __u64 *cgroup_id)
@@ -208,9 +210,12 @@ static __always_inline struct netqos_class *netqos_carried_class(struct __sk_buf
 	if (!(skb->queue_mapping & NETQOS_CARRIER_FLAG))
 		return 0;
 	__u32 slot = skb->queue_mapping & ~NETQOS_CARRIER_FLAG;
-	__u64 *id = bpf_map_lookup_elem(&NETQOS_MAP_CARRIER, &slot);
 
 	skb->queue_mapping = 0;
+	if (slot == NETQOS_CLASS_GEN_SLOT)
+		return 0;
+	__u64 *id = bpf_map_lookup_elem(&NETQOS_MAP_CARRIER, &slot);
+
 	if (!id || !*id)
 		return 0;
 	*cgroup_id = *id;
@@ -290,10 +295,12 @@ static __always_inline __u64 netqos_tunnel_pod_of(struct __sk_buff *skb, struct 
 }
 
 /* The container tag of the local TCP/UDP socket the packet is for, 0 if none. *found says whether
- * there is such a socket at all (a host service's has no tag).
+ * there is such a socket at all (a host service's has no tag). *state says whether the tag's copy
+ * of the class is current (netqos_tag_read): then *cls holds it, or the socket has none.
  */
 static __always_inline __u64 netqos_socket_of(struct __sk_buff *skb, struct netqos_pkt *pkt,
-					      int *found)
+					      int *found, struct netqos_class *cls,
+					      enum netqos_tag_state *state)
 {
 	struct bpf_sock_tuple tuple = {};
 	__u32 tuple_size;
@@ -315,6 +322,9 @@ static __always_inline __u64 netqos_socket_of(struct __sk_buff *skb, struct netq
 			return 0;
 		tuple_size = sizeof(tuple.ipv4);
 	}
+	/* Read before the tag: see netqos_sock_class. */
+	__u64 gen = netqos_class_generation();
+
 	if (pkt->proto == IPPROTO_TCP)
 		sk = bpf_sk_lookup_tcp(skb, &tuple, tuple_size, BPF_F_CURRENT_NETNS, 0);
 	else
@@ -324,8 +334,12 @@ static __always_inline __u64 netqos_socket_of(struct __sk_buff *skb, struct netq
 	*found = 1;
 	struct netqos_sock_tag *tag = bpf_sk_storage_get(&NETQOS_MAP_SOCK_TAG, sk, 0, 0);
 
-	if (tag)
-		cgroup_id = tag->cgroup_id;
+	if (tag) {
+		*state = netqos_tag_read(tag, gen, cls, &cgroup_id);
+		/* Stale: the container the tag names, whose entry the caller looks up. */
+		if (*state == NETQOS_TAG_STALE)
+			cgroup_id = tag->cgroup_id;
+	}
 	bpf_sk_release(sk);
 	return cgroup_id;
 }
@@ -358,6 +372,8 @@ int netqos_ingress(struct __sk_buff *skb)
 {
 	struct netqos_pkt pkt = {};
 	struct netqos_frag_key key = {};
+	struct netqos_class copy;
+	enum netqos_tag_state state = NETQOS_TAG_STALE;
 	__u64 cgroup_id;
 
 	if (!netqos_parse(skb, &pkt))
@@ -371,7 +387,7 @@ int netqos_ingress(struct __sk_buff *skb)
 	int to_veth = cgroup_id != 0;
 
 	if (!cgroup_id && pkt.ports) {
-		cgroup_id = netqos_socket_of(skb, &pkt, &socket);
+		cgroup_id = netqos_socket_of(skb, &pkt, &socket, &copy, &state);
 		if (cgroup_id && pkt.fragment) {
 			netqos_frag_key_of(&key, &pkt);
 			bpf_map_update_elem(&NETQOS_MAP_FRAG, &key, &cgroup_id, BPF_ANY);
@@ -388,10 +404,13 @@ int netqos_ingress(struct __sk_buff *skb)
 	 */
 	if (!cgroup_id && !socket && !pkt.fragment)
 		cgroup_id = netqos_learned_owner(&pkt);
-	if (!cgroup_id)
+	if (!cgroup_id || state == NETQOS_TAG_NONE)
 		return netqos_done(cfg_redirect_unclassified);
 
-	struct netqos_class *cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
+	struct netqos_class *cls = &copy;
+
+	if (state != NETQOS_TAG_CLASSIFIED)
+		cls = bpf_map_lookup_elem(&NETQOS_MAP_CLASS, &cgroup_id);
 
 	if (!cls)
 		return netqos_done(cfg_redirect_unclassified);
@@ -574,8 +593,16 @@ SEC("tc")
 int netqos_nic_tx(struct __sk_buff *skb)
 {
 	struct netqos_pkt pkt = {};
+	struct netqos_class copy;
 	__u64 cgroup_id;
-	struct netqos_class *cls = netqos_skb_class(skb, &cgroup_id);
+	/* A full socket's tag, written by the cgroup programs (a socket of another family has
+	 * none, nor do request and timewait sockets: those resolve as before).
+	 */
+	struct bpf_sock *sk = skb->sk;
+
+	if (sk)
+		sk = bpf_sk_fullsock(sk);
+	struct netqos_class *cls = netqos_sock_class(skb, sk, 0, &copy, &cgroup_id);
 
 	if (cls) {
 		if (!netqos_inet_socket(skb)) {

@@ -3,7 +3,9 @@
 # the newest release tag before HEAD) in a git worktree of its own, then hands one node's state
 # back and forth between that netqosd and this build's, the way `kubectl rollout undo` and the
 # following upgrade do, each time after a kill -9 (journal segments left as a crash leaves them):
-#   this build writes -> REF takes over -> this build takes over again -> this build's --uninstall.
+#   this build writes -> REF takes over -> this build takes over again -> this build's --uninstall;
+#   then this build writes -> REF takes over -> REF's --uninstall (a rollback, then the removal
+#   with the release rolled back to: it must leave nothing pinned, not even what it does not know).
 # At each hand-over the netqosd that starts must either adopt what it finds (the same
 # allocations, one copy of each cgroup program, at most one HTB root on the NIC) or refuse to start,
 # naming the release that wrote the state and the way back, and change nothing. Anything else
@@ -170,4 +172,17 @@ crash
 [[ -e $PIN_DIR ]] && fail "pins left: $(ls "$PIN_DIR")"
 [[ -n $(programs) ]] && fail "programs left on $CGROOT: $(programs | tr '\n' ' ')"
 [[ $(htb_roots) == 0 ]] || fail "an HTB root left on $NIC"
+
+echo "== this build allocates again, $REF takes over and uninstalls"
+start "$NEW_D" || fail "this build did not start after its --uninstall"
+allocate pod-d 100
+if handover NEW_D OLD_D; then
+  crash
+  "$OLD_D" --uninstall --bpf-pin-dir="$PIN_DIR" --qrm-state-dir="$STATE" --enforce-nics="$NIC" \
+    >>"$LOG" 2>&1 || fail "$REF's --uninstall of what this build left"
+  [[ -e $PIN_DIR ]] && fail "$REF's --uninstall left pins: $(ls "$PIN_DIR")"
+  [[ -n $(programs) ]] && fail "$REF's --uninstall left programs on $CGROOT: $(programs | tr '\n' ' ')"
+  [[ $(htb_roots) == 0 ]] || fail "$REF's --uninstall left an HTB root on $NIC"
+  echo "  $REF's --uninstall removed everything, the pin directory too"
+fi
 echo "PASS: state handed from this build to $REF and back after kill -9, never duplicated"

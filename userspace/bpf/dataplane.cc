@@ -14,6 +14,7 @@
 #include <cstring>
 #include <set>
 
+#include "bpf/class_generation.h"
 #include "common/errno_status.h"
 #include "common/fd.h"
 #include "common/tc_handle.h"
@@ -244,6 +245,9 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
                                         {dp->skel_->obj, dp->skel_->maps.NETQOS_MAP_CLASS_STATS}});
   if (!migrated.ok()) return migrated.status().Wrap("migrate maps pinned in " + dp->pin_dir_);
   dp->migration_ = std::move(migrated).value();
+  // The migration wrote the class map; a generation of 0 (a new pin) would keep the programs
+  // from using any tag. Either way the sockets' tags are resolved again.
+  NETQOS_RETURN_IF_ERROR(BumpClassGeneration(bpf_map__fd(dp->skel_->maps.NETQOS_MAP_CARRIER)));
 
   NETQOS_RETURN_IF_ERROR(RenameLegacyPin(dp->pin_dir_, kLegacyEgressLinkPin, kEgressLinkPin));
   NETQOS_RETURN_IF_ERROR(RenameLegacyPin(dp->pin_dir_, kLegacyRxLinkPin, kRxLinkPin));
@@ -263,6 +267,12 @@ Result<std::unique_ptr<Dataplane>> Dataplane::Open(const Options& options) {
   // The programs now use the new maps. An unpin that fails is an error: a later Open
   // would migrate the stale entries again.
   NETQOS_RETURN_IF_ERROR(UnpinMigratedMaps(&dp->migration_));
+  // The socket tags of an older layout (netqos_sktag_v1): socket storage cannot be listed, so
+  // there is nothing to copy; the new programs tag each socket again at its next packet. The
+  // old map lives on while an older NIC program still uses it.
+  NETQOS_ASSIGN_OR_RETURN(std::vector<std::string> old_tags,
+                          FindOtherVersionPins(dp->pin_dir_, {kSockTagMapName}));
+  for (const std::string& pin : old_tags) NETQOS_RETURN_IF_ERROR(Unlink(pin));
   dp->root_cgroup_id_ = cgroup_id;
   if (Status st = dp->GuardPodRoots(options.pod_roots);
       !st.ok() && st.code() != StatusCode::kNotFound) {
@@ -342,13 +352,18 @@ Status Dataplane::Uninstall(const std::string& pin_dir) {
   return Status::Ok();
 }
 
+// The generation moves after the write (class_generation.h): sockets whose tags copied the entry
+// (or its absence) resolve again at their next packet. A write that failed changed nothing.
 Status Dataplane::SetClass(uint64_t cgroup_id, const netqos_class& cls) {
-  return PutEntry(skel_->maps.NETQOS_MAP_CLASS, kClassMapName, cgroup_id, cls,
-                  CgroupText(cgroup_id));
+  NETQOS_RETURN_IF_ERROR(
+      PutEntry(skel_->maps.NETQOS_MAP_CLASS, kClassMapName, cgroup_id, cls, CgroupText(cgroup_id)));
+  return BumpClassGeneration(bpf_map__fd(skel_->maps.NETQOS_MAP_CARRIER));
 }
 
 Status Dataplane::ClearClass(uint64_t cgroup_id) {
-  return DropEntry(skel_->maps.NETQOS_MAP_CLASS, kClassMapName, cgroup_id, CgroupText(cgroup_id));
+  NETQOS_RETURN_IF_ERROR(
+      DropEntry(skel_->maps.NETQOS_MAP_CLASS, kClassMapName, cgroup_id, CgroupText(cgroup_id)));
+  return BumpClassGeneration(bpf_map__fd(skel_->maps.NETQOS_MAP_CARRIER));
 }
 
 Status Dataplane::DeleteContainerCounters(uint64_t cgroup_id) {
@@ -443,7 +458,7 @@ Result<std::vector<std::pair<uint32_t, uint64_t>>> Dataplane::ListVeths() const 
 }
 
 Status Dataplane::SetCarrier(uint32_t slot, uint64_t cgroup_id) {
-  if (slot == 0 || slot >= NETQOS_CARRIER_SLOTS) {
+  if (slot == NETQOS_CLASS_GEN_SLOT || slot >= NETQOS_CARRIER_SLOTS) {
     return InvalidArgument("carrier slot " + std::to_string(slot) + " outside 1.." +
                            std::to_string(NETQOS_CARRIER_SLOTS - 1));
   }
@@ -452,7 +467,9 @@ Status Dataplane::SetCarrier(uint32_t slot, uint64_t cgroup_id) {
 }
 
 Status Dataplane::ClearCarrier(uint32_t slot) {
-  if (slot == 0 || slot >= NETQOS_CARRIER_SLOTS) return Status::Ok();
+  // Slot 0 is the class generation's (NETQOS_CLASS_GEN_SLOT): clearing it would stop every
+  // program from using its sockets' tags until the next class write.
+  if (slot == NETQOS_CLASS_GEN_SLOT || slot >= NETQOS_CARRIER_SLOTS) return Status::Ok();
   const uint64_t none = 0;
   return PutEntry(skel_->maps.NETQOS_MAP_CARRIER, kCarrierMapName, slot, none,
                   ", slot " + std::to_string(slot));
@@ -474,7 +491,8 @@ Result<std::vector<std::pair<uint32_t, uint64_t>>> Dataplane::ListCarriers() con
   }
   std::vector<std::pair<uint32_t, uint64_t>> out;
   for (uint32_t i = 0; i < count; ++i) {
-    if (keys[i] != 0 && ids[i] != 0) out.emplace_back(keys[i], ids[i]);
+    // Slot 0 holds the class generation, not a cgroup id.
+    if (keys[i] != NETQOS_CLASS_GEN_SLOT && ids[i] != 0) out.emplace_back(keys[i], ids[i]);
   }
   return out;
 }

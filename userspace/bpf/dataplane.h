@@ -77,7 +77,8 @@ class Dataplane {
   Result<std::vector<std::pair<uint32_t, uint64_t>>> ListVeths() const;
 
   // The carrier slots (NETQOS_MAP_CARRIER, 1..NETQOS_CARRIER_SLOTS-1): slot -> cgroup id. Cleared
-  // slots hold 0; List gives the others.
+  // slots hold 0; List gives the others. Slot 0 holds the class map's generation (moved by
+  // SetClass, ClearClass and Open): these never set, clear or list it.
   Status SetCarrier(uint32_t slot, uint64_t cgroup_id);
   Status ClearCarrier(uint32_t slot);
   Result<std::vector<std::pair<uint32_t, uint64_t>>> ListCarriers() const;

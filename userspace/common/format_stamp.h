@@ -22,7 +22,11 @@ namespace netqos {
 
 // Generation 1: the first netqosd to stamp its state (pins without the legacy link names, pod
 // veth programs, journal segments written over zeros, EDT aggregates).
-inline constexpr uint32_t kFormatGeneration = 1;
+// Generation 2: socket tags carry a copy of their container's class (netqos_sktag_v2 in place of
+// netqos_sktag_v1), and the class map's generation is kept in slot 0 of the carrier array.
+// Generation 1 reads it safely: it tags sockets in its own netqos_sktag_v1, never writes or lists
+// carrier slot 0, and its --uninstall removes netqos_sktag_v2 as another version of a map it knows.
+inline constexpr uint32_t kFormatGeneration = 2;
 inline constexpr uint32_t kFormatMinReader = 1;
 
 struct FormatStamp {
