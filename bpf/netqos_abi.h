@@ -168,11 +168,15 @@ struct netqos_frag_key {
  * programs.)
  */
 struct netqos_sock_tag {
+	/* First: a program reaches it without pointer arithmetic. Without CAP_PERFMON (netqosd's
+	 * DaemonSet has CAP_BPF and CAP_NET_ADMIN only) the verifier refuses arithmetic that points
+	 * a map value pointer at the lock ("bpf_spin_lock cannot be accessed directly").
+	 */
+	struct bpf_spin_lock lock;
+	__u32 classified;
 	__u64 cgroup_id;
 	__u64 generation;
 	struct netqos_class cls;
-	__u32 classified;
-	struct bpf_spin_lock lock;
 };
 
 /* Value of NETQOS_MAP_VETH, keyed by the ifindex of the host end of a pod's veth (in the

@@ -25,8 +25,8 @@ static_assert(offsetof(netqos_class, qos_level) == 8 && offsetof(netqos_class, d
 static_assert(sizeof(netqos_veth) == 8, "netqos_veth layout is ABI");
 static_assert(sizeof(netqos_flow_key) == 32, "netqos_flow_key layout is ABI");
 static_assert(sizeof(netqos_counters) == 40, "netqos_counters layout is ABI");
-static_assert(sizeof(netqos_sock_tag) == 40 && offsetof(netqos_sock_tag, cls) == 16 &&
-                  offsetof(netqos_sock_tag, lock) == 36,
+static_assert(sizeof(netqos_sock_tag) == 40 && offsetof(netqos_sock_tag, lock) == 0 &&
+                  offsetof(netqos_sock_tag, cls) == 24,
               "netqos_sock_tag layout is ABI");
 static_assert(sizeof(netqos_addr) == 16, "netqos_addr layout is ABI");
 static_assert(sizeof(netqos_frag_key) == 40, "netqos_frag_key layout is ABI");
