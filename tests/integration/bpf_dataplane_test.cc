@@ -36,6 +36,7 @@
 #include "bpf/nic_attach.h"
 #include "support/bpf_test_run.h"
 #include "support/netns.h"
+#include "support/shared_class_entry.h"
 
 namespace {
 
@@ -43,6 +44,7 @@ using netqos::bpf::CgroupIdOf;
 using netqos::bpf::Dataplane;
 using netqos::bpf::NicPrograms;
 using netqos::testing::Ipv4Packet;
+using netqos::testing::SharedClassEntry;
 
 std::string Cgroup2Mount() {
   std::ifstream in("/proc/self/mountinfo");
@@ -201,14 +203,6 @@ uint32_t ProgId(int prog_fd) {
   return info.id;
 }
 
-netqos_class Class(uint32_t priority, uint32_t net_class_id) {
-  netqos_class c{};
-  c.priority = priority;
-  c.net_class_id = net_class_id;
-  c.qos_level = NETQOS_QOS_SHARED;
-  return c;
-}
-
 constexpr uint32_t kLoopback = 0x7f000001;
 
 // In the calling process (a child in a container cgroup): a UDP socket bound to loopback that
@@ -281,7 +275,7 @@ TEST_CASE("egress test-run sets priority and counts only classified cgroups", "[
   auto& dp = opened.dp;  // plain names, not a structured binding: lambdas below may capture them
   const uint64_t id_a = opened.id_a;
   const uint64_t id_b = opened.id_b;
-  REQUIRE(dp->SetClass(id_a, Class(0x10010, 7)).ok());
+  REQUIRE(dp->SetClass(id_a, SharedClassEntry(0x10010, 7)).ok());
 
   const int prog = dp->EgressProgramFd();
   const auto pkt = Ipv4Packet(IPPROTO_TCP, kLoopback, 40000, kLoopback, 80);
@@ -311,7 +305,7 @@ TEST_CASE("egress test-run sets priority and counts only classified cgroups", "[
   CHECK(cb->tx_packets == 0);
 
   // A class with priority 0 is counted but leaves skb->priority alone.
-  REQUIRE(dp->SetClass(id_b, Class(0, 8)).ok());
+  REQUIRE(dp->SetClass(id_b, SharedClassEntry(0, 8)).ok());
   REQUIRE(RunInChild(fx.cg_b(), run, &miss) == 0);
   CHECK(miss.priority == 5u);
   cb = dp->ContainerCounters(id_b);
@@ -323,9 +317,9 @@ TEST_CASE("class map API: set, list, clear, missing clear is OK", "[bpf]") {
   BpfFixture fx;
   auto dp = Dataplane::Open(fx.options());
   REQUIRE(dp.ok());
-  REQUIRE((*dp)->SetClass(11, Class(0x10001, 1)).ok());
-  REQUIRE((*dp)->SetClass(12, Class(0x10002, 2)).ok());
-  REQUIRE((*dp)->SetClass(11, Class(0x10003, 3)).ok());  // overwrite
+  REQUIRE((*dp)->SetClass(11, SharedClassEntry(0x10001, 1)).ok());
+  REQUIRE((*dp)->SetClass(12, SharedClassEntry(0x10002, 2)).ok());
+  REQUIRE((*dp)->SetClass(11, SharedClassEntry(0x10003, 3)).ok());  // overwrite
   auto list = (*dp)->ListClasses();
   REQUIRE(list.ok());
   REQUIRE(list->size() == 2);
@@ -355,7 +349,7 @@ TEST_CASE("pins are visible to bpftool, reused by a second Open, and survive the
   std::function<int(int*)> loader = [&](int*) {
     auto dp = Dataplane::Open(fx.options());
     if (!dp.ok()) return 2;
-    if (!(*dp)->SetClass(4242, Class(0x10020, 20)).ok()) return 3;
+    if (!(*dp)->SetClass(4242, SharedClassEntry(0x10020, 20)).ok()) return 3;
     return 0;
   };
   REQUIRE(RunInChild(std::string(), loader, &dummy) == 0);
@@ -429,8 +423,8 @@ TEST_CASE("real UDP traffic is counted per container cgroup", "[bpf]") {
   auto& dp = opened.dp;  // plain names, not a structured binding: lambdas below may capture them
   const uint64_t id_a = opened.id_a;
   const uint64_t id_b = opened.id_b;
-  REQUIRE(dp->SetClass(id_a, Class(0x10010, 31)).ok());
-  REQUIRE(dp->SetClass(id_b, Class(0x10020, 32)).ok());
+  REQUIRE(dp->SetClass(id_a, SharedClassEntry(0x10010, 31)).ok());
+  REQUIRE(dp->SetClass(id_b, SharedClassEntry(0x10020, 32)).ok());
 
   // The receiver stays in the test's own cgroup, outside the attach point.
   const int rx = ::socket(AF_INET, SOCK_DGRAM, 0);
@@ -478,7 +472,7 @@ TEST_CASE("ingress test-run finds the local socket's container via the egress ta
   REQUIRE(dp.ok());
   auto id_a = CgroupIdOf(fx.cg_a());
   REQUIRE(id_a.ok());
-  REQUIRE((*dp)->SetClass(*id_a, Class(0x10030, 41)).ok());
+  REQUIRE((*dp)->SetClass(*id_a, SharedClassEntry(0x10030, 41)).ok());
   auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
   REQUIRE(nic.ok());
   const int ingress = (*nic)->IngressFd();
@@ -522,7 +516,7 @@ TEST_CASE("a socket that only receives is counted and found by the ingress progr
   REQUIRE(dp.ok());
   auto id_a = CgroupIdOf(fx.cg_a());
   REQUIRE(id_a.ok());
-  REQUIRE((*dp)->SetClass(*id_a, Class(0x10040, 51)).ok());
+  REQUIRE((*dp)->SetClass(*id_a, SharedClassEntry(0x10040, 51)).ok());
   auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
   REQUIRE(nic.ok());
   const int ingress = (*nic)->IngressFd();
@@ -583,14 +577,14 @@ TEST_CASE("a full class map is ResourceExhausted, naming the map", "[bpf]") {
   netqos::Status st;
   uint64_t id = 1;
   for (; id <= NETQOS_MAX_ENTRIES + 1; ++id) {
-    st = (*dp)->SetClass(id, Class(0x10001, 1));
+    st = (*dp)->SetClass(id, SharedClassEntry(0x10001, 1));
     if (!st.ok()) break;
   }
   CHECK(id == NETQOS_MAX_ENTRIES + 1);
   CHECK(st.code() == netqos::StatusCode::kResourceExhausted);
   CHECK(st.message().find(netqos::bpf::kClassMapName) != std::string::npos);
   // Overwriting an existing entry still works when full.
-  CHECK((*dp)->SetClass(1, Class(0x10002, 2)).ok());
+  CHECK((*dp)->SetClass(1, SharedClassEntry(0x10002, 2)).ok());
 }
 
 TEST_CASE("a pinned link left defunct by a removed cgroup is replaced on Open", "[bpf]") {
@@ -702,7 +696,7 @@ TEST_CASE("a process in a cgroup below a container's is classified and counted a
   REQUIRE(dp.ok());
   auto id_a = CgroupIdOf(fx.cg_a());
   REQUIRE(id_a.ok());
-  REQUIRE((*dp)->SetClass(*id_a, Class(0x10050, 61)).ok());
+  REQUIRE((*dp)->SetClass(*id_a, SharedClassEntry(0x10050, 61)).ok());
   const std::string nested = fx.cg_a() + "/nested";
   const std::string deeper = nested + "/deeper";
   REQUIRE(::mkdir(nested.c_str(), 0755) == 0);
@@ -734,8 +728,8 @@ TEST_CASE("the NIC egress program sets every packet's class, never the sender's"
   auto& dp = opened.dp;  // plain names, not a structured binding: lambdas below may capture them
   const uint64_t id_a = opened.id_a;
   const uint64_t id_b = opened.id_b;
-  REQUIRE(dp->SetClass(id_a, Class(0x10060, 71)).ok());
-  REQUIRE(dp->SetClass(id_b, Class(0x10061, 72)).ok());
+  REQUIRE(dp->SetClass(id_a, SharedClassEntry(0x10060, 71)).ok());
+  REQUIRE(dp->SetClass(id_b, SharedClassEntry(0x10061, 72)).ok());
   constexpr uint32_t kPodIp = 0x0a090807;  // 10.9.8.7: a pod behind a CNI, container b's
   REQUIRE(dp->SetPodAddress(V4Key(kPodIp), id_b).ok());
   auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
@@ -784,10 +778,10 @@ TEST_CASE(
   auto& dp = opened.dp;  // plain names, not a structured binding: lambdas below may capture them
   const uint64_t id_a = opened.id_a;
   const uint64_t id_b = opened.id_b;
-  netqos_class dedicated = Class(0x10090, 93);
+  netqos_class dedicated = SharedClassEntry(0x10090, 93);
   dedicated.qos_level = NETQOS_QOS_DEDICATED;
   REQUIRE(dp->SetClass(id_a, dedicated).ok());
-  REQUIRE(dp->SetClass(id_b, Class(0x10091, 94)).ok());  // shared
+  REQUIRE(dp->SetClass(id_b, SharedClassEntry(0x10091, 94)).ok());  // shared
   // Pods behind a CNI (the test run has no container socket): their source address names them.
   constexpr uint32_t kPodA = 0x0a090a01;
   constexpr uint32_t kPodB = 0x0a090a02;
@@ -874,7 +868,7 @@ TEST_CASE(
 
   // Two containers of one leaf (a pod's) share its budget: a, moved to b's leaf, sends between
   // two of b's packets and each leaves a share after the one before, whoever sent it.
-  REQUIRE(dp->SetClass(id_a, Class(0x10091, 93)).ok());
+  REQUIRE(dp->SetClass(id_a, SharedClassEntry(0x10091, 93)).ok());
   REQUIRE(dp->SetEdtRate(kLeafB, kRate).ok());
   const auto from_a = Ipv4Packet(IPPROTO_UDP, kPodA, 4000, 0x0a000001, 53);
   REQUIRE(from_a.size() == from_b.size());
@@ -887,11 +881,11 @@ TEST_CASE(
   // A class flagged as having no leaf is never looked up in the pacing map: with b's entry so
   // flagged its packets leave unpaced, though its leaf still has a rate (busy from the runs
   // above, so without the flag the next packet would get a departure time).
-  netqos_class no_leaf = Class(0x10091, 94);
+  netqos_class no_leaf = SharedClassEntry(0x10091, 94);
   no_leaf.flags |= NETQOS_CLASS_F_NO_LEAF;
   REQUIRE(dp->SetClass(id_b, no_leaf).ok());
   for (int i = 0; i < 3; i++) CHECK(netqos::testing::RunSkbProgram(tx, from_b, 0).tstamp == 0);
-  REQUIRE(dp->SetClass(id_b, Class(0x10091, 94)).ok());
+  REQUIRE(dp->SetClass(id_b, SharedClassEntry(0x10091, 94)).ok());
   CHECK(netqos::testing::RunSkbProgram(tx, from_b, 0).tstamp != 0);
 
   // The same container on a NIC in HTB mode: its leaf, no departure time.
@@ -918,8 +912,8 @@ TEST_CASE(
   // a and b: two pods of one namespace, their own leaves 10:a0 and 10:a1 each at 1000 bytes/s,
   // their aggregate 10:a5 at 500 bytes/s: together they leave at the aggregate's rate.
   constexpr uint64_t kLeafA = 0x100a0, kLeafB = 0x100a1, kAggregate = 0x100a5;
-  netqos_class a = Class(kLeafA, 95);
-  netqos_class b = Class(kLeafB, 96);
+  netqos_class a = SharedClassEntry(kLeafA, 95);
+  netqos_class b = SharedClassEntry(kLeafB, 96);
   a.flags |= NETQOS_CLASS_F_AGGREGATE;
   b.flags |= NETQOS_CLASS_F_AGGREGATE;
   REQUIRE(dp->SetClass(opened.id_a, a).ok());
@@ -959,7 +953,7 @@ TEST_CASE(
   }
 
   // Without the flag the map is not looked at: b is paced by its own leaf only.
-  REQUIRE(dp->SetClass(opened.id_b, Class(kLeafB, 96)).ok());
+  REQUIRE(dp->SetClass(opened.id_b, SharedClassEntry(kLeafB, 96)).ok());
   REQUIRE(dp->SetEdtRate(kLeafB, 1000).ok());
   REQUIRE(dp->SetEdtRate(kAggregate, 500).ok());
   const uint64_t leaf_share = from_b.size() * 1'000'000'000ull / 1000;
@@ -1039,10 +1033,10 @@ TEST_CASE("the NIC egress program marks the DSCP of classes that ask for it, ECN
   const uint64_t id_a = opened.id_a;
   const uint64_t id_b = opened.id_b;
   // a: marked EF (46); b: a DSCP byte but no flag (an entry that is not marked).
-  netqos_class marked = Class(0x10060, 71);
+  netqos_class marked = SharedClassEntry(0x10060, 71);
   marked.dscp = 46;
   marked.flags = NETQOS_CLASS_F_SET_DSCP;
-  netqos_class unmarked = Class(0x10061, 72);
+  netqos_class unmarked = SharedClassEntry(0x10061, 72);
   unmarked.dscp = 46;
   REQUIRE(dp->SetClass(id_a, marked).ok());
   REQUIRE(dp->SetClass(id_b, unmarked).ok());
@@ -1131,7 +1125,7 @@ TEST_CASE("the ingress program classifies by pod address, fragments included", "
   REQUIRE(dp.ok());
   auto id_b = CgroupIdOf(fx.cg_b());
   REQUIRE(id_b.ok());
-  REQUIRE((*dp)->SetClass(*id_b, Class(0x10070, 81)).ok());
+  REQUIRE((*dp)->SetClass(*id_b, SharedClassEntry(0x10070, 81)).ok());
   constexpr uint32_t kPodIp = 0x0a090809;
   REQUIRE((*dp)->SetPodAddress(V4Key(kPodIp), *id_b).ok());
   auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
@@ -1157,7 +1151,7 @@ TEST_CASE("later fragments to a host socket take its first fragment's class", "[
   REQUIRE(dp.ok());
   auto id_a = CgroupIdOf(fx.cg_a());
   REQUIRE(id_a.ok());
-  REQUIRE((*dp)->SetClass(*id_a, Class(0x10080, 91)).ok());
+  REQUIRE((*dp)->SetClass(*id_a, SharedClassEntry(0x10080, 91)).ok());
   auto nic = NicPrograms::Load({.pin_dir = fx.pin_dir()});
   REQUIRE(nic.ok());
   const int ingress = (*nic)->IngressFd();
@@ -1187,7 +1181,7 @@ TEST_CASE("PACKET_QDISC_BYPASS is refused to classified containers only", "[bpf]
   REQUIRE(dp.ok());
   auto id_a = CgroupIdOf(fx.cg_a());
   REQUIRE(id_a.ok());
-  REQUIRE((*dp)->SetClass(*id_a, Class(0x10090, 95)).ok());
+  REQUIRE((*dp)->SetClass(*id_a, SharedClassEntry(0x10090, 95)).ok());
   const std::string nested = fx.cg_a() + "/nested";
   REQUIRE(::mkdir(nested.c_str(), 0755) == 0);
 
@@ -1325,7 +1319,7 @@ TEST_CASE("the NIC egress program classifies a tunnel packet by its inner source
   OpenedDataplane opened = OpenWithCgroups(fx);
   Dataplane& dp = *opened.dp;
   const uint64_t id_b = opened.id_b;
-  REQUIRE(dp.SetClass(id_b, Class(0x10077, 87)).ok());
+  REQUIRE(dp.SetClass(id_b, SharedClassEntry(0x10077, 87)).ok());
   constexpr uint32_t kPodIp = 0x0af40005;  // 10.244.0.5
   REQUIRE(dp.SetPodAddress(V4Key(kPodIp), id_b).ok());
   netqos_addr pod6{};
@@ -1381,7 +1375,7 @@ std::unique_ptr<NicPrograms> ShapedOnIngress(BpfFixture& fx, Dataplane& dp, uint
 TEST_CASE("the NIC ingress program leaves pods classified at their veth to the veth", "[bpf]") {
   BpfFixture fx;
   OpenedDataplane opened = OpenWithCgroups(fx);
-  netqos_class shaped = Class(0x10078, 88);
+  netqos_class shaped = SharedClassEntry(0x10078, 88);
   const auto nic = ShapedOnIngress(fx, *opened.dp, opened.id_b, &shaped);
   constexpr uint32_t kPodIp = 0x0af40006;
   REQUIRE(opened.dp->SetPodAddress(V4Key(kPodIp), opened.id_b).ok());
@@ -1404,7 +1398,7 @@ TEST_CASE("a host socket of a pod classified at its veth is still shaped at the 
   // Its packets never cross the pod's veth: the NIC is the only place that can hold them.
   BpfFixture fx;
   OpenedDataplane opened = OpenWithCgroups(fx);
-  netqos_class shaped = Class(0x1007a, 90);
+  netqos_class shaped = SharedClassEntry(0x1007a, 90);
   const auto nic = ShapedOnIngress(fx, *opened.dp, opened.id_a, &shaped);
   shaped.flags |= NETQOS_CLASS_F_VETH;
   shaped.slot = 4;
@@ -1426,7 +1420,7 @@ TEST_CASE("the NIC ingress program places packets without ports by the owner net
           "[bpf]") {
   BpfFixture fx;
   OpenedDataplane opened = OpenWithCgroups(fx);
-  netqos_class shaped = Class(0x10079, 89);
+  netqos_class shaped = SharedClassEntry(0x10079, 89);
   const auto nic = ShapedOnIngress(fx, *opened.dp, opened.id_a, &shaped);
   const int ingress = nic->IngressFd();
   auto raw = Ipv4Packet(IPPROTO_UDP, 0x0a000001, 0, kLoopback, 0);

@@ -14,6 +14,7 @@
 #include "bpf/dataplane.h"
 #include "support/bpffs_fixture.h"
 #include "support/cgroup_fixture.h"
+#include "support/shared_class_entry.h"
 
 namespace {
 
@@ -21,15 +22,8 @@ using netqos::StatusCode;
 using netqos::bpf::Dataplane;
 using netqos::bpf::PinnedMaps;
 using netqos::testing::PrivateBpffs;
+using netqos::testing::SharedClassEntry;
 using netqos::testing::TestCgroup;
-
-netqos_class Class(uint32_t priority, uint32_t class_id) {
-  netqos_class c{};
-  c.priority = priority;
-  c.net_class_id = class_id;
-  c.qos_level = NETQOS_QOS_SHARED;
-  return c;
-}
 
 }  // namespace
 
@@ -54,8 +48,8 @@ TEST_CASE("pinned maps: read-only view of what the dataplane pinned", "[bpf][ctl
     auto dp = Dataplane::Open({.pin_dir = bpffs.PinDir(), .cgroup_path = root.Path()});
     INFO(dp.status().message());
     REQUIRE(dp.ok());
-    REQUIRE((*dp)->SetClass(a.Id(), Class(0x100100, 7)).ok());
-    REQUIRE((*dp)->SetClass(b.Id(), Class(0x100031, 8)).ok());
+    REQUIRE((*dp)->SetClass(a.Id(), SharedClassEntry(0x100100, 7)).ok());
+    REQUIRE((*dp)->SetClass(b.Id(), SharedClassEntry(0x100031, 8)).ok());
 
     auto maps = PinnedMaps::Open(bpffs.PinDir());
     INFO(maps.status().message());

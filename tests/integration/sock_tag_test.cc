@@ -28,6 +28,7 @@
 #include "support/bpf_test_run.h"
 #include "support/bpffs_fixture.h"
 #include "support/cgroup_fixture.h"
+#include "support/shared_class_entry.h"
 
 namespace {
 
@@ -35,18 +36,28 @@ using netqos::bpf::Dataplane;
 using netqos::bpf::NicPrograms;
 using netqos::testing::Ipv4Packet;
 using netqos::testing::PrivateBpffs;
+using netqos::testing::SharedClassEntry;
 using netqos::testing::TestCgroup;
 
 constexpr uint32_t kLoopback = 0x7f000001;
 constexpr uint32_t kSenderPriority = 3;  // what the test runs' packets come with
 
-netqos_class Class(uint32_t priority, uint32_t net_class_id) {
-  netqos_class c{};
-  c.priority = priority;
-  c.net_class_id = net_class_id;
-  c.qos_level = NETQOS_QOS_SHARED;
-  return c;
-}
+// One byte with room for one fd in SCM_RIGHTS: what SocketIn's child sends and its parent reads.
+struct FdMessage {
+  char byte = 0;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+
+  FdMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+  }
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
+};
 
 // A UDP socket bound to loopback, created by a child in `cgroup` (so the socket is that cgroup's
 // for life) and handed over with SCM_RIGHTS; -1 on failure.
@@ -67,35 +78,21 @@ int SocketIn(const TestCgroup& cgroup) {
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(kLoopback);
     if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) ::_exit(3);
-    char byte = 0;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
-    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    FdMessage out;
+    cmsghdr* cm = CMSG_FIRSTHDR(&out.msg);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
     cm->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(cm), &s, sizeof(int));
-    ::_exit(::sendmsg(pair[1], &msg, 0) == 1 ? 0 : 4);
+    ::_exit(::sendmsg(pair[1], &out.msg, 0) == 1 ? 0 : 4);
   }
   ::close(pair[1]);
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  const ssize_t n = ::recvmsg(pair[0], &msg, 0);
+  FdMessage in;
+  const ssize_t n = ::recvmsg(pair[0], &in.msg, 0);
   ::close(pair[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+  cmsghdr* cm = CMSG_FIRSTHDR(&in.msg);
   if (n != 1 || cm == nullptr || cm->cmsg_type != SCM_RIGHTS) return -1;
   int fd = -1;
   std::memcpy(&fd, CMSG_DATA(cm), sizeof(int));
@@ -228,7 +225,7 @@ TEST_CASE("a socket's packets take its container's class entry as it moves, goes
           "[bpf]") {
   Fixture fx;
   const uint64_t id_a = fx.a.Id();
-  REQUIRE(fx.dp->SetClass(id_a, Class(0x10070, 81)).ok());
+  REQUIRE(fx.dp->SetClass(id_a, SharedClassEntry(0x10070, 81)).ok());
   const int s = SocketIn(fx.a);
   REQUIRE(s >= 0);
 
@@ -241,7 +238,7 @@ TEST_CASE("a socket's packets take its container's class entry as it moves, goes
 
   // Moved to another class: the next packets are class 82's, never 81's again.
   const uint64_t gen_before = Generation(fx.bpffs.PinDir());
-  REQUIRE(fx.dp->SetClass(id_a, Class(0x10071, 82)).ok());
+  REQUIRE(fx.dp->SetClass(id_a, SharedClassEntry(0x10071, 82)).ok());
   CHECK(Generation(fx.bpffs.PinDir()) > gen_before);
   REQUIRE(SendToSelf(s));
   CHECK(ClassCounts(*fx.dp, 82).tx == 1);
@@ -260,7 +257,7 @@ TEST_CASE("a socket's packets take its container's class entry as it moves, goes
   CHECK(in.priority == kSenderPriority);
 
   // Given a class again: taken from the next packet.
-  REQUIRE(fx.dp->SetClass(id_a, Class(0x10072, 83)).ok());
+  REQUIRE(fx.dp->SetClass(id_a, SharedClassEntry(0x10072, 83)).ok());
   in = ArrivingFor(fx.nic->IngressFd(), s);
   CHECK(in.priority == 0x10072u);
   REQUIRE(SendToSelf(s));
@@ -287,13 +284,13 @@ TEST_CASE("a socket of no class is classified from its next packet once its cont
   CHECK(ArrivingFor(fx.nic->IngressFd(), own).priority == kSenderPriority);
 
   // An unrelated write moves the generation too; still no class for either.
-  REQUIRE(fx.dp->SetClass(0x7f00000000000001ull, Class(0x10079, 89)).ok());
+  REQUIRE(fx.dp->SetClass(0x7f00000000000001ull, SharedClassEntry(0x10079, 89)).ok());
   REQUIRE(SendToSelf(own));
   CHECK(ContainerCounts(*fx.dp, id_b).tx == 0);
 
   // The containers get their classes: the next packets are theirs, the nested socket's as a's.
-  REQUIRE(fx.dp->SetClass(id_b, Class(0x10073, 84)).ok());
-  REQUIRE(fx.dp->SetClass(id_a, Class(0x10074, 85)).ok());
+  REQUIRE(fx.dp->SetClass(id_b, SharedClassEntry(0x10073, 84)).ok());
+  REQUIRE(fx.dp->SetClass(id_a, SharedClassEntry(0x10074, 85)).ok());
   CHECK(ArrivingFor(fx.nic->IngressFd(), own).priority == 0x10073u);
   REQUIRE(SendToSelf(own));
   REQUIRE(SendToSelf(below));
@@ -346,7 +343,7 @@ TEST_CASE("the class generation lives in carrier slot 0, which no carrier may us
   const uint64_t id_b = fx.b.Id();
   const uint64_t opened = Generation(fx.bpffs.PinDir());
   CHECK((opened & NETQOS_CLASS_GEN_BIT) != 0);  // never a cgroup id, never 0
-  REQUIRE(fx.dp->SetClass(id_b, Class(0x10075, 86)).ok());
+  REQUIRE(fx.dp->SetClass(id_b, SharedClassEntry(0x10075, 86)).ok());
   const uint64_t gen = Generation(fx.bpffs.PinDir());
   CHECK(gen > opened);
   CHECK((gen & NETQOS_CLASS_GEN_BIT) != 0);
@@ -366,7 +363,7 @@ TEST_CASE("the class generation lives in carrier slot 0, which no carrier may us
   // slot 0 would find it if the NIC's program read the slot as a carrier).
   const int cls_map = bpf_obj_get((fx.bpffs.PinDir() + "/" + netqos::bpf::kClassMapName).c_str());
   REQUIRE(cls_map >= 0);
-  const netqos_class decoy = Class(0x10076, 87);
+  const netqos_class decoy = SharedClassEntry(0x10076, 87);
   REQUIRE(bpf_map_update_elem(cls_map, &gen, &decoy, BPF_ANY) == 0);
   ::close(cls_map);
   REQUIRE(Generation(fx.bpffs.PinDir()) == gen);
