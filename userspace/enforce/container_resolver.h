@@ -45,7 +45,6 @@ class ResolveCache {
   // The pod's cgroup (or one of its containers') was created or removed.
   void ForgetPod(const std::string& pod_uid) { pods_.erase(pod_uid); }
   void ForgetAll() { pods_.clear(); }
-  size_t pods() const { return pods_.size(); }
 
  private:
   friend class ContainerResolver;
