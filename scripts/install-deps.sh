@@ -38,6 +38,8 @@ PACKAGES=(
   # the kernel lab (scripts/kernel-lab.sh): qemu, the guest's static busybox, depmod for the
   # downloaded kernels' modules, the decompressors of their vmlinuz and modules
   qemu-system-x86 qemu-utils busybox-static kmod xz-utils zstd
+  # the lab benchmark's RTT figures (bench/lab/edt_vs_htb.sh, scripts/bench.sh --only lab)
+  iputils-ping
 )
 
 missing=()

@@ -6,7 +6,11 @@
 # netqosd enforcing the NIC:
 #   1. an uncapped container (listed, no allocation) against nothing attached: bulk TCP (Mbit/s)
 #      and 64-byte UDP (packets per second delivered), nothing attached measured right before
-#      the daemon starts and right after --uninstall, the mean of both being the baseline;
+#      the daemon starts and right after --uninstall, the mean of both being the baseline; then
+#      the same container next to one capped at 50 Mbit/s (idle: what its cap costs the NIC's
+#      other traffic), sending and receiving, with each netqos program's own counters
+#      (kernel.bpf_stats_enabled: run_time_ns and run_cnt) turned into BPF time per 64-byte UDP
+#      packet;
 #   2. p50/p99 ping RTT from an uncapped container while another container sends bulk TCP at a
 #      cap of 100 Mbit/s, next to the same ping with nothing attached (idle, and next to an
 #      uncapped bulk flow);
@@ -36,7 +40,7 @@ NETQOSD=$BUILD_DIR/bin/netqosd
 NETQOSCTL=$BUILD_DIR/bin/netqosctl
 ((EUID == 0)) || fail "needs root"
 for t in "$NETQOSD" "$NETQOSCTL"; do [[ -x $t ]] || fail "missing $t"; done
-for t in iperf3 ping python3 bpftool; do command -v "$t" >/dev/null || fail "missing $t"; done
+for t in iperf3 ping python3 bpftool sysctl; do command -v "$t" >/dev/null || fail "missing $t"; done
 
 if ((QUICK)); then
   COUNTS=(1 10) CAPS=(10 100) WARM=2 WINDOW=2 RUN=4 PINGS=200
@@ -90,6 +94,7 @@ cleanup() {
   [[ -e $PIN_DIR ]] && "$NETQOSD" --uninstall --bpf-pin-dir="$PIN_DIR" --qrm-state-dir="$STATE" >/dev/null 2>&1
   mq_nic_down "$NIC" "$NS" >/dev/null 2>&1
   lab_work_down "$CGROOT/$ROOT_NAME" "$WORK"
+  [[ -n ${STATS_WAS:-} ]] && sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"
 }
 trap cleanup EXIT
 
@@ -244,11 +249,12 @@ reset_nic() {
   mq_nic_check "$NIC" 4 || fail "the NIC's queues"
 }
 
-# One bulk TCP or 64-byte UDP run of RUN s from cgroup $2 through the NIC: Mbit/s received, or
-# packets/s delivered.
-single_run() {  # $1: tcp|udp, $2: cgroup
+# One bulk TCP or 64-byte UDP run of RUN s from cgroup $2 through the NIC (with $3 = in: to
+# it, iperf3 -R): Mbit/s received, or packets/s delivered.
+single_run() {  # $1: tcp|udp, $2: cgroup, $3: out (default) or in
   local kind=$1 cg=$2 args=() out
   [[ $kind == udp ]] && args=(-u -b 0 -l 64)
+  [[ ${3:-out} == in ]] && args+=(-R)
   out=$(sh -c "echo \$\$ > $cg/cgroup.procs && exec iperf3 -J -c $REMOTE -p $BASE_PORT -t $RUN -O 1 ${args[*]}") ||
     fail "iperf3 $kind from $cg"
   python3 -c '
@@ -270,6 +276,45 @@ ping_p() {
       printf "%.0f %.0f\n", v[i50], v[i99] }'
 }
 
+# Every netqos program's run_time_ns and run_cnt, summed by name: "name ns runs" lines.
+bpf_stats() {
+  bpftool -j prog show | python3 -c '
+import json, sys
+tot = {}
+for p in json.load(sys.stdin):
+    n = p.get("name", "")
+    if n.startswith("netqos_"):
+        t = tot.setdefault(n, [0, 0])
+        t[0] += p.get("run_time_ns", 0)
+        t[1] += p.get("run_cnt", 0)
+for n, (ns, cnt) in sorted(tot.items()):
+    print(n, ns, cnt)'
+}
+# BPF time per packet between two bpf_stats: $3 names the program that runs once per packet of
+# the flow (netqos_egress for a container's sent packets, netqos_rx for those it receives), the
+# denominator. Prints "TOTAL_NS_PER_PACKET PROGRAM NS_PER_RUN ns × RUNS_PER_PACKET, ...".
+bpf_cost() {
+  python3 - "$3" 3<<<"$1" 4<<<"$2" <<'PY'
+import sys
+def read(fd):
+    out = {}
+    with open(fd) as f:
+        for line in f:
+            if line.strip():
+                n, ns, cnt = line.split()
+                out[n] = (int(ns), int(cnt))
+    return out
+a, b, per = read(3), read(4), sys.argv[1]
+d = {n: (b[n][0] - a.get(n, (0, 0))[0], b[n][1] - a.get(n, (0, 0))[1]) for n in b}
+pkts = d.get(per, (0, 0))[1]
+if pkts <= 0:
+    print("- (%s did not run)" % per)
+    sys.exit(0)
+parts = ["%s %.0f ns × %.2f" % (n, ns / cnt, cnt / pkts) for n, (ns, cnt) in sorted(d.items()) if cnt > 0]
+print("%.0f %s" % (sum(ns for ns, _ in d.values()) / pkts, ", ".join(parts)))
+PY
+}
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
 mean2() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", (a + b) / 2 }'; }
 
@@ -284,10 +329,13 @@ PLAIN=$CGROOT/$ROOT_NAME/plain   # a cgroup no pod names: nothing attached means
 mkdir -p "$PLAIN"
 start_servers "$MAXN"
 
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled) || fail "kernel.bpf_stats_enabled"
+sysctl -qw kernel.bpf_stats_enabled=1 || fail "kernel.bpf_stats_enabled=1"
 declare -A R
 for mode in htb edt; do
   echo "== $mode: nothing attached, then netqosd --shaping-mode=$mode"
   for k in tcp udp; do R[$mode,none1,$k]=$(single_run "$k" "$PLAIN"); done
+  for k in tcp udp; do R[$mode,none1,$k,in]=$(single_run "$k" "$PLAIN" in); done
   read -r R[$mode,idle,p50] R[$mode,idle,p99] < <(ping_p "$PLAIN")
   start_clients 1
   sleep 1
@@ -303,6 +351,23 @@ for mode in htb edt; do
   R[$mode,status]=$(ctl status | grep -E "^ *$NIC " | head -n 1 | sed 's/^ *//; s/  */ /g')
   for k in tcp udp; do R[$mode,uncapped,$k]=$(single_run "$k" "$(cg_of 0)"); done
   echo "  uncapped container: ${R[$mode,uncapped,tcp]} Mbit/s, ${R[$mode,uncapped,udp]} pps" >&2
+
+  echo "== $mode: the uncapped container next to one capped at 50 Mbit/s (idle)"
+  ctl allocate --pod-uid lab-0 --pod-namespace lab --pod-name p0 --container app \
+    --qos shared_cores --mbps 50 >/dev/null || fail "Allocate"
+  wait_caps 1 50 "$mode"
+  for dir in out in; do
+    per=netqos_egress
+    [[ $dir == in ]] && per=netqos_rx
+    for k in tcp udp; do
+      before=$(bpf_stats)
+      R[$mode,next,$k,$dir]=$(single_run "$k" "$(cg_of 1)" "$dir")
+      R[$mode,cost,$k,$dir]=$(bpf_cost "$before" "$(bpf_stats)" "$per")
+    done
+    echo "  $dir: ${R[$mode,next,tcp,$dir]} Mbit/s, ${R[$mode,next,udp,$dir]} pps; BPF ns per UDP packet: ${R[$mode,cost,udp,$dir]}" >&2
+  done
+  ctl remove --pod-uid lab-0 >/dev/null || fail "RemovePod"
+  wait_uncapped "$mode"
 
   echo "== $mode: ping next to a container capped at 100 Mbit/s"
   ctl allocate --pod-uid lab-0 --pod-namespace lab --pod-name p0 --container app \
@@ -343,6 +408,7 @@ for mode in htb edt; do
   stop_daemon
   reset_nic
   for k in tcp udp; do R[$mode,none2,$k]=$(single_run "$k" "$PLAIN"); done
+  for k in tcp udp; do R[$mode,none2,$k,in]=$(single_run "$k" "$PLAIN" in); done
 done
 cleanup_ok=1
 
@@ -374,6 +440,32 @@ for mode in htb edt; do
     r=$(ratio "${R[$mode,uncapped,$k]}" "$base")
     R[$mode,ratio,$k]=$r
     md "| $mode | $fig | ${R[$mode,none1,$k]} / ${R[$mode,none2,$k]} | ${R[$mode,uncapped,$k]} | ${r}× |"
+  done
+done
+md ""
+md "### Uncapped container next to a capped one, both directions, and the BPF time per packet"
+md ""
+md "The same uncapped container with another container of the node allocated 50 Mbit/s (idle), sending"
+md "(*out*) and receiving (*in*, iperf3 -R) for ${RUN} s, against nothing attached in the same"
+md "direction (the mean of before and after). *BPF ns per packet*: the sum of every netqos program's"
+md "run time over the run (the kernel's own counters, \`kernel.bpf_stats_enabled\`), divided by the"
+md "packets of the 64-byte UDP flow (the runs of \`netqos_egress\` sending, of \`netqos_rx\` receiving);"
+md "each program as ns per run × runs per packet. Under TCG a nanosecond is an emulated one: compare"
+md "the modes and the programs with each other, not with a real NIC's figures."
+md ""
+md "| mode | direction | bulk TCP: nothing / next to capped (Mbit/s) | ratio | 64-byte UDP: nothing / next to capped (pps) | ratio | BPF ns per UDP packet | per program |"
+md "|---|---|---|---|---|---|---|---|"
+for mode in htb edt; do
+  for dir in out in; do
+    sfx=""
+    [[ $dir == in ]] && sfx=",in"
+    bt=$(mean2 "${R[$mode,none1,tcp$sfx]}" "${R[$mode,none2,tcp$sfx]}")
+    bu=$(mean2 "${R[$mode,none1,udp$sfx]}" "${R[$mode,none2,udp$sfx]}")
+    R[$mode,nratio,tcp,$dir]=$(ratio "${R[$mode,next,tcp,$dir]}" "$bt")
+    R[$mode,nratio,udp,$dir]=$(ratio "${R[$mode,next,udp,$dir]}" "$bu")
+    read -r total progs <<<"${R[$mode,cost,udp,$dir]}"
+    R[$mode,ns,$dir]=$total
+    md "| $mode | $dir | $bt / ${R[$mode,next,tcp,$dir]} | ${R[$mode,nratio,tcp,$dir]}× | $bu / ${R[$mode,next,udp,$dir]} | ${R[$mode,nratio,udp,$dir]}× | $total | $progs |"
   done
 done
 md ""
@@ -426,6 +518,9 @@ for mode in htb edt; do
 done
 for mode in htb edt; do
   target "| lab ($mode, 4-queue NIC): uncapped container vs nothing attached | TCP ${R[$mode,ratio,tcp]}×, 64-byte UDP ${R[$mode,ratio,udp]}× | no target | emulated guest |"
+done
+for mode in htb edt; do
+  target "| lab ($mode, 4-queue NIC): uncapped container next to a capped one vs nothing attached (out / in) | 64-byte UDP ${R[$mode,nratio,udp,out]}× / ${R[$mode,nratio,udp,in]}×, TCP ${R[$mode,nratio,tcp,out]}× / ${R[$mode,nratio,tcp,in]}×; BPF ${R[$mode,ns,out]} / ${R[$mode,ns,in]} ns per UDP packet | UDP ≥ 0.90×, TCP ≥ 0.97× (the host's targets) | emulated guest: the kernel's counters are the figure to compare |"
 done
 target "| lab: p99 RTT next to a bulk flow capped at 100 Mbit/s | htb ${R[htb,rtt,p99]} µs, edt ${R[edt,rtt,p99]} µs | no target | idle: ${R[edt,idle,p99]} µs |"
 echo "== done" >&2
