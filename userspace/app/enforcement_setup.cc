@@ -44,6 +44,7 @@ Result<std::string> CgroupMount(const DaemonConfig& config) {
 }
 
 Result<std::unique_ptr<pods::PodSource>> MakePodSourceNow(const DaemonConfig& config) {
+  pods::PodListOptions options = PodSourceOptionsOf(config);
   if (config.pod_source == PodSourceKind::kKubelet) {
     pods::KubeletPodsClientOptions po;
     po.url = config.kubelet_pods_url;
@@ -53,9 +54,6 @@ Result<std::unique_ptr<pods::PodSource>> MakePodSourceNow(const DaemonConfig& co
     auto client = pods::KubeletPodsClient::Create(po);
     if (!client.ok()) return client.status().Wrap("--kubelet-pods-url");
     std::shared_ptr<pods::KubeletPodsClient> c = std::move(*client);  // the reader owns it
-    // Only the annotations the enforcer reads are kept: a node's pods carry many more.
-    pods::PodListOptions options;
-    options.annotation_keys = enforce::PodAnnotationKeys(config.policy);
     return std::unique_ptr<pods::PodSource>(std::make_unique<pods::PodListReader>(
         [c] { return c->FetchPodList(); }, config.kubelet_pods_url.text, std::move(options)));
   }
@@ -63,11 +61,17 @@ Result<std::unique_ptr<pods::PodSource>> MakePodSourceNow(const DaemonConfig& co
   if (!endpoint.ok()) return endpoint.status().Wrap("--cri-socket");
   cri::GrpcCriRuntimeOptions ro;
   ro.endpoint = *endpoint;
-  return std::unique_ptr<pods::PodSource>(
-      std::make_unique<cri::CriPodSource>(cri::NewGrpcCriRuntime(ro), *endpoint));
+  return std::unique_ptr<pods::PodSource>(std::make_unique<cri::CriPodSource>(
+      cri::NewGrpcCriRuntime(ro), *endpoint, std::move(options)));
 }
 
 }  // namespace
+
+pods::PodListOptions PodSourceOptionsOf(const DaemonConfig& config) {
+  pods::PodListOptions options;
+  options.annotation_keys = enforce::PodAnnotationKeys(config.policy);
+  return options;
+}
 
 Result<std::unique_ptr<pods::PodSource>> MakePodSource(const DaemonConfig& config) {
   auto made = MakePodSourceNow(config);

@@ -19,6 +19,7 @@
 #include "enforce/kernel/kernel_link_shaper.h"
 #include "enforce/kernel/kernel_veth_attacher.h"
 #include "enforce/kernel/netlink_veth_source.h"
+#include "pods/pod_list.h"
 #include "pods/pod_source.h"
 #include "service/allocation_service.h"
 
@@ -43,9 +44,13 @@ struct EnforcementStack {
   std::unique_ptr<enforce::Enforcer> enforcer;
 };
 
-// The pod source --pod-source names (pods/pod_source.h). A flag that is wrong fails here; a
-// source that cannot be made yet (no runtime socket found) is made on a later read
-// (cgroup/deferred_pod_source.h).
+// What either pod source keeps of the pods it lists: only the annotations the enforcer reads
+// (enforce::PodAnnotationKeys), since a node's pods carry many more.
+pods::PodListOptions PodSourceOptionsOf(const DaemonConfig& config);
+
+// The pod source --pod-source names (pods/pod_source.h), keeping what PodSourceOptionsOf says. A
+// flag that is wrong fails here; a source that cannot be made yet (no runtime socket found) is made
+// on a later read (cgroup/deferred_pod_source.h).
 Result<std::unique_ptr<pods::PodSource>> MakePodSource(const DaemonConfig& config);
 
 // Opens the dataplane, adopts the pinned class map and starts the enforcer (its first pass runs

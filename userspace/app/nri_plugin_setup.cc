@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/bandwidth_quantity.h"
+#include "enforce/pod_annotation_keys.h"
 #include "pods/cri/cri_translate.h"
 
 namespace netqos::app {
@@ -195,6 +196,9 @@ nri_plugin::NriSessionOptions NriSessionOptionsOf(const DaemonConfig& config) {
   options.socket_path = config.nri_socket;
   options.event_budget = std::chrono::milliseconds(config.nri_event_budget_ms);
   options.fail_closed = config.nri_fail_closed;
+  // As the pod source does (enforcement_setup.cc): what the runtime's events hand the enforcer
+  // keeps only the annotations it reads.
+  options.annotation_keys = enforce::PodAnnotationKeys(config.policy);
   return options;
 }
 

@@ -389,7 +389,7 @@ struct NriSession::Connection {
 
   Status PodEventCall(uint32_t stream, const std::string& method, PodEvent event,
                       const api::PodSandbox& wire_pod) {
-    Result<NriPod> pod = TranslatePod(wire_pod);
+    Result<NriPod> pod = TranslatePod(wire_pod, session.options_.annotation_keys);
     if (!pod.ok()) return RefuseEvent(stream, method, pod.status());
     NriEvents& events = session.events_;
     // Named before the move below: the order in which arguments are evaluated is unspecified.
@@ -400,7 +400,7 @@ struct NriSession::Connection {
 
   Status ContainerEventCall(uint32_t stream, const std::string& method, ContainerEvent event,
                             const api::PodSandbox& wire_pod, const api::Container& wire_ctr) {
-    Result<NriPod> pod = TranslatePod(wire_pod);
+    Result<NriPod> pod = TranslatePod(wire_pod, session.options_.annotation_keys);
     if (!pod.ok()) return RefuseEvent(stream, method, pod.status());
     Result<NriContainer> container = TranslateContainer(wire_ctr);
     if (!container.ok()) return RefuseEvent(stream, method, container.status());
@@ -466,7 +466,7 @@ struct NriSession::Connection {
                                " pods and containers");
     }
     for (const api::PodSandbox& wire : request.pods()) {
-      Result<NriPod> pod = TranslatePod(wire);
+      Result<NriPod> pod = TranslatePod(wire, session.options_.annotation_keys);
       if (pod.ok()) {
         sync_pods.push_back(std::move(*pod));
       } else {

@@ -18,6 +18,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -49,6 +51,9 @@ struct NriSessionOptions {
   // Fail-closed: a StartContainer the port refuses (NriEvents::StartRefusal) is answered with
   // that error, which makes the runtime fail the container. Off: every container starts.
   bool fail_closed = false;
+  // The pod annotation keys kept (TranslatePod); nullopt keeps them all, as for
+  // pods::PodListOptions. The daemon keeps only the ones its enforcer reads.
+  std::optional<std::set<std::string, std::less<>>> annotation_keys;
 };
 
 // What the session hands the port, for counting: NRI's method names.

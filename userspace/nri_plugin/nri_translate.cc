@@ -105,7 +105,9 @@ Status CheckIp(std::string_view ip) {
 
 }  // namespace
 
-Result<NriPod> TranslatePod(const api::PodSandbox& pod) {
+Result<NriPod> TranslatePod(
+    const api::PodSandbox& pod,
+    const std::optional<std::set<std::string, std::less<>>>& annotation_keys) {
   NETQOS_RETURN_IF_ERROR(CheckToken("pod sandbox id", pod.id(), kMaxIdBytes, true));
   const std::string where = "pod sandbox " + pod.id();
   if (Status s = CheckToken("uid", pod.uid(), kMaxIdBytes, true); !s.ok()) return s.Wrap(where);
@@ -125,6 +127,7 @@ Result<NriPod> TranslatePod(const api::PodSandbox& pod) {
     if (Status s = CheckIp(ip); !s.ok()) return s.Wrap(where);
     out.ips.push_back(ip);
   }
+  // Every annotation counts towards the bound, kept or not (kMaxAnnotationBytes).
   size_t annotation_bytes = 0;
   for (const auto& [key, value] : pod.annotations()) {
     annotation_bytes += key.size() + value.size();
@@ -132,7 +135,7 @@ Result<NriPod> TranslatePod(const api::PodSandbox& pod) {
       return InvalidArgument("annotations exceed " + std::to_string(kMaxAnnotationBytes) + " bytes")
           .Wrap(where);
     }
-    out.annotations.emplace(key, value);
+    if (!annotation_keys || annotation_keys->contains(key)) out.annotations.emplace(key, value);
   }
   if (Status s = CheckPath("cgroup parent", pod.linux().cgroup_parent()); !s.ok()) {
     return s.Wrap(where);

@@ -4,6 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "common/status.h"
@@ -14,7 +18,9 @@ namespace netqos::nri_plugin {
 
 // Limits on what the runtime sends, far above what Kubernetes allows (a name is at most 253
 // bytes, all annotations of an object together 256 KiB), so that only a broken or hostile peer
-// hits them.
+// hits them. The annotation bound counts all of a pod's annotations, the ones TranslatePod does
+// not keep too, as the CRI pod source's does (pods/cri/cri_translate.h): a sandbox past it was not
+// made from a pod the API server admitted.
 inline constexpr size_t kMaxIdBytes = 256;
 inline constexpr size_t kMaxNameBytes = 253;
 inline constexpr size_t kMaxPathBytes = 4096;
@@ -31,7 +37,12 @@ constexpr int32_t EventBit(::nri::pkg::api::v1alpha1::Event event) {
 // (create, start, stop, remove). Nothing netqos does needs the Update or Post* events.
 int32_t NetqosEventMask();
 
-Result<NriPod> TranslatePod(const ::nri::pkg::api::v1alpha1::PodSandbox& pod);
+// Only the annotation keys in `annotation_keys` are kept (nullopt keeps them all, as
+// pods::PodListOptions does): a pod carries many annotations netqos never reads, and the events
+// and the enforcer's runtime pods hold what is kept.
+Result<NriPod> TranslatePod(
+    const ::nri::pkg::api::v1alpha1::PodSandbox& pod,
+    const std::optional<std::set<std::string, std::less<>>>& annotation_keys = std::nullopt);
 Result<NriContainer> TranslateContainer(const ::nri::pkg::api::v1alpha1::Container& container);
 
 }  // namespace netqos::nri_plugin

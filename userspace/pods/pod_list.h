@@ -43,6 +43,9 @@ void SplitContainerId(const std::string& container_id, std::string* runtime, std
 struct PodListOptions {
   // The annotation keys kept; nullopt keeps them all. A kubelet's pods carry annotations netqos
   // never reads (last applied configurations, controllers' bookkeeping), some of them kilobytes.
+  // The CRI pod source and the NRI plugin keep the same way. The list is not checked against the
+  // API server's 256 KiB bound on a pod's annotations, which every pod it lists has passed; the
+  // runtime's sources check that bound on all annotations, kept or not (cri/cri_translate.h).
   std::optional<std::set<std::string, std::less<>>> annotation_keys;
 };
 

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "app/daemon_config.h"
+#include "app/enforcement_setup.h"
+#include "enforce/pod_annotation_keys.h"
 #include "unit/nri/fake_nri_runtime.h"
 
 namespace {
@@ -66,6 +68,21 @@ TEST_CASE("nri flags: off by default, a socket and a budget when given") {
   auto closed = Parse({"--nri-socket=/var/run/nri/nri.sock", "--nri-fail-closed"});
   REQUIRE(closed.config);
   CHECK(netqos::app::NriSessionOptionsOf(*closed.config).fail_closed);
+}
+
+TEST_CASE("nri flags: the session keeps only the pod annotations the enforcer reads") {
+  auto parsed = Parse({"--nri-socket=/var/run/nri/nri.sock",
+                       "--network-resource-plugin-net-class-annotation-key=example.com/class"});
+  REQUIRE(parsed.config);
+  const auto options = netqos::app::NriSessionOptionsOf(*parsed.config);
+  REQUIRE(options.annotation_keys.has_value());
+  CHECK(*options.annotation_keys == netqos::enforce::PodAnnotationKeys(parsed.config->policy));
+  CHECK(options.annotation_keys->contains("example.com/class"));
+  CHECK(options.annotation_keys->contains("kubernetes.io/egress-bandwidth"));
+  CHECK_FALSE(
+      options.annotation_keys->contains("kubectl.kubernetes.io/last-applied-configuration"));
+  // The pod source keeps the same ones: both feed the enforcer's pod list.
+  CHECK(netqos::app::PodSourceOptionsOf(*parsed.config).annotation_keys == options.annotation_keys);
 }
 
 TEST_CASE("nri flags: a relative socket, a budget out of range or no enforcer are refused") {

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -105,20 +106,57 @@ class GatekeeperEvents : public RecordingEvents {
   int asked_ = 0;
 };
 
+// A port that records the annotations of the pods it is handed, one line per event.
+class AnnotationEvents : public netqos::nri_plugin::NriEvents {
+ public:
+  void OnSynchronize(const std::vector<NriPod>& pods, const std::vector<NriContainer>&) override {
+    for (const NriPod& pod : pods) Record("Synchronize", pod);
+  }
+  void OnPodEvent(PodEvent event, const NriPod& pod) override {
+    Record(netqos::nri_plugin::PodEventName(event), pod);
+  }
+  void OnContainerEvent(ContainerEvent event, const NriPod& pod, const NriContainer&) override {
+    Record(netqos::nri_plugin::ContainerEventName(event), pod);
+  }
+
+  std::vector<std::string> log() const {
+    std::lock_guard lock(mu_);
+    return log_;
+  }
+
+ private:
+  void Record(const std::string& what, const NriPod& pod) {
+    std::string line = what + " " + pod.uid;
+    for (const auto& [key, value] : pod.annotations) line += " " + key + "=" + value;
+    std::lock_guard lock(mu_);
+    log_.push_back(std::move(line));
+  }
+
+  mutable std::mutex mu_;
+  std::vector<std::string> log_;
+};
+
+NriSessionOptions TestOptions(const std::string& socket, milliseconds budget = milliseconds(1000),
+                              size_t max_queued_events = 1024, bool fail_closed = false) {
+  NriSessionOptions options;
+  options.fail_closed = fail_closed;
+  options.max_queued_events = max_queued_events;
+  options.socket_path = socket;
+  options.event_budget = budget;
+  options.registration_timeout = milliseconds(3000);
+  options.backoff_initial = milliseconds(20);
+  options.backoff_max = milliseconds(100);
+  return options;
+}
+
 // The session on its own thread for the test's lifetime.
 class RunningSession {
  public:
   RunningSession(const std::string& socket, netqos::nri_plugin::NriEvents& events,
                  milliseconds budget = milliseconds(1000), size_t max_queued_events = 1024,
-                 bool fail_closed = false) {
-    NriSessionOptions options;
-    options.fail_closed = fail_closed;
-    options.max_queued_events = max_queued_events;
-    options.socket_path = socket;
-    options.event_budget = budget;
-    options.registration_timeout = milliseconds(3000);
-    options.backoff_initial = milliseconds(20);
-    options.backoff_max = milliseconds(100);
+                 bool fail_closed = false)
+      : RunningSession(TestOptions(socket, budget, max_queued_events, fail_closed), events) {}
+  RunningSession(const NriSessionOptions& options, netqos::nri_plugin::NriEvents& events) {
     session_ = std::make_unique<NriSession>(options, events);
     thread_ = std::thread([this] { session_->Run(); });
   }
@@ -406,6 +444,49 @@ TEST_CASE("nri session: an event with a hostile id or path is answered without t
   CHECK(events.log().empty());
   CHECK(session->stats().invalid_events == 3);
   CHECK(session->stats().dropped_connections == 0);
+}
+
+TEST_CASE("nri session: the port sees only the pod annotations the options keep") {
+  FakeNriRuntime runtime;
+  AnnotationEvents events;
+  NriSessionOptions options = TestOptions(runtime.path());
+  options.annotation_keys =
+      std::set<std::string, std::less<>>{"katalyst.kubewharf.io/qos_level", "netqos.io/burst"};
+  RunningSession session(options, events);
+  runtime.Handshake();
+
+  // Over 100 KiB of annotations netqos does not read, beside the two it does.
+  api::PodSandbox pod = MakePod("sandbox1", "uid-1");
+  auto& annotations = *pod.mutable_annotations();
+  for (int i = 0; i < 100; ++i) {
+    annotations["example.com/bookkeeping-" + std::to_string(i)] = std::string(512, 'u');
+  }
+  annotations["kubectl.kubernetes.io/last-applied-configuration"] = std::string(64 * 1024, 'l');
+  annotations["katalyst.kubewharf.io/qos_level"] = "shared_cores";
+  annotations["netqos.io/burst"] = "64Ki";
+
+  api::SynchronizeRequest sync;
+  *sync.add_pods() = pod;
+  auto r1 = runtime.Reply(runtime.Call("Synchronize", sync));
+  REQUIRE(r1.has_value());
+  REQUIRE(r1->status.ok());
+  api::RunPodSandboxRequest run;
+  *run.mutable_pod() = pod;
+  auto r2 = runtime.Reply(runtime.Call("RunPodSandbox", run));
+  REQUIRE(r2.has_value());
+  REQUIRE(r2->status.ok());
+  api::CreateContainerRequest create;
+  *create.mutable_pod() = pod;
+  *create.mutable_container() = MakeContainer("ctr1", "sandbox1", "/kubepods/poduid-1/ctr1");
+  auto r3 = runtime.Reply(runtime.Call("CreateContainer", create));
+  REQUIRE(r3.has_value());
+  REQUIRE(r3->status.ok());
+
+  const std::string kept = " katalyst.kubewharf.io/qos_level=shared_cores netqos.io/burst=64Ki";
+  CHECK(events.log() == std::vector<std::string>{"Synchronize uid-1" + kept,
+                                                 "RunPodSandbox uid-1" + kept,
+                                                 "CreateContainer uid-1" + kept});
+  CHECK(session->stats().invalid_events == 0);
 }
 
 TEST_CASE("nri session: an oversized mux frame drops the connection with an error naming it") {

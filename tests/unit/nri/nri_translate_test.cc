@@ -2,7 +2,11 @@
 #include "nri_plugin/nri_translate.h"
 
 #include <catch2/catch.hpp>
+#include <functional>
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -24,6 +28,21 @@ api::PodSandbox GoodPod() {
 }
 
 std::string Error(const netqos::Status& status) { return status.message(); }
+
+using Keys = std::set<std::string, std::less<>>;
+
+// The pod as the kubelet has it made: a few annotations netqos reads among many it does not.
+api::PodSandbox PodWithUnreadAnnotations() {
+  api::PodSandbox pod = GoodPod();
+  auto& annotations = *pod.mutable_annotations();
+  annotations["katalyst.kubewharf.io/qos_level"] = "shared_cores";
+  annotations["kubernetes.io/egress-bandwidth"] = "10M";
+  for (int i = 0; i < 100; ++i) {
+    annotations["example.com/bookkeeping-" + std::to_string(i)] = std::string(512, 'u');
+  }
+  annotations["kubectl.kubernetes.io/last-applied-configuration"] = std::string(64 * 1024, 'l');
+  return pod;
+}
 
 }  // namespace
 
@@ -89,6 +108,36 @@ TEST_CASE("nri translate: pods with hostile fields are refused with the field na
     (*pod.mutable_annotations())["big"] = std::string(300 * 1024, 'x');
     CHECK_THAT(Error(TranslatePod(pod).status()), Catch::Contains("annotations exceed"));
   }
+}
+
+TEST_CASE("nri translate: only the annotation keys asked for are kept") {
+  const api::PodSandbox wire = PodWithUnreadAnnotations();
+  auto pod = TranslatePod(wire, Keys{"katalyst.kubewharf.io/qos_level",
+                                     "kubernetes.io/egress-bandwidth", "netqos.io/burst"});
+  INFO(pod.status().message());
+  REQUIRE(pod.ok());
+  CHECK(pod->annotations ==
+        std::map<std::string, std::string>{{"katalyst.kubewharf.io/qos_level", "shared_cores"},
+                                           {"kubernetes.io/egress-bandwidth", "10M"}});
+  CHECK(pod->uid == wire.uid());
+  CHECK(pod->ips == std::vector<std::string>{"10.244.0.7", "fd00::7"});
+
+  // No keys given: all of them, as the pod list's parser does; an empty set: none.
+  auto all = TranslatePod(wire);
+  REQUIRE(all.ok());
+  CHECK(all->annotations.size() == static_cast<size_t>(wire.annotations_size()));
+  auto none = TranslatePod(wire, Keys{});
+  REQUIRE(none.ok());
+  CHECK(none->annotations.empty());
+}
+
+TEST_CASE("nri translate: the annotation bound counts the annotations that are not kept") {
+  // Past the API server's limit with unread annotations alone: not a pod it admitted.
+  api::PodSandbox wire = GoodPod();
+  (*wire.mutable_annotations())["example.com/unread"] =
+      std::string(netqos::nri_plugin::kMaxAnnotationBytes, 'x');
+  CHECK_THAT(Error(TranslatePod(wire, Keys{"netqos.io/class"}).status()),
+             Catch::Contains("pod sandbox 0123abcd: annotations exceed 262144 bytes"));
 }
 
 TEST_CASE("nri translate: container cgroup paths of both cgroup drivers are accepted") {

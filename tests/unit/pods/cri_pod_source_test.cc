@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -238,6 +240,76 @@ TEST_CASE("cri pod source: oversized annotations leave the sandbox out", "[cri]"
   CHECK(pods.empty());
   REQUIRE(src.last_rejected().size() == 1);
   CHECK(src.last_rejected()[0].find("annotations exceed") != std::string::npos);
+}
+
+namespace {
+
+using Keys = std::set<std::string, std::less<>>;
+
+// A kubelet-made sandbox carries every annotation of its pod: a few netqos reads, many it does
+// not (bookkeeping of controllers, a last applied configuration of tens of KiB).
+void AddUnreadAnnotations(v1::PodSandbox* sb) {
+  auto& annotations = *sb->mutable_annotations();
+  for (int i = 0; i < 100; ++i) {
+    annotations["example.com/bookkeeping-" + std::to_string(i)] = std::string(512, 'u');
+  }
+  annotations["kubectl.kubernetes.io/last-applied-configuration"] = std::string(64 * 1024, 'l');
+  annotations["kubernetes.io/egress-bandwidth"] = "10M";
+}
+
+}  // namespace
+
+TEST_CASE("cri pod source: only the annotation keys asked for are kept", "[cri]") {
+  FakeRuntime* rt = OnePod();
+  AddUnreadAnnotations(rt->sandboxes.mutable_items(0));
+  netqos::pods::PodListOptions options;
+  options.annotation_keys =
+      Keys{"katalyst.kubewharf.io/qos_level", "kubernetes.io/egress-bandwidth", "netqos.io/burst"};
+  CriPodSource src(std::unique_ptr<netqos::cri::CriRuntime>(rt), "unix:///x.sock", options);
+  auto pods = MustRead(src);
+  REQUIRE(pods.size() == 1);
+  CHECK(src.last_rejected().empty());
+  CHECK(pods[0].annotations ==
+        std::map<std::string, std::string>{{"katalyst.kubewharf.io/qos_level", "shared_cores"},
+                                           {"kubernetes.io/egress-bandwidth", "10M"}});
+  // Every other field as without a filter.
+  CHECK(pods[0].containers.size() == 2);
+  CHECK(pods[0].ips == std::vector<std::string>{"10.0.0.7", "fd00::7"});
+}
+
+TEST_CASE("cri translate: no annotation keys given keeps them all, an empty set none", "[cri]") {
+  std::unique_ptr<FakeRuntime> rt(OnePod());
+  AddUnreadAnnotations(rt->sandboxes.mutable_items(0));
+  std::map<std::string, netqos::cri::SandboxDetails> details;
+  const auto all = netqos::cri::TranslatePods(rt->sandboxes, details, rt->containers, "containerd");
+  REQUIRE(all.pods.size() == 1);
+  CHECK(all.pods[0].annotations.size() == 103);
+  CHECK(all.pods[0].annotations.at("kubectl.kubernetes.io/last-applied-configuration").size() ==
+        64 * 1024);
+
+  netqos::pods::PodListOptions none;
+  none.annotation_keys.emplace();
+  const auto kept =
+      netqos::cri::TranslatePods(rt->sandboxes, details, rt->containers, "containerd", none);
+  REQUIRE(kept.pods.size() == 1);
+  CHECK(kept.pods[0].annotations.empty());
+  CHECK(kept.pods[0].containers == all.pods[0].containers);
+}
+
+TEST_CASE("cri pod source: the annotation bound counts the annotations that are not kept",
+          "[cri]") {
+  // Past the API server's limit with unread annotations alone: not a pod the cluster admitted,
+  // whatever netqos would have kept of it.
+  FakeRuntime* rt = OnePod();
+  (*rt->sandboxes.mutable_items(0)->mutable_annotations())["example.com/unread"] =
+      std::string(netqos::cri::kMaxAnnotationBytes, 'x');
+  netqos::pods::PodListOptions options;
+  options.annotation_keys = Keys{"katalyst.kubewharf.io/qos_level"};
+  CriPodSource src(std::unique_ptr<netqos::cri::CriRuntime>(rt), "unix:///x.sock", options);
+  auto pods = MustRead(src);
+  CHECK(pods.empty());
+  REQUIRE(src.last_rejected().size() == 1);
+  CHECK(src.last_rejected()[0].find("annotations exceed 262144 bytes") != std::string::npos);
 }
 
 TEST_CASE("cri pod source: addresses that are not IP text are dropped", "[cri]") {

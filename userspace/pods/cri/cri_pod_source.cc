@@ -36,7 +36,7 @@ Result<std::vector<pods::PodInfo>> CriPodSource::ReadAll() {
 
   auto containers = runtime_->ListContainers();
   if (!containers.ok()) return containers.status();
-  CriPodList list = TranslatePods(*sandboxes, details_, *containers, *runtime_name_);
+  CriPodList list = TranslatePods(*sandboxes, details_, *containers, *runtime_name_, options_);
   // Logged when they first appear, not on every read of an unchanged runtime.
   const std::set<std::string> before(rejected_.begin(), rejected_.end());
   for (const auto& why : list.rejected) {

@@ -17,9 +17,13 @@ namespace netqos::cri {
 
 class CriPodSource : public pods::PodSource {
  public:
-  // `endpoint` names the runtime in messages ("unix:///run/containerd/containerd.sock").
-  CriPodSource(std::unique_ptr<CriRuntime> runtime, std::string endpoint)
-      : runtime_(std::move(runtime)), endpoint_(std::move(endpoint)) {}
+  // `endpoint` names the runtime in messages ("unix:///run/containerd/containerd.sock");
+  // `options.annotation_keys` the annotations kept (TranslatePods).
+  CriPodSource(std::unique_ptr<CriRuntime> runtime, std::string endpoint,
+               pods::PodListOptions options = {})
+      : runtime_(std::move(runtime)),
+        endpoint_(std::move(endpoint)),
+        options_(std::move(options)) {}
 
   // One ListPodSandbox and one ListContainers per read, plus a PodSandboxStatus for each ready
   // sandbox not seen before (its addresses, network mode and cgroup parent do not change while
@@ -38,6 +42,7 @@ class CriPodSource : public pods::PodSource {
 
   std::unique_ptr<CriRuntime> runtime_;
   std::string endpoint_;
+  pods::PodListOptions options_;
   std::optional<std::string> runtime_name_;
   std::map<std::string, SandboxDetails> details_;  // by sandbox id, only for listed sandboxes
   std::optional<std::vector<pods::PodInfo>> last_;

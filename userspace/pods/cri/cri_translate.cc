@@ -147,7 +147,7 @@ SandboxDetails DetailsFromStatus(const runtime::v1::PodSandboxStatusResponse& re
 CriPodList TranslatePods(const runtime::v1::ListPodSandboxResponse& sandboxes,
                          const std::map<std::string, SandboxDetails>& details,
                          const runtime::v1::ListContainersResponse& containers,
-                         const std::string& runtime) {
+                         const std::string& runtime, const pods::PodListOptions& options) {
   CriPodList out;
   // uid -> the chosen sandbox; sandbox id -> uid for every acceptable sandbox.
   std::map<std::string, const runtime::v1::PodSandbox*> chosen;
@@ -161,6 +161,7 @@ CriPodList TranslatePods(const runtime::v1::ListPodSandboxResponse& sandboxes,
     std::string why;
     if (!IsRuntimeId(sb.id())) why = "sandbox id is not a runtime id";
     const Identity id = why.empty() ? SandboxIdentity(sb, &why) : Identity{};
+    // All of the sandbox's annotations count, the ones left out below too (kMaxAnnotationBytes).
     if (why.empty() && AnnotationBytes(sb.annotations()) > kMaxAnnotationBytes) {
       why = "annotations exceed " + std::to_string(kMaxAnnotationBytes) + " bytes";
     }
@@ -189,7 +190,11 @@ CriPodList TranslatePods(const runtime::v1::ListPodSandboxResponse& sandboxes,
     pod.uid = uid;
     pod.ns = id.ns;
     pod.name = id.name;
-    pod.annotations.insert(sb->annotations().begin(), sb->annotations().end());
+    for (const auto& [key, value] : sb->annotations()) {
+      if (!options.annotation_keys || options.annotation_keys->contains(key)) {
+        pod.annotations.emplace(key, value);
+      }
+    }
     const bool ready = sb->state() == runtime::v1::SANDBOX_READY;
     pod.phase = ready ? "Pending" : "Unknown";  // "Running" once a container runs (below)
     if (auto d = details.find(sb->id()); d != details.end()) {

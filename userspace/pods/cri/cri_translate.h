@@ -20,6 +20,12 @@ inline constexpr char kPodNameLabel[] = "io.kubernetes.pod.name";
 inline constexpr char kContainerNameLabel[] = "io.kubernetes.container.name";
 
 // Bounds on what one sandbox may carry (the API server allows 256 KiB of annotations per pod).
+// The annotation bound counts every annotation the runtime sent, kept or not: the kubelet copies
+// all of a pod's annotations into its sandbox, so a sandbox past the API server's limit was not
+// made from a pod the cluster admitted, and is left out like one with a forged id. The kubelet
+// pod source's pods all passed that limit at the API server, so a pod either source lists is one
+// the other would list too. Memory is not what the bound is for: whatever the sizes, only the
+// kept annotations are copied (TranslatePods' `options`).
 inline constexpr size_t kMaxAnnotationBytes = 256 * 1024;
 inline constexpr size_t kMaxPodIps = 16;
 
@@ -58,10 +64,14 @@ struct CriPodList {
 // created and running containers are listed (exited ones have no cgroup). The CRI cannot tell an
 // init container from a regular one, so every container has init=false: a running init
 // container is classified with its pod, like a regular one.
+//
+// Only the annotation keys in `options.annotation_keys` are copied into the pods (nullopt copies
+// them all), as the kubelet pod list's parser does: a sandbox carries all of its pod's
+// annotations, most of which netqos never reads.
 CriPodList TranslatePods(const runtime::v1::ListPodSandboxResponse& sandboxes,
                          const std::map<std::string, SandboxDetails>& details,
                          const runtime::v1::ListContainersResponse& containers,
-                         const std::string& runtime);
+                         const std::string& runtime, const pods::PodListOptions& options = {});
 
 // Whether `id` can be a sandbox or container id: 1 to 128 lowercase hex digits (what containerd
 // and CRI-O hand out; it is joined into cgroup paths).
