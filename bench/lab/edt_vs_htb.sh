@@ -23,7 +23,8 @@
 # The guest's writes do not reach the host, so the report goes to stdout: lines "LABMD: <markdown>"
 # (the part's section) and "LABTARGET: <summary table row>"; everything else is progress.
 #
-#   bench/lab/edt_vs_htb.sh [--quick] BUILD_DIR   (root; a kernel with sch_fq: the lab's guests)
+#   bench/lab/edt_vs_htb.sh [--quick] [--uncapped-only] BUILD_DIR
+#     (root; a kernel with sch_fq: the lab's guests; --uncapped-only: part 1 alone, a few minutes)
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=scripts/lib/mq-nic.sh
@@ -32,9 +33,16 @@ cd "$(dirname "$0")/../.." || exit 1
 . scripts/lib/lab-work.sh
 # shellcheck source=scripts/lib/lab-netqosd.sh
 . scripts/lib/lab-netqosd.sh
-QUICK=0
-[[ ${1:-} == --quick ]] && { QUICK=1; shift; }
-BUILD_DIR=${1:?usage: edt_vs_htb.sh [--quick] BUILD_DIR}
+QUICK=0 UNCAPPED_ONLY=0
+while [[ ${1:-} == --* ]]; do
+  case $1 in
+    --quick) QUICK=1 ;;
+    --uncapped-only) UNCAPPED_ONLY=1 ;;
+    *) fail "unknown option $1" ;;
+  esac
+  shift
+done
+BUILD_DIR=${1:?usage: edt_vs_htb.sh [--quick] [--uncapped-only] BUILD_DIR}
 [[ $BUILD_DIR == /* ]] || BUILD_DIR=$PWD/$BUILD_DIR
 NETQOSD=$BUILD_DIR/bin/netqosd
 NETQOSCTL=$BUILD_DIR/bin/netqosctl
@@ -292,9 +300,13 @@ for n, (ns, cnt) in sorted(tot.items()):
 }
 # BPF time per packet between two bpf_stats: $3 names the program that runs once per packet of
 # the flow (netqos_egress for a container's sent packets, netqos_rx for those it receives), the
-# denominator. Prints "TOTAL_NS_PER_PACKET PROGRAM NS_PER_RUN ns × RUNS_PER_PACKET, ...".
+# denominator; $4 the program left out, which runs for the peer: the cgroup programs are
+# attached where every process of the guest is below them, the iperf3 at the other end of the
+# veth too, and on a node that end is another machine (netqos_rx when the container sends,
+# netqos_egress when it receives). Prints "TOTAL_NS_PER_PACKET PROGRAM NS_PER_RUN ns ×
+# RUNS_PER_PACKET, ...".
 bpf_cost() {
-  python3 - "$3" 3<<<"$1" 4<<<"$2" <<'PY'
+  python3 - "$3" "$4" 3<<<"$1" 4<<<"$2" <<'PY'
 import sys
 def read(fd):
     out = {}
@@ -304,8 +316,8 @@ def read(fd):
                 n, ns, cnt = line.split()
                 out[n] = (int(ns), int(cnt))
     return out
-a, b, per = read(3), read(4), sys.argv[1]
-d = {n: (b[n][0] - a.get(n, (0, 0))[0], b[n][1] - a.get(n, (0, 0))[1]) for n in b}
+a, b, per, peer = read(3), read(4), sys.argv[1], sys.argv[2]
+d = {n: (b[n][0] - a.get(n, (0, 0))[0], b[n][1] - a.get(n, (0, 0))[1]) for n in b if n != peer}
 pkts = d.get(per, (0, 0))[1]
 if pkts <= 0:
     print("- (%s did not run)" % per)
@@ -336,11 +348,13 @@ for mode in htb edt; do
   echo "== $mode: nothing attached, then netqosd --shaping-mode=$mode"
   for k in tcp udp; do R[$mode,none1,$k]=$(single_run "$k" "$PLAIN"); done
   for k in tcp udp; do R[$mode,none1,$k,in]=$(single_run "$k" "$PLAIN" in); done
-  read -r R[$mode,idle,p50] R[$mode,idle,p99] < <(ping_p "$PLAIN")
-  start_clients 1
-  sleep 1
-  read -r R[$mode,bloat,p50] R[$mode,bloat,p99] < <(ping_p "$(cg_of 1)")
-  stop_clients
+  if ((!UNCAPPED_ONLY)); then
+    read -r R[$mode,idle,p50] R[$mode,idle,p99] < <(ping_p "$PLAIN")
+    start_clients 1
+    sleep 1
+    read -r R[$mode,bloat,p50] R[$mode,bloat,p99] < <(ping_p "$(cg_of 1)")
+    stop_clients
+  fi
   start_daemon "$mode"
   sleep 3  # a resync: the listed containers are classified (their level's default class)
   if [[ $mode == edt ]]; then
@@ -357,17 +371,24 @@ for mode in htb edt; do
     --qos shared_cores --mbps 50 >/dev/null || fail "Allocate"
   wait_caps 1 50 "$mode"
   for dir in out in; do
-    per=netqos_egress
-    [[ $dir == in ]] && per=netqos_rx
+    per=netqos_egress peer=netqos_rx
+    [[ $dir == in ]] && per=netqos_rx peer=netqos_egress
     for k in tcp udp; do
       before=$(bpf_stats)
       R[$mode,next,$k,$dir]=$(single_run "$k" "$(cg_of 1)" "$dir")
-      R[$mode,cost,$k,$dir]=$(bpf_cost "$before" "$(bpf_stats)" "$per")
+      R[$mode,cost,$k,$dir]=$(bpf_cost "$before" "$(bpf_stats)" "$per" "$peer")
     done
     echo "  $dir: ${R[$mode,next,tcp,$dir]} Mbit/s, ${R[$mode,next,udp,$dir]} pps; BPF ns per UDP packet: ${R[$mode,cost,udp,$dir]}" >&2
   done
   ctl remove --pod-uid lab-0 >/dev/null || fail "RemovePod"
   wait_uncapped "$mode"
+  if ((UNCAPPED_ONLY)); then
+    stop_daemon
+    reset_nic
+    for k in tcp udp; do R[$mode,none2,$k]=$(single_run "$k" "$PLAIN"); done
+    for k in tcp udp; do R[$mode,none2,$k,in]=$(single_run "$k" "$PLAIN" in); done
+    continue
+  fi
 
   echo "== $mode: ping next to a container capped at 100 Mbit/s"
   ctl allocate --pod-uid lab-0 --pod-namespace lab --pod-name p0 --container app \
@@ -447,10 +468,12 @@ md "### Uncapped container next to a capped one, both directions, and the BPF ti
 md ""
 md "The same uncapped container with another container of the node allocated 50 Mbit/s (idle), sending"
 md "(*out*) and receiving (*in*, iperf3 -R) for ${RUN} s, against nothing attached in the same"
-md "direction (the mean of before and after). *BPF ns per packet*: the sum of every netqos program's"
+md "direction (the mean of before and after). *BPF ns per packet*: the sum of the netqos programs'"
 md "run time over the run (the kernel's own counters, \`kernel.bpf_stats_enabled\`), divided by the"
 md "packets of the 64-byte UDP flow (the runs of \`netqos_egress\` sending, of \`netqos_rx\` receiving);"
-md "each program as ns per run × runs per packet. Under TCG a nanosecond is an emulated one: compare"
+md "each program as ns per run × runs per packet. Left out: the cgroup program that runs for the"
+md "iperf3 at the other end (\`netqos_rx\` sending, \`netqos_egress\` receiving), which is in the same"
+md "guest here and on another machine on a node. Under TCG a nanosecond is an emulated one: compare"
 md "the modes and the programs with each other, not with a real NIC's figures."
 md ""
 md "| mode | direction | bulk TCP: nothing / next to capped (Mbit/s) | ratio | 64-byte UDP: nothing / next to capped (pps) | ratio | BPF ns per UDP packet | per program |"
@@ -469,6 +492,7 @@ for mode in htb edt; do
   done
 done
 md ""
+if ((!UNCAPPED_ONLY)); then
 md "### Latency next to a capped bulk flow"
 md ""
 md "${PINGS} pings 10 ms apart from an uncapped container while another container sends bulk TCP;"
@@ -516,12 +540,13 @@ for mode in htb edt; do
   ((ABOVE[$mode])) && note="**a container above its cap by more than 2 %**"
   target "| lab ($mode, 4-queue NIC): wire rate vs cap, cells the guest can fill | worst container $worst % off its cap | no target | $note |"
 done
+fi
 for mode in htb edt; do
   target "| lab ($mode, 4-queue NIC): uncapped container vs nothing attached | TCP ${R[$mode,ratio,tcp]}×, 64-byte UDP ${R[$mode,ratio,udp]}× | no target | emulated guest |"
 done
 for mode in htb edt; do
   target "| lab ($mode, 4-queue NIC): uncapped container next to a capped one vs nothing attached (out / in) | 64-byte UDP ${R[$mode,nratio,udp,out]}× / ${R[$mode,nratio,udp,in]}×, TCP ${R[$mode,nratio,tcp,out]}× / ${R[$mode,nratio,tcp,in]}×; BPF ${R[$mode,ns,out]} / ${R[$mode,ns,in]} ns per UDP packet | UDP ≥ 0.90×, TCP ≥ 0.97× (the host's targets) | emulated guest: the kernel's counters are the figure to compare |"
 done
-target "| lab: p99 RTT next to a bulk flow capped at 100 Mbit/s | htb ${R[htb,rtt,p99]} µs, edt ${R[edt,rtt,p99]} µs | no target | idle: ${R[edt,idle,p99]} µs |"
+((UNCAPPED_ONLY)) || target "| lab: p99 RTT next to a bulk flow capped at 100 Mbit/s | htb ${R[htb,rtt,p99]} µs, edt ${R[edt,rtt,p99]} µs | no target | idle: ${R[edt,idle,p99]} µs |"
 echo "== done" >&2
 exit $((cleanup_ok ? 0 : 1))
