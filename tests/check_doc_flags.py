@@ -37,6 +37,8 @@ OTHER_PROGRAMS = {
     "--sndbuf": "tests/support/attack_sender.cc",
     "--self-test": "tests/layering_from_cmake.py, tests/check_doc_flags.py",
     "--suite": "scripts/lib/fetch-containerd.sh and tests/cri_integration/nri_real_runtime.sh",
+    "--quiet-hook": "scripts/kernel-lab.sh",
+    "--uncapped-only": "bench/lab/edt_vs_htb.sh",
 }
 
 FLAG = re.compile(r"--[a-z][a-z0-9-]*(\*)?")
