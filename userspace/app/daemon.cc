@@ -32,7 +32,6 @@
 #include "grpc/plugin_server.h"
 #include "grpc/registration_service.h"
 #include "grpc/resource_plugin_service.h"
-#include "os/scheduler_slice.h"
 #include "service/allocation_service.h"
 
 namespace netqos::app {
@@ -69,11 +68,6 @@ timespec RegistrationPollInterval(std::chrono::milliseconds timeout) {
   return timespec{ms / 1000, (ms % 1000) * 1000000L};
 }
 
-// Short enough that the block layer's flush worker, woken by a journal flush, gets the CPU
-// within about this long of the daemon's threads running; measured in docs/benchmarks.md
-// ("Group commit"). 0.1 ms is the shortest the kernel takes.
-constexpr std::chrono::microseconds kSchedulerSlice{100};
-
 int Fail(const Status& st) {
   spdlog::critical("netqosd cannot start: {}", st.message());
   return kExitFailure;
@@ -93,12 +87,6 @@ int RunDaemon(const DaemonConfig& config) {
   ::signal(SIGPIPE, SIG_IGN);
 
   SetupLogging(config.log_level, config.log_format);
-  // Before any thread starts, so that every thread inherits it (os/scheduler_slice.h: why).
-  if (auto slice = os::SetSchedulerSlice(kSchedulerSlice); !slice.ok()) {
-    spdlog::warn("scheduler slice left at the kernel's default: {}", slice.status().message());
-  } else if (slice->count() == 0) {
-    spdlog::debug("scheduler slice left at the kernel's default: no per-thread slice before 6.12");
-  }
   spdlog::info("netqosd starting enforcement={} state_dir={} topology={}",
                ChoiceName(config.enforcement, kEnforcementChoices), config.EffectiveStateDir(),
                config.topology_file.empty() ? std::string("kernel") : config.topology_file);
