@@ -26,7 +26,7 @@
 // the next leader). A leader flushes at once: a commit window (waiting for more records before
 // the flush) was measured and did not pay (docs/benchmarks.md, "Group commit"). Under that load a
 // flush is slow mostly because the block layer's flush worker waits for a CPU, not because of the
-// device (os/scheduler_slice.h).
+// device (measured there too).
 #pragma once
 
 #include <atomic>
