@@ -24,7 +24,9 @@
 // one caller whose record came too late for it waits to lead the next flush; the others sleep
 // until the next flush ends, and the end of a flush wakes only the callers it made durable (and
 // the next leader). A leader flushes at once: a commit window (waiting for more records before
-// the flush) was measured and did not pay (docs/benchmarks.md, "Group commit").
+// the flush) was measured and did not pay (docs/benchmarks.md, "Group commit"). Under that load a
+// flush is slow mostly because the block layer's flush worker waits for a CPU, not because of the
+// device (measured there too).
 #pragma once
 
 #include <atomic>
