@@ -11,9 +11,13 @@
 //     kernel's share of the cold start: as many HTB classes made by `tc -batch` alone on a fresh
 //     qdisc (bench/htb_class_scaling.sh), once per shaped device.
 //  3. Daemon RSS and idle CPU with no containers and with 10,000.
+// --churn=H (alone, no report): RSS hour by hour while 1,000 of the 10,000 pods are replaced per
+// simulated hour.
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -504,13 +508,186 @@ void RunFootprintOnly(const Args& args, int rounds) {
               resync_n, rounds, Median(peak_mib), Median(rss_mib));
 }
 
+// Least-squares slope of `y` against 1, 2, ..., y.size() (the change per step, which a single
+// noisy reading at either end does not set alone) and its standard error. NaN for fewer than
+// three points.
+struct Slope {
+  double per_step = std::nan("");
+  double std_error = std::nan("");
+};
+Slope FitSlope(const std::vector<double>& y) {
+  Slope s;
+  if (y.size() < 3) return s;
+  const double n = static_cast<double>(y.size());
+  const double mean_x = (n + 1) / 2;
+  const double mean_y = Mean(y);
+  double sxy = 0, sxx = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double dx = static_cast<double>(i + 1) - mean_x;
+    sxy += dx * (y[i] - mean_y);
+    sxx += dx * dx;
+  }
+  s.per_step = sxy / sxx;
+  double residuals = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double fit = mean_y + s.per_step * (static_cast<double>(i + 1) - mean_x);
+    residuals += (y[i] - fit) * (y[i] - fit);
+  }
+  s.std_error = std::sqrt(residuals / (n - 2) / sxx);
+  return s;
+}
+
+// One batch of churn: `gone` leave the node as the kubelet removes them (RemovePod, off the pod
+// list, their cgroups removed), `fresh` arrive (listed, allocated 1 Mbit/s, their cgroups made).
+// Returns once every fresh container's class entry carries its leaf and every gone container's
+// entry has left the class map, so that each batch ends with the node in a known state.
+void ReplacePods(EnforcementEnv& env, const std::vector<BenchPod>& gone,
+                 const std::vector<BenchPod>& fresh) {
+  std::vector<uint64_t> gone_ids;
+  for (const auto& p : gone) gone_ids.push_back(InodeOf(env.ContainerCgroup(p)));
+  for (const auto& p : gone) env.RemovePod(p);
+  // The oldest pods leave first: they are at the front of the list.
+  env.pods.erase(env.pods.begin(), env.pods.begin() + static_cast<ptrdiff_t>(gone.size()));
+  env.pods.insert(env.pods.end(), fresh.begin(), fresh.end());
+  env.WritePods();
+  for (const auto& p : gone) env.RemoveCgroup(p);
+  // Allocated before the cgroups exist, as the kubelet allocates before the runtime starts a
+  // container. The daemon may not have re-read the list yet: a container it cannot name waits
+  // for the next read, which is part of what churn costs.
+  for (const auto& p : fresh) env.Allocate(p, 1);
+  for (const auto& p : fresh) env.MakeCgroup(p);
+  for (const auto& p : fresh) {
+    if (env.WaitLeaf(env.ContainerCgroup(p), 60s) == 0) {
+      throw std::runtime_error("no leaf for " + p.name + " within 60 s of its cgroup");
+    }
+  }
+  const auto t0 = Clock::now();
+  for (const uint64_t id : gone_ids) {
+    while (env.Class(id)) {
+      if (Clock::now() - t0 > 60s) {
+        throw std::runtime_error("a removed container's class entry (cgroup id " +
+                                 std::to_string(id) + ") still in the map after 60 s");
+      }
+      SleepFor(2ms);
+    }
+  }
+}
+
+// --churn=H: the cold start of --footprint-only, then H simulated hours in which 1,000 of the
+// 10,000 pods are replaced (the oldest first, in batches of 100), as fast as the daemon takes
+// them: a day of a busy node in minutes. After each hour, once the daemon has settled, its RSS,
+// RssAnon and VmHWM; idle CPU over the idle window before the first hour and after the last.
+// Memory that each replaced pod leaves behind (a map entry never erased, a watch never dropped)
+// shows as RSS that rises hour after hour; the verdict compares the last hours with the first,
+// and fits a slope over all of them. Time-based expiries (tombstones, residual state) do not
+// advance with the simulated clock: what they hold is bounded by real time, not by pods. No
+// report is written.
+void RunChurn(const Args& args, int hours) {
+  const int resync_n = args.quick ? 300 : 10000;
+  const int per_hour = args.quick ? 50 : 1000;
+  const int batch = args.quick ? 25 : 100;
+  const auto idle_window = args.quick ? 3s : 35s;
+  // A couple of seconds for the last batch's work, then one pod list re-read (every 5 s), so that
+  // each hour is read in the same state.
+  const auto settle = 7s;
+  EnforcementEnv env(args, "r", 3);
+  const std::vector<BenchPod> pods = PrepareNode(args, env, resync_n);
+  const auto t_cold = Clock::now();
+  env.StartDaemon(true, kSpeed);
+  const pid_t pid = env.daemon().pid();
+  const size_t n = pods.size();
+  while (env.CountLeafEntries() < n || CountHtbLeaves(env.host_if()) < n ||
+         CountHtbLeaves(env.Ifb()) < n) {
+    if (Clock::now() - t_cold > 600s)
+      throw std::runtime_error("the cold start's leaves never came");
+    SleepFor(200ms);
+  }
+  const double settled_s = Seconds(Clock::now() - t_cold);
+  SleepFor(2s);
+  const Footprint cold = MeasureIdle(pid, idle_window);
+  std::printf(
+      "[churn] cold start: %d containers settled after %.1f s; idle: RSS %s (anon %s), peak "
+      "(VmHWM) %s, idle CPU %.2f %%\n",
+      resync_n, settled_s, Mib(cold.rss_kib).c_str(), Mib(cold.anon_kib).c_str(),
+      Mib(cold.peak_kib).c_str(), cold.cpu_percent);
+  std::fflush(stdout);
+
+  std::vector<double> rss_mib, anon_mib;
+  const auto t_churn = Clock::now();
+  for (int hour = 1; hour <= hours; ++hour) {
+    const auto t_hour = Clock::now();
+    for (int i = 0; i < per_hour; i += batch) {
+      CheckInterrupted();
+      const int k = std::min(batch, per_hour - i);
+      const std::vector<BenchPod> gone(env.pods.begin(), env.pods.begin() + k);
+      std::vector<BenchPod> fresh;
+      // Rounds 100 and up: apart from the cold start's pods (round 2), one round per hour.
+      for (int j = i; j < i + k; ++j) fresh.push_back(MakeBenchPod(100 + hour, j));
+      ReplacePods(env, gone, fresh);
+    }
+    const double churn_s = Seconds(Clock::now() - t_hour);
+    SleepFor(settle);
+    if (!env.Running())
+      throw std::runtime_error("netqosd exited during hour " + std::to_string(hour));
+    const long rss = RssKiB(pid);
+    const long anon = StatusKiB(pid, "RssAnon");
+    const long peak = StatusKiB(pid, "VmHWM");
+    rss_mib.push_back(static_cast<double>(rss) / 1024);
+    anon_mib.push_back(static_cast<double>(anon) / 1024);
+    // What the kernel holds for the node should not grow either: one leaf per container.
+    const size_t entries = env.CountLeafEntries();
+    const size_t leaves = CountHtbLeaves(env.host_if());
+    std::printf(
+        "[churn] hour %d: %d pods replaced in %.1f s (%.1f s with the settling); RSS %s (anon "
+        "%s), peak (VmHWM) %s; class entries %zu, HTB leaves %zu; %.0f s since the churn began\n",
+        hour, per_hour, churn_s, Seconds(Clock::now() - t_hour), Mib(rss).c_str(),
+        Mib(anon).c_str(), Mib(peak).c_str(), entries, leaves, Seconds(Clock::now() - t_churn));
+    std::fflush(stdout);
+  }
+  const Footprint end = MeasureIdle(pid, idle_window);
+  std::printf(
+      "[churn] after %d simulated hours (%.0f s): idle RSS %s (anon %s), peak (VmHWM) %s, idle "
+      "CPU %.2f %% (cold start: %.2f %%)\n",
+      hours, Seconds(Clock::now() - t_churn), Mib(end.rss_kib).c_str(), Mib(end.anon_kib).c_str(),
+      Mib(end.peak_kib).c_str(), end.cpu_percent, cold.cpu_percent);
+  // The last quarter of the hours (at least one) against the first hour: the first hour, not the
+  // cold start, since the cold start's idle RSS still holds what the allocator kept from its peak.
+  const size_t last_n = std::max<size_t>(1, rss_mib.size() / 4);
+  const double last_rss =
+      Mean(std::vector<double>(rss_mib.end() - static_cast<ptrdiff_t>(last_n), rss_mib.end()));
+  const double rise = last_rss - rss_mib.front();
+  // Creep is a rise that goes on: the slope over the second half of the hours, when the
+  // allocator's one-off growth after the cold start is behind, if it is more than twice its
+  // standard error (glibc's arenas move RSS by several MiB from one reading to the next) and
+  // more than 0.1 MiB per hour (2.4 MiB a day).
+  const std::vector<double> second_half(rss_mib.begin() + static_cast<ptrdiff_t>(hours / 2),
+                                        rss_mib.end());
+  const Slope all = FitSlope(rss_mib);
+  const Slope late = FitSlope(second_half);
+  const Slope anon = FitSlope(anon_mib);
+  const bool creeps = late.per_step > 2 * late.std_error && late.per_step > 0.1;
+  std::printf(
+      "[churn] verdict: %s. RSS hour 1 %.1f MiB, last %zu hour(s) %.1f MiB: %+.1f MiB (%+.2f MiB "
+      "per simulated hour); least-squares slope over all %d hours %+.3f ± %.3f MiB per hour "
+      "(anon %+.3f), over the last %zu %+.3f ± %.3f; %d pods replaced in all\n",
+      std::isnan(late.per_step) ? "too few hours to tell"
+      : creeps                  ? "RSS CREEPS"
+                                : "no creep",
+      rss_mib.front(), last_n, last_rss, rise, hours >= 2 ? rise / (hours - 1) : 0.0, hours,
+      all.per_step, all.std_error, anon.per_step, second_half.size(), late.per_step, late.std_error,
+      hours * per_hour);
+  env.StopDaemon();
+}
+
 }  // namespace
 }  // namespace netqos::bench
 
 int main(int argc, char** argv) {
-  // --resync-only=N and --footprint-only=N are this bench's own flags; the rest are every bench's.
+  // --resync-only=N, --footprint-only=N and --churn=H are this bench's own flags; the rest are
+  // every bench's.
   int resync_rounds = 0;
   int footprint_rounds = 0;
+  int churn_hours = 0;
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     std::string value;
@@ -518,6 +695,11 @@ int main(int argc, char** argv) {
       resync_rounds = std::max(1, std::atoi(value.c_str()));
     } else if (i > 0 && netqos::bench::FlagValue(argv[i], "--footprint-only", &value)) {
       footprint_rounds = std::max(1, std::atoi(value.c_str()));
+    } else if (i > 0 && netqos::bench::FlagValue(argv[i], "--churn", &value)) {
+      churn_hours = std::atoi(value.c_str());
+      if (churn_hours <= 0) churn_hours = 24;  // a day, the measure
+    } else if (i > 0 && std::string(argv[i]) == "--churn") {
+      churn_hours = 24;
     } else {
       rest.push_back(argv[i]);
     }
@@ -528,10 +710,15 @@ int main(int argc, char** argv) {
       "--resync-only=N: only the time to serve with 10,000 containers, N cold starts each "
       "followed by an adopting restart (medians printed, no report).\n"
       "--footprint-only=N: only the peak and idle RSS with 10,000 containers, N cold starts "
-      "(printed run by run, no report).");
+      "(printed run by run, no report).\n"
+      "--churn=H: after that cold start, H simulated hours (24 by default) of 1,000 pods "
+      "replaced per hour; RSS, RssAnon and VmHWM after each hour, and whether RSS creeps (no "
+      "report).");
   if (int code = netqos::bench::CheckRoot("reaction_bench"); code >= 0) return code;
   return netqos::bench::RunMain("reaction_bench", [&] {
-    if (footprint_rounds > 0) {
+    if (churn_hours > 0) {
+      netqos::bench::RunChurn(args, churn_hours);
+    } else if (footprint_rounds > 0) {
       netqos::bench::RunFootprintOnly(args, footprint_rounds);
     } else if (resync_rounds > 0) {
       netqos::bench::RunResyncOnly(args, resync_rounds);

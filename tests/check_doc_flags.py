@@ -39,6 +39,8 @@ OTHER_PROGRAMS = {
     "--suite": "scripts/lib/fetch-containerd.sh and tests/cri_integration/nri_real_runtime.sh",
     "--quiet-hook": "scripts/kernel-lab.sh",
     "--uncapped-only": "bench/lab/edt_vs_htb.sh",
+    "--footprint-only": "bench/reaction_bench.cc (netqos_bench_reaction)",
+    "--churn": "bench/reaction_bench.cc (netqos_bench_reaction)",
 }
 
 FLAG = re.compile(r"--[a-z][a-z0-9-]*(\*)?")
