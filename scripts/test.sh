@@ -194,12 +194,22 @@ stage_fuzz() {
 # that build is done; a stage takes the lock to wait, then reads the build's exit code. A build
 # that fails is the stage's failure, with the end of its log.
 bg_dir=$(mktemp -d)
-# The stages run in subshells: the background group's id is kept in a file.
+# The stages run in subshells: the background group's id, and the cgroup it runs in, are kept in
+# files. The cgroup (cgroup v2, where this shell may make one) holds every process of the builds,
+# so that they can be frozen and ended whole (scripts/lib/background-pause.sh); ninja puts each of
+# its jobs in a process group of its own, out of reach of a signal to the builds' group.
 cleanup() {
   rm -f "$built_marker"
   if [[ -s $bg_dir/pgid ]]; then  # CONT: a paused group acts on the TERM only when it runs
     kill -- "-$(cat "$bg_dir/pgid")" 2>/dev/null || true
-    kill -CONT -- "-$(cat "$bg_dir/pgid")" 2>/dev/null || true
+    scripts/lib/background-pause.sh "$bg_dir" off
+  fi
+  if [[ -s $bg_dir/cgroup ]]; then
+    local cg p
+    cg=$(cat "$bg_dir/cgroup")
+    echo 0 >"$cg/cgroup.freeze" 2>/dev/null
+    for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    for _ in $(seq 100); do rmdir "$cg" 2>/dev/null && break; sleep 0.05; done
   fi
   rm -rf "$bg_dir"
 }
@@ -211,14 +221,27 @@ start_background_builds() {
   done
   ((${#todo[@]})) || return 0
   for s in "${todo[@]}"; do : >"$bg_dir/$s.lock"; done
-  # setsid: its own process group, which the EXIT trap kills whole. The children inherit the
-  # idle priority (nice 19 where SCHED_IDLE is not allowed).
-  local prio=(chrt --idle 0)
+  # setsid: its own process group. The children inherit the idle priority (nice 19 where
+  # SCHED_IDLE is not allowed), and the cgroup, which the builds' shell joins before it starts
+  # anything.
+  local prio=(chrt --idle 0) cg2
   chrt --idle 0 true 2>/dev/null || prio=(nice -n 19)
+  cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+  if [[ -n $cg2 && ! -e $bg_dir/cgroup ]] && mkdir "$cg2/netqos-test-builds.$$" 2>/dev/null; then
+    if [[ -e $cg2/netqos-test-builds.$$/cgroup.freeze ]]; then
+      echo "$cg2/netqos-test-builds.$$" >"$bg_dir/cgroup"
+    else
+      rmdir "$cg2/netqos-test-builds.$$"  # a kernel before 5.2: no freezer in cgroup v2
+    fi
+  fi
   export -f configure_main build_lint build_asan build_tsan build_fuzz sanitizer_flags unit_e2e_targets fresh
   export BUILD_DIR keep fuzz_seconds
   setsid "${prio[@]}" bash -c '
     set -u
+    cg_file="'"$bg_dir"'/cgroup"
+    if [[ -s $cg_file ]] && ! echo $$ >"$(cat "$cg_file")/cgroup.procs"; then
+      rmdir "$(cat "$cg_file")" && rm -f "$cg_file"  # paused by signals instead
+    fi
     for s in "$@"; do exec {fd}<"'"$bg_dir"'/$s.lock"; flock "$fd"; eval "lock_$s=$fd"; done
     for s in "$@"; do
       start=$(date +%s)
@@ -235,11 +258,6 @@ start_background_builds() {
     done
   done
   echo "== background builds of ${todo[*]} started (idle priority; logs in $bg_dir)"
-}
-
-# background SIGNAL: sends SIGNAL to the background builds, if they run.
-background() {
-  if [[ -s $bg_dir/pgid ]]; then kill "-$1" -- "-$(cat "$bg_dir/pgid")" 2>/dev/null || true; fi
 }
 
 wait_for_build() {
@@ -270,11 +288,9 @@ stage_kernels() {
   # A guest's rate window has the machine to itself: even at idle priority the builds slow its
   # emulated receive path by several percent (the IFB leaf of a 100 Mbit/s pod fell to 92-93
   # while they ran). The guest asks for quiet around each window (tests/kernels/tc_rate.py), and
-  # this hook pauses the builds for it and resumes them after: they run through the rest of the
+  # this hook freezes the builds for it and thaws them after: they run through the rest of the
   # guest's time (about two thirds of it), which used to be lost to them.
-  # shellcheck disable=SC2016  # the hook's $1 and $s are its own
-  hook='[[ -s '"$bg_dir"'/pgid ]] || exit 0; if [[ $1 == on ]]; then s=STOP; else s=CONT; fi
-    kill -s "$s" -- "-$(cat '"$bg_dir"'/pgid)" 2>/dev/null || true'
+  hook="$PWD/scripts/lib/background-pause.sh $bg_dir \"\$1\""
   for k in ${NETQOS_LAB_KERNELS:-6.1}; do
     mode=--no-traffic
     for t in ${NETQOS_LAB_TRAFFIC_KERNELS-6.1}; do [[ $t == "$k" ]] && mode=""; done
@@ -282,7 +298,7 @@ stage_kernels() {
     # shellcheck disable=SC2086  # mode is one word or none
     scripts/kernel-lab.sh --kernel "$k" --timeout 900 --quiet-hook "$hook" -- \
       tests/kernels/smoke.sh "$BUILD_DIR" $mode || rc=1
-    background SIGCONT  # should the guest have ended inside a window without saying so
+    scripts/lib/background-pause.sh "$bg_dir" off  # should the guest have ended inside a window
   done
   return "$rc"
 }
