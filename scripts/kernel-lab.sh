@@ -4,14 +4,12 @@
 # status.
 #
 #   scripts/kernel-lab.sh --kernel 5.10|6.1|6.12 [--cpus N] [--mem SIZE] [--timeout SECONDS] \
-#       [--quiet-hook CMD] -- COMMAND [ARGS...]
+#       -- COMMAND [ARGS...]
 #     --kernel    the series: 5.10 (bullseye), 6.1 (bookworm), 6.12 (trixie); the generic -amd64
 #                 flavour, the newest build of the series Debian has (cloud lacks 9p)
 #     --cpus      guest vCPUs (default 2)
 #     --mem       guest memory, qemu's -m syntax (default 2G); the guest's writes live in it
 #     --timeout   seconds before the guest is killed (default 600); the lab then exits 124
-#     --quiet-hook  a bash command the host runs with the argument "on" when the guest asks for a
-#                 quiet host (a rate window begins) and "off" when it no longer does
 #
 # The guest sees the host's whole file tree read-only through 9p, under an overlay whose upper
 # layer is tmpfs: every host binary runs unchanged, and nothing the guest writes reaches the host.
@@ -51,7 +49,7 @@ usage() {
 die() { echo "$prog: $*" >&2; exit 125; }
 note() { [[ -n ${NETQOS_LAB_QUIET:-} ]] || echo "$prog: $*" >&2; }
 
-kernel="" cpus=2 mem=2G timeout=600 quiet_hook=""
+kernel="" cpus=2 mem=2G timeout=600
 while (($#)); do
   case $1 in
     --kernel) kernel=${2-}; shift 2 || usage ;;
@@ -62,8 +60,6 @@ while (($#)); do
     --mem=*) mem=${1#*=}; shift ;;
     --timeout) timeout=${2-}; shift 2 || usage ;;
     --timeout=*) timeout=${1#*=}; shift ;;
-    --quiet-hook) quiet_hook=${2-}; shift 2 || usage ;;
-    --quiet-hook=*) quiet_hook=${1#*=}; shift ;;
     --) shift; break ;;
     -h|--help) usage ;;
     *) echo "$prog: unexpected '$1' (COMMAND goes after --)" >&2; usage ;;
@@ -319,7 +315,6 @@ qos_modules="sch_fq sch_fq_codel sch_htb ifb cls_bpf cls_u32 act_mirred veth"
   done < <(compgen -e)
   # shellcheck disable=SC2016  # for the guest's shell
   echo '[ -z "${TMPDIR:-}" ] || [ -d "$TMPDIR" ] || unset TMPDIR'
-  echo 'export NETQOS_LAB_QUIET_PORT=/dev/ttyS3'  # see "The serial ports" below
   printf 'cd -- %q || exit 125\n' "$PWD"
   printf 'exec'
   printf ' %q' "$@"
@@ -356,42 +351,11 @@ esac
 # The serial ports: ttyS0 stdout and ttyS1 stderr (FIFOs that cat copies out, so that they
 # stream), ttyS2 the kernel console, ttyS3 the status lines (NETQOS-LAB-READY <uptime>,
 # NETQOS-LAB-EXIT <status> or NETQOS-LAB-ERROR <why>).
-#
-# ttyS3 also carries the command's requests for a quiet host (NETQOS_LAB_QUIET_PORT in its
-# environment): "NETQOS-LAB-QUIET on" before a rate window, "NETQOS-LAB-QUIET off" after it
-# (tests/kernels/tc_rate.py). A TCG guest's packet rates drop by several percent when anything
-# else runs on the host, even at idle priority; scripts/test.sh pauses its background builds for
-# the windows alone, through --quiet-hook, and lets them run the rest of the guest's time. The
-# hook runs when the first request opens and when the last one closes (nested requests count),
-# and once more with "off" if the guest ends inside a window. qemu has four ISA serial ports,
-# which is why the status port is shared rather than a fifth added.
 
-mkfifo "$tmp/io/out.fifo" "$tmp/io/err.fifo" "$tmp/io/status.fifo"
+mkfifo "$tmp/io/out.fifo" "$tmp/io/err.fifo"
 cat "$tmp/io/out.fifo" &
 readers+=($!)
 cat "$tmp/io/err.fifo" >&2 &
-readers+=($!)
-# status_lines HOOK: copies the status port's lines to stdout and runs HOOK for the quiet
-# requests among them.
-status_lines() {
-  local line depth=0
-  while IFS= read -r line; do
-    line=${line%$'\r'}
-    printf '%s\n' "$line"
-    case $line in
-      'NETQOS-LAB-QUIET on')
-        depth=$((depth + 1))
-        if ((depth == 1)) && [[ -n $1 ]]; then bash -c "$1" quiet-hook on || true; fi ;;
-      'NETQOS-LAB-QUIET off')
-        if ((depth > 0)); then
-          depth=$((depth - 1))
-          if ((depth == 0)) && [[ -n $1 ]]; then bash -c "$1" quiet-hook off || true; fi
-        fi ;;
-    esac
-  done
-  if ((depth > 0)) && [[ -n $1 ]]; then bash -c "$1" quiet-hook off || true; fi
-}
-status_lines "$quiet_hook" <"$tmp/io/status.fifo" >"$tmp/io/status" &
 readers+=($!)
 console=$tmp/io/console
 if [[ -n ${NETQOS_LAB_VERBOSE:-} ]]; then
@@ -422,7 +386,7 @@ setpriv --pdeathsig KILL timeout --kill-after=10 "$timeout" \
   -chardev "file,id=out,path=$tmp/io/out.fifo" -serial chardev:out \
   -chardev "file,id=err,path=$tmp/io/err.fifo" -serial chardev:err \
   -chardev "file,id=con,path=$console" -serial chardev:con \
-  -chardev "file,id=st,path=$tmp/io/status.fifo" -serial chardev:st \
+  -chardev "file,id=st,path=$tmp/io/status" -serial chardev:st \
   </dev/null >"$tmp/io/qemu.log" 2>&1 &
 qpid=$!
 qrc=0

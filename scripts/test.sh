@@ -284,21 +284,20 @@ stage_kernels() {
   cmake --build "$BUILD_DIR" -j "$NETQOS_JOBS" --target netqosd netqosctl netqos_integration_tests
   built
   start_background_builds
-  local k t rc=0 mode hook
-  # A guest's rate window has the machine to itself: even at idle priority the builds slow its
-  # emulated receive path by several percent (the IFB leaf of a 100 Mbit/s pod fell to 92-93
-  # while they ran). The guest asks for quiet around each window (tests/kernels/tc_rate.py), and
-  # this hook freezes the builds for it and thaws them after: they run through the rest of the
-  # guest's time (about two thirds of it), which used to be lost to them.
-  hook="$PWD/scripts/lib/background-pause.sh $bg_dir \"\$1\""
+  local k t rc=0 mode
   for k in ${NETQOS_LAB_KERNELS:-6.1}; do
     mode=--no-traffic
     for t in ${NETQOS_LAB_TRAFFIC_KERNELS-6.1}; do [[ $t == "$k" ]] && mode=""; done
     echo "== kernel $k${mode:+ (no rate windows)}"
+    # A guest that measures rates has the machine to itself: even at idle priority the builds
+    # slow its emulated receive path by several percent (the IFB leaf of a 100 Mbit/s pod fell
+    # to 92-93 while they ran), so they are frozen for it, compilers included
+    # (scripts/lib/background-pause.sh). Not for its rate windows alone: tried, the 6.1 guest
+    # took 60 % longer and passed its 900 s (docs/testing.md).
+    [[ -n $mode ]] || scripts/lib/background-pause.sh "$bg_dir" on
     # shellcheck disable=SC2086  # mode is one word or none
-    scripts/kernel-lab.sh --kernel "$k" --timeout 900 --quiet-hook "$hook" -- \
-      tests/kernels/smoke.sh "$BUILD_DIR" $mode || rc=1
-    scripts/lib/background-pause.sh "$bg_dir" off  # should the guest have ended inside a window
+    scripts/kernel-lab.sh --kernel "$k" --timeout 900 -- tests/kernels/smoke.sh "$BUILD_DIR" $mode || rc=1
+    scripts/lib/background-pause.sh "$bg_dir" off
   done
   return "$rc"
 }

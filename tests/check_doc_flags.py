@@ -37,7 +37,6 @@ OTHER_PROGRAMS = {
     "--sndbuf": "tests/support/attack_sender.cc",
     "--self-test": "tests/layering_from_cmake.py, tests/check_doc_flags.py",
     "--suite": "scripts/lib/fetch-containerd.sh and tests/cri_integration/nri_real_runtime.sh",
-    "--quiet-hook": "scripts/kernel-lab.sh",
     "--uncapped-only": "bench/lab/edt_vs_htb.sh",
     "--footprint-only": "bench/reaction_bench.cc (netqos_bench_reaction)",
     "--churn": "bench/reaction_bench.cc (netqos_bench_reaction)",

@@ -18,19 +18,11 @@ per object, in order. One long-lived `tc -s -batch -` per object answers every s
 sample: on a TCG guest an exec of tc takes 50-150 ms); each sample's timestamp is the middle of
 the request/answer bracket, the best of 5, and the bracket bounds the error. Prints
 "MBPS ERROR_PERCENT" for each.
-
-In the kernel lab (NETQOS_LAB_QUIET_PORT set, scripts/kernel-lab.sh) the window asks the host to
-be quiet from before its first sample to after its last, and waits QUIET_SETTLE seconds after
-asking: the host may have been running other work until then, and the flows' queues fill again
-at the guest's full speed before the window opens.
 """
-import os
 import re
 import subprocess
 import sys
 import time
-
-QUIET_SETTLE = 0.5
 
 
 class Counter:
@@ -82,15 +74,6 @@ class Counter:
         self.tc.wait()
 
 
-def ask_host(port, state):
-    """One status line to the lab's host; a window measured without it is only noisier."""
-    try:
-        with open(port, "w") as f:
-            f.write("NETQOS-LAB-QUIET %s\n" % state)
-    except OSError as e:
-        print("tc_rate.py: could not ask the host for quiet (%s): %s" % (port, e), file=sys.stderr)
-
-
 def main():
     args = sys.argv[1:]
     groups, secs = [], None
@@ -107,18 +90,9 @@ def main():
                 sys.exit(__doc__)
             secs, args = float(args[0]), args[1:]
     counters = [Counter(*g) for g in groups]
-    port = os.environ.get("NETQOS_LAB_QUIET_PORT")
-    if port:
-        ask_host(port, "on")
-    try:
-        if port:
-            time.sleep(QUIET_SETTLE)
-        first = [c.sample() for c in counters]
-        time.sleep(secs)
-        last = [c.sample() for c in counters]
-    finally:
-        if port:
-            ask_host(port, "off")
+    first = [c.sample() for c in counters]
+    time.sleep(secs)
+    last = [c.sample() for c in counters]
     for a, b in zip(first, last):
         dt = b[0] - a[0]
         print("%.2f %.2f" % ((b[1] - a[1]) * 8 / dt / 1e6, 100 * (a[2] + b[2]) / 2 / dt))
