@@ -207,8 +207,8 @@ cleanup() {
   if [[ -s $bg_dir/cgroup ]]; then
     local cg p
     cg=$(cat "$bg_dir/cgroup")
-    echo 0 >"$cg/cgroup.freeze" 2>/dev/null
-    for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    echo 0 >"$cg/cgroup.freeze" 2>/dev/null || true
+    for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
     for _ in $(seq 100); do rmdir "$cg" 2>/dev/null && break; sleep 0.05; done
   fi
   rm -rf "$bg_dir"
