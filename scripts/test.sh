@@ -200,14 +200,13 @@ bg_dir=$(mktemp -d)
 # its jobs in a process group of its own, out of reach of a signal to the builds' group.
 cleanup() {
   rm -f "$built_marker"
-  if [[ -s $bg_dir/pgid ]]; then  # CONT: a paused group acts on the TERM only when it runs
+  if [[ -s $bg_dir/pgid ]]; then  # thawed: a paused group acts on the TERM only when it runs
     kill -- "-$(cat "$bg_dir/pgid")" 2>/dev/null || true
     scripts/lib/background-pause.sh "$bg_dir" off
   fi
   if [[ -s $bg_dir/cgroup ]]; then
     local cg p
     cg=$(cat "$bg_dir/cgroup")
-    echo 0 >"$cg/cgroup.freeze" 2>/dev/null || true
     for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
     for _ in $(seq 100); do rmdir "$cg" 2>/dev/null && break; sleep 0.05; done
   fi

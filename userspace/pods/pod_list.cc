@@ -185,9 +185,7 @@ Slot PodListHandler::KeySlot(Node node, const std::string& key) {
       if (auto it = pod_.annotations.find(key); it != pod_.annotations.end()) {
         pod_.annotations.erase(it);
       }
-      if (options_.annotation_keys && !options_.annotation_keys->contains(key)) {
-        return Slot::kIgnored;
-      }
+      if (!options_.KeepsAnnotation(key)) return Slot::kIgnored;
       annotation_.assign(key);
       return Slot::kAnnotation;
     }

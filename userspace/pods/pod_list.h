@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -47,6 +48,10 @@ struct PodListOptions {
   // API server's 256 KiB bound on a pod's annotations, which every pod it lists has passed; the
   // runtime's sources check that bound on all annotations, kept or not (cri/cri_translate.h).
   std::optional<std::set<std::string, std::less<>>> annotation_keys;
+
+  bool KeepsAnnotation(std::string_view key) const {
+    return !annotation_keys || annotation_keys->contains(key);
+  }
 };
 
 // Parses a PodList JSON document. Missing fields are left empty; items that are not objects are

@@ -191,9 +191,7 @@ CriPodList TranslatePods(const runtime::v1::ListPodSandboxResponse& sandboxes,
     pod.ns = id.ns;
     pod.name = id.name;
     for (const auto& [key, value] : sb->annotations()) {
-      if (!options.annotation_keys || options.annotation_keys->contains(key)) {
-        pod.annotations.emplace(key, value);
-      }
+      if (options.KeepsAnnotation(key)) pod.annotations.emplace(key, value);
     }
     const bool ready = sb->state() == runtime::v1::SANDBOX_READY;
     pod.phase = ready ? "Pending" : "Unknown";  // "Running" once a container runs (below)
