@@ -30,11 +30,19 @@ if(NETQOS_SANITIZE)
   endif()
 endif()
 
-# libFuzzer (NETQOS_FUZZ=ON, clang only; scripts/fuzz.sh): every userspace object gets the
-# coverage instrumentation libFuzzer steers by; only the executables in fuzz/ link its driver.
+# libFuzzer (NETQOS_FUZZ=ON, clang only; scripts/fuzz.sh): the product's objects (proto/,
+# userspace/) and the targets in fuzz/ get the coverage instrumentation libFuzzer steers by, each
+# of those directories through netqos_fuzz_coverage(); only the executables in fuzz/ link its
+# driver. The tests and benchmarks that share such a build (scripts/test.sh's asan build also
+# makes the fuzz targets) are left uninstrumented: they would compile and run slower for nothing.
 if(NETQOS_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     message(FATAL_ERROR "NETQOS_FUZZ needs clang: -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++")
   endif()
-  add_compile_options(-fsanitize=fuzzer-no-link)
 endif()
+# A macro: add_compile_options must act on the calling directory (and the ones it adds after).
+macro(netqos_fuzz_coverage)
+  if(NETQOS_FUZZ)
+    add_compile_options(-fsanitize=fuzzer-no-link)
+  endif()
+endmacro()

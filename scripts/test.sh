@@ -2,11 +2,11 @@
 # The test command: installs what is missing, configures and builds netqos from scratch and runs
 # every test through CTest (stage main), the privileged smoke subset inside Debian's 6.1 kernel
 # under qemu (stage kernels, 5.10 and 6.12 in the full matrix: scripts/kernel-lab.sh runs
-# tests/kernels/smoke.sh on the main build directory's binaries), then the same unit and e2e tests under ASan + UBSan (stage
-# asan), the concurrency tests under ThreadSanitizer (stage tsan), a short libFuzzer run of every
-# fuzz target (stage fuzz), each in its own build directory, and clang-tidy's CTest case (stage
-# lint, left out of main). Fails if any stage fails; prints a summary with each stage's build and
-# run times.
+# tests/kernels/smoke.sh on the main build directory's binaries), then the same unit and e2e
+# tests under ASan + UBSan (stage asan), the concurrency tests under ThreadSanitizer (stage tsan),
+# a short libFuzzer run of every fuzz target (stage fuzz, made by the ASan build) and
+# clang-tidy's CTest case (stage lint, left out of main). Fails if any stage fails; prints a
+# summary with each stage's build and run times and how busy the machine's CPU was meanwhile.
 #
 # The machine is mostly waiting while the main stage's tests and the kernel guests run (sockets,
 # rate windows, a guest's sleeps): the asan, tsan and fuzz builds and clang-tidy run meanwhile in
@@ -22,10 +22,10 @@
 #     --fuzz-seconds=N   time per fuzz target (default 20; see scripts/fuzz.sh)
 #     ctest args         passed to the main stage's ctest (e.g. -L unit, -R restart)
 #   BUILD_DIR=...        main build directory (default: build); the other stages use
-#                        $BUILD_DIR-asan, $BUILD_DIR-tsan and $BUILD_DIR-fuzz
+#                        $BUILD_DIR-asan (asan and fuzz) and $BUILD_DIR-tsan
 #   NETQOS_JOBS=N        build parallelism (default: nproc)
-#   NETQOS_TSAN_TESTS=RE ctest -R regex of the tsan stage (default: the concurrency tests and
-#                        the metrics listener's tests)
+#   NETQOS_TSAN_TESTS=RE ctest -R regex of the tsan stage (default: the concurrency tests of
+#                        the daemon and the checkpoint, and the metrics listener's tests)
 #   NETQOS_ASAN_OPT, NETQOS_TSAN_OPT  optimisation of those builds (defaults -O0 and -O1)
 #   NETQOS_RELEASE_REF   the earlier release of the releases stage (default: the newest v* tag
 #                        before HEAD)
@@ -136,13 +136,23 @@ stage_lint() {
   tail -n 1 "$bg_dir/lint.log" 2>/dev/null || true
 }
 
-build_asan() {
+# The ASan build also makes the fuzz targets: its product code (proto/, userspace/) carries
+# libFuzzer's coverage (NETQOS_FUZZ, cmake/Sanitizers.cmake), so the fuzz stage needs no build
+# of its own, only its six executables. They fuzz at the ASan build's -O0, a fifth to a ninth of
+# the executions of scripts/fuzz.sh's -O1 build in the same time: CI's 20 s per target replays
+# the seed corpus and looks around it; exploring is a campaign's job, in scripts/fuzz.sh's build
+# (docs/testing.md).
+configure_asan() {
   local dir=$BUILD_DIR-asan
-  fresh "$dir"
+  [[ -f $dir/build.ninja ]] && return 0
   mapfile -t flags < <(sanitizer_flags "${NETQOS_ASAN_OPT:--O0}")
-  cmake -S . -B "$dir" -G Ninja "${flags[@]}" "-DNETQOS_SANITIZE=address;undefined"
-  mapfile -t targets < <(unit_e2e_targets "$dir")
-  cmake --build "$dir" -j "$NETQOS_JOBS" --target "${targets[@]}"
+  cmake -S . -B "$dir" -G Ninja "${flags[@]}" "-DNETQOS_SANITIZE=address;undefined" -DNETQOS_FUZZ=ON
+}
+
+build_asan() {
+  configure_asan
+  mapfile -t targets < <(unit_e2e_targets "$BUILD_DIR-asan")
+  cmake --build "$BUILD_DIR-asan" -j "$NETQOS_JOBS" --target "${targets[@]}"
 }
 
 stage_asan() {
@@ -165,28 +175,30 @@ build_tsan() {
   mapfile -t flags < <(sanitizer_flags "${NETQOS_TSAN_OPT:--O1}")
   cmake -S . -B "$dir" -G Ninja "${flags[@]}" -DNETQOS_SANITIZE=thread
   cmake --build "$dir" -j "$NETQOS_JOBS" --target netqos_sanitizer_selftest netqosd netqosctl \
-    netqos_e2e_tests netqos_metrics_tests
+    netqos_e2e_concurrency_tests netqos_metrics_tests netqos_checkpoint_tests
 }
 
 stage_tsan() {
   wait_for_build tsan
   built
   # The daemon under many concurrent kubelet clients (tests/e2e/concurrency_test.cc; its test
-  # names say "concurrent" or "N clients"), and the metrics listener's connection thread and
-  # answer threads under hostile clients (tests/unit/metrics/http_server_hostile_clients_test.cc).
+  # names say "concurrent" or "N clients"), the checkpoint's writers against its group commit and
+  # its snapshot (tests/unit/checkpoint/: "concurrent", "concurrently"), and the metrics
+  # listener's connection thread and answer threads under hostile clients
+  # (tests/unit/metrics/http_server_hostile_clients_test.cc).
   # --no-tests=error: a rename must not silently empty this stage.
   (cd "$BUILD_DIR-tsan" && ctest --output-on-failure --timeout 900 -R "$tsan_tests" --no-tests=error)
 }
 
 build_fuzz() {
-  fresh "$BUILD_DIR-fuzz"
-  FUZZ_BUILD_DIR=$BUILD_DIR-fuzz scripts/fuzz.sh --seconds "$fuzz_seconds" --build-only
+  configure_asan
+  cmake --build "$BUILD_DIR-asan" -j "$NETQOS_JOBS" --target netqos_fuzzers
 }
 
 stage_fuzz() {
   wait_for_build fuzz
   built
-  FUZZ_BUILD_DIR=$BUILD_DIR-fuzz scripts/fuzz.sh --seconds "$fuzz_seconds" --no-build
+  FUZZ_BUILD_DIR=$BUILD_DIR-asan scripts/fuzz.sh --seconds "$fuzz_seconds" --no-build
 }
 
 # The background builds: one process, at idle priority, builds the selected sanitizer and fuzz
@@ -233,7 +245,8 @@ start_background_builds() {
       rmdir "$cg2/netqos-test-builds.$$"  # a kernel before 5.2: no freezer in cgroup v2
     fi
   fi
-  export -f configure_main build_lint build_asan build_tsan build_fuzz sanitizer_flags unit_e2e_targets fresh
+  export -f configure_main configure_asan build_lint build_asan build_tsan build_fuzz sanitizer_flags \
+    unit_e2e_targets fresh
   export BUILD_DIR keep fuzz_seconds
   setsid "${prio[@]}" bash -c '
     set -u
@@ -242,10 +255,12 @@ start_background_builds() {
       rmdir "$(cat "$cg_file")" && rm -f "$cg_file"  # paused by signals instead
     fi
     for s in "$@"; do exec {fd}<"'"$bg_dir"'/$s.lock"; flock "$fd"; eval "lock_$s=$fd"; done
+    cpu_usec() { [[ -s $cg_file ]] && awk '"'"'$1 == "usage_usec" { print $2 }'"'"' "$(cat "$cg_file")/cpu.stat"; }
     for s in "$@"; do
-      start=$(date +%s)
+      start=$(date +%s) cpu0=$(cpu_usec)
       (set -e; "build_$s") >"'"$bg_dir"'/$s.log" 2>&1
-      echo "$? $(( $(date +%s) - start ))" >"'"$bg_dir"'/$s.rc"
+      rc=$? cpu1=$(cpu_usec)
+      echo "$rc $(( $(date +%s) - start )) ${cpu0:+$(( (cpu1 - cpu0) / 1000000 ))}" >"'"$bg_dir"'/$s.rc"
       eval "flock -u \$lock_$s"
     done' background-builds "${todo[@]}" </dev/null &
   echo "$!" >"$bg_dir/pgid"
@@ -266,8 +281,8 @@ wait_for_build() {
     return
   fi
   flock "$bg_dir/$s.lock" true
-  read -r rc secs <"$bg_dir/$s.rc" || { echo "no result from the background build of $s" >&2; return 1; }
-  echo "== the background build of $s took ${secs}s and exited $rc"
+  read -r rc secs cpu <"$bg_dir/$s.rc" || { echo "no result from the background build of $s" >&2; return 1; }
+  echo "== the background build of $s took ${secs}s${cpu:+ (${cpu}s of CPU)} and exited $rc"
   if ((rc != 0)); then
     tail -n 80 "$bg_dir/$s.log" >&2
     return "$rc"
@@ -310,6 +325,20 @@ stage_releases() {
   tests/release/across_releases.sh "$BUILD_DIR" "${NETQOS_RELEASE_REF:-}"
 }
 
+# The whole machine's CPU time as "busy total" (USER_HZ ticks, every core): each stage's summary
+# line says how busy the machine was, which tells a stage that waits from one that computes.
+cpu_ticks() { awk '$1 == "cpu" { b = $2 + $3 + $4 + $7 + $8; print b, b + $5 + $6 + $9; exit }' /proc/stat; }
+busy_since() {
+  local b0=$1 t0=$2 b1 t1
+  read -r b1 t1 < <(cpu_ticks)
+  echo "$(( t1 > t0 ? 100 * (b1 - b0) / (t1 - t0) : 0 ))% CPU busy"
+}
+
+# The ASan and fuzz stages share one build directory (build_asan, build_fuzz): made fresh once.
+for s in "${selected[@]}"; do
+  [[ $s == asan || $s == fuzz ]] && { fresh "$BUILD_DIR-asan"; break; }
+done
+
 declare -A result=()
 failed=0
 total_start=$(now)
@@ -319,6 +348,7 @@ for s in "${selected[@]}"; do
   echo "== stage $s"
   echo "================================================================================"
   start=$(now)
+  read -r busy0 ticks0 < <(cpu_ticks)
   echo "$start" >"$built_marker"
   set +e
   ( set -e; "stage_$s" "$@" )
@@ -326,7 +356,7 @@ for s in "${selected[@]}"; do
   set -e
   end=$(now)
   build_end=$(cat "$built_marker")
-  times="build $((build_end - start))s, run $((end - build_end))s"
+  times="build $((build_end - start))s, run $((end - build_end))s; $(busy_since "$busy0" "$ticks0")"
   if ((code == 0)); then
     result[$s]="passed ($times)"
   else
