@@ -470,14 +470,22 @@ void RunResyncOnly(const Args& args, int rounds) {
       resync_n, rounds, Median(cold_ms), Median(warm_ms));
 }
 
+// The idle window of --footprint-only and --churn: --idle-window=S when given (0 when not). The
+// default 35 s holds one periodic resync; idle CPU averaged over a node's real cycle needs a
+// full resync in the window too (every 5 min by default), so 330 s or more.
+std::chrono::seconds IdleWindow(const Args& args, std::chrono::seconds given) {
+  if (given.count() > 0) return given;
+  return args.quick ? 3s : 35s;
+}
+
 // --footprint-only=N: only the footprint of 3. at 10,000 containers, for N cold starts (about
 // 50 s each): the peak RSS (VmHWM) once every container is classified with its leaves in place,
 // then RSS and idle CPU over the idle window, printed run by run. Memory is compared between
 // builds with this, run alternately (NETQOS_BENCH_NETQOSD names the other build's netqosd; a
 // wrapper script there can run it under a heap profiler). No report is written.
-void RunFootprintOnly(const Args& args, int rounds) {
+void RunFootprintOnly(const Args& args, int rounds, std::chrono::seconds idle_given) {
   const int resync_n = args.quick ? 300 : 10000;
-  const auto idle_window = args.quick ? 3s : 35s;
+  const auto idle_window = IdleWindow(args, idle_given);
   EnforcementEnv env(args, "r", 3);
   const std::vector<BenchPod> pods = PrepareNode(args, env, resync_n);
   std::vector<double> peak_mib, rss_mib;
@@ -582,11 +590,11 @@ void ReplacePods(EnforcementEnv& env, const std::vector<BenchPod>& gone,
 // and fits a slope over all of them. Time-based expiries (tombstones, residual state) do not
 // advance with the simulated clock: what they hold is bounded by real time, not by pods. No
 // report is written.
-void RunChurn(const Args& args, int hours) {
+void RunChurn(const Args& args, int hours, std::chrono::seconds idle_given) {
   const int resync_n = args.quick ? 300 : 10000;
   const int per_hour = args.quick ? 50 : 1000;
   const int batch = args.quick ? 25 : 100;
-  const auto idle_window = args.quick ? 3s : 35s;
+  const auto idle_window = IdleWindow(args, idle_given);
   // A couple of seconds for the last batch's work, then one pod list re-read (every 5 s), so that
   // each hour is read in the same state.
   const auto settle = 7s;
@@ -683,11 +691,12 @@ void RunChurn(const Args& args, int hours) {
 }  // namespace netqos::bench
 
 int main(int argc, char** argv) {
-  // --resync-only=N, --footprint-only=N and --churn=H are this bench's own flags; the rest are
-  // every bench's.
+  // --resync-only=N, --footprint-only=N, --churn=H and --idle-window=S are this bench's own
+  // flags; the rest are every bench's.
   int resync_rounds = 0;
   int footprint_rounds = 0;
   int churn_hours = 0;
+  std::chrono::seconds idle_window{0};
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     std::string value;
@@ -700,6 +709,16 @@ int main(int argc, char** argv) {
       if (churn_hours <= 0) churn_hours = 24;  // a day, the measure
     } else if (i > 0 && std::string(argv[i]) == "--churn") {
       churn_hours = 24;
+    } else if (i > 0 && netqos::bench::FlagValue(argv[i], "--idle-window", &value)) {
+      const int s = std::atoi(value.c_str());
+      if (s < 1 || s > 3600 || value != std::to_string(s)) {
+        std::fprintf(stderr,
+                     "reaction_bench: --idle-window=%s is not a whole number of seconds "
+                     "from 1 to 3600\n",
+                     value.c_str());
+        return 2;
+      }
+      idle_window = std::chrono::seconds(s);
     } else {
       rest.push_back(argv[i]);
     }
@@ -713,13 +732,15 @@ int main(int argc, char** argv) {
       "(printed run by run, no report).\n"
       "--churn=H: after that cold start, H simulated hours (24 by default) of 1,000 pods "
       "replaced per hour; RSS, RssAnon and VmHWM after each hour, and whether RSS creeps (no "
-      "report).");
+      "report).\n"
+      "--idle-window=S: the idle window of those two in seconds (default 35: one periodic "
+      "resync; 330 also holds a full resync).");
   if (int code = netqos::bench::CheckRoot("reaction_bench"); code >= 0) return code;
   return netqos::bench::RunMain("reaction_bench", [&] {
     if (churn_hours > 0) {
-      netqos::bench::RunChurn(args, churn_hours);
+      netqos::bench::RunChurn(args, churn_hours, idle_window);
     } else if (footprint_rounds > 0) {
-      netqos::bench::RunFootprintOnly(args, footprint_rounds);
+      netqos::bench::RunFootprintOnly(args, footprint_rounds, idle_window);
     } else if (resync_rounds > 0) {
       netqos::bench::RunResyncOnly(args, resync_rounds);
     } else {

@@ -40,6 +40,7 @@ OTHER_PROGRAMS = {
     "--uncapped-only": "bench/lab/edt_vs_htb.sh",
     "--footprint-only": "bench/reaction_bench.cc (netqos_bench_reaction)",
     "--churn": "bench/reaction_bench.cc (netqos_bench_reaction)",
+    "--idle-window": "bench/reaction_bench.cc (netqos_bench_reaction)",
 }
 
 FLAG = re.compile(r"--[a-z][a-z0-9-]*(\*)?")

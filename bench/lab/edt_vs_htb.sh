@@ -382,50 +382,44 @@ for mode in htb edt; do
   done
   ctl remove --pod-uid lab-0 >/dev/null || fail "RemovePod"
   wait_uncapped "$mode"
-  if ((UNCAPPED_ONLY)); then
-    stop_daemon
-    reset_nic
-    for k in tcp udp; do R[$mode,none2,$k]=$(single_run "$k" "$PLAIN"); done
-    for k in tcp udp; do R[$mode,none2,$k,in]=$(single_run "$k" "$PLAIN" in); done
-    continue
-  fi
-
-  echo "== $mode: ping next to a container capped at 100 Mbit/s"
-  ctl allocate --pod-uid lab-0 --pod-namespace lab --pod-name p0 --container app \
-    --qos shared_cores --mbps 100 >/dev/null || fail "Allocate"
-  wait_caps 1 100 "$mode"
-  start_clients 1
-  sleep 1
-  read -r R[$mode,rtt,p50] R[$mode,rtt,p99] < <(ping_p "$(cg_of 1)")
-  stop_clients
-  ctl remove --pod-uid lab-0 >/dev/null || fail "RemovePod"
-  wait_uncapped "$mode"
-
-  # Machine: what N uncapped containers reach together in this mode.
-  for n in "${COUNTS[@]}"; do
-    start_clients "$n"
-    R[$mode,machine,$n]=$(measure_containers "$n" | awk '{ s += $1 } END { printf "%.0f", s }')
+  if ((!UNCAPPED_ONLY)); then
+    echo "== $mode: ping next to a container capped at 100 Mbit/s"
+    ctl allocate --pod-uid lab-0 --pod-namespace lab --pod-name p0 --container app \
+      --qos shared_cores --mbps 100 >/dev/null || fail "Allocate"
+    wait_caps 1 100 "$mode"
+    start_clients 1
+    sleep 1
+    read -r R[$mode,rtt,p50] R[$mode,rtt,p99] < <(ping_p "$(cg_of 1)")
     stop_clients
-    echo "  $n uncapped containers: ${R[$mode,machine,$n]} Mbit/s together" >&2
-  done
-  for n in "${COUNTS[@]}"; do
-    for cap in "${CAPS[@]}"; do
-      for ((i = 0; i < n; i++)); do
-        ctl allocate --pod-uid "lab-$i" --pod-namespace lab --pod-name "p$i" --container app \
-          --qos shared_cores --mbps "$cap" >/dev/null || fail "Allocate lab-$i"
-      done
-      wait_caps "$n" "$cap" "$mode"
+    ctl remove --pod-uid lab-0 >/dev/null || fail "RemovePod"
+    wait_uncapped "$mode"
+
+    # Machine: what N uncapped containers reach together in this mode.
+    for n in "${COUNTS[@]}"; do
       start_clients "$n"
-      rates=$(measure_containers "$n")
+      R[$mode,machine,$n]=$(measure_containers "$n" | awk '{ s += $1 } END { printf "%.0f", s }')
       stop_clients
-      for ((i = 0; i < n; i++)); do ctl remove --pod-uid "lab-$i" >/dev/null; done
-      R[$mode,cell,$n,$cap]=$(awk -v c="$cap" -v m="${R[$mode,machine,$n]}" -v n="$n" '
-        { r = $1 / c; s += $1; sum += r; if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r }
-        END { printf "%.3f %.3f %.3f %.0f %s\n", sum / NR, lo, hi, s, (n * c > 0.9 * m) ? "sender-limited" : "fills" }' <<<"$rates")
-      echo "  $n x $cap: ${R[$mode,cell,$n,$cap]}" >&2
-      wait_uncapped "$mode"
+      echo "  $n uncapped containers: ${R[$mode,machine,$n]} Mbit/s together" >&2
     done
-  done
+    for n in "${COUNTS[@]}"; do
+      for cap in "${CAPS[@]}"; do
+        for ((i = 0; i < n; i++)); do
+          ctl allocate --pod-uid "lab-$i" --pod-namespace lab --pod-name "p$i" --container app \
+            --qos shared_cores --mbps "$cap" >/dev/null || fail "Allocate lab-$i"
+        done
+        wait_caps "$n" "$cap" "$mode"
+        start_clients "$n"
+        rates=$(measure_containers "$n")
+        stop_clients
+        for ((i = 0; i < n; i++)); do ctl remove --pod-uid "lab-$i" >/dev/null; done
+        R[$mode,cell,$n,$cap]=$(awk -v c="$cap" -v m="${R[$mode,machine,$n]}" -v n="$n" '
+          { r = $1 / c; s += $1; sum += r; if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r }
+          END { printf "%.3f %.3f %.3f %.0f %s\n", sum / NR, lo, hi, s, (n * c > 0.9 * m) ? "sender-limited" : "fills" }' <<<"$rates")
+        echo "  $n x $cap: ${R[$mode,cell,$n,$cap]}" >&2
+        wait_uncapped "$mode"
+      done
+    done
+  fi
   stop_daemon
   reset_nic
   for k in tcp udp; do R[$mode,none2,$k]=$(single_run "$k" "$PLAIN"); done
